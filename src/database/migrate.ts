@@ -1,0 +1,83 @@
+/**
+ * Applies the committed migrations in prisma/migrations, in order, each in its own transaction,
+ * under an advisory lock so that several instances starting together apply each one once.
+ *
+ * Why not `prisma migrate deploy` at start-up: the Prisma CLI is a dev dependency that needs a
+ * JS adapter trick to run offline and costs seconds per spawn. This runner keeps Prisma's own
+ * bookkeeping table (`_prisma_migrations`, same columns and SHA-256 checksums), so the two are
+ * interchangeable: `prisma migrate deploy` and `prisma migrate status` see the same history.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const LOCK_KEY = 72_707_369; // arbitrary, fixed: "spendgate migrations"
+
+export function migrationsDir(): string {
+  // dist/src/database -> repo root, or src/database when run from source.
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = path.join(dir, 'prisma', 'migrations');
+    if (existsSync(candidate)) return candidate;
+    dir = path.dirname(dir);
+  }
+  throw new Error('prisma/migrations not found');
+}
+
+export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
+    await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+      "id" VARCHAR(36) PRIMARY KEY NOT NULL,
+      "checksum" VARCHAR(64) NOT NULL,
+      "finished_at" TIMESTAMPTZ,
+      "migration_name" VARCHAR(255) NOT NULL,
+      "logs" TEXT,
+      "rolled_back_at" TIMESTAMPTZ,
+      "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
+      "applied_steps_count" INTEGER NOT NULL DEFAULT 0)`);
+    const done = await client.query<{ migration_name: string; checksum: string }>(
+      'SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+    );
+    const doneByName = new Map(done.rows.map((r) => [r.migration_name, r.checksum]));
+    const dir = migrationsDir();
+    const names = (await readdir(dir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
+    for (const name of names) {
+      const sql = await readFile(path.join(dir, name, 'migration.sql'), 'utf8');
+      const checksum = createHash('sha256').update(sql).digest('hex');
+      const previous = doneByName.get(name);
+      if (previous !== undefined) {
+        if (previous !== checksum) throw new Error(`migration ${name} was changed after it was applied`);
+        continue;
+      }
+      await client.query('BEGIN');
+      try {
+        await client.query(sql);
+        await client.query(
+          `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count)
+           VALUES ($1, $2, now(), $3, 1)`,
+          [randomUUID(), checksum, name],
+        );
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw new Error(`migration ${name} failed: ${(error as Error).message}`);
+      }
+      applied.push(name);
+      log(`applied migration ${name}`);
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
+    await client.end();
+  }
+  return applied;
+}

@@ -1,0 +1,43 @@
+/**
+ * Project API keys: `sg_<prefix>_<secret>`. Only a SHA-256 hash of the whole key is stored (the
+ * key has 192 random bits, so a slow hash adds nothing); the prefix finds the row and the hashes
+ * are compared in constant time.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export interface NewKey {
+  key: string;
+  prefix: string;
+  hash: Buffer;
+}
+
+export function generateKey(): NewKey {
+  const prefix = randomBytes(6).toString('hex');
+  const key = `sg_${prefix}_${randomBytes(24).toString('base64url')}`;
+  return { key, prefix, hash: hashKey(key) };
+}
+
+export function hashKey(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+export function parseKey(key: string): { prefix: string } | undefined {
+  const match = /^sg_([0-9a-f]{12})_[A-Za-z0-9_-]{32}$/.exec(key);
+  return match ? { prefix: match[1]! } : undefined;
+}
+
+export function sameHash(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Constant-time comparison of two secrets of any length (hashes both first). */
+export function sameSecret(a: string, b: string): boolean {
+  return sameHash(hashKey(a), hashKey(b));
+}
+
+/** `Authorization: Bearer <token>` → token. */
+export function bearer(header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  const match = value ? /^Bearer\s+(\S+)\s*$/i.exec(value) : null;
+  return match?.[1];
+}

@@ -1,0 +1,129 @@
+/**
+ * Budgets: per project, per unit, per period window. Balances live in budget_period rows that
+ * the ledger functions move; this service creates budgets and reads their status.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { ApiError } from '../common/api-error.js';
+import { Database, DATABASE } from '../database/database.js';
+import { dec, type Decimal } from '../pricing/money.js';
+import type { Unit } from '../pricing/pricing.types.js';
+
+export type Period = 'DAILY' | 'WEEKLY' | 'MONTHLY' | 'LIFETIME';
+
+export interface BudgetInput {
+  projectId: string;
+  unit: Unit;
+  limit: Decimal;
+  period: Period;
+  hard: boolean;
+  thresholds?: number[];
+}
+
+export interface BudgetStatus {
+  budgetId: string;
+  projectId: string;
+  unit: Unit;
+  period: Period;
+  hard: boolean;
+  limit: Decimal;
+  spent: Decimal;
+  held: Decimal;
+  /** limit − spent − held; negative when settled charges ran past the limit. */
+  remaining: Decimal;
+  thresholds: number[];
+  periodStart: Date;
+  periodEnd: Date;
+}
+
+@Injectable()
+export class BudgetsService {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  /** Creates the project's budget for (unit, period), or changes its limit, kind and thresholds. */
+  async set(input: BudgetInput): Promise<string> {
+    if (input.limit.isNegative()) throw ApiError.badRequest('limit: must not be negative');
+    const thresholds = input.thresholds ?? [50, 80, 100];
+    if (thresholds.some((t) => !Number.isInteger(t) || t <= 0 || t > 1000)) {
+      throw ApiError.badRequest('thresholds: must be whole percentages between 1 and 1000');
+    }
+    return this.inProjectLock(input.projectId, async (q) => {
+      const existing = await q(
+        `SELECT id FROM budget WHERE project_id = $1 AND unit = $2::"Unit" AND period = $3::"Period" AND deleted_at IS NULL`,
+        [input.projectId, input.unit, input.period],
+      );
+      let id: string;
+      if (existing.rows[0]) {
+        id = existing.rows[0].id as string;
+        await q(`UPDATE budget SET "limit" = $2::numeric, hard = $3, thresholds = $4::int[] WHERE id = $1`, [id, input.limit.toFixed(), input.hard, thresholds]);
+      } else {
+        const created = await q(
+          `INSERT INTO budget (id, project_id, unit, "limit", period, hard, thresholds)
+           VALUES (gen_random_uuid(), $1, $2::"Unit", $3::numeric, $4::"Period", $5, $6::int[]) RETURNING id`,
+          [input.projectId, input.unit, input.limit.toFixed(), input.period, input.hard, thresholds],
+        );
+        id = created.rows[0]!.id as string;
+      }
+      await q('SELECT spendgate_budget_period($1, clock_timestamp())', [id]);
+      return id;
+    });
+  }
+
+  async remove(budgetId: string, projectId?: string): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      `UPDATE budget SET deleted_at = clock_timestamp() WHERE id = $1 AND deleted_at IS NULL AND ($2::uuid IS NULL OR project_id = $2)`,
+      [budgetId, projectId ?? null],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** Every live budget of the project, in its current period window. */
+  async status(projectId: string, at: Date = new Date()): Promise<BudgetStatus[]> {
+    return this.inProjectLock(projectId, async (q) => {
+      const { rows } = await q(
+        `SELECT b.id, b.project_id, b.unit, b.period, b.hard, b."limit"::text AS lim, b.thresholds,
+                bp.spent::text AS spent, bp.held::text AS held, bp.period_start, bp.period_end
+         FROM budget b, LATERAL spendgate_budget_period(b.id, $2) bp
+         WHERE b.project_id = $1 AND b.deleted_at IS NULL ORDER BY b.created_at, b.id`,
+        [projectId, at],
+      );
+      return rows.map((r) => {
+        const limit = dec(r.lim as string);
+        const spent = dec(r.spent as string);
+        const held = dec(r.held as string);
+        return {
+          budgetId: r.id as string,
+          projectId: r.project_id as string,
+          unit: r.unit as Unit,
+          period: r.period as Period,
+          hard: r.hard as boolean,
+          limit,
+          spent,
+          held,
+          remaining: limit.minus(spent).minus(held),
+          thresholds: r.thresholds as number[],
+          periodStart: r.period_start as Date,
+          periodEnd: r.period_end as Date,
+        };
+      });
+    });
+  }
+
+  /** Runs `fn` in a transaction holding the project's money lock (see spendgate_lock_project). */
+  private async inProjectLock<T>(projectId: string, fn: (q: (sql: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>): Promise<T> {
+    const client = await this.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const project = await client.query('SELECT 1 FROM project WHERE id = $1', [projectId]);
+      if (project.rowCount === 0) throw ApiError.notFound(`project ${projectId} not found`);
+      await client.query('SELECT spendgate_lock_project($1)', [projectId]);
+      const result = await fn((sql, values) => client.query(sql, values));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}

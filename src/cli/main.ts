@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+/**
+ * The `spendgate` command line. Reads the same environment as the gateway; with no DATABASE_URL
+ * it uses the embedded PostgreSQL under DATA_DIR (the running gateway's, or its own).
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config/config.js';
+import { Database } from '../database/database.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../database/embedded.js';
+import { migrate } from '../database/migrate.js';
+import { reconcile } from '../ledger/reconcile.js';
+import { ProjectsService } from '../projects/projects.service.js';
+import { GROUP_KEYS, spendReport, toCsv, type GroupKey } from '../reports/spend-report.js';
+import { createSimulator } from '../simulator/simulator.js';
+import { ApiError } from '../common/api-error.js';
+
+const USAGE = `usage: spendgate <command>
+  migrate
+  project create <name>
+  key create --project <name-or-id>
+  simulate [--port N] [--delay-ms N]
+  reconcile
+  report --from <date> --to <date> [--group-by project,model,day] [--format csv|json]`;
+
+async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
+  const config = loadConfig(process.env);
+  let embedded: EmbeddedDatabase | undefined;
+  let url = config.DATABASE_URL;
+  if (!url) {
+    embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR });
+    url = embedded.url;
+  }
+  await migrate(url);
+  const db = new Database(url, 2);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+    await embedded?.stop();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  switch (`${command ?? ''} ${command === 'project' || command === 'key' ? (sub ?? '') : ''}`.trim()) {
+    case 'migrate':
+      await withDatabase(async () => {});
+      process.stderr.write('migrations applied\n');
+      return 0;
+    case 'project create': {
+      const name = rest.join(' ').trim();
+      if (!name) throw new UsageError('project create <name>');
+      const project = await withDatabase((db) => new ProjectsService(db).create(name));
+      process.stdout.write(`${project.id}\n`);
+      return 0;
+    }
+    case 'key create': {
+      const { values } = parseArgs({ args: rest, options: { project: { type: 'string' } } });
+      if (!values.project) throw new UsageError('key create --project <name-or-id>');
+      const key = await withDatabase(async (db) => {
+        const projects = new ProjectsService(db);
+        const project = await projects.resolve(values.project!);
+        return projects.issueKey(project.id);
+      });
+      process.stdout.write(`${key}\n`);
+      return 0;
+    }
+    case 'simulate': {
+      const { values } = parseArgs({ args: argv.slice(1), options: { port: { type: 'string' }, 'delay-ms': { type: 'string' } } });
+      const sim = createSimulator({ delayMs: Number(values['delay-ms'] ?? 3000) });
+      const url = await sim.app.listen({ port: Number(values.port ?? 8090), host: '127.0.0.1' });
+      process.stderr.write(`upstream simulator listening on ${url} (any API key; control endpoints under /__sim)\n`);
+      await new Promise(() => {});
+      return 0;
+    }
+    case 'reconcile': {
+      const differences = await withDatabase((db) => reconcile(db));
+      if (differences.length === 0) {
+        process.stdout.write('reconcile: clean — every balance equals the sum of its ledger entries\n');
+        return 0;
+      }
+      for (const d of differences) process.stdout.write(`DIFFERENCE ${d.what}: stored ${d.stored}, ledger ${d.fromLedger}\n`);
+      return 1;
+    }
+    case 'report': {
+      const { values } = parseArgs({
+        args: argv.slice(1),
+        options: { from: { type: 'string' }, to: { type: 'string' }, 'group-by': { type: 'string' }, format: { type: 'string' } },
+      });
+      const from = new Date(values.from ?? '');
+      const to = new Date(values.to ?? '');
+      if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) throw new UsageError('report --from <date> --to <date>');
+      const groupBy = (values['group-by'] ?? 'project,model,day').split(',').filter(Boolean) as GroupKey[];
+      const bad = groupBy.find((g) => !(GROUP_KEYS as readonly string[]).includes(g));
+      if (bad) throw new UsageError(`--group-by: "${bad}" is not one of ${GROUP_KEYS.join(', ')}`);
+      const rows = await withDatabase((db) => spendReport(db, { from, to, groupBy }));
+      process.stdout.write(values.format === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : toCsv(groupBy, rows));
+      return 0;
+    }
+    default:
+      throw new UsageError(command ? `unknown command "${command}${sub ? ` ${sub}` : ''}"` : 'no command');
+  }
+}
+
+class UsageError extends Error {}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof UsageError) process.stderr.write(`spendgate: ${error.message}\n${USAGE}\n`);
+    else if (error instanceof ConfigError || error instanceof ApiError) process.stderr.write(`spendgate: ${error.message}\n`);
+    else process.stderr.write(`spendgate: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(error instanceof UsageError ? 2 : 1);
+  },
+);

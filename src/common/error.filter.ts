@@ -1,0 +1,29 @@
+/** Every refusal in one JSON shape: { code, message, details? } (decisions.md §5). */
+import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { ApiError, fromFastifyError } from './api-error.js';
+
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType<string>() !== 'http') throw exception;
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const error = toApiError(exception);
+    if (error.status >= 500 && !(exception instanceof ApiError)) {
+      this.logger.error(`unhandled: ${(exception as Error)?.stack ?? String(exception)}`);
+    }
+    void reply.code(error.status).header('content-type', 'application/json').send(error.toBody());
+  }
+}
+
+export function toApiError(exception: unknown): ApiError {
+  if (exception instanceof ApiError) return exception;
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const message = status === 404 ? 'no such path' : exception.message;
+    return new ApiError(status, status * 10, message);
+  }
+  return fromFastifyError(exception as { code?: string }) ?? new ApiError(500, 5000, 'internal error');
+}

@@ -1,0 +1,67 @@
+/**
+ * Configuration, validated once at start-up. A bad or missing value stops start-up with one
+ * line naming the variable. Every variable is listed in .env.example.
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const optionalUrl = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .pipe(z.url().optional())
+  .optional();
+
+const schema = z
+  .object({
+    PORT: int(8080, 0).pipe(z.number().max(65535)),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    DATABASE_URL: optionalUrl.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), 'must be a postgresql:// URL'),
+    DATA_DIR: z.string().min(1).default('./.data'),
+    UPSTREAM_BASE_URL: optionalUrl,
+    UPSTREAM_API_KEY: z.string().optional(),
+    ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    UPSTREAM_CONNECT_TIMEOUT_MS: int(2_000, 1),
+    UPSTREAM_TIMEOUT_MS: int(30_000, 1),
+    POLL_INTERVAL_MS: int(2_000, 10),
+    POLLER_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+    SIMULATOR_DELAY_MS: int(3_000, 0),
+    BODY_LIMIT_BYTES: int(8 * 1024 * 1024, 1024),
+    RATE_LIMIT_PER_SECOND: int(0, 0),
+    DB_POOL_SIZE: int(20, 1),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    NODE_ENV: z.string().default('development'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.UPSTREAM_BASE_URL && !env.UPSTREAM_API_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['UPSTREAM_API_KEY'], message: 'is required when UPSTREAM_BASE_URL is set' });
+    }
+  });
+
+export type Config = z.infer<typeof schema> & {
+  /** No UPSTREAM_BASE_URL: the built-in simulator stands in for the vendor. */
+  sandbox: boolean;
+  /** True when ADMIN_TOKEN was generated for this sandbox run rather than configured. */
+  adminTokenGenerated: boolean;
+};
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`Invalid configuration: ${issue.path.join('.')} ${issue.message}`);
+  }
+  const sandbox = !parsed.data.UPSTREAM_BASE_URL;
+  const adminTokenGenerated = sandbox && !parsed.data.ADMIN_TOKEN;
+  return {
+    ...parsed.data,
+    ADMIN_TOKEN: parsed.data.ADMIN_TOKEN ?? (sandbox ? `sga_${randomBytes(24).toString('base64url')}` : undefined),
+    sandbox,
+    adminTokenGenerated,
+  };
+}
+
+export const CONFIG = Symbol('CONFIG');

@@ -1,0 +1,35 @@
+/**
+ * Shared services every domain uses: configuration, the database, the upstream client, the price
+ * book, projects and keys, the ledger, settlement and metrics. Global, so domain modules stay small.
+ */
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { CONFIG } from './config/config.js';
+import { DATABASE } from './database/database.js';
+import { MetricsService } from './health/metrics.service.js';
+import { LedgerService } from './ledger/ledger.service.js';
+import { PriceBookService } from './pricing/price-book.service.js';
+import { ProjectsService } from './projects/projects.service.js';
+import { BudgetsService } from './budgets/budgets.service.js';
+import { PollerService } from './tasks/poller.service.js';
+import { SettlementService } from './tasks/settlement.service.js';
+import { UpstreamService } from './upstream/upstream.service.js';
+import type { Runtime } from './app.module.js';
+
+const SHARED = [PriceBookService, ProjectsService, LedgerService, SettlementService, MetricsService, PollerService, BudgetsService];
+
+@Global()
+@Module({})
+export class CoreModule {
+  static forRoot(runtime: Runtime): DynamicModule {
+    return {
+      module: CoreModule,
+      providers: [
+        { provide: CONFIG, useValue: runtime.config },
+        { provide: DATABASE, useValue: runtime.db },
+        { provide: UpstreamService, useFactory: () => new UpstreamService(runtime.upstream) },
+        ...SHARED,
+      ],
+      exports: [CONFIG, DATABASE, UpstreamService, ...SHARED],
+    };
+  }
+}

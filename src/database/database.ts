@@ -1,0 +1,30 @@
+/**
+ * One pg pool shared by the Prisma client (through @prisma/adapter-pg) and the few hot-path
+ * statements that call the ledger's SQL functions directly.
+ */
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaClient } from '../generated/prisma/client.js';
+
+export class Database {
+  readonly pool: pg.Pool;
+  readonly prisma: PrismaClient;
+
+  constructor(url: string, poolSize: number) {
+    this.pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 30_000 });
+    // A dropped connection (database restart) must not crash the process; the pool reconnects.
+    this.pool.on('error', () => {});
+    this.prisma = new PrismaClient({ adapter: new PrismaPg(this.pool) });
+  }
+
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.pool.query<R>(text, values);
+  }
+
+  async close(): Promise<void> {
+    await this.prisma.$disconnect().catch(() => {});
+    await this.pool.end().catch(() => {});
+  }
+}
+
+export const DATABASE = Symbol('DATABASE');

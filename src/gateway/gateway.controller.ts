@@ -1,0 +1,53 @@
+/** The vendor's three paths, unchanged, behind project keys. Thin: authenticate, call, reply. */
+import { Body, Controller, Get, Headers, Inject, Param, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { bearer } from '../auth/api-keys.js';
+import { ApiError } from '../common/api-error.js';
+import { ProjectsService, type KeyContext } from '../projects/projects.service.js';
+import { RateLimiter } from './rate-limiter.js';
+import { GatewayService, type GatewayReply } from './gateway.service.js';
+
+@Controller('api-platform/v1')
+export class GatewayController {
+  constructor(
+    private readonly gateway: GatewayService,
+    private readonly projects: ProjectsService,
+    @Inject(RateLimiter) private readonly limiter: RateLimiter,
+  ) {}
+
+  @Post('chat/completions')
+  async chat(@Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
+    const ctx = await this.authenticate(headers);
+    send(reply, await this.gateway.submit('chat', ctx, body, idempotencyKey(headers)));
+  }
+
+  @Post('generations')
+  async generations(@Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
+    const ctx = await this.authenticate(headers);
+    send(reply, await this.gateway.submit('generations', ctx, body, idempotencyKey(headers)));
+  }
+
+  @Get('tasks/:taskId')
+  async task(@Headers() headers: Record<string, string | undefined>, @Param('taskId') taskId: string, @Res() reply: FastifyReply) {
+    const ctx = await this.authenticate(headers);
+    send(reply, await this.gateway.poll(ctx, taskId));
+  }
+
+  private async authenticate(headers: Record<string, string | undefined>): Promise<KeyContext> {
+    const ctx = await this.projects.authenticate(bearer(headers.authorization));
+    if (!ctx) throw ApiError.unauthorized();
+    if (!this.limiter.take(ctx.apiKeyId)) throw ApiError.tooMany('rate limit for this API key exceeded; retry shortly');
+    return ctx;
+  }
+}
+
+function idempotencyKey(headers: Record<string, string | undefined>): string | undefined {
+  const key = headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (key.length === 0 || key.length > 255) throw ApiError.badRequest('Idempotency-Key: must be 1 to 255 characters');
+  return key;
+}
+
+function send(reply: FastifyReply, result: GatewayReply): void {
+  void reply.code(result.status).header('content-type', result.contentType).send(result.body);
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { GatewayModule } from '../gateway/gateway.module.js';
+import { TasksQuery } from '../tasks/tasks.query.js';
+import { BudgetsResolver } from './budgets.resolver.js';
+import { PriceBookResolver } from './price-book.resolver.js';
+import { Principals } from './principals.js';
+import { ProjectsResolver } from './projects.resolver.js';
+import { DecimalScalar } from './scalars.js';
+import { TasksResolver } from './tasks.resolver.js';
+
+@Module({
+  imports: [GatewayModule],
+  providers: [DecimalScalar, Principals, TasksQuery, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver],
+})
+export class GraphqlApiModule {}

@@ -1,0 +1,100 @@
+/** GraphQL object types (code-first). Money fields are Decimal (exact strings). */
+import { Field, GraphQLISODateTime, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import type { Decimal } from '../pricing/money.js';
+import { DecimalValue } from './scalars.js';
+
+export enum UnitEnum { CREDITS = 'CREDITS', USD = 'USD' }
+export enum ExactnessEnum { EXACT = 'EXACT', ESTIMATE = 'ESTIMATE', UNPRICED = 'UNPRICED' }
+export enum PeriodEnum { DAILY = 'DAILY', WEEKLY = 'WEEKLY', MONTHLY = 'MONTHLY', LIFETIME = 'LIFETIME' }
+export enum UnpricedPolicyEnum { block = 'block', allow = 'allow' }
+export enum FailurePolicyEnum { release = 'release', charge = 'charge' }
+registerEnumType(UnitEnum, { name: 'Unit' });
+registerEnumType(ExactnessEnum, { name: 'Exactness' });
+registerEnumType(PeriodEnum, { name: 'Period' });
+registerEnumType(UnpricedPolicyEnum, { name: 'UnpricedPolicy' });
+registerEnumType(FailurePolicyEnum, { name: 'FailurePolicy' });
+
+@ObjectType()
+export class Money {
+  @Field(() => UnitEnum) unit!: UnitEnum;
+  @Field(() => DecimalValue) amount!: Decimal;
+}
+
+@ObjectType()
+export class ChargeLine {
+  @Field() component!: string;
+  @Field(() => DecimalValue) quantity!: Decimal;
+  @Field(() => DecimalValue, { description: 'the published rate, per `per` units of quantity' }) rate!: Decimal;
+  @Field(() => DecimalValue, { description: '1000000 for token lines, 1 otherwise' }) per!: Decimal;
+  @Field(() => DecimalValue, { description: 'quantity × rate / per, exact' }) amount!: Decimal;
+}
+
+@ObjectType()
+export class Charge {
+  @Field(() => UnitEnum) unit!: UnitEnum;
+  @Field(() => DecimalValue) amount!: Decimal;
+  @Field(() => ExactnessEnum) exactness!: ExactnessEnum;
+  @Field(() => String, { nullable: true }) tier!: string | null;
+  @Field(() => [ChargeLine]) lines!: ChargeLine[];
+  @Field(() => [String]) warnings!: string[];
+}
+
+@ObjectType()
+export class LedgerEntry {
+  @Field(() => ID) id!: string;
+  @Field() kind!: string;
+  @Field(() => UnitEnum) unit!: UnitEnum;
+  @Field(() => DecimalValue) amount!: Decimal;
+  @Field(() => GraphQLISODateTime) effectiveAt!: Date;
+  @Field(() => GraphQLISODateTime) createdAt!: Date;
+  @Field(() => String, { nullable: true }) reason!: string | null;
+}
+
+@ObjectType()
+export class Task {
+  @Field(() => ID, { description: 'the upstream numeric taskId (gw-<n> when the upstream never assigned one)' }) taskId!: string;
+  @Field(() => ID) projectId!: string;
+  @Field() model!: string;
+  @Field() kind!: string;
+  @Field({ description: 'submitting | processing | ready | failed | unknown | rejected' }) status!: string;
+  @Field(() => GraphQLISODateTime) acceptedAt!: Date;
+  @Field(() => GraphQLISODateTime, { nullable: true }) settledAt!: Date | null;
+  @Field(() => Int) priceBookVersion!: number;
+  @Field(() => Charge, { nullable: true }) estimate!: Charge | null;
+  @Field(() => ExactnessEnum) exactness!: ExactnessEnum;
+  @Field(() => Charge, { nullable: true }) charge!: Charge | null;
+  @Field(() => DecimalValue, { description: 'the amount held until settlement' }) held!: Decimal;
+  @Field() needsReview!: boolean;
+  @Field(() => String, { nullable: true }) reviewReason!: string | null;
+  @Field(() => [LedgerEntry]) ledgerEntries!: LedgerEntry[];
+}
+
+@ObjectType()
+export class BudgetStatus {
+  @Field(() => ID) budgetId!: string;
+  @Field(() => ID) projectId!: string;
+  @Field(() => UnitEnum) unit!: UnitEnum;
+  @Field(() => PeriodEnum) period!: PeriodEnum;
+  @Field() hard!: boolean;
+  @Field(() => DecimalValue) limit!: Decimal;
+  @Field(() => DecimalValue) spent!: Decimal;
+  @Field(() => DecimalValue) held!: Decimal;
+  @Field(() => DecimalValue, { description: 'limit − spent − held (negative after an overrun by settled usage)' }) remaining!: Decimal;
+  @Field(() => [Int]) thresholds!: number[];
+  @Field(() => GraphQLISODateTime, { nullable: true }) periodStart!: Date | null;
+  @Field(() => GraphQLISODateTime, { nullable: true }) periodEnd!: Date | null;
+}
+
+@ObjectType()
+export class Project {
+  @Field(() => ID) id!: string;
+  @Field() name!: string;
+  @Field(() => UnpricedPolicyEnum) unpricedPolicy!: UnpricedPolicyEnum;
+  @Field(() => FailurePolicyEnum) failurePolicy!: FailurePolicyEnum;
+}
+
+@ObjectType()
+export class PriceBookVersionInfo {
+  @Field(() => Int) version!: number;
+  @Field(() => GraphQLISODateTime) effectiveAt!: Date;
+}

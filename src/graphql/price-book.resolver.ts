@@ -1,0 +1,53 @@
+import { Args, Context, Field, GraphQLISODateTime, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { PriceBookService } from '../pricing/price-book.service.js';
+import type { RateComponent } from '../pricing/price-book.js';
+import { assertAdmin, refused, type GraphqlContext } from './graphql-auth.js';
+import { PriceBookVersionInfo, UnitEnum } from './graphql.types.js';
+import { Principals } from './principals.js';
+
+@InputType()
+export class PriceRateInput {
+  @Field() model!: string;
+  @Field(() => UnitEnum) unit!: UnitEnum;
+  @Field({ description: 'token | second | request | image' }) component!: string;
+  @Field({ description: 'token class, resolution, or duration in seconds' }) key!: string;
+  @Field({ description: 'decimal string: per 1M tokens, per second, per request or per image' }) rate!: string;
+  @Field(() => String, { nullable: true }) tier?: string;
+  @Field(() => Int, { nullable: true }) tierMaxInput?: number;
+}
+
+const COMPONENTS = new Set(['token', 'second', 'request', 'image']);
+
+@Resolver()
+export class PriceBookResolver {
+  constructor(
+    private readonly books: PriceBookService,
+    private readonly principals: Principals,
+  ) {}
+
+  @Query(() => [PriceBookVersionInfo])
+  async priceBookVersions(@Context() ctx: GraphqlContext) {
+    await this.principals.of(ctx);
+    return this.books.all().map((b) => ({ version: b.version, effectiveAt: b.effectiveAt }));
+  }
+
+  @Mutation(() => Int, {
+    description: 'publishes a new price-book version effective at `effectiveAt`; models listed get these rates, others carry over',
+  })
+  async publishPrices(
+    @Context() ctx: GraphqlContext,
+    @Args('effectiveAt', { type: () => GraphQLISODateTime }) effectiveAt: Date,
+    @Args('rates', { type: () => [PriceRateInput] }) rates: PriceRateInput[],
+    @Args('note', { nullable: true }) note?: string,
+  ) {
+    assertAdmin(await this.principals.of(ctx), 'publishPrices');
+    for (const r of rates) {
+      if (!COMPONENTS.has(r.component)) throw refused(`rates.component: "${r.component}" must be token, second, request or image`, 'BAD_USER_INPUT');
+    }
+    return this.books.publish(
+      effectiveAt,
+      rates.map((r) => ({ ...r, component: r.component as RateComponent, tierMaxInput: r.tierMaxInput ?? null })),
+      note,
+    );
+  }
+}

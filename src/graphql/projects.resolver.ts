@@ -1,0 +1,57 @@
+import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { ProjectPolicies } from '../gateway/project-policies.js';
+import { ProjectsService } from '../projects/projects.service.js';
+import { assertAdmin, type GraphqlContext } from './graphql-auth.js';
+import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from './graphql.types.js';
+import { assertProjectId, Principals } from './principals.js';
+
+@Resolver(() => Project)
+export class ProjectsResolver {
+  constructor(
+    private readonly service: ProjectsService,
+    private readonly principals: Principals,
+    private readonly policies: ProjectPolicies,
+  ) {}
+
+  @Query(() => [Project], { description: 'every project; a project key sees only its own' })
+  async projects(@Context() ctx: GraphqlContext) {
+    const who = await this.principals.of(ctx);
+    return this.service.list(who.kind === 'project' ? who.projectId : undefined);
+  }
+
+  @Mutation(() => ID)
+  async createProject(@Context() ctx: GraphqlContext, @Args('name') name: string) {
+    assertAdmin(await this.principals.of(ctx), 'createProject');
+    return (await this.service.create(name)).id;
+  }
+
+  @Mutation(() => String, { description: 'a new API key for the project; the secret is shown once' })
+  async issueApiKey(@Context() ctx: GraphqlContext, @Args('projectId', { type: () => ID }) projectId: string) {
+    assertAdmin(await this.principals.of(ctx), 'issueApiKey');
+    assertProjectId(projectId);
+    return this.service.issueKey(projectId);
+  }
+
+  @Mutation(() => Boolean, { description: 'revokes a key by its public prefix (the 12 hex characters after sg_)' })
+  async revokeApiKey(@Context() ctx: GraphqlContext, @Args('prefix') prefix: string) {
+    assertAdmin(await this.principals.of(ctx), 'revokeApiKey');
+    return this.service.revokeKey(prefix);
+  }
+
+  @Mutation(() => Boolean, { description: 'unpriced policy: block (default) refuses tasks with no published price; allow records them as unpriced' })
+  async setProjectPolicies(
+    @Context() ctx: GraphqlContext,
+    @Args('projectId', { type: () => ID }) projectId: string,
+    @Args('unpricedPolicy', { type: () => UnpricedPolicyEnum, nullable: true }) unpricedPolicy?: UnpricedPolicyEnum,
+    @Args('failurePolicy', { type: () => FailurePolicyEnum, nullable: true }) failurePolicy?: FailurePolicyEnum,
+  ) {
+    assertAdmin(await this.principals.of(ctx), 'setProjectPolicies');
+    assertProjectId(projectId);
+    await this.service.setPolicies(projectId, {
+      ...(unpricedPolicy ? { unpricedPolicy } : {}),
+      ...(failurePolicy ? { failurePolicy } : {}),
+    });
+    this.policies.forget(projectId);
+    return true;
+  }
+}

@@ -1,0 +1,37 @@
+/** The Decimal scalar: exact decimals serialized as strings ("144.0894"), never floats. */
+import { Scalar, type CustomScalar } from '@nestjs/graphql';
+import { Kind, type ValueNode } from 'graphql';
+import { Decimal as DecimalJs } from 'decimal.js';
+import { dec, type Decimal } from '../pricing/money.js';
+import { refused } from './graphql-auth.js';
+
+const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
+
+export class DecimalValue {}
+
+@Scalar('Decimal', () => DecimalValue)
+export class DecimalScalar implements CustomScalar<string, Decimal> {
+  description = 'Exact decimal number, serialized as a string such as "144.0894"';
+
+  parseValue(value: unknown): Decimal {
+    return parse(value);
+  }
+
+  serialize(value: unknown): string {
+    if (value instanceof DecimalJs) return value.toFixed();
+    if (typeof value === 'string' && DECIMAL_TEXT.test(value)) return value;
+    throw new TypeError('Decimal fields are exact: serialize a decimal.js value or a decimal string');
+  }
+
+  parseLiteral(ast: ValueNode): Decimal {
+    // Only string literals: a JSON/GraphQL float literal would already have lost exactness.
+    if (ast.kind === Kind.STRING) return parse(ast.value);
+    if (ast.kind === Kind.INT) return parse(ast.value);
+    throw refused('Decimal values are written as strings, e.g. "12.50"', 'BAD_USER_INPUT');
+  }
+}
+
+function parse(value: unknown): Decimal {
+  if (typeof value === 'string' && DECIMAL_TEXT.test(value.trim())) return dec(value.trim());
+  throw refused(`"${String(value).slice(0, 40)}" is not a decimal; write it as a string, e.g. "12.50"`, 'BAD_USER_INPUT');
+}

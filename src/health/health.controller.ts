@@ -1,0 +1,34 @@
+/** Liveness, readiness (database and upstream) and Prometheus metrics. */
+import { Controller, Get, Inject, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { Database, DATABASE } from '../database/database.js';
+import { UpstreamService } from '../upstream/upstream.service.js';
+import { MetricsService } from './metrics.service.js';
+
+@Controller()
+export class HealthController {
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    private readonly upstream: UpstreamService,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  @Get('healthz')
+  health() {
+    return { status: 'ok' };
+  }
+
+  @Get('readyz')
+  async ready(@Res() reply: FastifyReply) {
+    const database = await this.db.query('SELECT 1').then(() => 'ok', (e: Error) => `unreachable: ${e.message}`);
+    // Any HTTP answer means the upstream is reachable; only transport failures count against it.
+    const upstream = await this.upstream.client.get('/api-platform/v1/tasks/0').then(() => 'ok', (e: Error) => `unreachable: ${e.message}`);
+    const ok = database === 'ok' && upstream === 'ok';
+    void reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', database, upstream });
+  }
+
+  @Get('metrics')
+  async prometheus(@Res() reply: FastifyReply) {
+    void reply.header('content-type', this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
+  }
+}

@@ -1,0 +1,30 @@
+/** Prometheus metrics (prom-client), served at GET /metrics. */
+import { Injectable } from '@nestjs/common';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Charge } from '../pricing/pricing.types.js';
+
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+  readonly requests = new Histogram({
+    name: 'spendgate_http_request_duration_seconds',
+    help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
+  readonly holds = new Counter({ name: 'spendgate_holds_total', help: 'Hold attempts by outcome', labelNames: ['outcome'], registers: [this.registry] });
+  readonly settlements = new Counter({ name: 'spendgate_settlements_total', help: 'Settlements by status', labelNames: ['status'], registers: [this.registry] });
+  readonly upstreamErrors = new Counter({ name: 'spendgate_upstream_errors_total', help: 'Upstream failures by kind', labelNames: ['kind'], registers: [this.registry] });
+  /** Spend counters by unit: a float is fine here, this is a dashboard gauge, not the ledger. */
+  readonly spend = new Counter({ name: 'spendgate_spend_total', help: 'Settled charges by unit (display only; the ledger is exact)', labelNames: ['unit'], registers: [this.registry] });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  settled(status: string, charge: Charge): void {
+    this.settlements.inc({ status });
+    if (!charge.amount.isZero()) this.spend.inc({ unit: charge.unit }, charge.amount.toNumber());
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * The money movements, each one call into the ledger's SQL functions (see the
+ * ledger_functions migration): the hold at submission (batched: group commit), settlement
+ * exactly once, release on an upstream refusal, and the unknown-outcome mark.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { Batcher } from '../common/batcher.js';
+import { Database, DATABASE } from '../database/database.js';
+import type { Decimal } from '../pricing/money.js';
+import type { Quote } from '../pricing/engine.js';
+import type { Charge, ChargeLine, Unit } from '../pricing/pricing.types.js';
+
+export interface HoldRequest {
+  projectId: string;
+  apiKeyId: string;
+  model: string;
+  family: string;
+  kind: string;
+  unit: Unit;
+  holdAmount: Decimal;
+  quote: Quote;
+  priceBookVersion: number;
+  idempotencyKey?: string;
+  requestHash?: string;
+}
+
+export type HoldOutcome =
+  | { outcome: 'held'; taskId: string }
+  | { outcome: 'refused'; budgetId: string; limit: string; remaining: string; period: string }
+  | { outcome: 'replay'; taskId: string; responseBody: string }
+  | { outcome: 'conflict' | 'in_progress'; taskId: string };
+
+interface HoldRow {
+  i: number;
+  outcome: HoldOutcome['outcome'];
+  task_id: string | null;
+  budget_id: string | null;
+  budget_limit: string | null;
+  budget_remaining: string | null;
+  budget_period: string | null;
+  response_body: string | null;
+}
+
+export interface AcceptedRecord {
+  taskId: string;
+  upstreamId: string;
+  upstreamTaskId: string;
+  responseBody: string;
+}
+
+export interface Settlement {
+  taskId: string;
+  status: 'ready' | 'failed';
+  charge: Charge;
+  usage: unknown;
+  rollup: Record<string, string>;
+}
+
+export function linesJson(lines: readonly ChargeLine[]): string {
+  return JSON.stringify(
+    lines.map((l) => ({
+      component: l.component,
+      quantity: l.quantity.toFixed(),
+      rate: l.rate.toFixed(),
+      per: l.per.toFixed(),
+      amount: l.amount.toFixed(),
+    })),
+  );
+}
+
+@Injectable()
+export class LedgerService {
+  private readonly holds: Batcher<HoldRequest, HoldOutcome>;
+  private readonly accepted: Batcher<AcceptedRecord, boolean>;
+
+  constructor(@Inject(DATABASE) private readonly db: Database) {
+    this.holds = new Batcher((items) => this.placeHolds(items), 256, 4);
+    this.accepted = new Batcher((items) => this.recordAcceptedBatch(items), 512, 4);
+  }
+
+  /** Atomically checks every budget of the unit and places the hold; batched with concurrent calls. */
+  hold(request: HoldRequest): Promise<HoldOutcome> {
+    return this.holds.push(request);
+  }
+
+  /** The upstream accepted: the task is now `processing` and will be polled. */
+  recordAccepted(record: AcceptedRecord): Promise<boolean> {
+    return this.accepted.push(record);
+  }
+
+  async settle(s: Settlement): Promise<boolean> {
+    const c = s.charge;
+    const { rows } = await this.db.query<{ settled: boolean }>(
+      `SELECT spendgate_settle($1, $2::"TaskStatus", $3::numeric, $4::"Exactness", $5, $6::text[], $7, $8, $9::jsonb, $10::jsonb, $11::jsonb) AS settled`,
+      [
+        s.taskId,
+        s.status,
+        c.amount.toFixed(),
+        c.exactness,
+        c.tier ?? null,
+        c.warnings,
+        c.needsReview,
+        c.needsReview ? c.warnings.join('; ') : null,
+        s.usage === undefined ? null : JSON.stringify(s.usage),
+        linesJson(c.lines),
+        JSON.stringify(s.rollup),
+      ],
+    );
+    return rows[0]!.settled;
+  }
+
+  /** The upstream refused with a definite answer (or was never reached): release the hold. */
+  async reject(taskId: string, reason: string): Promise<boolean> {
+    const { rows } = await this.db.query<{ ok: boolean }>('SELECT spendgate_reject($1, $2) AS ok', [taskId, reason]);
+    return rows[0]!.ok;
+  }
+
+  /** The outcome cannot be known: keep the hold, flag for review. */
+  async markUnknown(taskId: string, reason: string): Promise<void> {
+    await this.db.query(
+      `UPDATE task SET status = 'unknown', needs_review = true, review_reason = $2, updated_at = clock_timestamp()
+       WHERE id = $1 AND status = 'submitting'`,
+      [taskId, reason],
+    );
+  }
+
+  /**
+   * Tasks left in `submitting` longer than any upstream call can take belong to a gateway that
+   * died between the hold and the upstream's answer: they become `unknown`, hold kept.
+   */
+  async sweepAbandoned(olderThanMs: number): Promise<number> {
+    const { rowCount } = await this.db.query(
+      `UPDATE task SET status = 'unknown', needs_review = true, updated_at = clock_timestamp(),
+              review_reason = 'the gateway stopped between the hold and the upstream answer'
+       WHERE status = 'submitting' AND accepted_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)`,
+      [olderThanMs],
+    );
+    return rowCount ?? 0;
+  }
+
+  async adjust(projectId: string, unit: Unit, amount: Decimal, reason: string, taskId?: string, at?: Date): Promise<string> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `SELECT spendgate_adjust($1, $2::"Unit", $3::numeric, $4, $5, coalesce($6::timestamptz, clock_timestamp())) AS id`,
+      [projectId, unit, amount.toFixed(), reason, taskId ?? null, at ?? null],
+    );
+    return rows[0]!.id;
+  }
+
+  private async placeHolds(items: HoldRequest[]): Promise<HoldOutcome[]> {
+    const payload = items.map((r, i) => ({
+      i,
+      project_id: r.projectId,
+      api_key_id: r.apiKeyId,
+      model: r.model,
+      family: r.family,
+      kind: r.kind,
+      unit: r.unit,
+      hold_amount: r.holdAmount.toFixed(),
+      estimate_amount: r.quote.amount.toFixed(),
+      exactness: r.quote.exactness,
+      estimate_tier: r.quote.tier ?? null,
+      estimate_warnings: r.quote.warnings,
+      price_basis: r.quote.basis,
+      price_book_version: r.priceBookVersion,
+      lines: JSON.parse(linesJson(r.quote.lines)),
+      idempotency_key: r.idempotencyKey ?? null,
+      request_hash: r.requestHash ?? null,
+    }));
+    const { rows } = await this.db.query<HoldRow>('SELECT * FROM spendgate_place_holds($1::jsonb)', [JSON.stringify(payload)]);
+    const byIndex = new Map(rows.map((row) => [row.i, row]));
+    return items.map((_, i) => toOutcome(byIndex.get(i)!));
+  }
+
+  private async recordAcceptedBatch(items: AcceptedRecord[]): Promise<boolean[]> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `UPDATE task t SET status = 'processing', upstream_id = a.upstream_id, upstream_task_id = a.upstream_task_id,
+              response_body = a.response_body, submitted_at = clock_timestamp(), updated_at = clock_timestamp(),
+              next_poll_at = clock_timestamp() + interval '1 second',
+              needs_review = CASE WHEN t.status = 'unknown' THEN false ELSE t.needs_review END,
+              review_reason = CASE WHEN t.status = 'unknown' THEN NULL ELSE t.review_reason END
+       FROM jsonb_to_recordset($1::jsonb) AS a(task_id bigint, upstream_id text, upstream_task_id bigint, response_body text)
+       WHERE t.id = a.task_id AND t.status IN ('submitting', 'unknown') AND t.upstream_task_id IS NULL
+       RETURNING t.id`,
+      [
+        JSON.stringify(
+          items.map((r) => ({ task_id: r.taskId, upstream_id: r.upstreamId, upstream_task_id: r.upstreamTaskId, response_body: r.responseBody })),
+        ),
+      ],
+    );
+    const done = new Set(rows.map((r) => String(r.id)));
+    return items.map((r) => done.has(r.taskId));
+  }
+}
+
+function toOutcome(row: HoldRow): HoldOutcome {
+  switch (row.outcome) {
+    case 'held':
+      return { outcome: 'held', taskId: String(row.task_id) };
+    case 'refused':
+      return {
+        outcome: 'refused',
+        budgetId: row.budget_id!,
+        limit: row.budget_limit!,
+        remaining: row.budget_remaining!,
+        period: row.budget_period!,
+      };
+    case 'replay':
+      return { outcome: 'replay', taskId: String(row.task_id), responseBody: row.response_body! };
+    default:
+      return { outcome: row.outcome, taskId: String(row.task_id) };
+  }
+}

@@ -1,0 +1,38 @@
+/** `npm start`: the gateway. */
+import { ConfigError } from './config/config.js';
+import { startGateway } from './bootstrap.js';
+
+const say = (line: string) => process.stdout.write(`spendgate: ${line}\n`);
+
+try {
+  const gateway = await startGateway(process.env, say);
+  const { config } = gateway;
+  if (config.sandbox) {
+    say(`SANDBOX MODE: no UPSTREAM_BASE_URL, so tasks go to the built-in upstream simulator at ${gateway.simulatorUrl}`);
+  } else {
+    say(`upstream: ${config.UPSTREAM_BASE_URL}`);
+  }
+  if (config.adminTokenGenerated) say(`ADMIN_TOKEN for this sandbox run (GraphQL admin): ${config.ADMIN_TOKEN}`);
+  say(`listening on ${gateway.url}  (GraphQL at ${gateway.url}/graphql)`);
+  say('create a project and a key:  npm run cli -- project create my-team && npm run cli -- key create --project my-team');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    say(`${signal}: finishing in-flight requests and shutting down`);
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await gateway.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`spendgate: ${error.message}\n`);
+    process.exit(78);
+  }
+  process.stderr.write(`spendgate: failed to start: ${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,120 @@
+/**
+ * The price book in PostgreSQL: versions with effective times. Version 1 is seeded from the
+ * spec's tables. Every instance keeps the versions in memory and re-reads them when a newer one
+ * appears (checked every few seconds), so an instance prices with the version in force.
+ */
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Database, DATABASE } from '../database/database.js';
+import { ApiError } from '../common/api-error.js';
+import { buildPriceBook, SPEC_PRICE_BOOK_EFFECTIVE_AT, SPEC_PRICE_ROWS, type PriceBook, type PriceRow } from './price-book.js';
+import { dec } from './money.js';
+
+const REFRESH_MS = 5_000;
+
+@Injectable()
+export class PriceBookService implements OnModuleDestroy {
+  private books: PriceBook[] = [];
+  private timer?: NodeJS.Timeout;
+
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  async init(): Promise<void> {
+    await this.db.query(
+      `INSERT INTO price_book_version (version, effective_at, note) VALUES (1, $1, 'seeded from upstream-api.md')
+       ON CONFLICT DO NOTHING`,
+      [SPEC_PRICE_BOOK_EFFECTIVE_AT],
+    );
+    const seeded = await this.db.query('SELECT 1 FROM price_rate WHERE version = 1 LIMIT 1');
+    if (seeded.rowCount === 0) await this.insertRows(1, SPEC_PRICE_ROWS);
+    await this.reload();
+    this.timer = setInterval(() => void this.refresh().catch(() => {}), REFRESH_MS);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  /** The version in force at `at`: the highest version whose effective time has come. */
+  inForce(at: Date = new Date()): PriceBook {
+    for (let i = this.books.length - 1; i >= 0; i--) {
+      if (this.books[i]!.effectiveAt <= at) return this.books[i]!;
+    }
+    return this.books[0]!;
+  }
+
+  version(version: number): PriceBook | undefined {
+    return this.books.find((b) => b.version === version);
+  }
+
+  all(): readonly PriceBook[] {
+    return this.books;
+  }
+
+  /** Publishes a new version: the rows given replace the previous version's rows for those models. */
+  async publish(effectiveAt: Date, rows: PriceRow[], note?: string, replaceModels = true): Promise<number> {
+    for (const row of rows) {
+      if (!/^\d+(\.\d+)?$/.test(row.rate)) throw ApiError.badRequest(`rate for ${row.model} ${row.key}: must be a non-negative decimal string`);
+    }
+    const client = await this.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('LOCK TABLE price_book_version IN EXCLUSIVE MODE');
+      const { rows: last } = await client.query<{ v: number }>('SELECT max(version) AS v FROM price_book_version');
+      const previous = last[0]!.v;
+      const version = previous + 1;
+      await client.query('INSERT INTO price_book_version (version, effective_at, note) VALUES ($1, $2, $3)', [version, effectiveAt, note ?? null]);
+      const changed = new Set(rows.map((r) => r.model));
+      // Carry forward every model not re-priced in this version.
+      await client.query(
+        `INSERT INTO price_rate (version, model, unit, component, key, tier, tier_max_input, rate)
+         SELECT $1, model, unit, component, key, tier, tier_max_input, rate FROM price_rate
+         WHERE version = $2 AND NOT (model = ANY($3::text[]) AND $4)`,
+        [version, previous, [...changed], replaceModels],
+      );
+      await this.insertRows(version, rows, client);
+      await client.query('COMMIT');
+      await this.reload();
+      return version;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async insertRows(version: number, rows: readonly PriceRow[], client: { query: Database['query'] } = this.db): Promise<void> {
+    if (rows.length === 0) return;
+    await client.query(
+      `INSERT INTO price_rate (version, model, unit, component, key, tier, tier_max_input, rate)
+       SELECT $1, r.model, r.unit::"Unit", r.component, r.key, r.tier, r.tier_max_input, r.rate::numeric
+       FROM jsonb_to_recordset($2::jsonb) AS r(model text, unit text, component text, key text, tier text, tier_max_input int, rate text)`,
+      [version, JSON.stringify(rows.map((r) => ({ ...r, tier_max_input: r.tierMaxInput ?? null, tier: r.tier ?? null })))],
+    );
+  }
+
+  private async refresh(): Promise<void> {
+    const { rows } = await this.db.query<{ v: number }>('SELECT max(version) AS v FROM price_book_version');
+    if ((rows[0]?.v ?? 0) !== this.books.at(-1)?.version) await this.reload();
+  }
+
+  private async reload(): Promise<void> {
+    const versions = await this.db.query<{ version: number; effective_at: Date }>(
+      'SELECT version, effective_at FROM price_book_version ORDER BY version',
+    );
+    const rates = await this.db.query<{
+      version: number; model: string; unit: 'CREDITS' | 'USD'; component: PriceRow['component']; key: string;
+      tier: string | null; tier_max_input: number | null; rate: string;
+    }>('SELECT version, model, unit, component, key, tier, tier_max_input, rate::text AS rate FROM price_rate ORDER BY id');
+    this.books = versions.rows.map((v) =>
+      buildPriceBook(
+        v.version,
+        v.effective_at,
+        rates.rows
+          .filter((r) => r.version === v.version)
+          .map((r) => ({ model: r.model, unit: r.unit, component: r.component, key: r.key, rate: dec(r.rate).toFixed(), tier: r.tier ?? undefined, tierMaxInput: r.tier_max_input })),
+      ),
+    );
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * The upstream simulator: the vendor's three paths, for sandbox mode, tests and benchmarks.
+ * Tasks turn ready or failed after a configurable delay; ready chat tasks carry usage in the shape
+ * of the model family's vendor (deterministic by seed); fault knobs inject latency, 5xx, hangs,
+ * connection resets and malformed bodies. Every accepted task is recorded so tests can prove that
+ * nothing was lost. Control endpoints live under /__sim.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import { findRoute } from '../catalog/catalog.js';
+import type { ModelRoute } from '../catalog/catalog.types.js';
+import { estimateInputTokens } from '../pricing/token-estimate.js';
+
+export interface SimulatorKnobs {
+  /** Time from acceptance to a terminal state. */
+  delayMs: number;
+  /** Added latency on every response. */
+  latencyMs: number;
+  /** Share of submissions answered 500 (nothing accepted). */
+  errorRate: number;
+  /** Share of submissions accepted but never answered (the connection is left open). */
+  hangRate: number;
+  /** Share of submissions accepted whose response body is not valid JSON. */
+  malformedRate: number;
+  /** Share of submissions accepted whose connection is then destroyed before a response. */
+  resetRate: number;
+  /** Share of polls answered with a malformed body. */
+  pollMalformedRate: number;
+  /** Share of tasks that end failed. */
+  failRate: number;
+  seed: number;
+}
+
+export interface SimTask {
+  id: string;
+  taskId: number;
+  model: string;
+  kind: ModelRoute['kind'];
+  family: ModelRoute['family'];
+  acceptedAt: number;
+  readyAt: number;
+  status: 'processing' | 'ready' | 'failed';
+  /** Forced outcome set through /__sim/tasks/:taskId/complete. */
+  forced?: { status: 'ready' | 'failed'; usage?: unknown };
+  request: Record<string, unknown>;
+  /** Whether the client received the acceptance (false for hangs, resets, malformed bodies). */
+  answered: boolean;
+}
+
+export interface SimulatorOptions extends Partial<SimulatorKnobs> {
+  /** When set, requests must carry `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  logger?: boolean;
+}
+
+export const DEFAULT_KNOBS: SimulatorKnobs = {
+  delayMs: 3_000,
+  latencyMs: 0,
+  errorRate: 0,
+  hangRate: 0,
+  malformedRate: 0,
+  resetRate: 0,
+  pollMalformedRate: 0,
+  failRate: 0,
+  seed: 42,
+};
+
+/** mulberry32: a small deterministic PRNG, so usage is reproducible from (seed, taskId). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function createSimulator(options: SimulatorOptions = {}) {
+  const knobs: SimulatorKnobs = { ...DEFAULT_KNOBS, ...stripUndefined(options) };
+  const tasks = new Map<number, SimTask>();
+  const hanging = new Set<FastifyReply>();
+  let nextTaskId = Date.now() * 1000; // unique across simulator restarts
+  let chance = prng(knobs.seed);
+  const app: FastifyInstance = Fastify({ logger: options.logger ?? false, bodyLimit: 64 * 1024 * 1024 });
+
+  const authorised = (header: string | undefined) => !options.apiKey || header === `Bearer ${options.apiKey}`;
+  const pause = () => (knobs.latencyMs > 0 ? new Promise((r) => setTimeout(r, knobs.latencyMs)) : undefined);
+
+  async function submit(endpoint: 'chat' | 'generations', body: unknown, auth: string | undefined, reply: FastifyReply) {
+    await pause();
+    if (!authorised(auth)) return reply.code(401).send({ code: 4010, message: 'invalid API key' });
+    const request = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    const route = typeof request.model === 'string' ? findRoute(request.model) : undefined;
+    if (!route || route.endpoint !== endpoint) {
+      return reply.code(400).send({ code: 4000, message: `unknown model for this endpoint` });
+    }
+    if (chance() < knobs.errorRate) return reply.code(500).send({ code: 5000, message: 'simulated upstream error' });
+
+    const taskId = ++nextTaskId;
+    const now = Date.now();
+    const task: SimTask = {
+      id: `${route.kind === 'chat' ? 'ch' : route.kind === 'video' ? 'vd' : 'im'}_${taskId}`,
+      taskId,
+      model: route.id,
+      kind: route.kind,
+      family: route.family,
+      acceptedAt: now,
+      readyAt: now + knobs.delayMs,
+      status: 'processing',
+      request,
+      answered: false,
+    };
+    tasks.set(taskId, task);
+
+    const roll = chance();
+    if (roll < knobs.hangRate) {
+      hanging.add(reply);
+      return reply; // never answered; the client times out
+    }
+    if (roll < knobs.hangRate + knobs.resetRate) {
+      reply.raw.socket?.destroy();
+      return reply;
+    }
+    if (roll < knobs.hangRate + knobs.resetRate + knobs.malformedRate) {
+      return reply.code(200).header('content-type', 'application/json').send('{"code":1000,"data":{"id":');
+    }
+    task.answered = true;
+    // The spec: video routes return type video, image routes image, and chat routes also image.
+    const type = route.kind === 'video' ? 'video' : 'image';
+    return reply.send({ code: 1000, data: { id: task.id, taskId, type, model: route.id, status: 'processing' } });
+  }
+
+  app.post('/api-platform/v1/chat/completions', (req, reply) => submit('chat', req.body, req.headers.authorization, reply));
+  app.post('/api-platform/v1/generations', (req, reply) => submit('generations', req.body, req.headers.authorization, reply));
+
+  app.get<{ Params: { taskId: string } }>('/api-platform/v1/tasks/:taskId', async (req, reply) => {
+    await pause();
+    if (!authorised(req.headers.authorization)) return reply.code(401).send({ code: 4010, message: 'invalid API key' });
+    const task = tasks.get(Number(req.params.taskId));
+    if (!task) return reply.code(404).send({ code: 4040, message: 'task not found' });
+    if (chance() < knobs.pollMalformedRate) {
+      return reply.header('content-type', 'application/json').send('{"code":1000,"data":');
+    }
+    return reply.send({ code: 1000, data: view(task) });
+  });
+
+  function view(task: SimTask): Record<string, unknown> {
+    advance(task);
+    const type = task.kind === 'video' ? 'video' : 'image';
+    const base = { id: task.id, taskId: task.taskId, type, model: task.model, status: task.status };
+    if (task.status === 'processing') return base;
+    if (task.status === 'failed') return { ...base, error: { message: 'simulated generation failure' } };
+    if (task.kind !== 'chat') {
+      const n = typeof task.request.n === 'number' ? task.request.n : 1;
+      const ext = task.kind === 'video' ? 'mp4' : 'png';
+      return { ...base, output: { urls: Array.from({ length: n }, (_, i) => `https://sim.invalid/${task.id}/${i}.${ext}`) } };
+    }
+    const usage = task.forced && 'usage' in task.forced ? task.forced.usage : usageFor(task);
+    return { ...base, output: `Simulated answer for ${task.id}.`, ...(usage === undefined ? {} : { usage }) };
+  }
+
+  function advance(task: SimTask): void {
+    if (task.status !== 'processing') return;
+    if (task.forced) task.status = task.forced.status;
+    else if (Date.now() >= task.readyAt) task.status = prng(knobs.seed ^ task.taskId)() < knobs.failRate ? 'failed' : 'ready';
+  }
+
+  function usageFor(task: SimTask): Record<string, unknown> {
+    const rand = prng((knobs.seed * 31 + task.taskId) >>> 0);
+    const prompt = Math.max(1, Math.round(estimateInputTokens(task.request.messages) * (0.6 + 0.3 * rand())));
+    const maxTokens = typeof task.request.max_tokens === 'number' ? task.request.max_tokens : 4096;
+    const completion = Math.max(1, Math.min(maxTokens, Math.round(50 + rand() * 900)));
+    const cached = Math.floor(prompt * 0.3 * rand());
+    if (task.family === 'claude') {
+      const write = Math.floor(prompt * 0.1 * rand());
+      return {
+        input_tokens: prompt - cached - write,
+        output_tokens: completion,
+        cache_read_input_tokens: cached,
+        cache_creation_input_tokens: write,
+      };
+    }
+    if (task.family === 'gemini') {
+      const thoughts = Math.min(maxTokens - completion, Math.round(rand() * 200));
+      return {
+        promptTokenCount: prompt,
+        candidatesTokenCount: completion,
+        cachedContentTokenCount: cached,
+        thoughtsTokenCount: Math.max(0, thoughts),
+      };
+    }
+    return {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      prompt_tokens_details: { cached_tokens: cached },
+      completion_tokens_details: { reasoning_tokens: Math.floor(completion * 0.2) },
+    };
+  }
+
+  // ---- control plane (tests and benchmarks) -------------------------------------------------
+  app.get('/__sim/tasks', async () => [...tasks.values()].map((t) => ({ ...t, status: (advance(t), t.status) })));
+  app.post<{ Body: Partial<SimulatorKnobs> }>('/__sim/config', async (req) => {
+    Object.assign(knobs, stripUndefined(req.body ?? {}));
+    if (req.body?.seed !== undefined) chance = prng(knobs.seed);
+    return knobs;
+  });
+  app.post<{ Params: { taskId: string }; Body: { status?: 'ready' | 'failed'; usage?: unknown } }>(
+    '/__sim/tasks/:taskId/complete',
+    async (req, reply) => {
+      const task = tasks.get(Number(req.params.taskId));
+      if (!task) return reply.code(404).send({ code: 4040, message: 'task not found' });
+      task.forced = { status: req.body?.status ?? 'ready', ...(req.body && 'usage' in req.body ? { usage: req.body.usage } : {}) };
+      return view(task);
+    },
+  );
+  app.addHook('onClose', async () => {
+    for (const reply of hanging) reply.raw.destroy();
+  });
+
+  return { app, knobs, tasks };
+}
+
+function stripUndefined<T extends object>(obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export type Simulator = ReturnType<typeof createSimulator>;

@@ -51,8 +51,11 @@ export class PriceBookService implements OnModuleDestroy {
     return this.books;
   }
 
-  /** Publishes a new version: the rows given replace the previous version's rows for those models. */
-  async publish(effectiveAt: Date, rows: PriceRow[], note?: string, replaceModels = true): Promise<number> {
+  /**
+   * Publishes a new version effective at `effectiveAt`. Each row given sets one rate (model,
+   * component, key, tier); every other rate of the previous version carries over unchanged.
+   */
+  async publish(effectiveAt: Date, rows: PriceRow[], note?: string): Promise<number> {
     for (const row of rows) {
       if (!/^\d+(\.\d+)?$/.test(row.rate)) throw ApiError.badRequest(`rate for ${row.model} ${row.key}: must be a non-negative decimal string`);
     }
@@ -64,13 +67,13 @@ export class PriceBookService implements OnModuleDestroy {
       const previous = last[0]!.v;
       const version = previous + 1;
       await client.query('INSERT INTO price_book_version (version, effective_at, note) VALUES ($1, $2, $3)', [version, effectiveAt, note ?? null]);
-      const changed = new Set(rows.map((r) => r.model));
-      // Carry forward every model not re-priced in this version.
+      // Carry forward every rate this version does not set.
+      const keys = rows.map((r) => [r.model, r.component, r.key, r.tier ?? ''].join('|'));
       await client.query(
         `INSERT INTO price_rate (version, model, unit, component, key, tier, tier_max_input, rate)
          SELECT $1, model, unit, component, key, tier, tier_max_input, rate FROM price_rate
-         WHERE version = $2 AND NOT (model = ANY($3::text[]) AND $4)`,
-        [version, previous, [...changed], replaceModels],
+         WHERE version = $2 AND NOT (concat_ws('|', model, component, key, coalesce(tier, '')) = ANY($3::text[]))`,
+        [version, previous, keys],
       );
       await this.insertRows(version, rows, client);
       await client.query('COMMIT');

@@ -1,0 +1,103 @@
+/**
+ * Test harness: a fresh database per call, real gateways on it (HTTP on a free port, sandbox
+ * simulator), and small helpers to talk to them. No mocks: PostgreSQL, HTTP and GraphQL are real.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { startGateway, type Gateway } from '../../src/bootstrap.js';
+import { migrate } from '../../src/database/migrate.js';
+import { ProjectsService } from '../../src/projects/projects.service.js';
+
+export const ADMIN = 'test-admin-token-0123456789';
+
+export async function freshDatabase(): Promise<string> {
+  const base = readFileSync(path.resolve('.test-data', 'url'), 'utf8').trim();
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  await migrate(url.toString());
+  return url.toString();
+}
+
+export async function gateway(databaseUrl: string, env: Record<string, string> = {}): Promise<Gateway> {
+  return startGateway({
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    ADMIN_TOKEN: ADMIN,
+    SIMULATOR_DELAY_MS: '200',
+    POLL_INTERVAL_MS: '100',
+    NODE_ENV: 'test',
+    ...env,
+  });
+}
+
+export async function projectWithKey(gw: Gateway, name = `p-${randomBytes(4).toString('hex')}`): Promise<{ projectId: string; key: string }> {
+  const projects = new ProjectsService(gw.db);
+  const project = await projects.create(name);
+  return { projectId: project.id, key: await projects.issueKey(project.id) };
+}
+
+export interface HttpResult<T = any> {
+  status: number;
+  body: T;
+  text: string;
+  headers: Headers;
+}
+
+export async function http<T = any>(
+  url: string,
+  init: { method?: string; key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<HttpResult<T>> {
+  const headers: Record<string, string> = { ...(init.headers ?? {}) };
+  if (init.key) headers.authorization = `Bearer ${init.key}`;
+  let body: string | undefined = init.raw;
+  if (init.body !== undefined) {
+    body = JSON.stringify(init.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(url, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, body: parsed as T, text, headers: res.headers };
+}
+
+export const submitChat = (gw: Gateway, key: string, body: unknown, headers?: Record<string, string>) =>
+  http(`${gw.url}/api-platform/v1/chat/completions`, { key, body, ...(headers ? { headers } : {}) });
+export const submitGeneration = (gw: Gateway, key: string, body: unknown, headers?: Record<string, string>) =>
+  http(`${gw.url}/api-platform/v1/generations`, { key, body, ...(headers ? { headers } : {}) });
+export const pollTask = (gw: Gateway, key: string, taskId: string | number) =>
+  http(`${gw.url}/api-platform/v1/tasks/${taskId}`, { key });
+
+export async function graphql<T = any>(gw: Gateway, token: string, query: string, variables?: Record<string, unknown>) {
+  return http<{ data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> }>(`${gw.url}/graphql`, {
+    key: token,
+    body: { query, variables },
+  });
+}
+
+/** Polls `check` until it returns a truthy value or the time runs out. */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000, everyMs = 50): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export async function sql<R extends pg.QueryResultRow = any>(gw: Gateway, text: string, values?: unknown[]): Promise<R[]> {
+  return (await gw.db.query<R>(text, values)).rows;
+}

@@ -1,0 +1,171 @@
+/**
+ * Budgets under concurrency, on real PostgreSQL: exactly K of 200 concurrent submissions fit a
+ * hard budget (one instance and two instances on one database), spent + held never passes the
+ * limit at any sampled moment, settlement raced by polls and the poller charges once, a crash
+ * between hold and upstream answer leaves a held `unknown` task, and reconcile stays clean.
+ */
+import type { Gateway } from '../src/bootstrap.js';
+import { reconcile } from '../src/ledger/reconcile.js';
+import { ADMIN, eventually, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, sql, submitGeneration } from './support/harness.js';
+
+const IMAGE_1K = { model: 'seedream-4.0', prompt: 'budget test' }; // 0.04 USD each, exact
+
+async function setBudget(gw: Gateway, projectId: string, limit: string, hard = true, period = 'MONTHLY') {
+  const res = await graphql(gw, ADMIN, `mutation($p: ID!, $l: Decimal!, $h: Boolean!, $per: Period!) { setBudget(projectId: $p, unit: USD, limit: $l, period: $per, hard: $h) }`, {
+    p: projectId,
+    l: limit,
+    h: hard,
+    per: period,
+  });
+  expect(res.body.errors).toBeUndefined();
+  return res.body.data!.setBudget as string;
+}
+
+/** Samples spent + held of every budget period row while `work` runs; returns the maximum seen. */
+async function maxUsedDuring(gw: Gateway, work: Promise<unknown>): Promise<number[]> {
+  const seen: string[] = [];
+  let done = false;
+  const sampler = (async () => {
+    while (!done) {
+      const rows = await sql(gw, 'SELECT (spent + held)::text AS used FROM budget_period');
+      seen.push(...rows.map((r) => r.used));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  })();
+  await work;
+  done = true;
+  await sampler;
+  return seen.map(Number); // comparison only, against a limit of a few cents
+}
+
+describe('hard budget, 200 concurrent submissions', () => {
+  let gw: Gateway;
+  beforeAll(async () => {
+    gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000' });
+  });
+  afterAll(() => gw.close());
+
+  test('exactly K accepted, the rest 402 naming the budget, never over the limit', async () => {
+    const { projectId, key } = await projectWithKey(gw);
+    const budgetId = await setBudget(gw, projectId, '1.00'); // K = 1.00 / 0.04 = 25
+    const work = Promise.all(Array.from({ length: 200 }, () => submitGeneration(gw, key, IMAGE_1K)));
+    const used = await maxUsedDuring(gw, work);
+    const results = await work;
+    const accepted = results.filter((r) => r.status === 200);
+    const refused = results.filter((r) => r.status === 402);
+    expect(accepted).toHaveLength(25);
+    expect(refused).toHaveLength(175);
+    expect(Math.max(...used)).toBeLessThanOrEqual(1.0);
+    expect(refused[0]!.body).toMatchObject({
+      code: 4020,
+      message: expect.stringMatching(new RegExp(`budget ${budgetId} \\(monthly, hard limit 1 USD\\) would be exceeded`)),
+      details: { budgetId, limit: '1', remaining: '0.00', unit: 'USD', estimate: '0.04' },
+    });
+    const [row] = await sql(gw, 'SELECT spent::text, held::text FROM budget_period WHERE budget_id = $1', [budgetId]);
+    expect(row).toEqual({ spent: '0', held: '1.00' }); // 25 × 0.04
+    // Refusals leave no task and no hold behind.
+    const [counts] = await sql(gw, `SELECT count(*)::int AS tasks, (SELECT count(*)::int FROM ledger_entry WHERE project_id = $1) AS entries FROM task WHERE project_id = $1`, [projectId]);
+    expect(counts).toEqual({ tasks: 25, entries: 25 });
+    expect(await reconcile(gw.db)).toEqual([]);
+  });
+
+  test('a soft budget lets requests through and records each threshold crossing once', async () => {
+    const { projectId, key } = await projectWithKey(gw);
+    const budgetId = await setBudget(gw, projectId, '0.20', false); // thresholds 50/80/100 %
+    const results = await Promise.all(Array.from({ length: 8 }, () => submitGeneration(gw, key, IMAGE_1K)));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    const alerts = await sql(gw, 'SELECT threshold FROM budget_alert WHERE budget_id = $1 ORDER BY threshold', [budgetId]);
+    expect(alerts.map((a) => a.threshold)).toEqual([50, 80, 100]);
+    const status = await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { held spent remaining hard } }`, { p: projectId });
+    expect(status.body.data!.budgetStatus).toEqual([{ held: '0.32', spent: '0', remaining: '-0.12', hard: false }]);
+  });
+});
+
+test('two gateway instances on one database: exactly K accepted in total', async () => {
+  const url = await freshDatabase();
+  const a = await gateway(url, { SIMULATOR_DELAY_MS: '600000' });
+  const b = await gateway(url, { SIMULATOR_DELAY_MS: '600000' });
+  try {
+    const { projectId, key } = await projectWithKey(a);
+    await setBudget(a, projectId, '2.00'); // K = 50
+    const work = Promise.all(Array.from({ length: 200 }, (_, i) => submitGeneration(i % 2 ? a : b, key, IMAGE_1K)));
+    const used = await maxUsedDuring(a, work);
+    const results = await work;
+    expect(results.filter((r) => r.status === 200)).toHaveLength(50);
+    expect(results.filter((r) => r.status === 402)).toHaveLength(150);
+    expect(Math.max(...used)).toBeLessThanOrEqual(2.0);
+    expect(await reconcile(a.db)).toEqual([]);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('settlement raced by many concurrent polls on two instances and their pollers: one charge', async () => {
+  const url = await freshDatabase();
+  const a = await gateway(url, { SIMULATOR_DELAY_MS: '600000', POLL_INTERVAL_MS: '20' });
+  const b = await gateway(url, { SIMULATOR_DELAY_MS: '600000', POLL_INTERVAL_MS: '20' });
+  try {
+    const { projectId, key } = await projectWithKey(a);
+    await setBudget(a, projectId, '100');
+    const res = await submitGeneration(a, key, { model: 'happyhorse-1.0', prompt: 'race', duration: 15 });
+    const taskId = res.body.data.taskId;
+    // Instance b's simulator does not know a's tasks: both instances' pollers and client polls go to a's upstream.
+    await http(`${a.simulatorUrl}/__sim/tasks/${taskId}/complete`, { body: { status: 'ready' } });
+    const polls = await Promise.all(Array.from({ length: 40 }, () => pollTask(a, key, taskId)));
+    expect(polls.every((p) => p.status === 200 && p.body.data.status === 'ready')).toBe(true);
+    const entries = await sql(a, `SELECT kind, amount::text FROM ledger_entry WHERE task_id = (SELECT id FROM task WHERE upstream_task_id = $1) ORDER BY id`, [taskId]);
+    expect(entries).toEqual([
+      { kind: 'hold', amount: '2.64' },
+      { kind: 'release', amount: '2.64' },
+      { kind: 'charge', amount: '2.64' },
+    ]);
+    const [period] = await sql(a, 'SELECT spent::text, held::text FROM budget_period');
+    expect(period).toEqual({ spent: '2.64', held: '0.00' }); // 15 s × 0.176
+    expect(await reconcile(a.db)).toEqual([]);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('a crash between the hold and the upstream answer leaves a held `unknown` task; reconcile is clean', async () => {
+  const url = await freshDatabase();
+  const gw = await gateway(url, { SIMULATOR_DELAY_MS: '600000', UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_CONNECT_TIMEOUT_MS: '100' });
+  try {
+    const { projectId, key } = await projectWithKey(gw);
+    await setBudget(gw, projectId, '10');
+    // The upstream accepts and never answers: as if the gateway died after sending.
+    await http(`${gw.simulatorUrl}/__sim/config`, { body: { hangRate: 1 } });
+    const res = await submitGeneration(gw, key, { model: 'nano-banana-pro', prompt: 'lost', resolution: '2K' });
+    expect(res.status).toBe(504);
+    expect(res.body.message).toMatch(/outcome is unknown, its hold is kept for review/);
+    const [task] = await sql(gw, `SELECT id, status, needs_review FROM task WHERE project_id = $1`, [projectId]);
+    expect(task).toMatchObject({ status: 'unknown', needs_review: true });
+    const [period] = await sql(gw, 'SELECT held::text FROM budget_period');
+    expect(period.held).toBe('0.17');
+
+    // A task row left in `submitting` (the process died before any answer) is found by the sweep.
+    await sql(gw, `UPDATE task SET status = 'submitting', accepted_at = accepted_at - interval '1 hour' WHERE id = $1`, [task.id]);
+    await eventually(async () => (await sql(gw, `SELECT status FROM task WHERE id = $1`, [task.id]))[0].status === 'unknown');
+    expect(await reconcile(gw.db)).toEqual([]);
+  } finally {
+    await gw.close();
+  }
+});
+
+test('the ledger refuses edits and deletions', async () => {
+  const gw = await gateway(await freshDatabase());
+  try {
+    const { key } = await projectWithKey(gw);
+    await submitGeneration(gw, key, IMAGE_1K);
+    await expect(gw.db.query('UPDATE ledger_entry SET amount = 0')).rejects.toThrow(/append-only/);
+    await expect(gw.db.query('DELETE FROM ledger_entry')).rejects.toThrow(/append-only/);
+    const [hold] = await sql(gw, `SELECT task_id FROM ledger_entry LIMIT 1`);
+    await expect(
+      gw.db.query(`INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at) SELECT project_id, task_id, 'hold', unit, 1, now() FROM ledger_entry WHERE task_id = $1`, [hold.task_id]),
+    ).rejects.toThrow(/ledger_entry_task_kind_once/);
+  } finally {
+    await gw.close();
+  }
+});

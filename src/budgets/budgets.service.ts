@@ -110,20 +110,11 @@ export class BudgetsService {
 
   /** Runs `fn` in a transaction holding the project's money lock (see spendgate_lock_project). */
   private async inProjectLock<T>(projectId: string, fn: (q: (sql: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>): Promise<T> {
-    const client = await this.db.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return this.db.transaction(async (client) => {
       const project = await client.query('SELECT 1 FROM project WHERE id = $1', [projectId]);
       if (project.rowCount === 0) throw ApiError.notFound(`project ${projectId} not found`);
       await client.query('SELECT spendgate_lock_project($1)', [projectId]);
-      const result = await fn((sql, values) => client.query(sql, values));
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+      return fn((sql, values) => client.query(sql, values));
+    });
   }
 }

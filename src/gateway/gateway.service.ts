@@ -2,6 +2,7 @@
  * The submission and polling paths: validate against the catalog, quote, hold atomically,
  * forward, record, and settle when a poll sees a terminal state.
  */
+import { safeJson } from '../common/json.js';
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Endpoint } from '../catalog/catalog.types.js';
@@ -160,14 +161,6 @@ function parseAccepted(text: string): { id: string; taskId: string } | undefined
   const data = body?.data;
   if (body?.code !== 1000 || !data || typeof data.id !== 'string' || !Number.isSafeInteger(data.taskId)) return undefined;
   return { id: data.id, taskId: String(data.taskId) };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Same key + same body means the same request: key order does not matter. */

@@ -59,32 +59,25 @@ export class PriceBookService implements OnModuleDestroy {
     for (const row of rows) {
       if (!/^\d+(\.\d+)?$/.test(row.rate)) throw ApiError.badRequest(`rate for ${row.model} ${row.key}: must be a non-negative decimal string`);
     }
-    const client = await this.db.pool.connect();
-    try {
-      await client.query('BEGIN');
+    const version = await this.db.transaction(async (client) => {
       await client.query('LOCK TABLE price_book_version IN EXCLUSIVE MODE');
       const { rows: last } = await client.query<{ v: number }>('SELECT max(version) AS v FROM price_book_version');
       const previous = last[0]!.v;
-      const version = previous + 1;
-      await client.query('INSERT INTO price_book_version (version, effective_at, note) VALUES ($1, $2, $3)', [version, effectiveAt, note ?? null]);
+      const next = previous + 1;
+      await client.query('INSERT INTO price_book_version (version, effective_at, note) VALUES ($1, $2, $3)', [next, effectiveAt, note ?? null]);
       // Carry forward every rate this version does not set.
       const keys = rows.map((r) => [r.model, r.component, r.key, r.tier ?? ''].join('|'));
       await client.query(
         `INSERT INTO price_rate (version, model, unit, component, key, tier, tier_max_input, rate)
          SELECT $1, model, unit, component, key, tier, tier_max_input, rate FROM price_rate
          WHERE version = $2 AND NOT (concat_ws('|', model, component, key, coalesce(tier, '')) = ANY($3::text[]))`,
-        [version, previous, keys],
+        [next, previous, keys],
       );
-      await this.insertRows(version, rows, client);
-      await client.query('COMMIT');
-      await this.reload();
-      return version;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+      await this.insertRows(next, rows, client);
+      return next;
+    });
+    await this.reload();
+    return version;
   }
 
   private async insertRows(version: number, rows: readonly PriceRow[], client: { query: Database['query'] } = this.db): Promise<void> {

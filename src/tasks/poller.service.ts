@@ -4,6 +4,7 @@
  * so two instances never poll the same task at once, and settlement is exactly-once anyway.
  * Each round also sweeps tasks abandoned in `submitting` by a gateway that died.
  */
+import { safeJson } from '../common/json.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '../config/config.js';
 import { Database, DATABASE } from '../database/database.js';
@@ -85,13 +86,5 @@ export class PollerService {
       );
     }
     return settled;
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

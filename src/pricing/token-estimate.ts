@@ -10,8 +10,6 @@ const TOKENS_PER_MESSAGE = 4;
 export const TOKENS_PER_IMAGE = 1_300;
 export const TOKENS_PER_VIDEO = 30_000;
 
-const encoder = new TextEncoder();
-
 export function estimateInputTokens(messages: unknown): number {
   if (!Array.isArray(messages)) return 0;
   let tokens = 0;
@@ -33,7 +31,6 @@ export function estimateInputTokens(messages: unknown): number {
 }
 
 function textTokens(text: string): number {
-  // Fast path: ASCII text is one byte per character.
-  const bytes = /^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length;
-  return Math.ceil(bytes / BYTES_PER_TOKEN);
+  // Buffer.byteLength counts UTF-8 bytes natively without encoding the string.
+  return Math.ceil(Buffer.byteLength(text, 'utf8') / BYTES_PER_TOKEN);
 }

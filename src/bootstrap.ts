@@ -71,7 +71,9 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   );
   app.useGlobalFilters(new ErrorFilter());
   const fastify = app.getHttpAdapter().getInstance();
-  // Body-parsing errors happen before Nest sees the request: same refusal shape for them.
+  // Body-parsing errors (bad JSON, too large, wrong type) happen before Nest sees the request and
+  // would get Fastify's own shape: this handler gives them the one refusal shape. (Fastify warns
+  // FSTWRN004 because Nest registered a handler first; replacing it is the intent.)
   fastify.setErrorHandler((error, _request, reply) => {
     const mapped = fromFastifyError(error as { code?: string; statusCode?: number; message?: string });
     const status = mapped?.status ?? 500;

@@ -5,6 +5,13 @@
  * between hold and upstream answer leaves a held `unknown` task, and reconcile stays clean.
  */
 import type { Gateway } from '../src/bootstrap.js';
+import { BudgetsService } from '../src/budgets/budgets.service.js';
+import { findRoute } from '../src/catalog/catalog.js';
+import { LedgerService } from '../src/ledger/ledger.service.js';
+import { quote } from '../src/pricing/engine.js';
+import { dec } from '../src/pricing/money.js';
+import { buildPriceBook, SPEC_PRICE_ROWS } from '../src/pricing/price-book.js';
+import { SettlementService } from '../src/tasks/settlement.service.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { ADMIN, eventually, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, sql, submitGeneration } from './support/harness.js';
 
@@ -165,6 +172,41 @@ test('the ledger refuses edits and deletions', async () => {
     await expect(
       gw.db.query(`INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at) SELECT project_id, task_id, 'hold', unit, 1, now() FROM ledger_entry WHERE task_id = $1`, [hold.task_id]),
     ).rejects.toThrow(/ledger_entry_task_kind_once/);
+  } finally {
+    await gw.close();
+  }
+});
+
+test('period rollover: a hold placed yesterday and settled today counts in yesterday (the period of acceptance)', async () => {
+  const gw = await gateway(await freshDatabase(), { POLLER_ENABLED: 'false' });
+  try {
+    const { projectId } = await projectWithKey(gw);
+    const daily = await setBudget(gw, projectId, '1.00', true, 'DAILY');
+    const startOfToday = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z');
+    const lastInstantOfYesterday = new Date(startOfToday.getTime() - 1);
+    const route = findRoute('sora-2-pro')!;
+    const q = quote({ route, body: { model: route.id, prompt: 'p', duration: 15 } }, buildPriceBook(1, new Date(0), SPEC_PRICE_ROWS));
+    const ledger = gw.app.get(LedgerService);
+    const held = await ledger.hold({
+      projectId, apiKeyId: null, model: route.id, family: route.family, kind: route.kind, unit: 'USD',
+      holdAmount: q.amount, quote: q, priceBookVersion: 1, acceptedAt: lastInstantOfYesterday,
+    });
+    expect(held.outcome).toBe('held');
+    const taskId = (held as { taskId: string }).taskId;
+    await sql(gw, `UPDATE task SET status = 'processing', upstream_task_id = 42, upstream_id = 'vd_42' WHERE id = $1`, [taskId]);
+
+    const settlement = gw.app.get(SettlementService);
+    const task = await settlement.findByUpstreamId('42', projectId);
+    expect(await settlement.apply(task!, { status: 'ready', usage: undefined })).toBe(true);
+
+    const periods = await sql(gw, `SELECT period_start, spent::text, held::text FROM budget_period WHERE budget_id = $1 ORDER BY period_start`, [daily]);
+    expect(periods).toEqual([
+      { period_start: new Date(startOfToday.getTime() - 86_400_000), spent: '0.72', held: '0.00' },
+      { period_start: startOfToday, spent: '0', held: '0' },
+    ]);
+    const status = await gw.app.get(BudgetsService).status(projectId);
+    expect(status[0]).toMatchObject({ periodStart: startOfToday, spent: dec(0), held: dec(0) });
+    expect(await reconcile(gw.db)).toEqual([]);
   } finally {
     await gw.close();
   }

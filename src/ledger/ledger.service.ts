@@ -12,7 +12,7 @@ import type { Charge, ChargeLine, Unit } from '../pricing/pricing.types.js';
 
 export interface HoldRequest {
   projectId: string;
-  apiKeyId: string;
+  apiKeyId: string | null;
   model: string;
   family: string;
   kind: string;
@@ -22,6 +22,8 @@ export interface HoldRequest {
   priceBookVersion: number;
   idempotencyKey?: string;
   requestHash?: string;
+  /** The acceptance instant; the gateway leaves it to the database clock (tests set it). */
+  acceptedAt?: Date;
 }
 
 export type HoldOutcome =
@@ -165,6 +167,7 @@ export class LedgerService {
       lines: JSON.parse(linesJson(r.quote.lines)),
       idempotency_key: r.idempotencyKey ?? null,
       request_hash: r.requestHash ?? null,
+      accepted_at: r.acceptedAt?.toISOString() ?? null,
     }));
     const { rows } = await this.db.query<HoldRow>('SELECT * FROM spendgate_place_holds($1::jsonb)', [JSON.stringify(payload)]);
     const byIndex = new Map(rows.map((row) => [row.i, row]));

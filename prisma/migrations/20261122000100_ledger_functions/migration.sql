@@ -102,7 +102,8 @@ DECLARE
   refused record;
   new_task bigint;
   amount numeric;
-  at timestamptz := clock_timestamp();
+  batch_at timestamptz := clock_timestamp();
+  at timestamptz;
 BEGIN
   -- Fixed lock order across the batch: no deadlock between instances.
   PERFORM spendgate_lock_project(p) FROM (
@@ -113,9 +114,11 @@ BEGIN
       i int, project_id uuid, api_key_id uuid, model text, family text, kind text, unit "Unit",
       hold_amount numeric, estimate_amount numeric, exactness "Exactness", estimate_tier text,
       estimate_warnings text[], price_basis jsonb, price_book_version int, lines jsonb,
-      idempotency_key text, request_hash text)
+      idempotency_key text, request_hash text, accepted_at timestamptz)
     ORDER BY x.i
   LOOP
+    -- The acceptance instant decides the budget period; the gateway never sets it (tests do).
+    at := coalesce(r.accepted_at, batch_at);
     i := r.i; task_id := NULL; budget_id := NULL; budget_limit := NULL; budget_remaining := NULL;
     budget_period := NULL; budget_hard := NULL; response_body := NULL;
 

@@ -6,6 +6,11 @@
 CREATE UNIQUE INDEX "ledger_entry_task_kind_once" ON "ledger_entry" ("task_id", "kind")
   WHERE "task_id" IS NOT NULL AND "kind" IN ('hold', 'release', 'charge');
 
+-- Partial indexes on task, so that the hold's insert maintains only what it needs.
+CREATE UNIQUE INDEX "task_project_idempotency_key" ON "task" ("project_id", "idempotency_key")
+  WHERE "idempotency_key" IS NOT NULL;
+CREATE INDEX "task_due_for_poll" ON "task" ("next_poll_at") WHERE "status" = 'processing';
+
 -- Append-only: corrections are new entries, never edits.
 CREATE FUNCTION spendgate_ledger_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -86,11 +91,25 @@ RETURNS void LANGUAGE sql AS $$
   ON CONFLICT DO NOTHING;
 $$;
 
--- The hold: for a batch of submissions, in order, check every budget of the submission's unit
--- and, when no hard budget would pass its limit, write the task, its estimate lines and its hold
--- and raise the budgets' held amounts. One transaction, one round trip, for the whole batch.
+-- A batch of hold requests as rows (i is the request's position, from 0).
+CREATE FUNCTION spendgate_hold_requests(p_requests jsonb)
+RETURNS TABLE (i int, project_id uuid, api_key_id uuid, model text, family text, kind text, unit "Unit",
+               hold_amount numeric, estimate_amount numeric, exactness "Exactness", estimate_tier text,
+               estimate_warnings text[], price_basis jsonb, price_book_version int, lines jsonb,
+               idempotency_key text, request_hash text, accepted_at timestamptz)
+LANGUAGE sql STABLE AS $$
+  SELECT * FROM jsonb_to_recordset(p_requests) AS x(
+      i int, project_id uuid, api_key_id uuid, model text, family text, kind text, unit "Unit",
+      hold_amount numeric, estimate_amount numeric, exactness "Exactness", estimate_tier text,
+      estimate_warnings text[], price_basis jsonb, price_book_version int, lines jsonb,
+      idempotency_key text, request_hash text, accepted_at timestamptz);
+$$;
+
+-- The hold, one request after the other: check every budget of the submission's unit and, when
+-- no hard budget would pass its limit, write the task, its estimate lines and its hold and raise
+-- the budgets' held amounts. The exact path, used when a batch does not fit as a whole.
 -- Returns one row per request: outcome held | refused | replay | conflict | in_progress.
-CREATE FUNCTION spendgate_place_holds(p_requests jsonb)
+CREATE FUNCTION spendgate_place_holds_in_order(p_requests jsonb)
 RETURNS TABLE (i int, outcome text, task_id bigint, budget_id uuid, budget_limit numeric,
                budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text)
 LANGUAGE plpgsql AS $$
@@ -102,20 +121,12 @@ DECLARE
   refused record;
   new_task bigint;
   amount numeric;
+  budget_ids uuid[];
+  period_starts timestamptz[];
   batch_at timestamptz := clock_timestamp();
   at timestamptz;
 BEGIN
-  -- Fixed lock order across the batch: no deadlock between instances.
-  PERFORM spendgate_lock_project(p) FROM (
-    SELECT DISTINCT (x->>'project_id')::uuid AS p FROM jsonb_array_elements(p_requests) x
-  ) q ORDER BY hashtextextended(p::text, 7);
-
-  FOR r IN SELECT * FROM jsonb_to_recordset(p_requests) AS x(
-      i int, project_id uuid, api_key_id uuid, model text, family text, kind text, unit "Unit",
-      hold_amount numeric, estimate_amount numeric, exactness "Exactness", estimate_tier text,
-      estimate_warnings text[], price_basis jsonb, price_book_version int, lines jsonb,
-      idempotency_key text, request_hash text, accepted_at timestamptz)
-    ORDER BY x.i
+  FOR r IN SELECT * FROM spendgate_hold_requests(p_requests) x ORDER BY x.i
   LOOP
     -- The acceptance instant decides the budget period; the gateway never sets it (tests do).
     at := coalesce(r.accepted_at, batch_at);
@@ -137,8 +148,14 @@ BEGIN
 
     amount := r.hold_amount;
     refused := NULL;
+    budget_ids := '{}';
+    period_starts := '{}';
     FOR b IN SELECT * FROM budget WHERE project_id = r.project_id AND unit = r.unit AND deleted_at IS NULL ORDER BY id LOOP
-      bp := spendgate_budget_period(b.id, at);
+      SELECT p.* INTO bp FROM budget_period p, spendgate_period_window(b.period, at) w
+      WHERE p.budget_id = b.id AND p.period_start = w.period_start;
+      IF NOT FOUND THEN bp := spendgate_budget_period(b.id, at); END IF;
+      budget_ids := budget_ids || b.id;
+      period_starts := period_starts || bp.period_start;
       IF b.hard AND bp.spent + bp.held + amount > b."limit" THEN
         SELECT b.id AS id, b."limit" AS lim, greatest(b."limit" - bp.spent - bp.held, 0) AS remaining,
                b.period AS period INTO refused;
@@ -167,18 +184,104 @@ BEGIN
     IF amount > 0 THEN
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
       VALUES (r.project_id, new_task, 'hold', r.unit, amount, at);
-      FOR b IN SELECT * FROM budget WHERE project_id = r.project_id AND unit = r.unit AND deleted_at IS NULL ORDER BY id LOOP
-        bp := spendgate_budget_period(b.id, at);
-        UPDATE budget_period SET held = held + amount
-        WHERE budget_period.budget_id = b.id AND period_start = bp.period_start;
-        PERFORM spendgate_record_crossings(b.id, bp.period_start, b."limit", b.thresholds,
-                                           bp.spent + bp.held, bp.spent + bp.held + amount);
-      END LOOP;
+      -- Every budget period row checked above, raised in one statement; crossings recorded.
+      WITH raised AS (
+        UPDATE budget_period p SET held = p.held + amount
+        FROM unnest(budget_ids, period_starts) AS k(bid, ps)
+        WHERE p.budget_id = k.bid AND p.period_start = k.ps
+        RETURNING p.budget_id, p.period_start, p.spent + p.held AS after
+      )
+      INSERT INTO budget_alert (budget_id, period_start, threshold, used_amount)
+      SELECT u.budget_id, u.period_start, t, u.after
+      FROM raised u JOIN budget bb ON bb.id = u.budget_id, unnest(bb.thresholds) t
+      WHERE u.after - amount < bb."limit" * t / 100 AND u.after >= bb."limit" * t / 100
+      ON CONFLICT DO NOTHING;
     END IF;
 
     outcome := 'held'; task_id := new_task;
     RETURN NEXT;
   END LOOP;
+END $$;
+
+-- The hold for a batch: take the projects' locks in a fixed order (no deadlock between
+-- instances), then, when every hard budget the batch touches can take the batch's whole total
+-- (the common case), write all tasks, lines and holds with a few set-based statements; otherwise
+-- (near a limit, or with Idempotency-Keys) decide request by request in order. Either way each
+-- hard budget's spent + held + holds stays within its limit. One transaction, one round trip.
+CREATE FUNCTION spendgate_place_holds(p_requests jsonb)
+RETURNS TABLE (i int, outcome text, task_id bigint, budget_id uuid, budget_limit numeric,
+               budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  batch_at timestamptz := clock_timestamp();
+  fits boolean;
+  ids bigint[];
+BEGIN
+  PERFORM spendgate_lock_project(p) FROM (
+    SELECT DISTINCT (x->>'project_id')::uuid AS p FROM jsonb_array_elements(p_requests) x
+  ) q ORDER BY hashtextextended(p::text, 7);
+
+  IF EXISTS (SELECT 1 FROM spendgate_hold_requests(p_requests) x WHERE x.idempotency_key IS NOT NULL) THEN
+    RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(p_requests);
+    RETURN;
+  END IF;
+
+  -- Every (budget, period window) the batch touches, with the batch's total for it.
+  CREATE TEMP TABLE IF NOT EXISTS spendgate_batch_sums (bid uuid, period_start timestamptz, at timestamptz, total numeric)
+    ON COMMIT DELETE ROWS;
+  DELETE FROM spendgate_batch_sums;
+  INSERT INTO spendgate_batch_sums
+  SELECT b.id, w.period_start, min(coalesce(x.accepted_at, batch_at)), sum(x.hold_amount)
+  FROM spendgate_hold_requests(p_requests) x
+  JOIN budget b ON b.project_id = x.project_id AND b.unit = x.unit AND b.deleted_at IS NULL
+  CROSS JOIN LATERAL spendgate_period_window(b.period, coalesce(x.accepted_at, batch_at)) w
+  GROUP BY b.id, w.period_start;
+
+  PERFORM spendgate_budget_period(s.bid, s.at) FROM spendgate_batch_sums s
+  WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = s.bid AND p.period_start = s.period_start);
+
+  SELECT coalesce(bool_and(NOT b.hard OR p.spent + p.held + s.total <= b."limit"), true) INTO fits
+  FROM spendgate_batch_sums s JOIN budget b ON b.id = s.bid
+  JOIN budget_period p ON p.budget_id = s.bid AND p.period_start = s.period_start;
+
+  IF NOT fits THEN
+    RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(p_requests);
+    RETURN;
+  END IF;
+
+  ids := ARRAY(SELECT nextval(pg_get_serial_sequence('task', 'id')) FROM generate_series(1, jsonb_array_length(p_requests)));
+
+  INSERT INTO task (id, project_id, api_key_id, model, family, kind, unit, status, price_basis, price_book_version,
+                    exactness, estimate_amount, estimate_tier, estimate_warnings, hold_amount, accepted_at, updated_at)
+  SELECT ids[x.i + 1], x.project_id, x.api_key_id, x.model, x.family, x.kind, x.unit, 'submitting', x.price_basis,
+         x.price_book_version, x.exactness, x.estimate_amount, x.estimate_tier, coalesce(x.estimate_warnings, '{}'),
+         x.hold_amount, coalesce(x.accepted_at, batch_at), coalesce(x.accepted_at, batch_at)
+  FROM spendgate_hold_requests(p_requests) x;
+
+  INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
+  SELECT ids[x.i + 1], 'estimate', l.ordinality::int, l.value->>'component', (l.value->>'quantity')::numeric,
+         (l.value->>'rate')::numeric, (l.value->>'per')::numeric, (l.value->>'amount')::numeric
+  FROM spendgate_hold_requests(p_requests) x, jsonb_array_elements(coalesce(x.lines, '[]'::jsonb)) WITH ORDINALITY l;
+
+  INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
+  SELECT x.project_id, ids[x.i + 1], 'hold', x.unit, x.hold_amount, coalesce(x.accepted_at, batch_at)
+  FROM spendgate_hold_requests(p_requests) x WHERE x.hold_amount > 0;
+
+  WITH raised AS (
+    UPDATE budget_period p SET held = p.held + s.total
+    FROM spendgate_batch_sums s
+    WHERE p.budget_id = s.bid AND p.period_start = s.period_start AND s.total > 0
+    RETURNING p.budget_id, p.period_start, p.spent + p.held AS after, s.total
+  )
+  INSERT INTO budget_alert (budget_id, period_start, threshold, used_amount)
+  SELECT u.budget_id, u.period_start, t, u.after
+  FROM raised u JOIN budget b ON b.id = u.budget_id, unnest(b.thresholds) t
+  WHERE u.after - u.total < b."limit" * t / 100 AND u.after >= b."limit" * t / 100
+  ON CONFLICT DO NOTHING;
+
+  RETURN QUERY SELECT x.i, 'held'::text, ids[x.i + 1], NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period",
+                      NULL::boolean, NULL::text
+               FROM spendgate_hold_requests(p_requests) x;
 END $$;
 
 -- Moves a task's money in every budget period containing its acceptance: held -= p_release,

@@ -7,7 +7,9 @@ import { Database, DATABASE } from './database/database.js';
 import { GatewayModule } from './gateway/gateway.module.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { graphqlContext } from './graphql/graphql-auth.js';
+import { fieldLimit, MAX_DEPTH } from './graphql/limits.js';
 import { HealthController } from './health/health.controller.js';
+import { ReportsController } from './reports/reports.controller.js';
 import type { UpstreamOptions } from './upstream/upstream.client.js';
 import { CoreModule } from './core.module.js';
 
@@ -33,9 +35,11 @@ export class AppModule {
           graphiql: runtime.config.NODE_ENV !== 'production',
           path: '/graphql',
           context: graphqlContext,
+          queryDepth: MAX_DEPTH,
+          validationRules: [fieldLimit],
         }),
       ],
-      controllers: [HealthController],
+      controllers: [HealthController, ReportsController],
     };
   }
 }

@@ -10,12 +10,14 @@ import { LedgerService } from './ledger/ledger.service.js';
 import { PriceBookService } from './pricing/price-book.service.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { BudgetsService } from './budgets/budgets.service.js';
+import { PrincipalsService } from './auth/principals.service.js';
+import { ReportsService } from './reports/reports.service.js';
 import { PollerService } from './tasks/poller.service.js';
 import { SettlementService } from './tasks/settlement.service.js';
 import { UpstreamService } from './upstream/upstream.service.js';
 import type { Runtime } from './app.module.js';
 
-const SHARED = [PriceBookService, ProjectsService, LedgerService, SettlementService, MetricsService, PollerService, BudgetsService];
+const SHARED = [PriceBookService, ProjectsService, LedgerService, SettlementService, MetricsService, PollerService, BudgetsService, PrincipalsService, ReportsService];
 
 @Global()
 @Module({})

@@ -5,7 +5,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { Database, DATABASE } from '../database/database.js';
-import { dec, type Decimal } from '../pricing/money.js';
+import { dec, Decimal as DecimalCtor, percent, type Decimal } from '../pricing/money.js';
 import type { Unit } from '../pricing/pricing.types.js';
 
 export type Period = 'DAILY' | 'WEEKLY' | 'MONTHLY' | 'LIFETIME';
@@ -33,6 +33,10 @@ export interface BudgetStatus {
   thresholds: number[];
   periodStart: Date;
   periodEnd: Date;
+  /** Display: half-even, 2 places. */
+  percentUsed: string;
+  /** spent × period length / elapsed, 6 places half-even; null for LIFETIME. */
+  projectedSpend: Decimal | null;
 }
 
 @Injectable()
@@ -43,9 +47,7 @@ export class BudgetsService {
   async set(input: BudgetInput): Promise<string> {
     if (input.limit.isNegative()) throw ApiError.badRequest('limit: must not be negative');
     const thresholds = input.thresholds ?? [50, 80, 100];
-    if (thresholds.some((t) => !Number.isInteger(t) || t <= 0 || t > 1000)) {
-      throw ApiError.badRequest('thresholds: must be whole percentages between 1 and 1000');
-    }
+    checkThresholds(thresholds);
     return this.inProjectLock(input.projectId, async (q) => {
       const existing = await q(
         `SELECT id FROM budget WHERE project_id = $1 AND unit = $2::"Unit" AND period = $3::"Period" AND deleted_at IS NULL`,
@@ -66,6 +68,19 @@ export class BudgetsService {
       await q('SELECT spendgate_budget_period($1, clock_timestamp())', [id]);
       return id;
     });
+  }
+
+  /** Changes a budget's limit, kind or thresholds; its balances stay as the ledger has them. */
+  async update(budgetId: string, change: { limit?: Decimal; hard?: boolean; thresholds?: number[] }): Promise<boolean> {
+    if (change.limit?.isNegative()) throw ApiError.badRequest('limit: must not be negative');
+    checkThresholds(change.thresholds);
+    const { rowCount } = await this.db.query(
+      `UPDATE budget SET "limit" = coalesce($2::numeric, "limit"), hard = coalesce($3, hard), thresholds = coalesce($4::int[], thresholds)
+       WHERE id = $1 AND deleted_at IS NULL`,
+      [budgetId, change.limit?.toFixed() ?? null, change.hard ?? null, change.thresholds ?? null],
+    );
+    if (!rowCount) throw ApiError.notFound(`budget ${budgetId} not found`);
+    return true;
   }
 
   async remove(budgetId: string, projectId?: string): Promise<boolean> {
@@ -90,7 +105,11 @@ export class BudgetsService {
         const limit = dec(r.lim as string);
         const spent = dec(r.spent as string);
         const held = dec(r.held as string);
+        const periodStart = r.period_start as Date;
+        const periodEnd = r.period_end as Date;
         return {
+          percentUsed: percent(spent.plus(held), limit),
+          projectedSpend: r.period === 'LIFETIME' ? null : projection(spent, periodStart, periodEnd, at),
           budgetId: r.id as string,
           projectId: r.project_id as string,
           unit: r.unit as Unit,
@@ -101,8 +120,8 @@ export class BudgetsService {
           held,
           remaining: limit.minus(spent).minus(held),
           thresholds: r.thresholds as number[],
-          periodStart: r.period_start as Date,
-          periodEnd: r.period_end as Date,
+          periodStart,
+          periodEnd,
         };
       });
     });
@@ -117,4 +136,17 @@ export class BudgetsService {
       return fn((sql, values) => client.query(sql, values));
     });
   }
+}
+
+function checkThresholds(thresholds: number[] | undefined): void {
+  if (thresholds?.some((t) => !Number.isInteger(t) || t <= 0 || t > 1000)) {
+    throw ApiError.badRequest('thresholds: must be whole percentages between 1 and 1000');
+  }
+}
+
+/** Burn-rate projection to the end of the window; a display figure, so rounded (half-even, 6 places). */
+function projection(spent: Decimal, start: Date, end: Date, at: Date): Decimal {
+  const elapsed = Math.max(1, at.getTime() - start.getTime());
+  const length = end.getTime() - start.getTime();
+  return spent.times(length).dividedBy(elapsed).toDecimalPlaces(6, DecimalCtor.ROUND_HALF_EVEN);
 }

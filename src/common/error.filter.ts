@@ -1,14 +1,23 @@
 /** Every refusal in one JSON shape: { code, message, details? } (decisions.md §5). */
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { GraphQLError } from 'graphql';
 import { ApiError, fromFastifyError } from './api-error.js';
+
+const GRAPHQL_CODES: Record<number, string> = { 400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT' };
 
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    if (host.getType<string>() !== 'http') throw exception;
+    if (host.getType<string>() !== 'http') {
+      // GraphQL: the same refusal, as a GraphQL error with a code and the same details.
+      if (exception instanceof ApiError) {
+        throw new GraphQLError(exception.message, { extensions: { code: GRAPHQL_CODES[exception.status] ?? 'BAD_REQUEST', status: exception.status, ...(exception.details ? { details: exception.details } : {}) } });
+      }
+      throw exception;
+    }
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const error = toApiError(exception);
     if (error.status >= 500 && !(exception instanceof ApiError)) {

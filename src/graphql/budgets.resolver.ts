@@ -36,6 +36,19 @@ export class BudgetsResolver {
     return this.budgets.set({ projectId, unit, limit, period, hard, ...(thresholds ? { thresholds } : {}) });
   }
 
+  @Mutation(() => Boolean, { description: "changes a budget's limit, kind or thresholds" })
+  async updateBudget(
+    @Context() ctx: GraphqlContext,
+    @Args('budgetId', { type: () => ID }) budgetId: string,
+    @Args('limit', { type: () => DecimalValue, nullable: true }) limit?: Decimal,
+    @Args('hard', { nullable: true }) hard?: boolean,
+    @Args('thresholds', { type: () => [Int], nullable: true }) thresholds?: number[],
+  ) {
+    assertAdmin(await this.principals.of(ctx), 'updateBudget');
+    assertProjectId(budgetId);
+    return this.budgets.update(budgetId, { ...(limit ? { limit } : {}), ...(hard !== undefined && hard !== null ? { hard } : {}), ...(thresholds ? { thresholds } : {}) });
+  }
+
   @Mutation(() => Boolean)
   async deleteBudget(@Context() ctx: GraphqlContext, @Args('budgetId', { type: () => ID }) budgetId: string) {
     assertAdmin(await this.principals.of(ctx), 'deleteBudget');

@@ -6,10 +6,12 @@ import { PriceBookResolver } from './price-book.resolver.js';
 import { Principals } from './principals.js';
 import { ProjectsResolver } from './projects.resolver.js';
 import { DecimalScalar } from './scalars.js';
+import { LedgerResolver } from './ledger.resolver.js';
+import { ReportsResolver } from './reports.resolver.js';
 import { TasksResolver } from './tasks.resolver.js';
 
 @Module({
   imports: [GatewayModule],
-  providers: [DecimalScalar, Principals, TasksQuery, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver],
+  providers: [DecimalScalar, Principals, TasksQuery, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, LedgerResolver],
 })
 export class GraphqlApiModule {}

@@ -11,7 +11,8 @@ export interface GraphqlContext {
   token?: string;
 }
 
-export type Principal = { kind: 'admin' } | { kind: 'project'; projectId: string };
+import type { Principal } from '../auth/principals.service.js';
+export type { Principal };
 
 export function graphqlContext(request: FastifyRequest): GraphqlContext {
   return { token: bearer(request.headers.authorization) };

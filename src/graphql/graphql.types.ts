@@ -83,6 +83,12 @@ export class BudgetStatus {
   @Field(() => [Int]) thresholds!: number[];
   @Field(() => GraphQLISODateTime, { nullable: true }) periodStart!: Date | null;
   @Field(() => GraphQLISODateTime, { nullable: true }) periodEnd!: Date | null;
+  @Field({ description: '(spent + held) / limit × 100, rounded half-even to 2 places (display)' }) percentUsed!: string;
+  @Field(() => DecimalValue, {
+    nullable: true,
+    description: 'spent at period end if the burn rate so far continues (spent × period length / elapsed), 6 places; null for LIFETIME',
+  })
+  projectedSpend!: Decimal | null;
 }
 
 @ObjectType()
@@ -97,4 +103,92 @@ export class Project {
 export class PriceBookVersionInfo {
   @Field(() => Int) version!: number;
   @Field(() => GraphQLISODateTime) effectiveAt!: Date;
+}
+
+@ObjectType()
+export class TokenSums {
+  @Field(() => DecimalValue) input!: string;
+  @Field(() => DecimalValue) output!: string;
+  @Field(() => DecimalValue) cacheRead!: string;
+  @Field(() => DecimalValue) cacheWrite5m!: string;
+  @Field(() => DecimalValue) cacheWrite1h!: string;
+  @Field(() => DecimalValue, { description: 'cache writes reported without a lifetime (GPT-5.6: one rate)' }) cacheWrite!: string;
+}
+
+@ObjectType()
+export class SpendRow {
+  @Field(() => [String], { description: 'the group, in the order of groupBy' }) keys!: string[];
+  @Field(() => [Money], { description: 'one total per unit; credits and USD are never summed' }) totals!: Money[];
+  @Field(() => Int) tasks!: number;
+  @Field(() => Int) unpricedTasks!: number;
+  @Field(() => TokenSums) tokens!: TokenSums;
+  @Field(() => DecimalValue) videoSeconds!: string;
+  @Field(() => Int) images!: number;
+}
+
+@ObjectType()
+export class RankedSpend {
+  @Field() key!: string;
+  @Field(() => UnitEnum) unit!: UnitEnum;
+  @Field(() => DecimalValue) amount!: string;
+  @Field(() => Int) tasks!: number;
+}
+
+@ObjectType()
+export class BudgetUse {
+  @Field(() => ID) budgetId!: string;
+  @Field(() => ID) projectId!: string;
+  @Field() projectName!: string;
+  @Field(() => UnitEnum) unit!: UnitEnum;
+  @Field(() => PeriodEnum) period!: PeriodEnum;
+  @Field(() => DecimalValue) limit!: string;
+  @Field(() => DecimalValue, { description: 'spent + held' }) used!: string;
+  @Field({ description: 'used / limit × 100, rounded half-even to 2 places (display)' }) percentUsed!: string;
+}
+
+@ObjectType()
+export class Dashboard {
+  @Field(() => [Money]) today!: Money[];
+  @Field(() => [Money]) monthToDate!: Money[];
+  @Field(() => [RankedSpend], { description: 'top 5 models this month, per unit' }) topModels!: RankedSpend[];
+  @Field(() => [RankedSpend], { description: 'top 5 projects this month, per unit' }) topProjects!: RankedSpend[];
+  @Field(() => [BudgetUse]) budgetsAbove80!: BudgetUse[];
+}
+
+@ObjectType()
+export class TaskEdge {
+  @Field() cursor!: string;
+  @Field(() => Task) node!: Task;
+}
+
+@ObjectType()
+export class PageInfo {
+  @Field() hasNextPage!: boolean;
+  @Field(() => String, { nullable: true }) endCursor!: string | null;
+}
+
+@ObjectType()
+export class TaskConnection {
+  @Field(() => [TaskEdge]) edges!: TaskEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+}
+
+@ObjectType()
+export class PriceRate {
+  @Field() model!: string;
+  @Field(() => UnitEnum) unit!: UnitEnum;
+  @Field() component!: string;
+  @Field() key!: string;
+  @Field(() => String, { nullable: true }) tier!: string | null;
+  @Field(() => Int, { nullable: true }) tierMaxInput!: number | null;
+  @Field(() => DecimalValue) rate!: string;
+}
+
+@ObjectType()
+export class PriceBook {
+  @Field(() => Int) version!: number;
+  @Field(() => GraphQLISODateTime) effectiveAt!: Date;
+  @Field(() => GraphQLISODateTime) publishedAt!: Date;
+  @Field(() => String, { nullable: true }) note!: string | null;
+  @Field(() => [PriceRate]) rates!: PriceRate[];
 }

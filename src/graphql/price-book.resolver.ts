@@ -2,7 +2,7 @@ import { Args, Context, Field, GraphQLISODateTime, InputType, Int, Mutation, Que
 import { PriceBookService } from '../pricing/price-book.service.js';
 import type { RateComponent } from '../pricing/price-book.js';
 import { assertAdmin, refused, type GraphqlContext } from './graphql-auth.js';
-import { PriceBookVersionInfo, UnitEnum } from './graphql.types.js';
+import { PriceBook, PriceBookVersionInfo, UnitEnum } from './graphql.types.js';
 import { Principals } from './principals.js';
 
 @InputType()
@@ -29,6 +29,12 @@ export class PriceBookResolver {
   async priceBookVersions(@Context() ctx: GraphqlContext) {
     await this.principals.of(ctx);
     return this.books.all().map((b) => ({ version: b.version, effectiveAt: b.effectiveAt }));
+  }
+
+  @Query(() => PriceBook, { nullable: true, description: 'a price-book version with its rates; the one in force now when version is omitted' })
+  async priceBook(@Context() ctx: GraphqlContext, @Args('version', { type: () => Int, nullable: true }) version?: number) {
+    await this.principals.of(ctx);
+    return this.books.describe(version ?? this.books.inForce().version);
   }
 
   @Mutation(() => Int, {

@@ -32,3 +32,8 @@ export function display(value: Decimal, places: number): string {
 export function exact(value: Decimal): string {
   return value.toFixed();
 }
+
+/** used / limit × 100 for display: half-even to 2 places; 0.00 for a zero limit. */
+export function percent(used: Decimal, limit: Decimal): string {
+  return limit.isZero() ? '0.00' : display(used.times(100).dividedBy(limit), 2);
+}

@@ -47,6 +47,24 @@ export class PriceBookService implements OnModuleDestroy {
     return this.books.find((b) => b.version === version);
   }
 
+  /** A version as published: its times, note and every rate row (rates as exact strings). */
+  async describe(version: number) {
+    const head = await this.db.query<{ version: number; effective_at: Date; published_at: Date; note: string | null }>(
+      'SELECT version, effective_at, published_at, note FROM price_book_version WHERE version = $1',
+      [version],
+    );
+    if (!head.rows[0]) return null;
+    const rates = await this.db.query(
+      `SELECT model, unit, component, key, tier, tier_max_input AS "tierMaxInput", rate::text AS rate
+       FROM price_rate WHERE version = $1 ORDER BY model, component, tier NULLS FIRST, key`,
+      [version],
+    );
+    const h = head.rows[0];
+    // Rates as canonical exact strings ("0.720" as stored from the spec reads "0.72").
+    const canonical = rates.rows.map((r) => ({ ...r, rate: dec(r.rate).toFixed() }));
+    return { version: h.version, effectiveAt: h.effective_at, publishedAt: h.published_at, note: h.note, rates: canonical };
+  }
+
   all(): readonly PriceBook[] {
     return this.books;
   }

@@ -1,12 +1,16 @@
 /**
- * Spend report from the daily roll-up (never a scan of raw tasks): totals per unit, grouped by
- * any of project, model, family, kind, day, week, month; `[from, to)` by UTC acceptance day.
+ * Spend reports from the daily roll-up (never a scan of raw tasks): one row per group and unit,
+ * grouped by any of project, model, family, kind, day, week, month; `[from, to)` in UTC, by the
+ * day of acceptance (the roll-up's grain is a UTC day, so from/to must be midnights).
+ * Credits and USD are never summed: every row has one unit.
  */
 import type { Database } from '../database/database.js';
 import { MODEL_ROUTES } from '../catalog/catalog.js';
+import { ApiError } from '../common/api-error.js';
 
 export const GROUP_KEYS = ['project', 'model', 'family', 'kind', 'day', 'week', 'month'] as const;
 export type GroupKey = (typeof GROUP_KEYS)[number];
+export const REPORT_STATUSES = ['ready', 'failed', 'adjustment'] as const;
 
 export interface SpendRow {
   keys: string[];
@@ -17,9 +21,22 @@ export interface SpendRow {
   inputTokens: string;
   outputTokens: string;
   cacheReadTokens: string;
+  cacheWrite5mTokens: string;
+  cacheWrite1hTokens: string;
   cacheWriteTokens: string;
   videoSeconds: string;
   images: number;
+}
+
+export interface ReportQuery {
+  from: Date;
+  to: Date;
+  groupBy: GroupKey[];
+  projectIds?: string[];
+  models?: string[];
+  families?: string[];
+  kinds?: string[];
+  statuses?: string[];
 }
 
 const ROUTE_VALUES = MODEL_ROUTES.map((r) => `('${r.id}', '${r.family}', '${r.kind}')`).join(',');
@@ -34,29 +51,45 @@ const EXPR: Record<GroupKey, string> = {
   month: "to_char(s.day, 'YYYY-MM')",
 };
 
-export interface ReportQuery {
-  from: Date;
-  to: Date;
-  groupBy: GroupKey[];
-  projectIds?: string[];
-  models?: string[];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Checks a report query and says which field is wrong. */
+export function checkReportQuery(q: ReportQuery): void {
+  for (const [field, value] of [['from', q.from], ['to', q.to]] as const) {
+    if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw ApiError.badRequest(`${field}: must be a date-time`);
+    if (value.getTime() % 86_400_000 !== 0) {
+      throw ApiError.badRequest(`${field}: must be a UTC midnight (reports are kept per UTC day), e.g. 2026-11-01T00:00:00Z`);
+    }
+  }
+  if (q.to <= q.from) throw ApiError.badRequest('to: must be after from');
+  const badKey = q.groupBy.find((k) => !(GROUP_KEYS as readonly string[]).includes(k));
+  if (badKey) throw ApiError.badRequest(`groupBy: "${badKey}" is not one of ${GROUP_KEYS.join(', ')}`);
+  if (new Set(q.groupBy).size !== q.groupBy.length) throw ApiError.badRequest('groupBy: a key is repeated');
+  const badProject = q.projectIds?.find((id) => !UUID.test(id));
+  if (badProject) throw ApiError.badRequest(`projectIds: "${badProject.slice(0, 40)}" is not a project id`);
+  const badStatus = q.statuses?.find((s) => !(REPORT_STATUSES as readonly string[]).includes(s));
+  if (badStatus) throw ApiError.badRequest(`statuses: "${badStatus}" is not one of ${REPORT_STATUSES.join(', ')}`);
 }
 
-export async function spendReport(db: Database, q: ReportQuery): Promise<SpendRow[]> {
+export async function spendReport(db: Pick<Database, 'query'>, q: ReportQuery): Promise<SpendRow[]> {
+  checkReportQuery(q);
   const keys = q.groupBy.map((k) => EXPR[k]);
   const keyList = keys.length ? keys.map((k, i) => `${k} AS k${i}`).join(', ') + ',' : '';
-  const groupList = ['s.unit', ...keys].join(', ');
+  const groupList = [...keys, 's.unit'].join(', ');
   const { rows } = await db.query(
     `SELECT ${keyList} s.unit, sum(s.amount)::text AS amount, sum(s.tasks)::int AS tasks, sum(s.unpriced_tasks)::int AS unpriced,
             sum(s.input_tokens)::text AS input, sum(s.output_tokens)::text AS output, sum(s.cache_read_tokens)::text AS cache_read,
-            sum(s.cache_write_tokens)::text AS cache_write, sum(s.video_seconds)::text AS seconds, sum(s.images)::int AS images
+            sum(s.cache_write_5m_tokens)::text AS cw5m, sum(s.cache_write_1h_tokens)::text AS cw1h,
+            sum(s.cache_write_tokens)::text AS cw, sum(s.video_seconds)::text AS seconds, sum(s.images)::int AS images
      FROM spend_rollup s
      JOIN project p ON p.id = s.project_id
      LEFT JOIN (VALUES ${ROUTE_VALUES}) AS c(model, family, kind) ON c.model = s.model
      WHERE s.day >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND s.day < ($2::timestamptz AT TIME ZONE 'UTC')::date
        AND ($3::uuid[] IS NULL OR s.project_id = ANY($3)) AND ($4::text[] IS NULL OR s.model = ANY($4))
+       AND ($5::text[] IS NULL OR c.family = ANY($5)) AND ($6::text[] IS NULL OR c.kind = ANY($6))
+       AND ($7::text[] IS NULL OR s.status = ANY($7))
      GROUP BY ${groupList} ORDER BY ${[...keys.map((_, i) => `k${i}`), 's.unit'].join(', ')}`,
-    [q.from, q.to, q.projectIds ?? null, q.models ?? null],
+    [q.from, q.to, q.projectIds ?? null, q.models ?? null, q.families ?? null, q.kinds ?? null, q.statuses ?? null],
   );
   return rows.map((r) => ({
     keys: q.groupBy.map((_, i) => String(r[`k${i}`])),
@@ -67,18 +100,27 @@ export async function spendReport(db: Database, q: ReportQuery): Promise<SpendRo
     inputTokens: r.input,
     outputTokens: r.output,
     cacheReadTokens: r.cache_read,
-    cacheWriteTokens: r.cache_write,
+    cacheWrite5mTokens: r.cw5m,
+    cacheWrite1hTokens: r.cw1h,
+    cacheWriteTokens: r.cw,
     videoSeconds: r.seconds,
     images: r.images,
   }));
 }
 
+export const CSV_COLUMNS = [
+  'unit', 'amount', 'tasks', 'unpriced_tasks', 'input_tokens', 'output_tokens', 'cache_read_tokens',
+  'cache_write_5m_tokens', 'cache_write_1h_tokens', 'cache_write_tokens', 'video_seconds', 'images',
+] as const;
+
 /** CSV: one header row, stable columns, exact decimals as plain strings, unit in its own column. */
 export function toCsv(groupBy: GroupKey[], rows: SpendRow[]): string {
-  const header = [...groupBy, 'unit', 'amount', 'tasks', 'unpriced_tasks', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'video_seconds', 'images'];
-  const esc = (v: string | number) => (/[",\n]/.test(String(v)) ? `"${String(v).replaceAll('"', '""')}"` : String(v));
+  const esc = (v: string | number) => (/[",\n\r]/.test(String(v)) ? `"${String(v).replaceAll('"', '""')}"` : String(v));
   const lines = rows.map((r) =>
-    [...r.keys, r.unit, r.amount, r.tasks, r.unpricedTasks, r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWriteTokens, r.videoSeconds, r.images].map(esc).join(','),
+    [
+      ...r.keys, r.unit, r.amount, r.tasks, r.unpricedTasks, r.inputTokens, r.outputTokens, r.cacheReadTokens,
+      r.cacheWrite5mTokens, r.cacheWrite1hTokens, r.cacheWriteTokens, r.videoSeconds, r.images,
+    ].map(esc).join(','),
   );
-  return [header.join(','), ...lines].join('\n') + '\n';
+  return [[...groupBy, ...CSV_COLUMNS].join(','), ...lines].join('\n') + '\n';
 }

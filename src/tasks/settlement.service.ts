@@ -83,11 +83,13 @@ function rollupOf(basis: PriceBasis, charge: Charge): Record<string, string> {
   if (basis.kind === 'video') return { video_seconds: String(basis.duration ?? 0) };
   if (basis.kind === 'image') return { images: String(basis.n ?? 1) };
   if (charge.exactness !== 'EXACT') return {};
-  const qty = (component: string) => charge.lines.filter((l) => l.component.startsWith(component)).reduce((s, l) => s.plus(l.quantity), ZERO);
+  const qty = (component: string) => charge.lines.filter((l) => l.component === component).reduce((s, l) => s.plus(l.quantity), ZERO);
   return {
     input_tokens: qty('input').toFixed(),
     output_tokens: qty('output').toFixed(),
     cache_read_tokens: qty('cache_read').toFixed(),
+    cache_write_5m_tokens: qty('cache_write_5m').toFixed(),
+    cache_write_1h_tokens: qty('cache_write_1h').toFixed(),
     cache_write_tokens: qty('cache_write').toFixed(),
   };
 }

@@ -182,17 +182,20 @@ CREATE TABLE "spend_rollup" (
     "project_id" UUID NOT NULL,
     "model" TEXT NOT NULL,
     "unit" "Unit" NOT NULL,
+    "status" TEXT NOT NULL,
     "tasks" INTEGER NOT NULL DEFAULT 0,
     "unpriced_tasks" INTEGER NOT NULL DEFAULT 0,
     "amount" DECIMAL NOT NULL DEFAULT 0,
     "input_tokens" BIGINT NOT NULL DEFAULT 0,
     "output_tokens" BIGINT NOT NULL DEFAULT 0,
     "cache_read_tokens" BIGINT NOT NULL DEFAULT 0,
+    "cache_write_5m_tokens" BIGINT NOT NULL DEFAULT 0,
+    "cache_write_1h_tokens" BIGINT NOT NULL DEFAULT 0,
     "cache_write_tokens" BIGINT NOT NULL DEFAULT 0,
     "video_seconds" DECIMAL NOT NULL DEFAULT 0,
     "images" INTEGER NOT NULL DEFAULT 0,
 
-    CONSTRAINT "spend_rollup_pkey" PRIMARY KEY ("day","project_id","model","unit")
+    CONSTRAINT "spend_rollup_pkey" PRIMARY KEY ("day","project_id","model","unit","status")
 );
 
 -- CreateIndex
@@ -217,13 +220,7 @@ CREATE UNIQUE INDEX "budget_alert_budget_id_period_start_threshold_key" ON "budg
 CREATE UNIQUE INDEX "task_upstream_task_id_key" ON "task"("upstream_task_id");
 
 -- CreateIndex
-CREATE INDEX "task_status_next_poll_at_idx" ON "task"("status", "next_poll_at");
-
--- CreateIndex
 CREATE INDEX "task_project_id_accepted_at_idx" ON "task"("project_id", "accepted_at");
-
--- CreateIndex
-CREATE UNIQUE INDEX "task_project_id_idempotency_key_key" ON "task"("project_id", "idempotency_key");
 
 -- CreateIndex
 CREATE INDEX "ledger_entry_project_id_unit_effective_at_idx" ON "ledger_entry"("project_id", "unit", "effective_at");

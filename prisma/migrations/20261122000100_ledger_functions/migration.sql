@@ -340,18 +340,22 @@ BEGIN
          (l.value->>'rate')::numeric, (l.value->>'per')::numeric, (l.value->>'amount')::numeric
   FROM jsonb_array_elements(coalesce(p_lines, '[]'::jsonb)) WITH ORDINALITY l;
 
-  INSERT INTO spend_rollup AS s (day, project_id, model, unit, tasks, unpriced_tasks, amount, input_tokens,
-                                 output_tokens, cache_read_tokens, cache_write_tokens, video_seconds, images)
-  VALUES ((t.accepted_at AT TIME ZONE 'UTC')::date, t.project_id, t.model, t.unit, 1,
+  INSERT INTO spend_rollup AS s (day, project_id, model, unit, status, tasks, unpriced_tasks, amount,
+                                 input_tokens, output_tokens, cache_read_tokens, cache_write_5m_tokens,
+                                 cache_write_1h_tokens, cache_write_tokens, video_seconds, images)
+  VALUES ((t.accepted_at AT TIME ZONE 'UTC')::date, t.project_id, t.model, t.unit, p_status::text, 1,
           CASE WHEN p_exactness = 'UNPRICED' THEN 1 ELSE 0 END, p_charge,
           coalesce((p_rollup->>'input_tokens')::bigint, 0), coalesce((p_rollup->>'output_tokens')::bigint, 0),
-          coalesce((p_rollup->>'cache_read_tokens')::bigint, 0), coalesce((p_rollup->>'cache_write_tokens')::bigint, 0),
+          coalesce((p_rollup->>'cache_read_tokens')::bigint, 0), coalesce((p_rollup->>'cache_write_5m_tokens')::bigint, 0),
+          coalesce((p_rollup->>'cache_write_1h_tokens')::bigint, 0), coalesce((p_rollup->>'cache_write_tokens')::bigint, 0),
           coalesce((p_rollup->>'video_seconds')::numeric, 0), coalesce((p_rollup->>'images')::int, 0))
-  ON CONFLICT (day, project_id, model, unit) DO UPDATE SET
+  ON CONFLICT (day, project_id, model, unit, status) DO UPDATE SET
     tasks = s.tasks + 1, unpriced_tasks = s.unpriced_tasks + EXCLUDED.unpriced_tasks,
     amount = s.amount + EXCLUDED.amount, input_tokens = s.input_tokens + EXCLUDED.input_tokens,
     output_tokens = s.output_tokens + EXCLUDED.output_tokens,
     cache_read_tokens = s.cache_read_tokens + EXCLUDED.cache_read_tokens,
+    cache_write_5m_tokens = s.cache_write_5m_tokens + EXCLUDED.cache_write_5m_tokens,
+    cache_write_1h_tokens = s.cache_write_1h_tokens + EXCLUDED.cache_write_1h_tokens,
     cache_write_tokens = s.cache_write_tokens + EXCLUDED.cache_write_tokens,
     video_seconds = s.video_seconds + EXCLUDED.video_seconds, images = s.images + EXCLUDED.images;
   RETURN true;
@@ -393,9 +397,9 @@ BEGIN
   VALUES (p_project, p_task, 'adjustment', p_unit, p_amount, p_at, p_reason) RETURNING id INTO entry;
   PERFORM spendgate_apply_to_budgets(p_project, p_unit, p_at, 0, p_amount);
   -- Reports read the roll-up, so an adjustment lands there too (on its task's model, if any).
-  INSERT INTO spend_rollup AS s (day, project_id, model, unit, amount)
+  INSERT INTO spend_rollup AS s (day, project_id, model, unit, status, amount)
   VALUES ((p_at AT TIME ZONE 'UTC')::date, p_project,
-          coalesce((SELECT model FROM task WHERE id = p_task), '(adjustment)'), p_unit, p_amount)
-  ON CONFLICT (day, project_id, model, unit) DO UPDATE SET amount = s.amount + EXCLUDED.amount;
+          coalesce((SELECT model FROM task WHERE id = p_task), '(adjustment)'), p_unit, 'adjustment', p_amount)
+  ON CONFLICT (day, project_id, model, unit, status) DO UPDATE SET amount = s.amount + EXCLUDED.amount;
   RETURN entry;
 END $$;

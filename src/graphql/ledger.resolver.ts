@@ -1,0 +1,46 @@
+import { Args, Context, GraphQLISODateTime, ID, Mutation, Resolver } from '@nestjs/graphql';
+import { LedgerService } from '../ledger/ledger.service.js';
+import type { Decimal } from '../pricing/money.js';
+import { TasksQuery } from '../tasks/tasks.query.js';
+import { assertAdmin, refused, type GraphqlContext } from './graphql-auth.js';
+import { UnitEnum } from './graphql.types.js';
+import { assertProjectId, Principals } from './principals.js';
+import { DecimalValue } from './scalars.js';
+
+@Resolver()
+export class LedgerResolver {
+  constructor(
+    private readonly ledger: LedgerService,
+    private readonly tasks: TasksQuery,
+    private readonly principals: Principals,
+  ) {}
+
+  @Mutation(() => ID, {
+    description:
+      'posts a correction (a new ledger entry; nothing is edited): a negative amount is a refund. With taskId it counts in the period of that task\'s acceptance, else now.',
+  })
+  async adjustLedger(
+    @Context() ctx: GraphqlContext,
+    @Args('projectId', { type: () => ID }) projectId: string,
+    @Args('unit', { type: () => UnitEnum }) unit: UnitEnum,
+    @Args('amount', { type: () => DecimalValue }) amount: Decimal,
+    @Args('reason') reason: string,
+    @Args('taskId', { type: () => ID, nullable: true }) taskId?: string,
+    @Args('effectiveAt', { type: () => GraphQLISODateTime, nullable: true }) effectiveAt?: Date,
+  ) {
+    assertAdmin(await this.principals.of(ctx), 'adjustLedger');
+    assertProjectId(projectId);
+    if (!reason.trim()) throw refused('reason: an adjustment needs a reason', 'BAD_USER_INPUT');
+    if (amount.isZero()) throw refused('amount: must not be zero', 'BAD_USER_INPUT');
+    let internalTaskId: string | undefined;
+    let at = effectiveAt ?? undefined;
+    if (taskId) {
+      const task = await this.tasks.find(taskId);
+      if (!task || task.projectId !== projectId) throw refused(`taskId: task ${taskId} is not a task of project ${projectId}`, 'BAD_USER_INPUT');
+      if (task.unit !== unit) throw refused(`unit: task ${taskId} is priced in ${task.unit}; credits and USD never mix`, 'BAD_USER_INPUT');
+      internalTaskId = task.internalId;
+      at ??= task.acceptedAt;
+    }
+    return this.ledger.adjust(projectId, unit, amount, reason.trim(), internalTaskId, at);
+  }
+}

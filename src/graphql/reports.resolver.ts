@@ -1,0 +1,85 @@
+import { Args, Context, GraphQLISODateTime, ID, Query, Resolver } from '@nestjs/graphql';
+import { dec, sum } from '../pricing/money.js';
+import { ReportsService } from '../reports/reports.service.js';
+import type { GroupKey, SpendRow as ReportRow } from '../reports/spend-report.js';
+import { refused, type GraphqlContext, type Principal } from './graphql-auth.js';
+import { Dashboard, SpendRow, UnitEnum } from './graphql.types.js';
+import { Principals } from './principals.js';
+
+/** A project key reads its own project only: no filter means its own, another project is refused. */
+export function scopeProjects(who: Principal, projectIds: string[] | undefined): string[] | undefined {
+  if (who.kind === 'admin') return projectIds;
+  if (projectIds && projectIds.some((id) => id !== who.projectId)) {
+    throw refused('this API key can only read its own project; remove other projects from projectIds');
+  }
+  return [who.projectId];
+}
+
+/** One GraphQL row per group: the SQL's per-unit rows become `totals`, one Money per unit. */
+export function mergeUnits(rows: ReportRow[]): SpendRow[] {
+  const groups = new Map<string, ReportRow[]>();
+  for (const row of rows) {
+    const key = JSON.stringify(row.keys);
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  return [...groups.values()].map((parts) => {
+    const total = (pick: (r: ReportRow) => string) => sum(parts.map((p) => dec(pick(p)))).toFixed();
+    return {
+      keys: parts[0]!.keys,
+      totals: parts.map((p) => ({ unit: p.unit as UnitEnum, amount: dec(p.amount) })),
+      tasks: parts.reduce((n, p) => n + p.tasks, 0),
+      unpricedTasks: parts.reduce((n, p) => n + p.unpricedTasks, 0),
+      tokens: {
+        input: total((r) => r.inputTokens),
+        output: total((r) => r.outputTokens),
+        cacheRead: total((r) => r.cacheReadTokens),
+        cacheWrite5m: total((r) => r.cacheWrite5mTokens),
+        cacheWrite1h: total((r) => r.cacheWrite1hTokens),
+        cacheWrite: total((r) => r.cacheWriteTokens),
+      },
+      videoSeconds: total((r) => r.videoSeconds),
+      images: parts.reduce((n, p) => n + p.images, 0),
+    };
+  });
+}
+
+@Resolver()
+export class ReportsResolver {
+  constructor(
+    private readonly reports: ReportsService,
+    private readonly principals: Principals,
+  ) {}
+
+  @Query(() => [SpendRow], { description: 'spend in [from, to) (UTC midnights), per unit, from the daily roll-up' })
+  async spendReport(
+    @Context() ctx: GraphqlContext,
+    @Args('from', { type: () => GraphQLISODateTime }) from: Date,
+    @Args('to', { type: () => GraphQLISODateTime }) to: Date,
+    @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
+    @Args('models', { type: () => [String], nullable: true }) models?: string[],
+    @Args('families', { type: () => [String], nullable: true }) families?: string[],
+    @Args('kinds', { type: () => [String], nullable: true }) kinds?: string[],
+    @Args('statuses', { type: () => [String], nullable: true, description: 'ready, failed, adjustment' }) statuses?: string[],
+    @Args('groupBy', { type: () => [String], nullable: true, description: 'any of project, model, family, kind, day, week, month' }) groupBy?: string[],
+  ) {
+    const who = await this.principals.of(ctx);
+    const scoped = scopeProjects(who, projectIds);
+    const rows = await this.reports.spend({
+      from,
+      to,
+      groupBy: (groupBy ?? []) as GroupKey[],
+      ...(scoped ? { projectIds: scoped } : {}),
+      ...(models ? { models } : {}),
+      ...(families ? { families } : {}),
+      ...(kinds ? { kinds } : {}),
+      ...(statuses ? { statuses } : {}),
+    });
+    return mergeUnits(rows);
+  }
+
+  @Query(() => Dashboard, { description: 'today and month to date per unit, top models and projects, budgets at 80 % or more' })
+  async dashboard(@Context() ctx: GraphqlContext) {
+    const who = await this.principals.of(ctx);
+    return this.reports.dashboard(who.kind === 'admin' ? null : [who.projectId]);
+  }
+}

@@ -1,0 +1,45 @@
+/** GET /reports/spend.csv: the spend report as CSV, same filters and grouping as GraphQL. */
+import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { bearer } from '../auth/api-keys.js';
+import { PrincipalsService } from '../auth/principals.service.js';
+import { ApiError } from '../common/api-error.js';
+import { ReportsService } from './reports.service.js';
+import { toCsv, type GroupKey } from './spend-report.js';
+
+const list = (value: string | undefined) => (value ? value.split(',').map((v) => v.trim()).filter(Boolean) : undefined);
+
+@Controller('reports')
+export class ReportsController {
+  constructor(
+    private readonly reports: ReportsService,
+    private readonly principals: PrincipalsService,
+  ) {}
+
+  @Get('spend.csv')
+  async spendCsv(@Headers('authorization') authorization: string | undefined, @Query() q: Record<string, string | undefined>, @Res() reply: FastifyReply) {
+    const who = await this.principals.resolve(bearer(authorization));
+    if (!who) throw ApiError.unauthorized('send Authorization: Bearer <ADMIN_TOKEN or project API key>');
+    let projectIds = list(q.projectIds);
+    if (who.kind === 'project') {
+      if (projectIds?.some((id) => id !== who.projectId)) throw ApiError.forbidden('projectIds: this API key can only read its own project');
+      projectIds = [who.projectId];
+    }
+    if (!q.from || !q.to) throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
+    const groupBy = (list(q.groupBy) ?? []) as GroupKey[];
+    const rows = await this.reports.spend({
+      from: new Date(q.from),
+      to: new Date(q.to),
+      groupBy,
+      ...(projectIds ? { projectIds } : {}),
+      ...(list(q.models) ? { models: list(q.models)! } : {}),
+      ...(list(q.families) ? { families: list(q.families)! } : {}),
+      ...(list(q.kinds) ? { kinds: list(q.kinds)! } : {}),
+      ...(list(q.statuses) ? { statuses: list(q.statuses)! } : {}),
+    });
+    void reply
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', 'attachment; filename="spend.csv"')
+      .send(toCsv(groupBy, rows));
+  }
+}

@@ -1,0 +1,91 @@
+/** Finance and dashboard read models, all from the roll-up and the budget period rows. */
+import { Inject, Injectable } from '@nestjs/common';
+import { Database, DATABASE } from '../database/database.js';
+import { dec, percent } from '../pricing/money.js';
+import { spendReport, type ReportQuery, type SpendRow } from './spend-report.js';
+
+export interface UnitAmount {
+  unit: 'CREDITS' | 'USD';
+  amount: string;
+}
+
+export interface Ranked {
+  key: string;
+  unit: 'CREDITS' | 'USD';
+  amount: string;
+  tasks: number;
+}
+
+interface BudgetUse {
+  budgetId: string;
+  projectId: string;
+  projectName: string;
+  unit: 'CREDITS' | 'USD';
+  period: string;
+  limit: string;
+  used: string;
+}
+
+export interface Dashboard {
+  today: UnitAmount[];
+  monthToDate: UnitAmount[];
+  topModels: Ranked[];
+  topProjects: Ranked[];
+  budgetsAbove80: Array<BudgetUse & { percentUsed: string }>;
+}
+
+const TOP = 5;
+
+@Injectable()
+export class ReportsService {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  spend(query: ReportQuery): Promise<SpendRow[]> {
+    return spendReport(this.db, query);
+  }
+
+  /** Today and month to date per unit, top models and projects this month per unit, budgets ≥ 80 %. */
+  async dashboard(projectIds: string[] | null, now = new Date()): Promise<Dashboard> {
+    const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    const scope = 'AND ($2::uuid[] IS NULL OR s.project_id = ANY($2))';
+    const totals = (since: Date) =>
+      this.db
+        .query<UnitAmount>(`SELECT s.unit, sum(s.amount)::text AS amount FROM spend_rollup s WHERE s.day >= $1::date ${scope} GROUP BY s.unit ORDER BY s.unit`, [since.toISOString().slice(0, 10), projectIds])
+        .then((r) => r.rows);
+    const top = (key: string, join = '') =>
+      this.db
+        .query<Ranked>(
+          `SELECT key, unit, amount::text, tasks FROM (
+             SELECT ${key} AS key, s.unit, sum(s.amount) AS amount, sum(s.tasks)::int AS tasks,
+                    row_number() OVER (PARTITION BY s.unit ORDER BY sum(s.amount) DESC, ${key}) AS rank
+             FROM spend_rollup s ${join} WHERE s.day >= $1::date ${scope} GROUP BY ${key}, s.unit) r
+           WHERE rank <= ${TOP} ORDER BY unit, amount DESC, key`,
+          [month.toISOString().slice(0, 10), projectIds],
+        )
+        .then((r) => r.rows);
+    const [t, m, models, projects, budgets] = await Promise.all([
+      totals(today),
+      totals(month),
+      top('s.model'),
+      top('p.name', 'JOIN project p ON p.id = s.project_id'),
+      this.db.query<BudgetUse>(
+        `SELECT b.id AS "budgetId", b.project_id AS "projectId", p.name AS "projectName", b.unit, b.period::text AS period,
+                b."limit"::text AS limit, (bp.spent + bp.held)::text AS used
+         FROM budget b JOIN project p ON p.id = b.project_id
+         JOIN budget_period bp ON bp.budget_id = b.id AND bp.period_start <= $1 AND bp.period_end > $1
+         WHERE b.deleted_at IS NULL AND b."limit" > 0 AND (bp.spent + bp.held) >= b."limit" * 0.8
+           AND ($2::uuid[] IS NULL OR b.project_id = ANY($2))
+         ORDER BY (bp.spent + bp.held) / b."limit" DESC`,
+        [now, projectIds],
+      ),
+    ]);
+    return {
+      today: t,
+      monthToDate: m,
+      topModels: models,
+      topProjects: projects,
+      budgetsAbove80: budgets.rows.map((b) => ({ ...b, percentUsed: percent(dec(b.used), dec(b.limit)) })),
+    };
+  }
+}

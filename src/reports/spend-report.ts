@@ -41,15 +41,29 @@ export interface ReportQuery {
 
 const ROUTE_VALUES = MODEL_ROUTES.map((r) => `('${r.id}', '${r.family}', '${r.kind}')`).join(',');
 
-const EXPR: Record<GroupKey, string> = {
-  project: 'p.name',
+/**
+ * Each key is computed in two steps: the inner query groups the roll-up by ids and dates (cheap to
+ * hash), the outer one turns them into names and text on the already-grouped rows.
+ */
+const INNER: Record<GroupKey, string> = {
+  project: 's.project_id',
   model: 's.model',
   family: "coalesce(c.family, '-')",
   kind: "coalesce(c.kind, '-')",
-  day: "to_char(s.day, 'YYYY-MM-DD')",
-  week: `to_char(date_trunc('week', s.day), 'IYYY-"W"IW')`,
-  month: "to_char(s.day, 'YYYY-MM')",
+  day: 's.day',
+  week: "date_trunc('week', s.day)::date",
+  month: "date_trunc('month', s.day)::date",
 };
+const OUTER: Record<GroupKey, (col: string) => string> = {
+  project: () => 'p.name',
+  model: (col) => col,
+  family: (col) => col,
+  kind: (col) => col,
+  day: (col) => `to_char(${col}, 'YYYY-MM-DD')`,
+  week: (col) => `to_char(${col}, 'IYYY-"W"IW')`,
+  month: (col) => `to_char(${col}, 'YYYY-MM')`,
+};
+const NEEDS_CATALOG = new Set<GroupKey>(['family', 'kind']);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -73,24 +87,29 @@ export function checkReportQuery(q: ReportQuery): void {
 
 export async function spendReport(db: Pick<Database, 'query'>, q: ReportQuery): Promise<SpendRow[]> {
   checkReportQuery(q);
-  const keys = q.groupBy.map((k) => EXPR[k]);
-  const keyList = keys.length ? keys.map((k, i) => `${k} AS k${i}`).join(', ') + ',' : '';
-  const groupList = [...keys, 's.unit'].join(', ');
+  const inner = q.groupBy.map((k, i) => `${INNER[k]} AS g${i}`);
+  const outer = q.groupBy.map((k, i) => `${OUTER[k](`g.g${i}`)} AS k${i}`);
+  const catalog = q.families || q.kinds || q.groupBy.some((k) => NEEDS_CATALOG.has(k));
   const { rows } = await db.query(
-    `SELECT ${keyList} s.unit, sum(s.amount)::text AS amount, sum(s.tasks)::int AS tasks, sum(s.unpriced_tasks)::int AS unpriced,
-            sum(s.input_tokens)::text AS input, sum(s.output_tokens)::text AS output, sum(s.cache_read_tokens)::text AS cache_read,
-            sum(s.cache_write_5m_tokens)::text AS cw5m, sum(s.cache_write_1h_tokens)::text AS cw1h,
-            sum(s.cache_write_tokens)::text AS cw, sum(s.video_seconds)::text AS seconds, sum(s.images)::int AS images
-     FROM spend_rollup s
-     JOIN project p ON p.id = s.project_id
-     LEFT JOIN (VALUES ${ROUTE_VALUES}) AS c(model, family, kind) ON c.model = s.model
-     WHERE s.day >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND s.day < ($2::timestamptz AT TIME ZONE 'UTC')::date
-       AND ($3::uuid[] IS NULL OR s.project_id = ANY($3)) AND ($4::text[] IS NULL OR s.model = ANY($4))
-       AND ($5::text[] IS NULL OR c.family = ANY($5)) AND ($6::text[] IS NULL OR c.kind = ANY($6))
-       AND ($7::text[] IS NULL OR s.status = ANY($7))
-     GROUP BY ${groupList} ORDER BY ${[...keys.map((_, i) => `k${i}`), 's.unit'].join(', ')}`,
+    `SELECT ${[...outer, 'g.*'].join(', ')} FROM (
+       SELECT ${[...inner, 's.unit'].join(', ')}, sum(s.amount) AS amount, sum(s.tasks)::int AS tasks,
+              sum(s.unpriced_tasks)::int AS unpriced, sum(s.input_tokens) AS input, sum(s.output_tokens) AS output,
+              sum(s.cache_read_tokens) AS cache_read, sum(s.cache_write_5m_tokens) AS cw5m,
+              sum(s.cache_write_1h_tokens) AS cw1h, sum(s.cache_write_tokens) AS cw, sum(s.video_seconds) AS seconds,
+              sum(s.images)::int AS images
+       FROM spend_rollup s
+       ${catalog ? `LEFT JOIN (VALUES ${ROUTE_VALUES}) AS c(model, family, kind) ON c.model = s.model` : ''}
+       WHERE s.day >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND s.day < ($2::timestamptz AT TIME ZONE 'UTC')::date
+         AND ($3::uuid[] IS NULL OR s.project_id = ANY($3)) AND ($4::text[] IS NULL OR s.model = ANY($4))
+         ${q.families ? 'AND c.family = ANY($5)' : 'AND $5::text[] IS NULL'} ${q.kinds ? 'AND c.kind = ANY($6)' : 'AND $6::text[] IS NULL'}
+         AND ($7::text[] IS NULL OR s.status = ANY($7))
+       GROUP BY ${[...q.groupBy.map((_, i) => `g${i}`), 's.unit'].join(', ')}
+     ) g
+     ${q.groupBy.includes('project') ? `JOIN project p ON p.id = g.g${q.groupBy.indexOf('project')}` : ''}
+     ORDER BY ${[...q.groupBy.map((_, i) => `k${i}`), 'g.unit'].join(', ')}`,
     [q.from, q.to, q.projectIds ?? null, q.models ?? null, q.families ?? null, q.kinds ?? null, q.statuses ?? null],
   );
+  // numeric and bigint sums arrive as exact strings (pg's text protocol), never as floats.
   return rows.map((r) => ({
     keys: q.groupBy.map((_, i) => String(r[`k${i}`])),
     unit: r.unit,

@@ -1,7 +1,8 @@
-import { Args, Context, GraphQLISODateTime, ID, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, GraphQLISODateTime, ID, Info, Query, Resolver } from '@nestjs/graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import { dec, sum } from '../pricing/money.js';
 import { ReportsService } from '../reports/reports.service.js';
-import type { GroupKey, SpendRow as ReportRow } from '../reports/spend-report.js';
+import type { GroupKey, Measure, SpendRow as ReportRow } from '../reports/spend-report.js';
 import { refused, type GraphqlContext, type Principal } from './graphql-auth.js';
 import { Dashboard, SpendRow, UnitEnum } from './graphql.types.js';
 import { Principals } from './principals.js';
@@ -43,6 +44,24 @@ export function mergeUnits(rows: ReportRow[]): SpendRow[] {
   });
 }
 
+/** The optional measures the query selects (fragments included), so only those are summed. */
+function measuresSelected(info: GraphQLResolveInfo): Measure[] {
+  const fields = new Set<string>();
+  const visit = (set: { selections: readonly any[] } | undefined) => {
+    for (const sel of set?.selections ?? []) {
+      if (sel.kind === 'Field') fields.add(sel.name.value);
+      else if (sel.kind === 'InlineFragment') visit(sel.selectionSet);
+      else if (sel.kind === 'FragmentSpread') visit(info.fragments[sel.name.value]?.selectionSet);
+    }
+  };
+  for (const node of info.fieldNodes) visit(node.selectionSet);
+  const measures: Measure[] = [];
+  if (fields.has('unpricedTasks')) measures.push('unpriced');
+  if (fields.has('tokens')) measures.push('tokens');
+  if (fields.has('videoSeconds') || fields.has('images')) measures.push('media');
+  return measures;
+}
+
 @Resolver()
 export class ReportsResolver {
   constructor(
@@ -61,6 +80,7 @@ export class ReportsResolver {
     @Args('kinds', { type: () => [String], nullable: true }) kinds?: string[],
     @Args('statuses', { type: () => [String], nullable: true, description: 'ready, failed, adjustment' }) statuses?: string[],
     @Args('groupBy', { type: () => [String], nullable: true, description: 'any of project, model, family, kind, day, week, month' }) groupBy?: string[],
+    @Info() info?: GraphQLResolveInfo,
   ) {
     const who = await this.principals.of(ctx);
     const scoped = scopeProjects(who, projectIds);
@@ -68,6 +88,7 @@ export class ReportsResolver {
       from,
       to,
       groupBy: (groupBy ?? []) as GroupKey[],
+      ...(info ? { measures: measuresSelected(info) } : {}),
       ...(scoped ? { projectIds: scoped } : {}),
       ...(models ? { models } : {}),
       ...(families ? { families } : {}),

@@ -79,6 +79,13 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
     const status = mapped?.status ?? 500;
     void reply.code(status).send(mapped?.toBody() ?? { code: 5000, message: 'internal error' });
   });
+  // Graceful shutdown: responses sent while closing end their connection, so keep-alive clients
+  // cannot hold the server open after the last in-flight request.
+  let shuttingDown = false;
+  fastify.addHook('onSend', async (_request, reply, payload) => {
+    if (shuttingDown) void reply.header('connection', 'close');
+    return payload;
+  });
   const metrics = app.get(MetricsService);
   fastify.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions?.url ?? 'unmatched';
@@ -107,8 +114,14 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
     async close() {
       if (closed) return;
       closed = true;
+      shuttingDown = true;
       await poller.stop(); // stop claiming work first
-      await app.close(); // stops accepting, waits for in-flight requests
+      const idle = setInterval(() => fastify.server.closeIdleConnections(), 100);
+      try {
+        await app.close(); // stops accepting, waits for in-flight requests
+      } finally {
+        clearInterval(idle);
+      }
       await db.close();
       await simulator?.app.close();
       await embedded?.stop();

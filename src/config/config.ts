@@ -25,6 +25,7 @@ const schema = z
     UPSTREAM_CONNECT_TIMEOUT_MS: int(2_000, 1),
     UPSTREAM_TIMEOUT_MS: int(30_000, 1),
     POLL_INTERVAL_MS: int(2_000, 10),
+    SUBMIT_GRACE_MS: int(30_000, 0),
     POLLER_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
     SIMULATOR_DELAY_MS: int(3_000, 0),
     BODY_LIMIT_BYTES: int(8 * 1024 * 1024, 1024),

@@ -26,6 +26,8 @@ export interface EmbeddedOptions {
   database?: string;
   /** Extra `postgres -c` settings, e.g. for tests: ['fsync=off']. */
   settings?: string[];
+  /** A fixed port (default: a free one), e.g. to restart a server where its clients expect it. */
+  port?: number;
   log?: (line: string) => void;
 }
 
@@ -47,7 +49,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     return { url, owned: false, stop: async () => {} };
   }
 
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const settings = [
     'listen_addresses=127.0.0.1',
     'unix_socket_directories=',

@@ -18,12 +18,14 @@ export class GatewayController {
   @Post('chat/completions')
   async chat(@Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
     const ctx = await this.authenticate(headers);
+    this.requireJson(headers);
     send(reply, await this.gateway.submit('chat', ctx, body, idempotencyKey(headers)));
   }
 
   @Post('generations')
   async generations(@Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
     const ctx = await this.authenticate(headers);
+    this.requireJson(headers);
     send(reply, await this.gateway.submit('generations', ctx, body, idempotencyKey(headers)));
   }
 
@@ -31,6 +33,12 @@ export class GatewayController {
   async task(@Headers() headers: Record<string, string | undefined>, @Param('taskId') taskId: string, @Res() reply: FastifyReply) {
     const ctx = await this.authenticate(headers);
     send(reply, await this.gateway.poll(ctx, taskId));
+  }
+
+  /** Submissions are JSON (the vendor's contract); a form or text body is refused, not guessed at. */
+  private requireJson(headers: Record<string, string | undefined>): void {
+    const type = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') throw new ApiError(415, 4150, 'Content-Type must be application/json');
   }
 
   private async authenticate(headers: Record<string, string | undefined>): Promise<KeyContext> {

@@ -25,6 +25,8 @@ export interface SimulatorKnobs {
   resetRate: number;
   /** Share of polls answered with a malformed body. */
   pollMalformedRate: number;
+  /** Share of polls answered 503. */
+  pollErrorRate: number;
   /** Share of tasks that end failed. */
   failRate: number;
   seed: number;
@@ -60,6 +62,7 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   malformedRate: 0,
   resetRate: 0,
   pollMalformedRate: 0,
+  pollErrorRate: 0,
   failRate: 0,
   seed: 42,
 };
@@ -139,6 +142,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
     if (!authorised(req.headers.authorization)) return reply.code(401).send({ code: 4010, message: 'invalid API key' });
     const task = tasks.get(Number(req.params.taskId));
     if (!task) return reply.code(404).send({ code: 4040, message: 'task not found' });
+    if (chance() < knobs.pollErrorRate) return reply.code(503).send({ code: 5030, message: 'simulated poll outage' });
     if (chance() < knobs.pollMalformedRate) {
       return reply.header('content-type', 'application/json').send('{"code":1000,"data":');
     }

@@ -33,7 +33,7 @@ export class PollerService {
 
   /** Grace before a `submitting` task counts as abandoned: longer than any upstream call. */
   get abandonAfterMs(): number {
-    return this.config.UPSTREAM_TIMEOUT_MS + this.config.UPSTREAM_CONNECT_TIMEOUT_MS + 30_000;
+    return this.config.UPSTREAM_TIMEOUT_MS + this.config.UPSTREAM_CONNECT_TIMEOUT_MS + this.config.SUBMIT_GRACE_MS;
   }
 
   start(): void {

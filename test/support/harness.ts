@@ -101,3 +101,31 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000,
 export async function sql<R extends pg.QueryResultRow = any>(gw: Gateway, text: string, values?: unknown[]): Promise<R[]> {
   return (await gw.db.query<R>(text, values)).rows;
 }
+
+export interface ChildGateway {
+  url: string;
+  proc: import('node:child_process').ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** The real `npm start` entry point (dist/src/main.js) as a child process, for kill and log tests. */
+export async function spawnGateway(env: Record<string, string>): Promise<ChildGateway> {
+  const { spawn } = await import('node:child_process');
+  const { freePort } = await import('../../src/database/embedded.js');
+  const port = await freePort();
+  let out = '';
+  const proc = spawn(process.execPath, ['dist/src/main.js'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), LOG_LEVEL: 'info', POLL_INTERVAL_MS: '100', NODE_ENV: 'test', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  await eventually(async () => {
+    if (proc.exitCode !== null) throw new Error(`gateway exited: ${out}`);
+    return fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+  }, 30_000, 100);
+  return { url, proc, output: () => out, exited };
+}

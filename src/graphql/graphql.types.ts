@@ -17,7 +17,8 @@ registerEnumType(FailurePolicyEnum, { name: 'FailurePolicy' });
 @ObjectType()
 export class Money {
   @Field(() => UnitEnum) unit!: UnitEnum;
-  @Field(() => DecimalValue) amount!: Decimal;
+  /** A Decimal, or an exact decimal string straight from PostgreSQL (never a float). */
+  @Field(() => DecimalValue) amount!: Decimal | string;
 }
 
 @ObjectType()

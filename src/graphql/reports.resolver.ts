@@ -24,10 +24,11 @@ export function mergeUnits(rows: ReportRow[]): SpendRow[] {
     groups.set(key, [...(groups.get(key) ?? []), row]);
   }
   return [...groups.values()].map((parts) => {
-    const total = (pick: (r: ReportRow) => string) => sum(parts.map((p) => dec(pick(p)))).toFixed();
+    // Most groups have a single unit: their sums are passed through as the exact strings they are.
+    const total = (pick: (r: ReportRow) => string) => (parts.length === 1 ? pick(parts[0]!) : sum(parts.map((p) => dec(pick(p)))).toFixed());
     return {
       keys: parts[0]!.keys,
-      totals: parts.map((p) => ({ unit: p.unit as UnitEnum, amount: dec(p.amount) })),
+      totals: parts.map((p) => ({ unit: p.unit as UnitEnum, amount: p.amount })),
       tasks: parts.reduce((n, p) => n + p.tasks, 0),
       unpricedTasks: parts.reduce((n, p) => n + p.unpricedTasks, 0),
       tokens: {

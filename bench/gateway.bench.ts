@@ -1,0 +1,179 @@
+/**
+ * `npm run bench:gateway`: chat submissions at 64 connections for a fixed duration, in one run,
+ * side by side: the upstream simulator called directly (the floor), @portkey-ai/gateway in front of
+ * the same simulator (a Node AI gateway that keeps no ledger), and spendgate with everything in the
+ * submission path (auth, validation, pricing, budget hold, task and ledger writes on PostgreSQL with
+ * default durability). Then a media mix on spendgate, and spendgate's latency at a fixed offered
+ * rate of 500 requests/s (open loop). Each server is its own process; the load comes from this one.
+ * Prints figures, writes bench/results/gateway.json and bench/results/gateway.svg; asserts nothing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { Database } from '../src/database/database.js';
+import { freePort, startEmbeddedPostgres } from '../src/database/embedded.js';
+import { migrate } from '../src/database/migrate.js';
+import { ProjectsService } from '../src/projects/projects.service.js';
+import { BudgetsService } from '../src/budgets/budgets.service.js';
+import { dec } from '../src/pricing/money.js';
+
+const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<Result>;
+interface Result {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number; average: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 64;
+const CHAT = JSON.stringify({ model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }], max_tokens: 256 });
+const MEDIA = [
+  JSON.stringify({ model: 'seedream-4.0', prompt: 'a lighthouse at dusk', resolution: '2K', n: 2 }),
+  JSON.stringify({ model: 'sora-2-pro', prompt: 'waves on rocks', duration: 15 }),
+  JSON.stringify({ model: 'happyhorse-1.0', prompt: 'a horse running' }),
+  JSON.stringify({ model: 'nano-banana-pro', prompt: 'a fox', resolution: '4K' }),
+];
+
+const children: ChildProcess[] = [];
+
+function start(args: string[], env: Record<string, string> = {}): ChildProcess {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  return child;
+}
+
+async function waitFor(url: string, init?: RequestInit) {
+  for (let i = 0; i < 300; i++) {
+    const ok = await fetch(url, init).then((r) => r.status < 500, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+async function load(name: string, url: string, headers: Record<string, string>, bodies: string[], extra: Record<string, unknown> = {}) {
+  const opts = {
+    url,
+    method: 'POST',
+    connections: CONNECTIONS,
+    headers: { 'content-type': 'application/json', ...headers },
+    ...(bodies.length === 1 ? { body: bodies[0] } : { requests: bodies.map((body) => ({ method: 'POST', body })) }),
+    ...extra,
+  };
+  await autocannon({ ...opts, duration: 2 }); // warm-up
+  const r = await autocannon({ ...opts, duration: SECONDS });
+  const row = {
+    name,
+    requestsPerSecond: Math.round(r.requests.average),
+    total: r.requests.total,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  };
+  console.error(`${name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, non-2xx ${row.non2xx}`);
+  return row;
+}
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-gwbench-'));
+  mkdirSync(dir, { recursive: true, mode: 0o711 });
+  const pg = await startEmbeddedPostgres({ dataDir: dir });
+  try {
+    await migrate(pg.url);
+    const db = new Database(pg.url, 2);
+    const projects = new ProjectsService(db);
+    const project = await projects.create('bench');
+    const key = await projects.issueKey(project.id);
+    const budgets = new BudgetsService(db);
+    await budgets.set({ projectId: project.id, unit: 'CREDITS', limit: dec('1000000000'), period: 'MONTHLY', hard: true });
+    await budgets.set({ projectId: project.id, unit: 'USD', limit: dec('1000000000'), period: 'MONTHLY', hard: true });
+    await db.close();
+
+    const [simPort, portkeyPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
+    const sim = `http://127.0.0.1:${simPort}`;
+    start(['dist/src/cli/main.js', 'simulate', '--port', String(simPort), '--delay-ms', '600000']);
+    start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']);
+    start(['dist/src/main.js'], {
+      PORT: String(gatewayPort),
+      DATABASE_URL: pg.url,
+      UPSTREAM_BASE_URL: sim,
+      UPSTREAM_API_KEY: 'bench-vendor-key',
+      LOG_LEVEL: 'warn',
+      POLLER_ENABLED: 'false',
+      NODE_ENV: 'production',
+    });
+    await waitFor(`${sim}/__sim/tasks`);
+    await waitFor(`http://127.0.0.1:${portkeyPort}/`);
+    await waitFor(`http://127.0.0.1:${gatewayPort}/healthz`);
+    const gateway = `http://127.0.0.1:${gatewayPort}`;
+
+    const direct = await load('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, [CHAT]);
+    const portkey = await load('portkey', `http://127.0.0.1:${portkeyPort}/v1/chat/completions`, {
+      authorization: 'Bearer bench-vendor-key',
+      'x-portkey-provider': 'openai',
+      'x-portkey-custom-host': `${sim}/api-platform/v1`,
+    }, [CHAT]);
+    const spendgate = await load('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT]);
+    const media = await load('spendgate (media mix)', `${gateway}/api-platform/v1/generations`, { authorization: `Bearer ${key}` }, MEDIA);
+    const openLoop = await load('spendgate (chat, 500 req/s offered)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT], {
+      overallRate: 500,
+    });
+
+    const out = {
+      machine: `${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`,
+      date: new Date().toISOString().slice(0, 10),
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      notes: 'spendgate runs with LOG_LEVEL=warn and its background poller off (the poller is not on the submission path)',
+      rows: [direct, portkey, spendgate, media],
+      openLoop500: openLoop,
+      ratios: {
+        spendgateVsPortkey: Math.round((spendgate.requestsPerSecond / portkey.requestsPerSecond) * 100) / 100,
+        spendgateVsDirect: Math.round((spendgate.requestsPerSecond / direct.requestsPerSecond) * 100) / 100,
+      },
+      targets: { spendgateVsPortkey: 4, p99AtFiveHundredMs: 10 },
+    };
+    console.log(JSON.stringify(out, null, 2));
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync('bench/results/gateway.json', JSON.stringify(out, null, 2) + '\n');
+    writeFileSync('bench/results/gateway.svg', chart(out.rows));
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1500));
+    await pg.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A small horizontal bar chart of throughput, with p50/p99 in the labels. */
+function chart(rows: Array<{ name: string; requestsPerSecond: number; p50Ms: number; p99Ms: number }>): string {
+  const width = 720;
+  const barArea = 420;
+  const max = Math.max(...rows.map((r) => r.requestsPerSecond));
+  const bars = rows
+    .map((r, i) => {
+      const y = 50 + i * 44;
+      const w = Math.max(2, Math.round((r.requestsPerSecond / max) * barArea));
+      const fill = r.name.startsWith('spendgate') ? '#2f6f4f' : '#8a8f98';
+      return `<text x="10" y="${y + 18}" font-size="13">${r.name}</text>
+  <rect x="200" y="${y}" width="${w}" height="26" fill="${fill}"/>
+  <text x="${208 + w}" y="${y + 18}" font-size="12">${r.requestsPerSecond.toLocaleString('en-US')} req/s · p50 ${r.p50Ms} ms · p99 ${r.p99Ms} ms</text>`;
+    })
+    .join('\n  ');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width + 180}" height="${70 + rows.length * 44}" font-family="sans-serif">
+  <text x="10" y="24" font-size="15" font-weight="bold">Chat submissions, ${CONNECTIONS} connections, ${SECONDS} s (higher is better)</text>
+  ${bars}
+</svg>
+`;
+}
+
+main().catch((error) => {
+  console.error(error);
+  for (const child of children) child.kill('SIGKILL');
+  process.exit(1);
+});

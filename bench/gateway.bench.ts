@@ -12,6 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { Pool } from 'undici';
 import { Database } from '../src/database/database.js';
 import { freePort, startEmbeddedPostgres } from '../src/database/embedded.js';
 import { migrate } from '../src/database/migrate.js';
@@ -82,7 +83,7 @@ async function load(name: string, url: string, headers: Record<string, string>, 
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-gwbench-'));
   mkdirSync(dir, { recursive: true, mode: 0o711 });
-  const pg = await startEmbeddedPostgres({ dataDir: dir });
+  const pg = await startEmbeddedPostgres({ dataDir: dir, ...(process.env.BENCH_PG_SETTINGS ? { settings: process.env.BENCH_PG_SETTINGS.split(' ') } : {}) });
   try {
     await migrate(pg.url);
     const db = new Database(pg.url, 2);
@@ -98,7 +99,7 @@ async function main() {
     const sim = `http://127.0.0.1:${simPort}`;
     start(['dist/src/cli/main.js', 'simulate', '--port', String(simPort), '--delay-ms', '600000']);
     start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']);
-    start(['dist/src/main.js'], {
+    start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []), 'dist/src/main.js'], {
       PORT: String(gatewayPort),
       DATABASE_URL: pg.url,
       UPSTREAM_BASE_URL: sim,
@@ -112,6 +113,14 @@ async function main() {
     await waitFor(`http://127.0.0.1:${gatewayPort}/healthz`);
     const gateway = `http://127.0.0.1:${gatewayPort}`;
 
+    // The open-loop latency run goes first, on a fresh database. autocannon's -R spends each
+    // second's quota in a burst at the start of the second, which measures burst queueing; this
+    // generator sends one request every 2 ms and times each from its scheduled start (so a slow
+    // response delays nothing and hides nothing: no coordinated omission).
+    const openLoop = await openLoopRun(`${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, CHAT, 500);
+    const openLoopBursty = await load('spendgate (chat, autocannon -R 500)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT], {
+      overallRate: 500,
+    });
     const direct = await load('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, [CHAT]);
     const portkey = await load('portkey', `http://127.0.0.1:${portkeyPort}/v1/chat/completions`, {
       authorization: 'Bearer bench-vendor-key',
@@ -120,9 +129,6 @@ async function main() {
     }, [CHAT]);
     const spendgate = await load('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT]);
     const media = await load('spendgate (media mix)', `${gateway}/api-platform/v1/generations`, { authorization: `Bearer ${key}` }, MEDIA);
-    const openLoop = await load('spendgate (chat, 500 req/s offered)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT], {
-      overallRate: 500,
-    });
 
     const out = {
       machine: `${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`,
@@ -132,6 +138,7 @@ async function main() {
       notes: 'spendgate runs with LOG_LEVEL=warn and its background poller off (the poller is not on the submission path)',
       rows: [direct, portkey, spendgate, media],
       openLoop500: openLoop,
+      openLoop500AutocannonBursts: openLoopBursty,
       ratios: {
         spendgateVsPortkey: Math.round((spendgate.requestsPerSecond / portkey.requestsPerSecond) * 100) / 100,
         spendgateVsDirect: Math.round((spendgate.requestsPerSecond / direct.requestsPerSecond) * 100) / 100,
@@ -148,6 +155,47 @@ async function main() {
     await pg.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Uniform open loop: request i is due at start + i / rate; latency counts from that due time. */
+async function openLoopRun(url: string, headers: Record<string, string>, body: string, rate: number) {
+  const pool = new Pool(new URL(url).origin, { connections: CONNECTIONS });
+  const path = new URL(url).pathname;
+  const send = () =>
+    pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body }).then(
+      async (r) => {
+        await r.body.text();
+        return r.statusCode;
+      },
+      () => 0,
+    );
+  const run = async (seconds: number) => {
+    const total = seconds * rate;
+    const latencies: number[] = [];
+    let failures = 0;
+    const start = performance.now();
+    const inflight: Promise<void>[] = [];
+    for (let i = 0; i < total; i++) {
+      const due = start + (i * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      inflight.push(
+        send().then((status) => {
+          latencies.push(performance.now() - due);
+          if (status !== 200) failures++;
+        }),
+      );
+    }
+    await Promise.all(inflight);
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 100) / 100;
+    return { offeredPerSecond: rate, sent: total, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1), non200: failures };
+  };
+  await run(2); // warm-up
+  const result = await run(SECONDS);
+  await pool.close();
+  console.error(`spendgate (chat, uniform ${rate} req/s): p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, non-200 ${result.non200}`);
+  return { name: `spendgate (chat, uniform open loop ${rate} req/s)`, ...result };
 }
 
 /** A small horizontal bar chart of throughput, with p50/p99 in the labels. */

@@ -3,7 +3,7 @@ import { BudgetsService } from '../budgets/budgets.service.js';
 import type { Decimal } from '../pricing/money.js';
 import { assertAdmin, assertCanRead, type GraphqlContext } from './graphql-auth.js';
 import { BudgetStatus, PeriodEnum, UnitEnum } from './graphql.types.js';
-import { assertProjectId, Principals } from './principals.js';
+import { assertProjectId, assertUuid, Principals } from './principals.js';
 import { DecimalValue } from './scalars.js';
 
 @Resolver(() => BudgetStatus)
@@ -45,14 +45,14 @@ export class BudgetsResolver {
     @Args('thresholds', { type: () => [Int], nullable: true }) thresholds?: number[],
   ) {
     assertAdmin(await this.principals.of(ctx), 'updateBudget');
-    assertProjectId(budgetId);
+    assertUuid('budgetId', budgetId);
     return this.budgets.update(budgetId, { ...(limit ? { limit } : {}), ...(hard !== undefined && hard !== null ? { hard } : {}), ...(thresholds ? { thresholds } : {}) });
   }
 
   @Mutation(() => Boolean)
   async deleteBudget(@Context() ctx: GraphqlContext, @Args('budgetId', { type: () => ID }) budgetId: string) {
     assertAdmin(await this.principals.of(ctx), 'deleteBudget');
-    assertProjectId(budgetId);
+    assertUuid('budgetId', budgetId);
     return this.budgets.remove(budgetId);
   }
 }

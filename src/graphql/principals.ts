@@ -17,6 +17,11 @@ export class Principals {
   }
 }
 
+/** Ids are UUIDs; anything else is refused naming the argument, before it reaches a query. */
+export function assertUuid(field: string, value: string): void {
+  if (!UUID.test(value)) throw refused(`${field}: "${value.slice(0, 40)}" is not an id (a UUID)`, 'BAD_USER_INPUT');
+}
+
 export function assertProjectId(projectId: string): void {
-  if (!UUID.test(projectId)) throw refused(`projectId: "${projectId.slice(0, 40)}" is not a project id (a UUID)`, 'BAD_USER_INPUT');
+  assertUuid('projectId', projectId);
 }

@@ -58,16 +58,19 @@ export interface Settlement {
   rollup: Record<string, string>;
 }
 
+/** Charge lines as the SQL functions take them: every figure an exact decimal string. */
+export function linesPayload(lines: readonly ChargeLine[]) {
+  return lines.map((l) => ({
+    component: l.component,
+    quantity: l.quantity.toFixed(),
+    rate: l.rate.toFixed(),
+    per: l.per.toFixed(),
+    amount: l.amount.toFixed(),
+  }));
+}
+
 export function linesJson(lines: readonly ChargeLine[]): string {
-  return JSON.stringify(
-    lines.map((l) => ({
-      component: l.component,
-      quantity: l.quantity.toFixed(),
-      rate: l.rate.toFixed(),
-      per: l.per.toFixed(),
-      amount: l.amount.toFixed(),
-    })),
-  );
+  return JSON.stringify(linesPayload(lines));
 }
 
 /**
@@ -171,7 +174,7 @@ export class LedgerService {
       estimate_warnings: r.quote.warnings,
       price_basis: r.quote.basis,
       price_book_version: r.priceBookVersion,
-      lines: JSON.parse(linesJson(r.quote.lines)),
+      lines: linesPayload(r.quote.lines),
       idempotency_key: r.idempotencyKey ?? null,
       request_hash: r.requestHash ?? null,
       accepted_at: r.acceptedAt?.toISOString() ?? null,

@@ -203,75 +203,88 @@ BEGIN
   END LOOP;
 END $$;
 
+-- One hold request, as the gateway sends it (a batch is a JSON array of these).
+CREATE TYPE spendgate_hold_request AS (
+  i int, project_id uuid, api_key_id uuid, model text, family text, kind text, unit "Unit",
+  hold_amount numeric, estimate_amount numeric, exactness "Exactness", estimate_tier text,
+  estimate_warnings text[], price_basis jsonb, price_book_version int, lines jsonb,
+  idempotency_key text, request_hash text, accepted_at timestamptz);
+
 -- The hold for a batch: take the projects' locks in a fixed order (no deadlock between
 -- instances), then, when every hard budget the batch touches can take the batch's whole total
 -- (the common case), write all tasks, lines and holds with a few set-based statements; otherwise
 -- (near a limit, or with Idempotency-Keys) decide request by request in order. Either way each
--- hard budget's spent + held + holds stays within its limit. One transaction, one round trip.
+-- hard budget's spent + held + holds stays within its limit. One transaction, one round trip;
+-- the JSON is parsed once.
 CREATE FUNCTION spendgate_place_holds(p_requests jsonb)
 RETURNS TABLE (i int, outcome text, task_id bigint, budget_id uuid, budget_limit numeric,
                budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text)
 LANGUAGE plpgsql AS $$
 DECLARE
   batch_at timestamptz := clock_timestamp();
+  reqs spendgate_hold_request[];
   fits boolean;
   ids bigint[];
+  s_bid uuid[];
+  s_start timestamptz[];
+  s_at timestamptz[];
+  s_total numeric[];
 BEGIN
-  PERFORM spendgate_lock_project(p) FROM (
-    SELECT DISTINCT (x->>'project_id')::uuid AS p FROM jsonb_array_elements(p_requests) x
-  ) q ORDER BY hashtextextended(p::text, 7);
+  reqs := ARRAY(SELECT r FROM jsonb_populate_recordset(NULL::spendgate_hold_request, p_requests) r ORDER BY r.i);
 
-  IF EXISTS (SELECT 1 FROM spendgate_hold_requests(p_requests) x WHERE x.idempotency_key IS NOT NULL) THEN
+  PERFORM spendgate_lock_project(p) FROM (SELECT DISTINCT x.project_id AS p FROM unnest(reqs) x) q
+  ORDER BY hashtextextended(p::text, 7);
+
+  IF EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.idempotency_key IS NOT NULL) THEN
     RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(p_requests);
     RETURN;
   END IF;
 
   -- Every (budget, period window) the batch touches, with the batch's total for it.
-  CREATE TEMP TABLE IF NOT EXISTS spendgate_batch_sums (bid uuid, period_start timestamptz, at timestamptz, total numeric)
-    ON COMMIT DELETE ROWS;
-  DELETE FROM spendgate_batch_sums;
-  INSERT INTO spendgate_batch_sums
-  SELECT b.id, w.period_start, min(coalesce(x.accepted_at, batch_at)), sum(x.hold_amount)
-  FROM spendgate_hold_requests(p_requests) x
-  JOIN budget b ON b.project_id = x.project_id AND b.unit = x.unit AND b.deleted_at IS NULL
-  CROSS JOIN LATERAL spendgate_period_window(b.period, coalesce(x.accepted_at, batch_at)) w
-  GROUP BY b.id, w.period_start;
+  SELECT array_agg(k.bid), array_agg(k.period_start), array_agg(k.at), array_agg(k.total)
+  INTO s_bid, s_start, s_at, s_total
+  FROM (SELECT b.id AS bid, w.period_start, min(coalesce(x.accepted_at, batch_at)) AS at, sum(x.hold_amount) AS total
+        FROM unnest(reqs) x
+        JOIN budget b ON b.project_id = x.project_id AND b.unit = x.unit AND b.deleted_at IS NULL
+        CROSS JOIN LATERAL spendgate_period_window(b.period, coalesce(x.accepted_at, batch_at)) w
+        GROUP BY b.id, w.period_start) k;
 
-  PERFORM spendgate_budget_period(s.bid, s.at) FROM spendgate_batch_sums s
-  WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = s.bid AND p.period_start = s.period_start);
+  PERFORM spendgate_budget_period(k.bid, k.at) FROM unnest(s_bid, s_start, s_at) AS k(bid, period_start, at)
+  WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start);
 
-  SELECT coalesce(bool_and(NOT b.hard OR p.spent + p.held + s.total <= b."limit"), true) INTO fits
-  FROM spendgate_batch_sums s JOIN budget b ON b.id = s.bid
-  JOIN budget_period p ON p.budget_id = s.bid AND p.period_start = s.period_start;
+  SELECT coalesce(bool_and(NOT b.hard OR p.spent + p.held + k.total <= b."limit"), true) INTO fits
+  FROM unnest(s_bid, s_start, s_total) AS k(bid, period_start, total)
+  JOIN budget b ON b.id = k.bid
+  JOIN budget_period p ON p.budget_id = k.bid AND p.period_start = k.period_start;
 
   IF NOT fits THEN
     RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(p_requests);
     RETURN;
   END IF;
 
-  ids := ARRAY(SELECT nextval(pg_get_serial_sequence('task', 'id')) FROM generate_series(1, jsonb_array_length(p_requests)));
+  ids := ARRAY(SELECT nextval(pg_get_serial_sequence('task', 'id')) FROM generate_series(1, cardinality(reqs)));
 
   INSERT INTO task (id, project_id, api_key_id, model, family, kind, unit, status, price_basis, price_book_version,
                     exactness, estimate_amount, estimate_tier, estimate_warnings, hold_amount, accepted_at, updated_at)
   SELECT ids[x.i + 1], x.project_id, x.api_key_id, x.model, x.family, x.kind, x.unit, 'submitting', x.price_basis,
          x.price_book_version, x.exactness, x.estimate_amount, x.estimate_tier, coalesce(x.estimate_warnings, '{}'),
          x.hold_amount, coalesce(x.accepted_at, batch_at), coalesce(x.accepted_at, batch_at)
-  FROM spendgate_hold_requests(p_requests) x;
+  FROM unnest(reqs) x;
 
   INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
   SELECT ids[x.i + 1], 'estimate', l.ordinality::int, l.value->>'component', (l.value->>'quantity')::numeric,
          (l.value->>'rate')::numeric, (l.value->>'per')::numeric, (l.value->>'amount')::numeric
-  FROM spendgate_hold_requests(p_requests) x, jsonb_array_elements(coalesce(x.lines, '[]'::jsonb)) WITH ORDINALITY l;
+  FROM unnest(reqs) x, jsonb_array_elements(coalesce(x.lines, '[]'::jsonb)) WITH ORDINALITY l;
 
   INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
   SELECT x.project_id, ids[x.i + 1], 'hold', x.unit, x.hold_amount, coalesce(x.accepted_at, batch_at)
-  FROM spendgate_hold_requests(p_requests) x WHERE x.hold_amount > 0;
+  FROM unnest(reqs) x WHERE x.hold_amount > 0;
 
   WITH raised AS (
-    UPDATE budget_period p SET held = p.held + s.total
-    FROM spendgate_batch_sums s
-    WHERE p.budget_id = s.bid AND p.period_start = s.period_start AND s.total > 0
-    RETURNING p.budget_id, p.period_start, p.spent + p.held AS after, s.total
+    UPDATE budget_period p SET held = p.held + k.total
+    FROM unnest(s_bid, s_start, s_total) AS k(bid, period_start, total)
+    WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND k.total > 0
+    RETURNING p.budget_id, p.period_start, p.spent + p.held AS after, k.total
   )
   INSERT INTO budget_alert (budget_id, period_start, threshold, used_amount)
   SELECT u.budget_id, u.period_start, t, u.after
@@ -281,7 +294,7 @@ BEGIN
 
   RETURN QUERY SELECT x.i, 'held'::text, ids[x.i + 1], NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period",
                       NULL::boolean, NULL::text
-               FROM spendgate_hold_requests(p_requests) x;
+               FROM unnest(reqs) x;
 END $$;
 
 -- Moves a task's money in every budget period containing its acceptance: held -= p_release,

@@ -91,25 +91,19 @@ RETURNS void LANGUAGE sql AS $$
   ON CONFLICT DO NOTHING;
 $$;
 
--- A batch of hold requests as rows (i is the request's position, from 0).
-CREATE FUNCTION spendgate_hold_requests(p_requests jsonb)
-RETURNS TABLE (i int, project_id uuid, api_key_id uuid, model text, family text, kind text, unit "Unit",
-               hold_amount numeric, estimate_amount numeric, exactness "Exactness", estimate_tier text,
-               estimate_warnings text[], price_basis jsonb, price_book_version int, lines jsonb,
-               idempotency_key text, request_hash text, accepted_at timestamptz)
-LANGUAGE sql STABLE AS $$
-  SELECT * FROM jsonb_to_recordset(p_requests) AS x(
-      i int, project_id uuid, api_key_id uuid, model text, family text, kind text, unit "Unit",
-      hold_amount numeric, estimate_amount numeric, exactness "Exactness", estimate_tier text,
-      estimate_warnings text[], price_basis jsonb, price_book_version int, lines jsonb,
-      idempotency_key text, request_hash text, accepted_at timestamptz);
-$$;
+-- One hold request, as the gateway sends it (a batch is a JSON array of these; i is the
+-- request's position, from 0).
+CREATE TYPE spendgate_hold_request AS (
+  i int, project_id uuid, api_key_id uuid, model text, family text, kind text, unit "Unit",
+  hold_amount numeric, estimate_amount numeric, exactness "Exactness", estimate_tier text,
+  estimate_warnings text[], price_basis jsonb, price_book_version int, lines jsonb,
+  idempotency_key text, request_hash text, accepted_at timestamptz);
 
 -- The hold, one request after the other: check every budget of the submission's unit and, when
 -- no hard budget would pass its limit, write the task, its estimate lines and its hold and raise
 -- the budgets' held amounts. The exact path, used when a batch does not fit as a whole.
 -- Returns one row per request: outcome held | refused | replay | conflict | in_progress.
-CREATE FUNCTION spendgate_place_holds_in_order(p_requests jsonb)
+CREATE FUNCTION spendgate_place_holds_in_order(p_requests spendgate_hold_request[])
 RETURNS TABLE (i int, outcome text, task_id bigint, budget_id uuid, budget_limit numeric,
                budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text)
 LANGUAGE plpgsql AS $$
@@ -126,7 +120,7 @@ DECLARE
   batch_at timestamptz := clock_timestamp();
   at timestamptz;
 BEGIN
-  FOR r IN SELECT * FROM spendgate_hold_requests(p_requests) x ORDER BY x.i
+  FOR r IN SELECT * FROM unnest(p_requests) x ORDER BY x.i
   LOOP
     -- The acceptance instant decides the budget period; the gateway never sets it (tests do).
     at := coalesce(r.accepted_at, batch_at);
@@ -203,13 +197,6 @@ BEGIN
   END LOOP;
 END $$;
 
--- One hold request, as the gateway sends it (a batch is a JSON array of these).
-CREATE TYPE spendgate_hold_request AS (
-  i int, project_id uuid, api_key_id uuid, model text, family text, kind text, unit "Unit",
-  hold_amount numeric, estimate_amount numeric, exactness "Exactness", estimate_tier text,
-  estimate_warnings text[], price_basis jsonb, price_book_version int, lines jsonb,
-  idempotency_key text, request_hash text, accepted_at timestamptz);
-
 -- The hold for a batch: take the projects' locks in a fixed order (no deadlock between
 -- instances), then, when every hard budget the batch touches can take the batch's whole total
 -- (the common case), write all tasks, lines and holds with a few set-based statements; otherwise
@@ -236,7 +223,7 @@ BEGIN
   ORDER BY hashtextextended(p::text, 7);
 
   IF EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.idempotency_key IS NOT NULL) THEN
-    RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(p_requests);
+    RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
     RETURN;
   END IF;
 
@@ -258,7 +245,7 @@ BEGIN
   JOIN budget_period p ON p.budget_id = k.bid AND p.period_start = k.period_start;
 
   IF NOT fits THEN
-    RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(p_requests);
+    RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
     RETURN;
   END IF;
 

@@ -3,18 +3,10 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { dec, sum } from '../pricing/money.js';
 import { ReportsService } from '../reports/reports.service.js';
 import type { GroupKey, Measure, SpendRow as ReportRow } from '../reports/spend-report.js';
-import { refused, type GraphqlContext, type Principal } from './graphql-auth.js';
+import { scopeProjects } from '../auth/principals.service.js';
+import type { GraphqlContext } from './graphql-auth.js';
 import { Dashboard, SpendRow, UnitEnum } from './graphql.types.js';
 import { Principals } from './principals.js';
-
-/** A project key reads its own project only: no filter means its own, another project is refused. */
-export function scopeProjects(who: Principal, projectIds: string[] | undefined): string[] | undefined {
-  if (who.kind === 'admin') return projectIds;
-  if (projectIds && projectIds.some((id) => id !== who.projectId)) {
-    throw refused('this API key can only read its own project; remove other projects from projectIds');
-  }
-  return [who.projectId];
-}
 
 /** One GraphQL row per group: the SQL's per-unit rows become `totals`, one Money per unit. */
 export function mergeUnits(rows: ReportRow[]): SpendRow[] {

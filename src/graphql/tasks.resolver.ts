@@ -3,7 +3,7 @@ import { encodeCursor, MAX_PAGE, TasksQuery } from '../tasks/tasks.query.js';
 import { refused, type GraphqlContext } from './graphql-auth.js';
 import { Task, TaskConnection } from './graphql.types.js';
 import { Principals } from './principals.js';
-import { scopeProjects } from './reports.resolver.js';
+import { scopeProjects } from '../auth/principals.service.js';
 
 @InputType()
 export class TaskFilterInput {

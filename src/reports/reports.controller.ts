@@ -2,7 +2,7 @@
 import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { bearer } from '../auth/api-keys.js';
-import { PrincipalsService } from '../auth/principals.service.js';
+import { PrincipalsService, scopeProjects } from '../auth/principals.service.js';
 import { ApiError } from '../common/api-error.js';
 import { ReportsService } from './reports.service.js';
 import { toCsv, type GroupKey } from './spend-report.js';
@@ -20,11 +20,7 @@ export class ReportsController {
   async spendCsv(@Headers('authorization') authorization: string | undefined, @Query() q: Record<string, string | undefined>, @Res() reply: FastifyReply) {
     const who = await this.principals.resolve(bearer(authorization));
     if (!who) throw ApiError.unauthorized('send Authorization: Bearer <ADMIN_TOKEN or project API key>');
-    let projectIds = list(q.projectIds);
-    if (who.kind === 'project') {
-      if (projectIds?.some((id) => id !== who.projectId)) throw ApiError.forbidden('projectIds: this API key can only read its own project');
-      projectIds = [who.projectId];
-    }
+    const projectIds = scopeProjects(who, list(q.projectIds));
     if (!q.from || !q.to) throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
     const groupBy = (list(q.groupBy) ?? []) as GroupKey[];
     const rows = await this.reports.spend({

@@ -80,14 +80,16 @@ function prng(seed: number): () => number {
 }
 
 export function createSimulator(options: SimulatorOptions = {}) {
-  const knobs: SimulatorKnobs = { ...DEFAULT_KNOBS, ...stripUndefined(options) };
+  // Only knobs go into `knobs` (which /__sim/config returns): never the API key.
+  const { apiKey, logger, ...knobOptions } = options;
+  const knobs: SimulatorKnobs = { ...DEFAULT_KNOBS, ...stripUndefined(knobOptions) };
   const tasks = new Map<number, SimTask>();
   const hanging = new Set<FastifyReply>();
   let nextTaskId = Date.now() * 1000; // unique across simulator restarts
   let chance = prng(knobs.seed);
-  const app: FastifyInstance = Fastify({ logger: options.logger ?? false, bodyLimit: 64 * 1024 * 1024 });
+  const app: FastifyInstance = Fastify({ logger: logger ?? false, bodyLimit: 64 * 1024 * 1024 });
 
-  const authorised = (header: string | undefined) => !options.apiKey || header === `Bearer ${options.apiKey}`;
+  const authorised = (header: string | undefined) => !apiKey || header === `Bearer ${apiKey}`;
   const pause = () => (knobs.latencyMs > 0 ? new Promise((r) => setTimeout(r, knobs.latencyMs)) : undefined);
 
   async function submit(endpoint: 'chat' | 'generations', body: unknown, auth: string | undefined, reply: FastifyReply) {

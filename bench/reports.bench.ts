@@ -1,10 +1,14 @@
 /**
- * `npm run bench:reports`: seeds 1,000,000 settled tasks over 90 days and 50 projects (with the
- * daily roll-up built from them), then times a month's spend report grouped by project × model ×
- * day three ways in one run: the roll-up query (what spendReport runs), the same report through
- * GraphQL over HTTP, and the same report by GROUP BY over the raw task rows. Checks that the
- * roll-up and the raw report agree to the last decimal. Prints figures, writes
- * bench/results/reports.json; asserts nothing.
+ * `npm run bench:reports`: seeds 1,000,000 settled tasks over 90 days and 50 projects (chat tasks
+ * with their token charge lines, video and image tasks with seconds and counts in their price
+ * basis; the daily roll-up built from them), then times a month's spend report grouped by
+ * project × model × day in one run:
+ *   - the full report (amount, tasks, unpriced, six token classes, video seconds, images) from the
+ *     roll-up (what spendReport runs) and by GROUP BY over the raw task and charge-line rows;
+ *   - the same with amount and task count only, both ways;
+ *   - both through GraphQL over HTTP.
+ * Checks that the roll-up and the raw report agree, every measure to the last decimal. Prints
+ * figures, writes bench/results/reports.json; asserts nothing.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,7 +18,7 @@ import { MODEL_ROUTES } from '../src/catalog/catalog.js';
 import { Database } from '../src/database/database.js';
 import { startEmbeddedPostgres } from '../src/database/embedded.js';
 import { migrate } from '../src/database/migrate.js';
-import { spendReport } from '../src/reports/spend-report.js';
+import { spendReport, type SpendRow } from '../src/reports/spend-report.js';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 1_000_000);
 const PROJECTS = 50;
@@ -39,25 +43,35 @@ async function main() {
     // A second, coarser report over the same month: the roll-up's advantage grows as the output shrinks.
     const coarse = { ...query, groupBy: ['project', 'model'] as Array<'project' | 'model'> };
     const coarseRollup = await time(30, () => spendReport(db, coarse));
-    const coarseRaw = await time(5, () => rawCoarse(db, from, today));
+    const coarseRaw = await time(3, () => rawReport(db, from, today, ['project', 'model']));
     const coarseGroups = (await spendReport(db, coarse)).length;
+
+    // Amount and task count only: the smallest report there is at this grouping.
+    const slimQuery = { ...query, measures: [] as [] };
+    const slimRollup = await time(30, () => spendReport(db, slimQuery));
+    const slimRaw = await time(3, () => rawSlim(db, from, today));
 
     const rollupRows = await spendReport(db, query);
     const rollup = await time(30, () => spendReport(db, query));
-    const raw = await time(5, () => rawReport(db, from, today));
-    const rawRows = await rawReport(db, from, today);
-    const agree = JSON.stringify(rollupRows.map((r) => [...r.keys, r.unit, r.amount, r.tasks])) === JSON.stringify(rawRows.map((r) => [r.k0, r.k1, r.k2, r.unit, r.amount, r.tasks]));
+    const raw = await time(3, () => rawReport(db, from, today, ['project', 'model', 'day']));
+    const rawRows = await rawReport(db, from, today, ['project', 'model', 'day']);
+    const asText = (r: SpendRow) => [...r.keys, r.unit, r.amount, r.tasks, r.unpricedTasks, r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWrite5mTokens, r.cacheWrite1hTokens, r.cacheWriteTokens, r.videoSeconds, r.images].join('|');
+    const agree = rollupRows.length === rawRows.length && rollupRows.every((r, i) => asText(r) === asText(rawRows[i]!));
 
     const gw = await startGateway({ DATABASE_URL: server.url, PORT: '0', LOG_LEVEL: 'silent', ADMIN_TOKEN: ADMIN, POLLER_ENABLED: 'false', NODE_ENV: 'production' });
-    const gqlBody = JSON.stringify({
-      query: `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["project", "model", "day"]) { keys totals { unit amount } tasks } }`,
-      variables: { f: from.toISOString(), t: today.toISOString() },
-    });
-    const graphql = await time(20, async () => {
-      const res = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body: gqlBody });
-      const body = (await res.json()) as { data?: { spendReport: unknown[] } };
-      if (!body.data) throw new Error(JSON.stringify(body));
-    });
+    const overGraphql = (fields: string) => {
+      const body = JSON.stringify({
+        query: `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["project", "model", "day"]) { ${fields} } }`,
+        variables: { f: from.toISOString(), t: today.toISOString() },
+      });
+      return time(20, async () => {
+        const res = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body });
+        const answer = (await res.json()) as { data?: { spendReport: unknown[] } };
+        if (answer.data?.spendReport.length !== rollupRows.length) throw new Error(JSON.stringify(answer).slice(0, 500));
+      });
+    };
+    const graphqlFull = await overGraphql('keys totals { unit amount } tasks unpricedTasks videoSeconds images tokens { input output cacheRead cacheWrite5m cacheWrite1h cacheWrite }');
+    const graphqlSlim = await overGraphql('keys totals { unit amount } tasks');
     await gw.close();
 
     const out = {
@@ -67,18 +81,24 @@ async function main() {
       projects: PROJECTS,
       days: DAYS,
       seedSeconds,
-      report: 'one month, grouped by project × model × day',
+      report: 'one month, grouped by project × model × day, every measure',
       groups: rollupRows.length,
-      rollupSqlMs: rollup,
-      graphqlHttpMs: graphql,
+      rollupMs: rollup,
       rawGroupByMs: raw,
       speedupRawVsRollupP50: Math.round(raw.p50 / rollup.p50),
-      speedupRawVsGraphqlP50: Math.round(raw.p50 / graphql.p50),
+      graphqlHttpMs: graphqlFull,
       rollupEqualsRaw: agree,
+      slim: {
+        report: 'the same month and grouping, amount and task count only',
+        rollupMs: slimRollup,
+        rawGroupByMs: slimRaw,
+        speedupRawVsRollupP50: Math.round(slimRaw.p50 / slimRollup.p50),
+        graphqlHttpMs: graphqlSlim,
+      },
       coarse: {
-        report: 'one month, grouped by project × model',
+        report: 'one month, grouped by project × model, every measure',
         groups: coarseGroups,
-        rollupSqlMs: coarseRollup,
+        rollupMs: coarseRollup,
         rawGroupByMs: coarseRaw,
         speedupRawVsRollupP50: Math.round(coarseRaw.p50 / coarseRollup.p50),
       },
@@ -94,7 +114,11 @@ async function main() {
   }
 }
 
-/** Tasks straight into the table (the gateway path is benchmarked elsewhere), then the roll-up built from them. */
+/**
+ * Tasks straight into the tables (the gateway path is benchmarked elsewhere): chat tasks carry
+ * input, output and cache-read charge lines, video tasks their seconds and image tasks their count
+ * in the price basis, as settlement leaves them. The roll-up is then built from those rows.
+ */
 async function seed(db: Database) {
   const models = MODEL_ROUTES.filter((r) => !['seedream-4.5', 'seedream-5.0'].includes(r.id));
   const catalog = JSON.stringify(models.map((m, i) => ({ i, id: m.id, family: m.family, kind: m.kind, unit: m.kind === 'chat' ? 'CREDITS' : 'USD' })));
@@ -105,7 +129,11 @@ async function seed(db: Database) {
   await db.query(`
     INSERT INTO task (project_id, model, family, kind, unit, status, price_basis, price_book_version, exactness,
                       estimate_amount, hold_amount, charge_amount, charge_exactness, accepted_at, settled_at, updated_at)
-    SELECT p.id, m.id, m.family, m.kind, m.unit, 'ready', '{}'::jsonb, 1, 'EXACT', a.amount, a.amount, a.amount, 'EXACT', a.at, a.at, a.at
+    SELECT p.id, m.id, m.family, m.kind, m.unit, 'ready',
+           CASE m.kind WHEN 'video' THEN jsonb_build_object('kind', 'video', 'duration', 4 + g % 9)
+                       WHEN 'image' THEN jsonb_build_object('kind', 'image', 'n', 1 + g % 4)
+                       ELSE jsonb_build_object('kind', 'chat') END,
+           1, 'EXACT', a.amount, a.amount, a.amount, 'EXACT', a.at, a.at, a.at
     FROM generate_series(1, ${TASKS}) g
     CROSS JOIN LATERAL (SELECT g % ${PROJECTS} AS pi, (g % ${PROJECTS} * 3 + (g / ${PROJECTS}) % 6) % (SELECT count(*) FROM m) AS mi) k
     JOIN p ON p.i = k.pi JOIN m ON m.i = k.mi
@@ -113,13 +141,65 @@ async function seed(db: Database) {
     CROSS JOIN LATERAL (SELECT (floor(random() * 10000000 + g * 0) / 10000000 * 5)::numeric AS amount,
                                now() - (random() + g * 0) * interval '${DAYS} days' AS at) a`);
   await db.query(`
-    INSERT INTO spend_rollup (day, project_id, model, unit, status, tasks, amount)
-    SELECT (accepted_at AT TIME ZONE 'UTC')::date, project_id, model, unit, status::text, count(*), sum(charge_amount)
-    FROM task GROUP BY 1, 2, 3, 4, 5`);
+    INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
+    SELECT t.id, 'charge', c.seq, c.component, q.quantity, c.rate, 1000000, q.quantity * c.rate / 1000000
+    FROM task t
+    CROSS JOIN (VALUES (1, 'input', 3.0), (2, 'output', 15.0), (3, 'cache_read', 0.3)) AS c(seq, component, rate)
+    CROSS JOIN LATERAL (SELECT ((t.id * 7919 + c.seq * 104729) % 40000)::numeric AS quantity) q
+    WHERE t.kind = 'chat'`);
+  await db.query(`
+    INSERT INTO spend_rollup (day, project_id, model, unit, status, tasks, unpriced_tasks, amount, input_tokens, output_tokens,
+                              cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, cache_write_tokens, video_seconds, images)
+    SELECT day, project_id, model, unit, 'ready', tasks, unpriced, amount, input::bigint, output::bigint,
+           cache_read::bigint, cw5m::bigint, cw1h::bigint, cw::bigint, seconds::numeric, images
+    FROM (${RAW_GROUPED('(t.accepted_at AT TIME ZONE \'UTC\')::date AS day, t.project_id, t.model', '1, 2, 3', 'TRUE')}) r`);
   await db.query('VACUUM ANALYZE');
 }
 
-function rawReport(db: Database, from: Date, to: Date) {
+/**
+ * The report by GROUP BY over raw rows: tasks in the window, each with its charge lines summed per
+ * token class, seconds and images from its price basis. `keys` are the grouping expressions.
+ */
+const RAW_GROUPED = (keys: string, groupBy: string, where: string) => `
+  WITH t AS (SELECT * FROM task t WHERE t.settled_at IS NOT NULL AND ${where}),
+  l AS (SELECT task_id,
+               sum(quantity) FILTER (WHERE component = 'input') AS input, sum(quantity) FILTER (WHERE component = 'output') AS output,
+               sum(quantity) FILTER (WHERE component = 'cache_read') AS cache_read, sum(quantity) FILTER (WHERE component = 'cache_write_5m') AS cw5m,
+               sum(quantity) FILTER (WHERE component = 'cache_write_1h') AS cw1h, sum(quantity) FILTER (WHERE component = 'cache_write') AS cw
+        FROM charge_line WHERE stage = 'charge' AND task_id IN (SELECT id FROM t) GROUP BY task_id)
+  SELECT ${keys}, t.unit, sum(t.charge_amount) AS amount, count(*)::int AS tasks,
+         (count(*) FILTER (WHERE t.charge_exactness = 'UNPRICED'))::int AS unpriced,
+         coalesce(sum(l.input), 0) AS input, coalesce(sum(l.output), 0) AS output, coalesce(sum(l.cache_read), 0) AS cache_read,
+         coalesce(sum(l.cw5m), 0) AS cw5m, coalesce(sum(l.cw1h), 0) AS cw1h, coalesce(sum(l.cw), 0) AS cw,
+         coalesce(sum((t.price_basis->>'duration')::numeric) FILTER (WHERE t.kind = 'video'), 0) AS seconds,
+         coalesce(sum(coalesce((t.price_basis->>'n')::int, 1)) FILTER (WHERE t.kind = 'image'), 0)::int AS images
+  FROM t LEFT JOIN l ON l.task_id = t.id
+  GROUP BY ${groupBy}, t.unit`;
+
+const RAW_KEYS = {
+  project: 'p.name',
+  model: 't.model',
+  day: "to_char((t.accepted_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD')",
+};
+
+/** The full report over raw rows, mapped like spendReport's rows so the two can be compared. */
+async function rawReport(db: Database, from: Date, to: Date, groupBy: Array<keyof typeof RAW_KEYS>): Promise<SpendRow[]> {
+  const keys = groupBy.map((k, i) => `${RAW_KEYS[k]} AS k${i}`).join(', ');
+  const order = groupBy.map((k, i) => (k === 'day' ? `k${i}` : `k${i} COLLATE "C"`)).join(', ');
+  const { rows } = await db.query(
+    `SELECT * FROM (${RAW_GROUPED(keys, groupBy.map((_, i) => i + 1).join(', '), 't.accepted_at >= $1 AND t.accepted_at < $2').replace('FROM t LEFT JOIN', 'FROM t JOIN project p ON p.id = t.project_id LEFT JOIN')}) r
+     ORDER BY ${order}, unit`,
+    [from, to],
+  );
+  return rows.map((r) => ({
+    keys: groupBy.map((_, i) => String(r[`k${i}`])), unit: r.unit, amount: r.amount, tasks: r.tasks, unpricedTasks: r.unpriced,
+    inputTokens: r.input, outputTokens: r.output, cacheReadTokens: r.cache_read, cacheWrite5mTokens: r.cw5m,
+    cacheWrite1hTokens: r.cw1h, cacheWriteTokens: r.cw, videoSeconds: r.seconds, images: r.images,
+  }));
+}
+
+/** Amount and task count only, over raw task rows. */
+function rawSlim(db: Database, from: Date, to: Date) {
   return db
     .query(
       `SELECT p.name AS k0, t.model AS k1, to_char((t.accepted_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS k2, t.unit,
@@ -127,18 +207,6 @@ function rawReport(db: Database, from: Date, to: Date) {
        FROM task t JOIN project p ON p.id = t.project_id
        WHERE t.settled_at IS NOT NULL AND t.accepted_at >= $1 AND t.accepted_at < $2
        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
-      [from, to],
-    )
-    .then((r) => r.rows);
-}
-
-function rawCoarse(db: Database, from: Date, to: Date) {
-  return db
-    .query(
-      `SELECT p.name, t.model, t.unit, sum(t.charge_amount)::text AS amount, count(*)::int AS tasks
-       FROM task t JOIN project p ON p.id = t.project_id
-       WHERE t.settled_at IS NOT NULL AND t.accepted_at >= $1 AND t.accepted_at < $2
-       GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
       [from, to],
     )
     .then((r) => r.rows);

@@ -37,6 +37,7 @@ export class AppModule {
           context: graphqlContext,
           queryDepth: MAX_DEPTH,
           validationRules: [fieldLimit],
+          jit: 1,
         }),
       ],
       controllers: [HealthController, ReportsController],

@@ -102,6 +102,23 @@ test('filters: statuses and kinds', async () => {
   expect(video.data.spendReport).toEqual([{ keys: [], totals: [{ unit: 'USD', amount: '4.16' }] }]);
 });
 
+test('by project × model × day: the per-row read of the outcome totals equals the sum over every outcome', async () => {
+  // Without a status filter this report reads spend_rollup_total row by row (no GROUP BY); with all
+  // three outcomes named it sums spend_rollup. Both must give the same figures, measure by measure.
+  const perRow = await gql(ADMIN, REPORT, { from, to, g: ['project', 'model', 'day'] });
+  const summed = await gql(ADMIN, REPORT.replace('projectIds: $p)', 'projectIds: $p, statuses: ["ready", "failed", "adjustment"])'), { from, to, g: ['project', 'model', 'day'] });
+  expect(perRow.errors).toBeUndefined();
+  expect(summed.errors).toBeUndefined();
+  expect(perRow.data.spendReport.length).toBe(6); // a: 4 models + the refund; b: 1 model
+  expect(perRow.data.spendReport).toEqual(summed.data.spendReport);
+  const drift = await sql(gw, `SELECT * FROM spend_rollup_total t FULL JOIN (
+      SELECT day, project_id, model, unit, sum(amount) AS amount, sum(tasks) AS tasks, sum(input_tokens) AS input_tokens
+      FROM spend_rollup GROUP BY 1, 2, 3, 4) r USING (day, project_id, model, unit)
+    WHERE t.amount IS DISTINCT FROM r.amount OR t.tasks IS DISTINCT FROM r.tasks OR t.input_tokens IS DISTINCT FROM r.input_tokens`);
+  expect(drift).toEqual([]);
+  await expect(sql(gw, 'DELETE FROM spend_rollup')).rejects.toThrow(/never deleted/);
+});
+
 test('the CSV matches the GraphQL report to the last decimal', async () => {
   const res = await http(`${gw.url}/reports/spend.csv?from=${from}&to=${to}&groupBy=project,model`, { key: ADMIN });
   expect(res.status).toBe(200);

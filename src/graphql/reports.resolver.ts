@@ -8,14 +8,18 @@ import type { GraphqlContext } from './graphql-auth.js';
 import { Dashboard, SpendRow, UnitEnum } from './graphql.types.js';
 import { Principals } from './principals.js';
 
-/** One GraphQL row per group: the SQL's per-unit rows become `totals`, one Money per unit. */
+/**
+ * One GraphQL row per group: the SQL's per-unit rows become `totals`, one Money per unit. The
+ * report is sorted by keys then unit, so a group's rows are adjacent.
+ */
 export function mergeUnits(rows: ReportRow[]): SpendRow[] {
-  const groups = new Map<string, ReportRow[]>();
+  const groups: ReportRow[][] = [];
   for (const row of rows) {
-    const key = JSON.stringify(row.keys);
-    groups.set(key, [...(groups.get(key) ?? []), row]);
+    const last = groups.at(-1);
+    if (last && sameKeys(last[0]!.keys, row.keys)) last.push(row);
+    else groups.push([row]);
   }
-  return [...groups.values()].map((parts) => {
+  return groups.map((parts) => {
     // Most groups have a single unit: their sums are passed through as the exact strings they are.
     const total = (pick: (r: ReportRow) => string) => (parts.length === 1 ? pick(parts[0]!) : sum(parts.map((p) => dec(pick(p)))).toFixed());
     return {
@@ -35,6 +39,10 @@ export function mergeUnits(rows: ReportRow[]): SpendRow[] {
       images: parts.reduce((n, p) => n + p.images, 0),
     };
   });
+}
+
+function sameKeys(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((k, i) => k === b[i]);
 }
 
 /** The optional measures the query selects (fragments included), so only those are summed. */

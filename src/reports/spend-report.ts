@@ -138,40 +138,40 @@ export async function spendReport(db: Pick<Database, 'query' | 'queryArrays'>, q
   // as exact strings (pg's text protocol), never as floats; a measure not asked for reads as zero.
   const n = q.groupBy.length;
   const at = q.groupBy.indexOf('project');
-  const col = new Map(columns.map(([, alias], i) => [alias, n + 1 + i]));
-  const pick = <T>(r: unknown[], alias: string, zero: T) => (col.has(alias) ? (r[col.get(alias)!] as T) : zero);
-  const ranks = new Map<SpendRow, number>();
-  const report = rows.map((r) => {
+  const index = new Map(columns.map(([, alias], i) => [alias, n + 1 + i]));
+  const pick = (alias: string) => index.get(alias) ?? -1;
+  const [amount, tasks, unpriced, input, output, cacheRead, cw5m, cw1h, cw, seconds, images] = [
+    'amount', 'tasks', 'unpriced', 'input', 'output', 'cache_read', 'cw5m', 'cw1h', 'cw', 'seconds', 'images',
+  ].map(pick) as number[];
+  const text = (r: unknown[], i: number) => (i < 0 ? '0' : (r[i] as string));
+  const count = (r: unknown[], i: number) => (i < 0 ? 0 : (r[i] as number));
+  const sortKeys: string[] = [];
+  const report = rows.map((r): SpendRow => {
     const project = at >= 0 ? projects?.get(r[at] as string) : undefined;
-    const row: SpendRow = {
-      keys: q.groupBy.map((_, i) => (i === at ? (project?.name ?? String(r[i])) : String(r[i]))),
+    const keys = q.groupBy.map((_, i) => (i === at ? (project?.name ?? String(r[i])) : String(r[i])));
+    // One string compares like the keys in groupBy order: a project by its rank among names in
+    // byte order (a project missing from the names, if one ever were, sorts last by id), the
+    // other keys as their ASCII text (ISO dates and weeks sort by time), then unit.
+    sortKeys.push(q.groupBy.map((_, i) => (i === at ? (project ? String(project.rank).padStart(10, '0') : `~${String(r[i])}`) : String(r[i]))).join('\u0000') + `\u0000${String(r[n])}`);
+    return {
+      keys,
       unit: r[n] as SpendRow['unit'],
-      amount: pick(r, 'amount', '0'),
-      tasks: pick(r, 'tasks', 0),
-      unpricedTasks: pick(r, 'unpriced', 0),
-      inputTokens: pick(r, 'input', '0'),
-      outputTokens: pick(r, 'output', '0'),
-      cacheReadTokens: pick(r, 'cache_read', '0'),
-      cacheWrite5mTokens: pick(r, 'cw5m', '0'),
-      cacheWrite1hTokens: pick(r, 'cw1h', '0'),
-      cacheWriteTokens: pick(r, 'cw', '0'),
-      videoSeconds: pick(r, 'seconds', '0'),
-      images: pick(r, 'images', 0),
+      amount: text(r, amount!),
+      tasks: count(r, tasks!),
+      unpricedTasks: count(r, unpriced!),
+      inputTokens: text(r, input!),
+      outputTokens: text(r, output!),
+      cacheReadTokens: text(r, cacheRead!),
+      cacheWrite5mTokens: text(r, cw5m!),
+      cacheWrite1hTokens: text(r, cw1h!),
+      cacheWriteTokens: text(r, cw!),
+      videoSeconds: text(r, seconds!),
+      images: count(r, images!),
     };
-    if (at >= 0) ranks.set(row, project?.rank ?? -1);
-    return row;
   });
-  // Sorted here rather than in SQL (measured: about a third of the report's time at 9,000 groups):
-  // by the keys in groupBy order (projects by name in byte order, dates and weeks as their ISO
-  // text, which sorts by time), then unit.
-  return report.sort((a, b) => {
-    for (let i = 0; i < n; i++) {
-      // (a project missing from the names, if one ever were, falls back to its id as key and name)
-      const order = (i === at ? ranks.get(a)! - ranks.get(b)! : 0) || compareText(a.keys[i]!, b.keys[i]!);
-      if (order !== 0) return order;
-    }
-    return compareText(a.unit, b.unit);
-  });
+  // Sorted here rather than in SQL: measured, about a third of the report's time at 9,000 groups.
+  const order = report.map((_, i) => i).sort((a, b) => compareText(sortKeys[a]!, sortKeys[b]!));
+  return order.map((i) => report[i]!);
 }
 
 /** Byte order for the ASCII keys (model ids, families, kinds, ISO dates), like COLLATE "C". */

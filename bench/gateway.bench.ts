@@ -8,7 +8,7 @@
  * Prints figures, writes bench/results/gateway.json and bench/results/gateway.svg; asserts nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,6 +40,47 @@ const MEDIA = [
 ];
 
 const children: ChildProcess[] = [];
+/** Where the CPU goes: the pid of each server (PostgreSQL: the postmaster, whose backends are summed). */
+const processes: Record<'spendgate' | 'postgres' | 'simulator' | 'portkey', number> = { spendgate: 0, postgres: 0, simulator: 0, portkey: 0 };
+
+/** CPU milliseconds used so far by one process (with its children, for PostgreSQL's backends). */
+function cpuMs(pid: number, withChildren: boolean): number {
+  const ticks = (stat: string) => {
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(f[1]), own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
+  };
+  try {
+    const self = ticks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    let total = self.own + (withChildren ? self.reaped : 0);
+    if (withChildren) {
+      for (const entry of readdirSync('/proc')) {
+        if (!/^\d+$/.test(entry)) continue;
+        const child = (() => { try { return ticks(readFileSync(`/proc/${entry}/stat`, 'utf8')); } catch { return null; } })();
+        if (child?.ppid === pid) total += child.own;
+      }
+    }
+    return total * 10; // USER_HZ is 100 on Linux
+  } catch {
+    return 0;
+  }
+}
+
+function cpuSnapshot(): Record<string, number> {
+  const usage = process.cpuUsage();
+  return {
+    spendgate: cpuMs(processes.spendgate, false),
+    postgres: cpuMs(processes.postgres, true),
+    simulator: cpuMs(processes.simulator, false),
+    portkey: cpuMs(processes.portkey, false),
+    loadGenerator: (usage.user + usage.system) / 1000,
+  };
+}
+
+/** CPU milliseconds per request, per process, over one run (the machine has os.cpus().length cores). */
+function cpuPerRequest(before: Record<string, number>, requests: number): Record<string, number> {
+  const after = cpuSnapshot();
+  return Object.fromEntries(Object.keys(after).map((k) => [k, Math.round(((after[k]! - before[k]!) / Math.max(1, requests)) * 1000) / 1000]));
+}
 
 function start(args: string[], env: Record<string, string> = {}): ChildProcess {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -66,6 +107,7 @@ async function load(name: string, url: string, headers: Record<string, string>, 
     ...extra,
   };
   await autocannon({ ...opts, duration: 2 }); // warm-up
+  const before = cpuSnapshot();
   const r = await autocannon({ ...opts, duration: SECONDS });
   const row = {
     name,
@@ -75,8 +117,9 @@ async function load(name: string, url: string, headers: Record<string, string>, 
     p99Ms: r.latency.p99,
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
+    cpuMsPerRequest: cpuPerRequest(before, r.requests.total),
   };
-  console.error(`${name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, non-2xx ${row.non2xx}`);
+  console.error(`${name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, non-2xx ${row.non2xx}; CPU ms per request ${JSON.stringify(row.cpuMsPerRequest)}`);
   return row;
 }
 
@@ -97,9 +140,10 @@ async function main() {
 
     const [simPort, portkeyPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
     const sim = `http://127.0.0.1:${simPort}`;
-    start(['dist/src/cli/main.js', 'simulate', '--port', String(simPort), '--delay-ms', '600000']);
-    start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']);
-    start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []), 'dist/src/main.js'], {
+    processes.simulator = start(['dist/src/cli/main.js', 'simulate', '--port', String(simPort), '--delay-ms', '600000']).pid!;
+    processes.portkey = start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']).pid!;
+    processes.postgres = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    processes.spendgate = start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []), 'dist/src/main.js'], {
       PORT: String(gatewayPort),
       DATABASE_URL: pg.url,
       UPSTREAM_BASE_URL: sim,
@@ -107,7 +151,7 @@ async function main() {
       LOG_LEVEL: 'warn',
       POLLER_ENABLED: 'false',
       NODE_ENV: 'production',
-    });
+    }).pid!;
     await waitFor(`${sim}/__sim/tasks`);
     await waitFor(`http://127.0.0.1:${portkeyPort}/`);
     await waitFor(`http://127.0.0.1:${gatewayPort}/healthz`);
@@ -117,7 +161,9 @@ async function main() {
     // second's quota in a burst at the start of the second, which measures burst queueing; this
     // generator sends one request every 2 ms and times each from its scheduled start (so a slow
     // response delays nothing and hides nothing: no coordinated omission).
-    const openLoop = await openLoopRun(`${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, CHAT, 500);
+    const openLoop = await openLoopRun('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, CHAT, 500);
+    // The same generator against the simulator alone: the floor of that latency on this machine.
+    const openLoopDirect = await openLoopRun('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, CHAT, 500);
     const openLoopBursty = await load('spendgate (chat, autocannon -R 500)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT], {
       overallRate: 500,
     });
@@ -138,6 +184,7 @@ async function main() {
       notes: 'spendgate runs with LOG_LEVEL=warn and its background poller off (the poller is not on the submission path)',
       rows: [direct, portkey, spendgate, media],
       openLoop500: openLoop,
+      openLoop500Direct: openLoopDirect,
       openLoop500AutocannonBursts: openLoopBursty,
       ratios: {
         spendgateVsPortkey: Math.round((spendgate.requestsPerSecond / portkey.requestsPerSecond) * 100) / 100,
@@ -158,7 +205,7 @@ async function main() {
 }
 
 /** Uniform open loop: request i is due at start + i / rate; latency counts from that due time. */
-async function openLoopRun(url: string, headers: Record<string, string>, body: string, rate: number) {
+async function openLoopRun(name: string, url: string, headers: Record<string, string>, body: string, rate: number) {
   const pool = new Pool(new URL(url).origin, { connections: CONNECTIONS });
   const path = new URL(url).pathname;
   const send = () =>
@@ -194,8 +241,8 @@ async function openLoopRun(url: string, headers: Record<string, string>, body: s
   await run(2); // warm-up
   const result = await run(SECONDS);
   await pool.close();
-  console.error(`spendgate (chat, uniform ${rate} req/s): p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, non-200 ${result.non200}`);
-  return { name: `spendgate (chat, uniform open loop ${rate} req/s)`, ...result };
+  console.error(`${name} (uniform ${rate} req/s): p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, non-200 ${result.non200}`);
+  return { name: `${name} (uniform open loop ${rate} req/s)`, ...result };
 }
 
 /** A small horizontal bar chart of throughput, with p50/p99 in the labels. */

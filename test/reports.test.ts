@@ -15,7 +15,7 @@ const to = new Date(today.getTime() + 86_400_000).toISOString();
 let budgetId: string;
 let bTaskId: number;
 
-async function gql<T = any>(token: string, query: string, variables?: Record<string, unknown>) {
+async function gql<T = any>(token: string, query: string, variables?: Record<string, unknown>): Promise<any> {
   const res = await graphql<T>(gw, token, query, variables);
   return res.body;
 }

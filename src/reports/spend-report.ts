@@ -110,7 +110,7 @@ export async function spendReport(db: Pick<Database, 'query' | 'queryArrays'>, q
   const measures = new Set(q.measures ?? ALL_MEASURES);
   const columns = (['base', ...ALL_MEASURES] as const).filter((m) => m === 'base' || measures.has(m)).flatMap((m) => MEASURE_COLUMNS[m]);
   // Without a status filter the report reads the total over outcomes; grouped at (or below) its
-  // grain, each row is a group and the database only filters, names and sorts.
+  // grain, each row is a group and the database only filters (naming and sorting happen below).
   const source = q.statuses ? 'spend_rollup' : 'spend_rollup_total';
   const perRow = !q.statuses && GRAIN.every((k) => q.groupBy.includes(k));
   const inner = q.groupBy.map((k, i) => `${INNER[k]} AS g${i}`);

@@ -6,14 +6,10 @@
  * Then an exhaustion phase with tight limits counts overspend (must be 0) and runs reconcile.
  * Prints figures and writes bench/results/budget.json; asserts nothing.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { findRoute } from '../src/catalog/catalog.js';
 import { Database } from '../src/database/database.js';
-import { startEmbeddedPostgres } from '../src/database/embedded.js';
-import { migrate } from '../src/database/migrate.js';
+import { machine, publish, withScratchPostgres } from './support.js';
 import { LedgerService, type HoldRequest } from '../src/ledger/ledger.service.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { quote } from '../src/pricing/engine.js';
@@ -27,12 +23,7 @@ const route = findRoute('seedream-4.0')!;
 const q = quote({ route, body: { model: route.id, prompt: 'bench' } }, buildPriceBook(1, new Date(0), SPEC_PRICE_ROWS));
 
 async function main() {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-bench-'));
-  rmSync(dir, { recursive: true });
-  mkdirSync(dir, { recursive: true, mode: 0o711 });
-  const server = await startEmbeddedPostgres({ dataDir: dir, settings: ['max_connections=300'] });
-  try {
-    await migrate(server.url);
+  await withScratchPostgres('budget', ['max_connections=300'], async (server) => {
     const db = new Database(server.url, 16);
     const ledger = new LedgerService(db);
 
@@ -41,7 +32,7 @@ async function main() {
     await baselineSchema(db, 100);
 
     const results = {
-      machine: `${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores), ${Math.round(os.totalmem() / 2 ** 30)} GiB, PostgreSQL 18 embedded, defaults (fsync on)`,
+      machine: `${machine()}, PostgreSQL 18 embedded, defaults (fsync on)`,
       date: new Date().toISOString().slice(0, 10),
       clients: CLIENTS,
       secondsPerPhase: SECONDS,
@@ -57,14 +48,9 @@ async function main() {
     };
     const reconciliation = await reconcile(db);
     const out = { ...results, ratios, reconcile: reconciliation.length === 0 ? 'clean' : reconciliation, targets: { hot: 2000, spread: 4000, overspend: 0 } };
-    console.log(JSON.stringify(out, null, 2));
-    mkdirSync('bench/results', { recursive: true });
-    writeFileSync('bench/results/budget.json', JSON.stringify(out, null, 2) + '\n');
+    publish('budget', out);
     await db.close();
-  } finally {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 function hold(projectId: string): HoldRequest {

@@ -8,14 +8,13 @@
  * Prints figures, writes bench/results/gateway.json and bench/results/gateway.svg; asserts nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
 import { Database } from '../src/database/database.js';
-import { freePort, startEmbeddedPostgres } from '../src/database/embedded.js';
-import { migrate } from '../src/database/migrate.js';
+import { machine, publish, withScratchPostgres } from './support.js';
+import { freePort } from '../src/database/embedded.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
 import { BudgetsService } from '../src/budgets/budgets.service.js';
 import { dec } from '../src/pricing/money.js';
@@ -76,7 +75,7 @@ function cpuSnapshot(): Record<string, number> {
   };
 }
 
-/** CPU milliseconds per request, per process, over one run (the machine has os.cpus().length cores). */
+/** CPU milliseconds per request, per process, over one run (see `machine` for the core count). */
 function cpuPerRequest(before: Record<string, number>, requests: number): Record<string, number> {
   const after = cpuSnapshot();
   return Object.fromEntries(Object.keys(after).map((k) => [k, Math.round(((after[k]! - before[k]!) / Math.max(1, requests)) * 1000) / 1000]));
@@ -124,84 +123,79 @@ async function load(name: string, url: string, headers: Record<string, string>, 
 }
 
 async function main() {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-gwbench-'));
-  mkdirSync(dir, { recursive: true, mode: 0o711 });
-  const pg = await startEmbeddedPostgres({ dataDir: dir, ...(process.env.BENCH_PG_SETTINGS ? { settings: process.env.BENCH_PG_SETTINGS.split(' ') } : {}) });
-  try {
-    await migrate(pg.url);
-    const db = new Database(pg.url, 2);
-    const projects = new ProjectsService(db);
-    const project = await projects.create('bench');
-    const key = await projects.issueKey(project.id);
-    const budgets = new BudgetsService(db);
-    await budgets.set({ projectId: project.id, unit: 'CREDITS', limit: dec('1000000000'), period: 'MONTHLY', hard: true });
-    await budgets.set({ projectId: project.id, unit: 'USD', limit: dec('1000000000'), period: 'MONTHLY', hard: true });
-    await db.close();
+  await withScratchPostgres('gateway', process.env.BENCH_PG_SETTINGS?.split(' ') ?? [], async (pg, dir) => {
+    try {
+      const db = new Database(pg.url, 2);
+      const projects = new ProjectsService(db);
+      const project = await projects.create('bench');
+      const key = await projects.issueKey(project.id);
+      const budgets = new BudgetsService(db);
+      await budgets.set({ projectId: project.id, unit: 'CREDITS', limit: dec('1000000000'), period: 'MONTHLY', hard: true });
+      await budgets.set({ projectId: project.id, unit: 'USD', limit: dec('1000000000'), period: 'MONTHLY', hard: true });
+      await db.close();
 
-    const [simPort, portkeyPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
-    const sim = `http://127.0.0.1:${simPort}`;
-    processes.simulator = start(['dist/src/cli/main.js', 'simulate', '--port', String(simPort), '--delay-ms', '600000']).pid!;
-    processes.portkey = start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']).pid!;
-    processes.postgres = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    processes.spendgate = start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []), 'dist/src/main.js'], {
-      PORT: String(gatewayPort),
-      DATABASE_URL: pg.url,
-      UPSTREAM_BASE_URL: sim,
-      UPSTREAM_API_KEY: 'bench-vendor-key',
-      LOG_LEVEL: 'warn',
-      POLLER_ENABLED: 'false',
-      NODE_ENV: 'production',
-    }).pid!;
-    await waitFor(`${sim}/__sim/tasks`);
-    await waitFor(`http://127.0.0.1:${portkeyPort}/`);
-    await waitFor(`http://127.0.0.1:${gatewayPort}/healthz`);
-    const gateway = `http://127.0.0.1:${gatewayPort}`;
+      const [simPort, portkeyPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
+      const sim = `http://127.0.0.1:${simPort}`;
+      processes.simulator = start(['dist/src/cli/main.js', 'simulate', '--port', String(simPort), '--delay-ms', '600000']).pid!;
+      processes.portkey = start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']).pid!;
+      processes.postgres = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      processes.spendgate = start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []), 'dist/src/main.js'], {
+        PORT: String(gatewayPort),
+        DATABASE_URL: pg.url,
+        UPSTREAM_BASE_URL: sim,
+        UPSTREAM_API_KEY: 'bench-vendor-key',
+        LOG_LEVEL: 'warn',
+        POLLER_ENABLED: 'false',
+        NODE_ENV: 'production',
+      }).pid!;
+      await waitFor(`${sim}/__sim/tasks`);
+      await waitFor(`http://127.0.0.1:${portkeyPort}/`);
+      await waitFor(`http://127.0.0.1:${gatewayPort}/healthz`);
+      const gateway = `http://127.0.0.1:${gatewayPort}`;
 
-    // The open-loop latency run goes first, on a fresh database. autocannon's -R spends each
-    // second's quota in a burst at the start of the second, which measures burst queueing; this
-    // generator sends one request every 2 ms and times each from its scheduled start (so a slow
-    // response delays nothing and hides nothing: no coordinated omission).
-    const openLoop = await openLoopRun('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, CHAT, 500);
-    // The same generator against the simulator alone: the floor of that latency on this machine.
-    const openLoopDirect = await openLoopRun('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, CHAT, 500);
-    const openLoopBursty = await load('spendgate (chat, autocannon -R 500)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT], {
-      overallRate: 500,
-    });
-    const direct = await load('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, [CHAT]);
-    const portkey = await load('portkey', `http://127.0.0.1:${portkeyPort}/v1/chat/completions`, {
-      authorization: 'Bearer bench-vendor-key',
-      'x-portkey-provider': 'openai',
-      'x-portkey-custom-host': `${sim}/api-platform/v1`,
-    }, [CHAT]);
-    const spendgate = await load('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT]);
-    const media = await load('spendgate (media mix)', `${gateway}/api-platform/v1/generations`, { authorization: `Bearer ${key}` }, MEDIA);
+      // The open-loop latency run goes first, on a fresh database. autocannon's -R spends each
+      // second's quota in a burst at the start of the second, which measures burst queueing; this
+      // generator sends one request every 2 ms and times each from its scheduled start (so a slow
+      // response delays nothing and hides nothing: no coordinated omission).
+      const openLoop = await openLoopRun('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, CHAT, 500);
+      // The same generator against the simulator alone: the floor of that latency on this machine.
+      const openLoopDirect = await openLoopRun('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, CHAT, 500);
+      const openLoopBursty = await load('spendgate (chat, autocannon -R 500)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT], {
+        overallRate: 500,
+      });
+      const direct = await load('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, [CHAT]);
+      const portkey = await load('portkey', `http://127.0.0.1:${portkeyPort}/v1/chat/completions`, {
+        authorization: 'Bearer bench-vendor-key',
+        'x-portkey-provider': 'openai',
+        'x-portkey-custom-host': `${sim}/api-platform/v1`,
+      }, [CHAT]);
+      const spendgate = await load('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT]);
+      const media = await load('spendgate (media mix)', `${gateway}/api-platform/v1/generations`, { authorization: `Bearer ${key}` }, MEDIA);
 
-    const out = {
-      machine: `${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores), ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`,
-      date: new Date().toISOString().slice(0, 10),
-      connections: CONNECTIONS,
-      seconds: SECONDS,
-      notes: 'spendgate runs with LOG_LEVEL=warn and its background poller off (the poller is not on the submission path)',
-      rows: [direct, portkey, spendgate, media],
-      openLoop500: openLoop,
-      openLoop500Direct: openLoopDirect,
-      openLoop500AutocannonBursts: openLoopBursty,
-      ratios: {
-        spendgateVsPortkey: Math.round((spendgate.requestsPerSecond / portkey.requestsPerSecond) * 100) / 100,
-        spendgateVsDirect: Math.round((spendgate.requestsPerSecond / direct.requestsPerSecond) * 100) / 100,
-      },
-      targets: { spendgateVsPortkey: 4, p99AtFiveHundredMs: 10 },
-    };
-    console.log(JSON.stringify(out, null, 2));
-    mkdirSync('bench/results', { recursive: true });
-    writeFileSync('bench/results/gateway.json', JSON.stringify(out, null, 2) + '\n');
-    writeFileSync('bench/results/gateway.svg', chart(out.rows));
-  } finally {
-    for (const child of children) child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1500));
-    await pg.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
+      const out = {
+        machine: `${machine()}, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`,
+        date: new Date().toISOString().slice(0, 10),
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        notes: 'spendgate runs with LOG_LEVEL=warn and its background poller off (the poller is not on the submission path)',
+        rows: [direct, portkey, spendgate, media],
+        openLoop500: openLoop,
+        openLoop500Direct: openLoopDirect,
+        openLoop500AutocannonBursts: openLoopBursty,
+        ratios: {
+          spendgateVsPortkey: Math.round((spendgate.requestsPerSecond / portkey.requestsPerSecond) * 100) / 100,
+          spendgateVsDirect: Math.round((spendgate.requestsPerSecond / direct.requestsPerSecond) * 100) / 100,
+        },
+        targets: { spendgateVsPortkey: 4, p99AtFiveHundredMs: 10 },
+      };
+      publish('gateway', out);
+      writeFileSync('bench/results/gateway.svg', chart(out.rows));
+    } finally {
+      // The servers go before their database does.
+      for (const child of children) child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 1500));
+    }
+  });
 }
 
 /** Uniform open loop: request i is due at start + i / rate; latency counts from that due time. */

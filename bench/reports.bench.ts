@@ -10,14 +10,10 @@
  * Checks that the roll-up and the raw report agree, every measure to the last decimal. Prints
  * figures, writes bench/results/reports.json; asserts nothing.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { startGateway } from '../src/bootstrap.js';
 import { MODEL_ROUTES } from '../src/catalog/catalog.js';
 import { Database } from '../src/database/database.js';
-import { startEmbeddedPostgres } from '../src/database/embedded.js';
-import { migrate } from '../src/database/migrate.js';
+import { machine, publish, withScratchPostgres } from './support.js';
 import { spendReport, type SpendRow } from '../src/reports/spend-report.js';
 
 const TASKS = Number(process.env.BENCH_TASKS ?? 1_000_000);
@@ -26,11 +22,7 @@ const DAYS = 90;
 const ADMIN = 'bench-admin-token-0123456789';
 
 async function main() {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-reports-'));
-  mkdirSync(dir, { recursive: true, mode: 0o711 });
-  const server = await startEmbeddedPostgres({ dataDir: dir });
-  try {
-    await migrate(server.url);
+  await withScratchPostgres('reports', [], async (server) => {
     const db = new Database(server.url, 4);
     const seedStarted = Date.now();
     await seed(db);
@@ -75,7 +67,7 @@ async function main() {
     await gw.close();
 
     const out = {
-      machine: `${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores), ${Math.round(os.totalmem() / 2 ** 30)} GiB, PostgreSQL 18 embedded, default settings`,
+      machine: `${machine()}, PostgreSQL 18 embedded, default settings`,
       date: new Date().toISOString().slice(0, 10),
       tasks: TASKS,
       projects: PROJECTS,
@@ -104,14 +96,9 @@ async function main() {
       },
       targets: { p50Ms: 50, speedup: 100 },
     };
-    console.log(JSON.stringify(out, null, 2));
-    mkdirSync('bench/results', { recursive: true });
-    writeFileSync('bench/results/reports.json', JSON.stringify(out, null, 2) + '\n');
+    publish('reports', out);
     await db.close();
-  } finally {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 /**

@@ -1,0 +1,38 @@
+/**
+ * What the database benches share: a throw-away, migrated embedded PostgreSQL that is stopped and
+ * deleted however the bench ends, the machine line every result carries, and publishing a result
+ * (printed, and written to bench/results/<name>.json).
+ */
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/database/embedded.js';
+import { migrate } from '../src/database/migrate.js';
+
+export async function withScratchPostgres<T>(
+  name: string,
+  settings: string[],
+  fn: (server: EmbeddedDatabase, dataDir: string) => Promise<T>,
+): Promise<T> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `spendgate-${name}-`));
+  chmodSync(dir, 0o711); // the server may run as another user, which must reach its cluster below
+  const server = await startEmbeddedPostgres({ dataDir: dir, ...(settings.length ? { settings } : {}) });
+  try {
+    await migrate(server.url);
+    return await fn(server, dir);
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** CPU model, cores and memory: the start of every result's `machine`. */
+export function machine(): string {
+  return `${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores), ${Math.round(os.totalmem() / 2 ** 30)} GiB`;
+}
+
+export function publish(name: string, out: unknown): void {
+  console.log(JSON.stringify(out, null, 2));
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync(`bench/results/${name}.json`, JSON.stringify(out, null, 2) + '\n');
+}

@@ -44,14 +44,15 @@ export class ReportsService {
     return spendReport(this.db, query);
   }
 
-  /** Today and month to date per unit, top models and projects this month per unit, budgets ≥ 80 %. */
+  /** Today and month to date per unit, top models and projects this month per unit, budgets ≥ 80 %
+   *  (from the roll-up summed over outcomes: every outcome counts here). */
   async dashboard(projectIds: string[] | null, now = new Date()): Promise<Dashboard> {
     const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
     const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
     const scope = 'AND ($2::uuid[] IS NULL OR s.project_id = ANY($2))';
     const totals = (since: Date) =>
       this.db
-        .query<UnitAmount>(`SELECT s.unit, sum(s.amount)::text AS amount FROM spend_rollup s WHERE s.day >= $1::date ${scope} GROUP BY s.unit ORDER BY s.unit`, [since.toISOString().slice(0, 10), projectIds])
+        .query<UnitAmount>(`SELECT s.unit, sum(s.amount)::text AS amount FROM spend_rollup_total s WHERE s.day >= $1::date ${scope} GROUP BY s.unit ORDER BY s.unit`, [since.toISOString().slice(0, 10), projectIds])
         .then((r) => r.rows);
     const top = (key: string, join = '') =>
       this.db
@@ -59,7 +60,7 @@ export class ReportsService {
           `SELECT key, unit, amount::text, tasks FROM (
              SELECT ${key} AS key, s.unit, sum(s.amount) AS amount, sum(s.tasks)::int AS tasks,
                     row_number() OVER (PARTITION BY s.unit ORDER BY sum(s.amount) DESC, ${key}) AS rank
-             FROM spend_rollup s ${join} WHERE s.day >= $1::date ${scope} GROUP BY ${key}, s.unit) r
+             FROM spend_rollup_total s ${join} WHERE s.day >= $1::date ${scope} GROUP BY ${key}, s.unit) r
            WHERE rank <= ${TOP} ORDER BY unit, amount DESC, key`,
           [month.toISOString().slice(0, 10), projectIds],
         )

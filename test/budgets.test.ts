@@ -153,7 +153,7 @@ test('a crash between the hold and the upstream answer leaves a held `unknown` t
     expect(period.held).toBe('0.17');
 
     // A task row left in `submitting` (the process died before any answer) is found by the sweep.
-    await sql(gw, `UPDATE task SET status = 'submitting', accepted_at = accepted_at - interval '1 hour' WHERE id = $1`, [task.id]);
+    await sql(gw, `UPDATE task SET status = 'submitting', updated_at = updated_at - interval '1 hour' WHERE id = $1`, [task.id]);
     await eventually(async () => (await sql(gw, `SELECT status FROM task WHERE id = $1`, [task.id]))[0].status === 'unknown');
     expect(await reconcile(gw.db)).toEqual([]);
   } finally {

@@ -4,11 +4,13 @@ import { GatewayController } from './gateway.controller.js';
 import { GatewayService } from './gateway.service.js';
 import { ProjectPolicies } from './project-policies.js';
 import { RateLimiter } from './rate-limiter.js';
+import { StreamRelayService } from './stream-relay.service.js';
 
 @Module({
   controllers: [GatewayController],
   providers: [
     GatewayService,
+    StreamRelayService,
     ProjectPolicies,
     { provide: RateLimiter, inject: [CONFIG], useFactory: (config: Config) => new RateLimiter(config.RATE_LIMIT_PER_SECOND) },
   ],

@@ -4,6 +4,7 @@
  */
 import { safeJson } from '../common/json.js';
 import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Endpoint } from '../catalog/catalog.types.js';
 import { validateSubmission } from '../catalog/validate.js';
@@ -18,6 +19,7 @@ import { SettlementService, upstreamState } from '../tasks/settlement.service.js
 import { UpstreamError } from '../upstream/upstream.client.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
 import { ProjectPolicies } from './project-policies.js';
+import { StreamRelayService } from './stream-relay.service.js';
 
 export const UPSTREAM_PATHS: Record<Endpoint, string> = {
   chat: '/api-platform/v1/chat/completions',
@@ -27,7 +29,8 @@ export const UPSTREAM_PATHS: Record<Endpoint, string> = {
 export interface GatewayReply {
   status: number;
   contentType: string;
-  body: string | Buffer;
+  /** A Readable when an upstream event stream is being relayed. */
+  body: string | Buffer | Readable;
 }
 
 @Injectable()
@@ -40,6 +43,7 @@ export class GatewayService {
     private readonly settlement: SettlementService,
     private readonly policies: ProjectPolicies,
     private readonly metrics: MetricsService,
+    private readonly streams: StreamRelayService,
   ) {}
 
   async submit(endpoint: Endpoint, ctx: KeyContext, body: unknown, idempotencyKey?: string): Promise<GatewayReply> {
@@ -97,7 +101,7 @@ export class GatewayService {
   private async forward(endpoint: Endpoint, taskId: string, requestJson: string): Promise<GatewayReply> {
     let res;
     try {
-      res = await this.upstream.client.post(UPSTREAM_PATHS[endpoint], requestJson);
+      res = await this.upstream.client.open('POST', UPSTREAM_PATHS[endpoint], requestJson);
     } catch (error) {
       const e = error as UpstreamError;
       this.metrics.upstreamErrors.inc({ kind: e.outcome ?? 'unknown' });
@@ -109,6 +113,7 @@ export class GatewayService {
       throw ApiError.gatewayTimeout(`${e.message}; the task's outcome is unknown, its hold is kept for review`, { gatewayTaskId: taskId });
     }
 
+    if ('stream' in res) return this.streams.submission(taskId, res);
     const text = res.body.toString('utf8');
     const accepted = res.status === 200 ? parseAccepted(text) : undefined;
     if (accepted) {
@@ -139,11 +144,12 @@ export class GatewayService {
 
     let res;
     try {
-      res = await this.upstream.client.get(`/api-platform/v1/tasks/${taskIdParam}`);
+      res = await this.upstream.client.open('GET', `/api-platform/v1/tasks/${taskIdParam}`);
     } catch (error) {
       this.metrics.upstreamErrors.inc({ kind: `poll_${(error as UpstreamError).outcome ?? 'unknown'}` });
       throw ApiError.badGateway(`polling upstream failed: ${(error as Error).message}`);
     }
+    if ('stream' in res) return this.streams.poll(task, res);
     const text = res.body.toString('utf8');
     if (res.status !== 200) {
       throw ApiError.badGateway(`upstream answered the poll with HTTP ${res.status}`, { upstreamStatus: res.status, upstreamBody: safeJson(text) });

@@ -138,16 +138,22 @@ export class LedgerService {
 
   /**
    * Tasks left in `submitting` longer than any upstream call can take belong to a gateway that
-   * died between the hold and the upstream's answer: they become `unknown`, hold kept.
+   * died between the hold and the upstream's answer: they become `unknown`, hold kept. "Left" is
+   * counted from updated_at, which a relayed stream keeps fresh (see stillStreaming).
    */
   async sweepAbandoned(olderThanMs: number): Promise<number> {
     const { rowCount } = await this.db.query(
       `UPDATE task SET status = 'unknown', needs_review = true, updated_at = clock_timestamp(),
               review_reason = 'the gateway stopped between the hold and the upstream answer'
-       WHERE status = 'submitting' AND accepted_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)`,
+       WHERE status = 'submitting' AND updated_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)`,
       [olderThanMs],
     );
     return rowCount ?? 0;
+  }
+
+  /** A stream for this task is still being relayed: it is not abandoned. */
+  async stillStreaming(taskId: string): Promise<void> {
+    await this.db.query(`UPDATE task SET updated_at = clock_timestamp() WHERE id = $1 AND status = 'submitting'`, [taskId]);
   }
 
   async adjust(projectId: string, unit: Unit, amount: Decimal, reason: string, taskId?: string, at?: Date): Promise<string> {

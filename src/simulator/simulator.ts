@@ -29,6 +29,17 @@ export interface SimulatorKnobs {
   pollErrorRate: number;
   /** Share of tasks that end failed. */
   failRate: number;
+  /**
+   * How a chat submission with `stream: true` is answered. `off`: JSON, as without stream.
+   * `usage`: an event stream naming the task, text deltas, a final event with status and usage.
+   * `no_usage`: the same without the final event. `cut`: the connection drops after the first
+   * delta. `cut_unnamed`: it drops without the stream ever naming the task.
+   */
+  streamMode: 'off' | 'usage' | 'no_usage' | 'cut' | 'cut_unnamed';
+  /** Polls answered as an event stream carrying the task record, instead of JSON. */
+  pollStream: boolean;
+  /** The usage a `usage` stream reports; null: the usual deterministic one for the task. */
+  streamUsage: Record<string, unknown> | null;
   seed: number;
 }
 
@@ -64,6 +75,9 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   pollMalformedRate: 0,
   pollErrorRate: 0,
   failRate: 0,
+  streamMode: 'off',
+  pollStream: false,
+  streamUsage: null,
   seed: 42,
 };
 
@@ -130,6 +144,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
     if (roll < knobs.hangRate + knobs.resetRate + knobs.malformedRate) {
       return reply.code(200).header('content-type', 'application/json').send('{"code":1000,"data":{"id":');
     }
+    if (route.kind === 'chat' && request.stream === true && knobs.streamMode !== 'off') return streamAnswer(task, reply);
     task.answered = true;
     // The spec: video routes return type video, image routes image, and chat routes also image.
     const type = route.kind === 'video' ? 'video' : 'image';
@@ -148,8 +163,38 @@ export function createSimulator(options: SimulatorOptions = {}) {
     if (chance() < knobs.pollMalformedRate) {
       return reply.header('content-type', 'application/json').send('{"code":1000,"data":');
     }
+    if (knobs.pollStream) {
+      return reply.header('content-type', 'text/event-stream').send(`data: ${JSON.stringify({ code: 1000, data: view(task) })}\n\ndata: [DONE]\n\n`);
+    }
     return reply.send({ code: 1000, data: view(task) });
   });
+
+  /** The stream format is not shown by the vendor: this one is OpenAI-like, with the task named first. */
+  async function streamAnswer(task: SimTask, reply: FastifyReply) {
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const event = (data: unknown) => raw.write(`data: ${JSON.stringify(data)}\n\n`);
+    const record = { id: task.id, taskId: task.taskId, type: 'image', model: task.model };
+    if (knobs.streamMode !== 'cut_unnamed') {
+      task.answered = true;
+      event({ code: 1000, data: { ...record, status: 'processing' } });
+    }
+    for (const [i, word] of ['Simulated ', 'streamed ', 'answer.'].entries()) {
+      await new Promise((r) => setTimeout(r, 5));
+      event({ choices: [{ index: 0, delta: { content: word } }] });
+      if (i === 0 && knobs.streamMode.startsWith('cut')) {
+        await new Promise((r) => setTimeout(r, 5));
+        raw.destroy(); // mid-stream: no terminating chunk
+        return;
+      }
+    }
+    task.readyAt = Date.now();
+    const usage = knobs.streamMode === 'usage' ? (knobs.streamUsage ?? usageFor(task)) : undefined;
+    task.forced = { status: 'ready', usage };
+    if (usage) event({ code: 1000, data: { ...record, status: 'ready', usage } });
+    raw.end('data: [DONE]\n\n');
+  }
 
   function view(task: SimTask): Record<string, unknown> {
     advance(task);

@@ -4,13 +4,12 @@
  * so two instances never poll the same task at once, and settlement is exactly-once anyway.
  * Each round also sweeps tasks abandoned in `submitting` by a gateway that died.
  */
-import { safeJson } from '../common/json.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '../config/config.js';
 import { Database, DATABASE } from '../database/database.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
-import { SettlementService, TASK_FOR_SETTLEMENT_COLUMNS, upstreamState, type TaskForSettlement } from './settlement.service.js';
+import { SettlementService, TASK_FOR_SETTLEMENT_COLUMNS, polledState, type TaskForSettlement } from './settlement.service.js';
 
 const BATCH = 50;
 const LEASE_SECONDS = 30;
@@ -72,7 +71,7 @@ export class PollerService {
     let settled = false;
     try {
       const res = await this.upstream.client.get(`/api-platform/v1/tasks/${task.upstream_task_id}`);
-      const state = res.status === 200 ? upstreamState(safeJson(res.body.toString('utf8'))) : undefined;
+      const state = res.status === 200 ? polledState(res.contentType, res.body.toString('utf8')) : undefined;
       if (state) settled = await this.settlement.apply(task, state);
     } catch (error) {
       this.logger.debug(`task ${task.upstream_task_id}: ${(error as Error).message}`);

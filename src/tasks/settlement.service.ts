@@ -4,6 +4,7 @@
  * done (spendgate_settle returns false for them).
  */
 import { Inject, Injectable } from '@nestjs/common';
+import { safeJson } from '../common/json.js';
 import { Database, DATABASE } from '../database/database.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { price, type PriceBasis } from '../pricing/engine.js';
@@ -11,6 +12,7 @@ import { ZERO } from '../pricing/money.js';
 import type { Charge, Unit } from '../pricing/pricing.types.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import { MetricsService } from '../health/metrics.service.js';
+import { isEventStream, readEventStream, type StreamFacts } from '../upstream/event-stream.js';
 
 /** The columns settlement needs; selected by the poller and the poll endpoint. */
 export interface TaskForSettlement {
@@ -36,6 +38,19 @@ export function upstreamState(body: unknown): UpstreamState | undefined {
   return undefined;
 }
 
+/** The state a stream told: a terminal status, or a clean end with usage, settles it. */
+export function streamState(facts: StreamFacts): UpstreamState | undefined {
+  if (facts.status === 'ready' || facts.status === 'failed') return { status: facts.status, usage: facts.usage };
+  if (facts.status === 'processing') return { status: 'processing' };
+  return undefined;
+}
+
+/** A polled answer, JSON or an event stream, as a task state; undefined when it is neither. */
+export function polledState(contentType: string, text: string): UpstreamState | undefined {
+  if (isEventStream(contentType)) return streamState(readEventStream(text));
+  return upstreamState(safeJson(text));
+}
+
 @Injectable()
 export class SettlementService {
   constructor(
@@ -53,10 +68,19 @@ export class SettlementService {
     return rows[0];
   }
 
-  /** Settles when the state is terminal; returns true when this call did the settling. */
-  async apply(task: TaskForSettlement, state: UpstreamState): Promise<boolean> {
+  async findById(taskId: string): Promise<TaskForSettlement | undefined> {
+    const { rows } = await this.db.query<TaskForSettlement>(`SELECT ${TASK_FOR_SETTLEMENT_COLUMNS} FROM task t WHERE t.id = $1`, [taskId]);
+    return rows[0];
+  }
+
+  /**
+   * Settles when the state is terminal; returns true when this call did the settling.
+   * `review`, when given, flags the task for review with that reason added to its warnings.
+   */
+  async apply(task: TaskForSettlement, state: UpstreamState, review?: string): Promise<boolean> {
     if (state.status === 'processing') return false;
-    const charge = this.chargeFor(task, state);
+    const priced = this.chargeFor(task, state);
+    const charge = review ? { ...priced, warnings: [...priced.warnings, review], needsReview: true } : priced;
     const settled = await this.ledger.settle({
       taskId: task.id,
       status: state.status,

@@ -8,12 +8,21 @@
  * - `unknown`: the request may have been accepted (timeout or reset after sending): the hold stays
  *   and the task is marked unknown for review.
  */
+import type { Readable } from 'node:stream';
 import { Agent, errors, request } from 'undici';
+import { isEventStream } from './event-stream.js';
 
 export interface UpstreamResponse {
   status: number;
   contentType: string;
   body: Buffer;
+}
+
+/** A 200 `text/event-stream` answer, handed over unread so it can be relayed as it arrives. */
+export interface UpstreamStream {
+  status: number;
+  contentType: string;
+  stream: Readable;
 }
 
 export class UpstreamError extends Error {
@@ -64,12 +73,20 @@ export class UpstreamClient {
     return this.send('GET', path);
   }
 
+  /** Like post/get, but a 200 event stream comes back unread (decisions.md §1). */
+  open(method: 'GET' | 'POST', path: string, body?: string): Promise<UpstreamResponse | UpstreamStream> {
+    return this.send(method, path, body, true);
+  }
+
   async close(): Promise<void> {
     await this.agent.close();
   }
 
-  private async send(method: 'GET' | 'POST', path: string, body?: string): Promise<UpstreamResponse> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, accept: 'application/json' };
+  private send(method: 'GET' | 'POST', path: string, body?: string): Promise<UpstreamResponse>;
+  private send(method: 'GET' | 'POST', path: string, body: string | undefined, streams: true): Promise<UpstreamResponse | UpstreamStream>;
+  private async send(method: 'GET' | 'POST', path: string, body?: string, streams = false): Promise<UpstreamResponse | UpstreamStream> {
+    const accept = streams ? 'application/json, text/event-stream' : 'application/json';
+    const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, accept };
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
       const res = await request(`${this.base}${path}`, {
@@ -77,10 +94,15 @@ export class UpstreamClient {
         headers,
         body,
         dispatcher: this.agent,
-        signal: AbortSignal.timeout(this.options.timeoutMs + this.options.connectTimeoutMs),
+        // A stream may rightly last longer than any one answer: it is bounded by bodyTimeout
+        // (the longest silence between chunks) instead of a total deadline.
+        ...(streams ? {} : { signal: AbortSignal.timeout(this.options.timeoutMs + this.options.connectTimeoutMs) }),
       });
-      const buffer = Buffer.from(await res.body.arrayBuffer());
       const contentType = String(res.headers['content-type'] ?? '');
+      if (streams && res.statusCode === 200 && isEventStream(contentType)) {
+        return { status: res.statusCode, contentType, stream: res.body };
+      }
+      const buffer = Buffer.from(await res.body.arrayBuffer());
       return { status: res.statusCode, contentType, body: buffer };
     } catch (error) {
       throw classify(error);

@@ -1,0 +1,133 @@
+/**
+ * Relays an upstream `text/event-stream` answer to the client as it arrives (decisions.md §1)
+ * while reading it for the ledger, and settles the task when it ends:
+ *
+ * - from the stream's usage when it reported any, otherwise at the estimate, flagged for review;
+ * - a stream cut off half-way is never free: if the stream named the vendor's task, the task stays
+ *   `processing` and the poller settles it from the vendor's task record; if it did not, it is
+ *   charged at the estimate and flagged for review.
+ *
+ * A client that goes away does not stop the relay: the vendor keeps generating (and billing), so
+ * the gateway reads the stream to its end and settles all the same.
+ */
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { PassThrough, type Readable } from 'node:stream';
+import { CONFIG, type Config } from '../config/config.js';
+import { MetricsService } from '../health/metrics.service.js';
+import { LedgerService } from '../ledger/ledger.service.js';
+import { SettlementService, streamState, type TaskForSettlement } from '../tasks/settlement.service.js';
+import { EventStreamReader, type StreamFacts } from '../upstream/event-stream.js';
+import type { UpstreamStream } from '../upstream/upstream.client.js';
+import type { GatewayReply } from './gateway.service.js';
+
+interface RelayHooks {
+  /** The first `{ code: 1000, data: { id, taskId } }` event. */
+  onAcceptance?(acceptance: NonNullable<StreamFacts['acceptance']>): Promise<unknown>;
+  /** Every heartbeat interval while the stream runs. */
+  onHeartbeat?(): Promise<unknown>;
+  /** After the last byte, before the client's stream is ended; `cut` when the stream broke. */
+  onEnd(facts: StreamFacts, cut: Error | undefined): Promise<unknown>;
+}
+
+@Injectable()
+export class StreamRelayService implements OnApplicationShutdown {
+  private readonly logger = new Logger('StreamRelay');
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    private readonly ledger: LedgerService,
+    private readonly settlement: SettlementService,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  /** A submission the vendor answered with a stream. The task is held and still `submitting`. */
+  submission(taskId: string, upstream: UpstreamStream): GatewayReply {
+    let named = false;
+    return this.relay(upstream, {
+      onAcceptance: async (a) => {
+        named = await this.ledger.recordAccepted({ taskId, upstreamId: a.id, upstreamTaskId: a.taskId, responseBody: a.body });
+      },
+      onHeartbeat: () => this.ledger.stillStreaming(taskId),
+      onEnd: async (facts, cut) => {
+        if (cut && named) return; // the poller settles it from the vendor's task record
+        const task = await this.settlement.findById(taskId);
+        if (!task) return;
+        const state = streamState(facts);
+        const terminal = state && state.status !== 'processing' ? state : { status: 'ready' as const, usage: facts.usage };
+        const review = cut
+          ? `the stream was cut off before its end (${cut.message}) and did not name the vendor's task; charged at the estimate`
+          : undefined;
+        await this.settlement.apply(task, cut ? { status: 'ready', usage: undefined } : terminal, review);
+      },
+    });
+  }
+
+  /** A poll the vendor answered with a stream: a terminal state in it settles the task. */
+  poll(task: TaskForSettlement, upstream: UpstreamStream): GatewayReply {
+    return this.relay(upstream, {
+      onEnd: async (facts, cut) => {
+        const state = streamState(facts);
+        if (!cut && state) await this.settlement.apply(task, state);
+      },
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]); // bounded by the upstream body timeout
+  }
+
+  private relay(upstream: UpstreamStream, hooks: RelayHooks): GatewayReply {
+    const out = new PassThrough();
+    const done = this.pump(upstream.stream, out, hooks).finally(() => this.inFlight.delete(done));
+    this.inFlight.add(done);
+    return { status: 200, contentType: upstream.contentType, body: out };
+  }
+
+  private async pump(source: Readable, out: PassThrough, hooks: RelayHooks): Promise<void> {
+    const reader = new EventStreamReader();
+    const beat = hooks.onHeartbeat ? setInterval(() => void hooks.onHeartbeat!().catch(() => undefined), this.heartbeatMs) : undefined;
+    let cut: Error | undefined;
+    let acceptance: Promise<unknown> | undefined;
+    try {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        reader.push(chunk);
+        if (!acceptance && reader.facts.acceptance && hooks.onAcceptance) acceptance = hooks.onAcceptance(reader.facts.acceptance);
+        if (!out.destroyed && !out.write(chunk)) await drainedOrClosed(out);
+      }
+    } catch (error) {
+      cut = error as Error;
+      this.metrics.upstreamErrors.inc({ kind: 'stream_cut' });
+    } finally {
+      clearInterval(beat);
+    }
+    const facts = reader.end();
+    try {
+      await acceptance;
+      await hooks.onEnd(facts, cut);
+    } catch (error) {
+      // The task keeps its hold (never free); reconcile and the sweep will show it.
+      this.logger.error(`settling a relayed stream failed: ${(error as Error).message}`);
+    }
+    if (out.destroyed) return;
+    if (cut) out.destroy(cut);
+    else out.end();
+  }
+
+  /** Well inside the sweep's grace, so a live stream is never taken for an abandoned one. */
+  private get heartbeatMs(): number {
+    return Math.max(1_000, Math.floor(Math.min(this.config.UPSTREAM_TIMEOUT_MS, this.config.SUBMIT_GRACE_MS || 1_000) / 3));
+  }
+}
+
+function drainedOrClosed(stream: PassThrough): Promise<void> {
+  return new Promise((resolve) => {
+    const settle = () => {
+      stream.off('drain', settle);
+      stream.off('close', settle);
+      resolve();
+    };
+    stream.once('drain', settle);
+    stream.once('close', settle);
+  });
+}

@@ -29,6 +29,8 @@ interface Result {
 }
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** Offered rate of the open-loop latency runs. */
+const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 500);
 const CONNECTIONS = 64;
 const CHAT = JSON.stringify({ model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }], max_tokens: 256 });
 const MEDIA = [
@@ -157,9 +159,10 @@ async function main() {
       // second's quota in a burst at the start of the second, which measures burst queueing; this
       // generator sends one request every 2 ms and times each from its scheduled start (so a slow
       // response delays nothing and hides nothing: no coordinated omission).
-      const openLoop = await openLoopRun('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, CHAT, 500);
+      const openLoop = await openLoopRun('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, CHAT, OPEN_RATE);
       // The same generator against the simulator alone: the floor of that latency on this machine.
-      const openLoopDirect = await openLoopRun('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, CHAT, 500);
+      const openLoopDirect = await openLoopRun('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, CHAT, OPEN_RATE);
+      if (process.env.BENCH_ONLY === 'open') return; // a quick latency-only rerun; publishes nothing
       const openLoopBursty = await load('spendgate (chat, autocannon -R 500)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT], {
         overallRate: 500,
       });

@@ -3,7 +3,9 @@
  * tasks through the gateway; after settlement, budgetStatus, spendReport and the CSV agree to the
  * last decimal with the ledger; credits and USD never summed; a project key sees only its project.
  */
+import fc from 'fast-check';
 import type { Gateway } from '../src/bootstrap.js';
+import { sortedOrder } from '../src/reports/spend-report.js';
 import { dec, sum } from '../src/pricing/money.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, pollTask, sql, submitChat, submitGeneration } from './support/harness.js';
 
@@ -212,5 +214,36 @@ describe('safety and clear errors', () => {
     const body = await gql(ADMIN, `{ priceBook(version: 1) { version rates { model component key tier tierMaxInput rate } } }`);
     expect(body.data.priceBook.rates).toContainEqual({ model: 'gpt-5.6-sol', component: 'token', key: 'input', tier: 'long', tierMaxInput: null, rate: '7389.2' });
     expect(body.data.priceBook.rates).toContainEqual({ model: 'sora-2-pro', component: 'request', key: '15', tier: null, tierMaxInput: null, rate: '0.72' });
+  });
+});
+
+describe('report row order', () => {
+  const byText = (columns: string[][], n: number) =>
+    Array.from({ length: n }, (_, i) => i).sort((a, b) => {
+      for (const c of columns) if (c[a] !== c[b]) return c[a]! < c[b]! ? -1 : 1;
+      return 0;
+    });
+
+  test('sortedOrder equals comparing the key texts column by column (counting, numeric and text paths)', () => {
+    // Few distinct values (the counting sort), many (one number per row), and so many that no
+    // single number holds them (the text comparison).
+    for (const distinct of [3, 5_000, 2 ** 40]) {
+      fc.assert(
+        fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 0, max: 300 }), fc.integer(), (width, rows, seed) => {
+          let x = seed >>> 0;
+          const next = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % distinct).toString(36);
+          // Rows unique on their keys, as grouped rows are.
+          const seen = new Set<string>();
+          const table: string[][] = [];
+          for (let r = 0; r < rows; r++) {
+            const row = Array.from({ length: width }, next);
+            if (!seen.has(row.join('\u0000'))) (seen.add(row.join('\u0000')), table.push(row));
+          }
+          const columns = Array.from({ length: width }, (_, c) => table.map((row) => row[c]!));
+          expect(sortedOrder(columns, table.length)).toEqual(byText(columns, table.length));
+        }),
+        { numRuns: 60 },
+      );
+    }
   });
 });

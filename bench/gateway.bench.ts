@@ -159,7 +159,13 @@ async function main() {
       // second's quota in a burst at the start of the second, which measures burst queueing; this
       // generator sends one request every 2 ms and times each from its scheduled start (so a slow
       // response delays nothing and hides nothing: no coordinated omission).
-      const openLoop = await openLoopRun('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, CHAT, OPEN_RATE);
+      // The gateway's own /metrics histogram, read around the measured run, splits the client's
+      // latency into time inside spendgate's handler and time outside it (the machine, the network).
+      let serverBefore: Map<string, number> = new Map();
+      const openLoop = await openLoopRun('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, CHAT, OPEN_RATE, {
+        before: async () => void (serverBefore = await chatLatencyBuckets(gateway)),
+        after: async () => serverShares(serverBefore, await chatLatencyBuckets(gateway)),
+      });
       // The same generator against the simulator alone: the floor of that latency on this machine.
       const openLoopDirect = await openLoopRun('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, CHAT, OPEN_RATE);
       if (process.env.BENCH_ONLY === 'open') return; // a quick latency-only rerun; publishes nothing
@@ -201,8 +207,35 @@ async function main() {
   });
 }
 
+/** Cumulative counts of the chat route's server-side latency histogram, by bucket bound (`le`). */
+async function chatLatencyBuckets(gateway: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${gateway}/metrics`)).text();
+  const buckets = new Map<string, number>();
+  for (const m of text.matchAll(/^spendgate_http_request_duration_seconds_bucket\{([^}]*)\} (\d+)/gm)) {
+    const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    if (labels.route !== '/api-platform/v1/chat/completions' || labels.status !== '200') continue;
+    buckets.set(labels.le!, (buckets.get(labels.le!) ?? 0) + Number(m[2]));
+  }
+  return buckets;
+}
+
+/** Share of the requests between two scrapes that spendgate answered within each bound. */
+function serverShares(before: Map<string, number>, after: Map<string, number>) {
+  const delta = (le: string) => (after.get(le) ?? 0) - (before.get(le) ?? 0);
+  const total = delta('+Inf');
+  const share = (le: string) => (total ? Math.round((delta(le) / total) * 10_000) / 100 : 0);
+  return { requests: total, percentWithin: { '2.5ms': share('0.0025'), '5ms': share('0.005'), '10ms': share('0.01'), '25ms': share('0.025') } };
+}
+
 /** Uniform open loop: request i is due at start + i / rate; latency counts from that due time. */
-async function openLoopRun(name: string, url: string, headers: Record<string, string>, body: string, rate: number) {
+async function openLoopRun(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  rate: number,
+  server?: { before: () => Promise<void>; after: () => Promise<ReturnType<typeof serverShares>> },
+) {
   const pool = new Pool(new URL(url).origin, { connections: CONNECTIONS });
   const path = new URL(url).pathname;
   const send = () =>
@@ -239,10 +272,13 @@ async function openLoopRun(name: string, url: string, headers: Record<string, st
     return { offeredPerSecond: rate, sent: total, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1), non200: failures };
   };
   await run(2); // warm-up
+  await server?.before();
   const result = await run(SECONDS);
+  const inside = await server?.after();
   await pool.close();
   console.error(`${name} (uniform ${rate} req/s): p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, non-200 ${result.non200}`);
-  return { name: `${name} (uniform open loop ${rate} req/s)`, ...result };
+  if (inside) console.error(`  measured inside spendgate (its /metrics histogram): ${JSON.stringify(inside)}`);
+  return { name: `${name} (uniform open loop ${rate} req/s)`, ...result, ...(inside ? { insideSpendgate: inside } : {}) };
 }
 
 /** A small horizontal bar chart of throughput, with p50/p99 in the labels. */

@@ -92,7 +92,10 @@ export class StreamRelayService implements OnApplicationShutdown {
     try {
       for await (const chunk of source as AsyncIterable<Buffer>) {
         reader.push(chunk);
-        if (!acceptance && reader.facts.acceptance && hooks.onAcceptance) acceptance = hooks.onAcceptance(reader.facts.acceptance);
+        if (!acceptance && reader.facts.acceptance && hooks.onAcceptance) {
+          acceptance = hooks.onAcceptance(reader.facts.acceptance);
+          acceptance.catch(() => undefined); // awaited (and reported) after the stream; never an unhandled rejection meanwhile
+        }
         if (!out.destroyed && !out.write(chunk)) await drainedOrClosed(out);
       }
     } catch (error) {

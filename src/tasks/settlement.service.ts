@@ -38,7 +38,7 @@ export function upstreamState(body: unknown): UpstreamState | undefined {
   return undefined;
 }
 
-/** The state a stream told: a terminal status, or a clean end with usage, settles it. */
+/** The last task state a stream's events told; undefined when none did. */
 export function streamState(facts: StreamFacts): UpstreamState | undefined {
   if (facts.status === 'ready' || facts.status === 'failed') return { status: facts.status, usage: facts.usage };
   if (facts.status === 'processing') return { status: 'processing' };

@@ -88,31 +88,34 @@ export class UpstreamClient {
     const accept = streams ? 'application/json, text/event-stream' : 'application/json';
     const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, accept };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    // One deadline for the whole answer; an event stream is exempt once its headers are in, as it
+    // may rightly last longer than any one answer (bodyTimeout still bounds each silence in it).
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException('upstream deadline passed', 'TimeoutError')),
+      this.options.timeoutMs + this.options.connectTimeoutMs,
+    );
     try {
-      const res = await request(`${this.base}${path}`, {
-        method,
-        headers,
-        body,
-        dispatcher: this.agent,
-        // A stream may rightly last longer than any one answer: it is bounded by bodyTimeout
-        // (the longest silence between chunks) instead of a total deadline.
-        ...(streams ? {} : { signal: AbortSignal.timeout(this.options.timeoutMs + this.options.connectTimeoutMs) }),
-      });
+      const res = await request(`${this.base}${path}`, { method, headers, body, dispatcher: this.agent, signal: deadline.signal });
       const contentType = String(res.headers['content-type'] ?? '');
       if (streams && res.statusCode === 200 && isEventStream(contentType)) {
+        clearTimeout(timer);
         return { status: res.statusCode, contentType, stream: res.body };
       }
       const buffer = Buffer.from(await res.body.arrayBuffer());
       return { status: res.statusCode, contentType, body: buffer };
     } catch (error) {
       throw classify(error);
+    } finally {
+      clearTimeout(timer); // a relayed stream's was cleared above already
     }
   }
 }
 
 function classify(error: unknown): UpstreamError {
   const err = error as { code?: string; name?: string; cause?: { code?: string } };
-  const code = err.code ?? err.cause?.code ?? err.name ?? 'error';
+  // A DOMException (the deadline) has a numeric code; its name says what happened.
+  const code = (typeof err.code === 'string' ? err.code : undefined) ?? err.cause?.code ?? err.name ?? 'error';
   if (error instanceof errors.ConnectTimeoutError || NOT_SENT_CODES.has(code)) {
     return new UpstreamError('not_sent', `upstream unreachable (${code})`);
   }

@@ -48,17 +48,22 @@ export class StreamRelayService implements OnApplicationShutdown {
       onAcceptance: async (a) => {
         named = await this.ledger.recordAccepted({ taskId, upstreamId: a.id, upstreamTaskId: a.taskId, responseBody: a.body });
       },
-      onHeartbeat: () => this.ledger.stillStreaming(taskId),
+      // Once named, the task is `processing` and out of the sweep's reach: no more heartbeats needed.
+      onHeartbeat: async () => {
+        if (!named) await this.ledger.stillStreaming(taskId);
+      },
       onEnd: async (facts, cut) => {
         if (cut && named) return; // the poller settles it from the vendor's task record
         const task = await this.settlement.findById(taskId);
         if (!task) return;
+        if (cut) {
+          const review = `the stream was cut off before its end (${cut.message}) and did not name the vendor's task; charged at the estimate`;
+          await this.settlement.apply(task, { status: 'ready', usage: undefined }, review);
+          return;
+        }
+        // A clean end settles: with the stream's terminal status, else as ready with whatever usage came.
         const state = streamState(facts);
-        const terminal = state && state.status !== 'processing' ? state : { status: 'ready' as const, usage: facts.usage };
-        const review = cut
-          ? `the stream was cut off before its end (${cut.message}) and did not name the vendor's task; charged at the estimate`
-          : undefined;
-        await this.settlement.apply(task, cut ? { status: 'ready', usage: undefined } : terminal, review);
+        await this.settlement.apply(task, state && state.status !== 'processing' ? state : { status: 'ready', usage: facts.usage });
       },
     });
   }

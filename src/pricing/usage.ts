@@ -3,6 +3,7 @@
  * into disjoint token classes. Counts are token counts, not money, so plain integers.
  */
 import type { UsageShape } from '../catalog/catalog.types.js';
+import { objectAt } from '../common/json.js';
 import type { TokenClass } from './pricing.types.js';
 
 export type TokenCounts = Record<TokenClass, number>;
@@ -111,11 +112,4 @@ function count(obj: Record<string, unknown> | undefined, key: string): number {
     throw new Error(`usage field ${key} is not a non-negative integer`);
   }
   return n;
-}
-
-function objectAt(obj: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
-  const value = obj[key];
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
 }

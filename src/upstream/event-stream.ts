@@ -12,6 +12,7 @@
  *   in several events is merged field by field, a later value replacing an earlier one.
  */
 import { StringDecoder } from 'node:string_decoder';
+import { isObject, objectAt } from '../common/json.js';
 
 export interface StreamFacts {
   /** The first `{ code: 1000, data: { id, taskId } }` event, verbatim: the acceptance record. */
@@ -143,13 +144,4 @@ export function readEventStream(text: string): StreamFacts {
 
 export function isEventStream(contentType: string): boolean {
   return contentType.split(';')[0]!.trim().toLowerCase() === 'text/event-stream';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function objectAt(obj: Record<string, unknown> | undefined, key: string): Record<string, unknown> | undefined {
-  const value = obj?.[key];
-  return isObject(value) ? value : undefined;
 }

@@ -65,10 +65,6 @@ export class UpstreamClient {
     return this.base;
   }
 
-  post(path: string, body: string): Promise<UpstreamResponse> {
-    return this.send('POST', path, body);
-  }
-
   get(path: string): Promise<UpstreamResponse> {
     return this.send('GET', path);
   }

@@ -146,9 +146,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
     }
     if (route.kind === 'chat' && request.stream === true && knobs.streamMode !== 'off') return streamAnswer(task, reply);
     task.answered = true;
-    // The spec: video routes return type video, image routes image, and chat routes also image.
-    const type = route.kind === 'video' ? 'video' : 'image';
-    return reply.send({ code: 1000, data: { id: task.id, taskId, type, model: route.id, status: 'processing' } });
+    return reply.send({ code: 1000, data: { ...identity(task), status: 'processing' } });
   }
 
   app.post('/api-platform/v1/chat/completions', (req, reply) => submit('chat', req.body, req.headers.authorization, reply));
@@ -175,7 +173,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
     const raw = reply.raw;
     raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const event = (data: unknown) => raw.write(`data: ${JSON.stringify(data)}\n\n`);
-    const record = { id: task.id, taskId: task.taskId, type: 'image', model: task.model };
+    const record = identity(task);
     if (knobs.streamMode !== 'cut_unnamed') {
       task.answered = true;
       event({ code: 1000, data: { ...record, status: 'processing' } });
@@ -198,8 +196,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
 
   function view(task: SimTask): Record<string, unknown> {
     advance(task);
-    const type = task.kind === 'video' ? 'video' : 'image';
-    const base = { id: task.id, taskId: task.taskId, type, model: task.model, status: task.status };
+    const base = { ...identity(task), status: task.status };
     if (task.status === 'processing') return base;
     if (task.status === 'failed') return { ...base, error: { message: 'simulated generation failure' } };
     if (task.kind !== 'chat') {
@@ -270,6 +267,11 @@ export function createSimulator(options: SimulatorOptions = {}) {
   });
 
   return { app, knobs, tasks };
+}
+
+/** How the vendor names a task in every answer. The spec: video routes return type video, image routes image, and chat routes also image. */
+function identity(task: SimTask) {
+  return { id: task.id, taskId: task.taskId, type: task.kind === 'video' ? 'video' : 'image', model: task.model };
 }
 
 function stripUndefined<T extends object>(obj: T): Partial<T> {

@@ -77,8 +77,15 @@ export function linesJson(lines: readonly ChargeLine[]): string {
  * Holds are batched per lane, a lane being a fixed slice of the projects: batches of different
  * lanes touch different projects, so they never wait for each other's project locks and run on
  * separate connections in parallel; one hot project stays in one lane.
+ *
+ * One batch in flight per lane: a second batch of the same lane would only wait in PostgreSQL for
+ * the first one's project lock, which is held through its commit. Measured at 500 req/s on one
+ * project: with two in flight, ~34 hold statements in 10 s waited 3-23 ms on that lock and the
+ * open-loop p99 was 18 ms; with one, requests that arrive meanwhile join the next batch instead,
+ * p99 10.5 ms, and closed-loop throughput did not drop (3,358 vs 3,159 req/s).
  */
 const HOLD_LANES = 2;
+const HOLD_BATCHES_IN_FLIGHT_PER_LANE = 1;
 
 @Injectable()
 export class LedgerService {
@@ -86,7 +93,7 @@ export class LedgerService {
   private readonly accepted: Batcher<AcceptedRecord, boolean>;
 
   constructor(@Inject(DATABASE) private readonly db: Database) {
-    this.holdLanes = Array.from({ length: HOLD_LANES }, () => new Batcher<HoldRequest, HoldOutcome>((items) => this.placeHolds(items), 256, 2));
+    this.holdLanes = Array.from({ length: HOLD_LANES }, () => new Batcher<HoldRequest, HoldOutcome>((items) => this.placeHolds(items), 256, HOLD_BATCHES_IN_FLIGHT_PER_LANE));
     this.accepted = new Batcher((items) => this.recordAcceptedBatch(items), 512, 4);
   }
 

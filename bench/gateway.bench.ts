@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import pg from 'pg';
 import { Pool } from 'undici';
 import { Database } from '../src/database/database.js';
 import { machine, publish, withScratchPostgres } from './support.js';
@@ -161,11 +162,30 @@ async function main() {
       // response delays nothing and hides nothing: no coordinated omission).
       // The gateway's own /metrics histogram, read around the measured run, splits the client's
       // latency into time inside spendgate's handler and time outside it (the machine, the network).
-      let serverBefore: Map<string, number> = new Map();
-      const openLoop = await openLoopRun('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, CHAT, OPEN_RATE, {
-        before: async () => void (serverBefore = await chatLatencyBuckets(gateway)),
-        after: async () => serverShares(serverBefore, await chatLatencyBuckets(gateway)),
-      });
+      // PostgreSQL's own account of its WAL flushes (count, time) is read around the run too.
+      await pgSet(pg.url, 'track_wal_io_timing', 'on');
+      const inside = () => {
+        let before = { buckets: new Map<string, number>(), wal: { fsyncs: 0, ms: 0 } };
+        return {
+          before: async () => void (before = { buckets: await chatLatencyBuckets(gateway), wal: await walFlushes(pg.url) }),
+          after: async () => {
+            await new Promise((r) => setTimeout(r, 1200)); // backends publish their I/O counters at most once a second
+            const wal = await walFlushes(pg.url);
+            const fsyncs = wal.fsyncs - before.wal.fsyncs;
+            return {
+              ...serverShares(before.buckets, await chatLatencyBuckets(gateway)),
+              walFlushes: { count: fsyncs, meanMs: fsyncs ? Math.round(((wal.ms - before.wal.ms) / fsyncs) * 1000) / 1000 : 0 },
+            };
+          },
+        };
+      };
+      const chatUrl = `${gateway}/api-platform/v1/chat/completions`;
+      const openLoop = await openLoopRun('spendgate (chat)', chatUrl, { authorization: `Bearer ${key}` }, CHAT, OPEN_RATE, inside());
+      // Diagnostic, not a configuration spendgate runs with: the same run with commits that do not
+      // wait for their WAL flush, which shows how much of the tail is waiting for the disk.
+      await pgSet(pg.url, 'synchronous_commit', 'off');
+      const openLoopNoFlushWait = await openLoopRun('spendgate (chat), diagnostic: synchronous_commit=off', chatUrl, { authorization: `Bearer ${key}` }, CHAT, OPEN_RATE, inside());
+      await pgSet(pg.url, 'synchronous_commit', null);
       // The same generator against the simulator alone: the floor of that latency on this machine.
       const openLoopDirect = await openLoopRun('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, CHAT, OPEN_RATE);
       if (process.env.BENCH_ONLY === 'open') return; // a quick latency-only rerun; publishes nothing
@@ -189,6 +209,7 @@ async function main() {
         notes: 'spendgate runs with LOG_LEVEL=warn and its background poller off (the poller is not on the submission path)',
         rows: [direct, portkey, spendgate, media],
         openLoop500: openLoop,
+        openLoop500DiagnosticNoCommitFlushWait: openLoopNoFlushWait,
         openLoop500Direct: openLoopDirect,
         openLoop500AutocannonBursts: openLoopBursty,
         ratios: {
@@ -205,6 +226,35 @@ async function main() {
       await new Promise((r) => setTimeout(r, 1500));
     }
   });
+}
+
+/** Sets (or, with null, resets) a server setting for every session, through ALTER SYSTEM and a reload. */
+async function pgSet(url: string, name: string, value: string | null) {
+  await withClient(url, async (c) => {
+    await c.query(value === null ? `ALTER SYSTEM RESET ${name}` : `ALTER SYSTEM SET ${name} = '${value}'`);
+    await c.query('SELECT pg_reload_conf()');
+  });
+  await new Promise((r) => setTimeout(r, 300)); // each backend applies it before its next statement
+}
+
+/** WAL flushes (fsyncs) so far and the milliseconds they took, from pg_stat_io. */
+async function walFlushes(url: string): Promise<{ fsyncs: number; ms: number }> {
+  const { rows } = await withClient(url, (c) =>
+    c.query<{ fsyncs: string; ms: string }>(
+      `SELECT coalesce(sum(fsyncs), 0)::text AS fsyncs, coalesce(sum(fsync_time), 0)::text AS ms FROM pg_stat_io WHERE object = 'wal'`,
+    ),
+  );
+  return { fsyncs: Number(rows[0]!.fsyncs), ms: Number(rows[0]!.ms) };
+}
+
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
 }
 
 /** Cumulative counts of the chat route's server-side latency histogram, by bucket bound (`le`). */
@@ -234,7 +284,7 @@ async function openLoopRun(
   headers: Record<string, string>,
   body: string,
   rate: number,
-  server?: { before: () => Promise<void>; after: () => Promise<ReturnType<typeof serverShares>> },
+  server?: { before: () => Promise<void>; after: () => Promise<Record<string, unknown>> },
 ) {
   const pool = new Pool(new URL(url).origin, { connections: CONNECTIONS });
   const path = new URL(url).pathname;

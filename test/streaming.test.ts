@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import type { Gateway } from '../src/bootstrap.js';
+import { LedgerService } from '../src/ledger/ledger.service.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { PollerService } from '../src/tasks/poller.service.js';
 import { EventStreamReader, readEventStream } from '../src/upstream/event-stream.js';
@@ -155,6 +156,41 @@ test('a client that hangs up mid-stream does not stop the settlement', async () 
     return t.settled_at ? t : undefined;
   });
   expect(task).toMatchObject({ status: 'ready', charge_amount: '0.063', charge_exactness: 'EXACT' });
+});
+
+test('a stream slow to name its task keeps the task fresh: the abandoned-submission sweep leaves it alone', async () => {
+  // SUBMIT_GRACE_MS=0 brings the relay's heartbeat down to its floor, one second.
+  const slow = await gateway(await freshDatabase(), { POLLER_ENABLED: 'false', SIMULATOR_DELAY_MS: '600000', SUBMIT_GRACE_MS: '0' });
+  try {
+    const { key: slowKey } = await projectWithKey(slow);
+    // The vendor sends the stream's headers, then nothing for 3 s before the event naming the task.
+    await http(`${slow.simulatorUrl}/__sim/config`, {
+      body: { streamMode: 'usage', streamUsage: { prompt_tokens: 10, completion_tokens: 10 }, streamLeadMs: 3000 },
+    });
+    const answer = fetch(`${slow.url}/api-platform/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${slowKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(GLM),
+    }).then((r) => r.text());
+
+    await new Promise((r) => setTimeout(r, 2500));
+    // 2.5 s into the silence the task is unnamed, still `submitting`, but touched within the last beat.
+    const [during] = await sql(slow, `SELECT status, extract(epoch FROM clock_timestamp() - updated_at)::float8 AS idle_s FROM task`);
+    expect(during.status).toBe('submitting');
+    expect(during.idle_s).toBeLessThan(1.8);
+    // A sweep for submissions idle over 2 s (a dead gateway's) does not take it.
+    expect(await slow.app.get(LedgerService).sweepAbandoned(2000)).toBe(0);
+
+    expect(await answer).toMatch(/data: \[DONE\]\n\n$/);
+    // 10 × 1400/1M + 10 × 4900/1M = 0.014 + 0.049.
+    const task = await eventually(
+      async () => (await sql(slow, `SELECT status, charge_amount::text, charge_exactness, needs_review FROM task WHERE settled_at IS NOT NULL`))[0],
+    );
+    expect(task).toEqual({ status: 'ready', charge_amount: '0.063', charge_exactness: 'EXACT', needs_review: false });
+    expect(await reconcile(slow.db)).toEqual([]);
+  } finally {
+    await slow.close();
+  }
 });
 
 test('a poll answered with a stream is relayed and settles the task; the poller reads streams too', async () => {

@@ -40,6 +40,8 @@ export interface SimulatorKnobs {
   pollStream: boolean;
   /** The usage a `usage` stream reports; null: the usual deterministic one for the task. */
   streamUsage: Record<string, unknown> | null;
+  /** Silence between a stream's headers and its first event (a slow start, e.g. a long prompt). */
+  streamLeadMs: number;
   seed: number;
 }
 
@@ -78,6 +80,7 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   streamMode: 'off',
   pollStream: false,
   streamUsage: null,
+  streamLeadMs: 0,
   seed: 42,
 };
 
@@ -172,6 +175,10 @@ export function createSimulator(options: SimulatorOptions = {}) {
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    if (knobs.streamLeadMs > 0) {
+      raw.flushHeaders();
+      await new Promise((r) => setTimeout(r, knobs.streamLeadMs));
+    }
     const event = (data: unknown) => raw.write(`data: ${JSON.stringify(data)}\n\n`);
     const record = identity(task);
     if (knobs.streamMode !== 'cut_unnamed') {

@@ -167,13 +167,16 @@ async function main() {
       const inside = () => {
         let before = { buckets: new Map<string, number>(), wal: { fsyncs: 0, ms: 0 } };
         return {
-          before: async () => void (before = { buckets: await chatLatencyBuckets(gateway), wal: await walFlushes(pg.url) }),
+          before: async () => void (before = { buckets: await scrapeGateway(gateway), wal: await walFlushes(pg.url) }),
           after: async () => {
             await new Promise((r) => setTimeout(r, 1200)); // backends publish their I/O counters at most once a second
             const wal = await walFlushes(pg.url);
             const fsyncs = wal.fsyncs - before.wal.fsyncs;
+            const buckets = await scrapeGateway(gateway);
+            const gc = (k: string) => (buckets.get(k) ?? 0) - (before.buckets.get(k) ?? 0);
             return {
-              ...serverShares(before.buckets, await chatLatencyBuckets(gateway)),
+              ...serverShares(before.buckets, buckets),
+              gcPauses: { count: gc('gc_count'), totalMs: Math.round(gc('gc_sum') * 10_000) / 10 },
               walFlushes: { count: fsyncs, meanMs: fsyncs ? Math.round(((wal.ms - before.wal.ms) / fsyncs) * 1000) / 1000 : 0 },
             };
           },
@@ -257,10 +260,14 @@ async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>)
   }
 }
 
-/** Cumulative counts of the chat route's server-side latency histogram, by bucket bound (`le`). */
-async function chatLatencyBuckets(gateway: string): Promise<Map<string, number>> {
+/** From /metrics: the chat route's latency histogram (cumulative counts by bound `le`) and GC pause totals. */
+async function scrapeGateway(gateway: string): Promise<Map<string, number>> {
   const text = await (await fetch(`${gateway}/metrics`)).text();
   const buckets = new Map<string, number>();
+  // Garbage-collection pauses so far, all kinds (prom-client's default metrics), kept as two pseudo-bounds.
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{[^}]*\} ([\d.e+-]+)/gm)) {
+    buckets.set(`gc_${m[1]}`, (buckets.get(`gc_${m[1]}`) ?? 0) + Number(m[2]));
+  }
   for (const m of text.matchAll(/^spendgate_http_request_duration_seconds_bucket\{([^}]*)\} (\d+)/gm)) {
     const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
     if (labels.route !== '/api-platform/v1/chat/completions' || labels.status !== '200') continue;

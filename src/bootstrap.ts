@@ -130,9 +130,9 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
 }
 
 /**
- * Request ids for log lines: 16 hex digits, a random per-process prefix and a counter. Unique
- * across instances without a call into the system's random source on every request (that call
- * was 2 % of the gateway's CPU under load).
+ * Request ids for log lines: 16 hex digits, a random per-process prefix and a counter, so ids
+ * of several instances do not collide in practice, without a call into the system's random source
+ * on every request (that call was 2 % of the gateway's CPU under load).
  */
 function requestIds(): () => string {
   const instance = randomBytes(4).toString('hex');

@@ -175,8 +175,13 @@ test('a stream slow to name its task keeps the task fresh: the abandoned-submiss
 
     await new Promise((r) => setTimeout(r, 2500));
     // 2.5 s into the silence the task is unnamed, still `submitting`, but touched within the last beat.
-    const [during] = await sql(slow, `SELECT status, extract(epoch FROM clock_timestamp() - updated_at)::float8 AS idle_s FROM task`);
+    const [during] = await sql(
+      slow,
+      `SELECT status, extract(epoch FROM clock_timestamp() - updated_at)::float8 AS idle_s,
+              extract(epoch FROM updated_at - accepted_at)::float8 AS touched_after_s FROM task`,
+    );
     expect(during.status).toBe('submitting');
+    expect(during.touched_after_s).toBeGreaterThan(0.9); // written by a beat, not at the hold
     expect(during.idle_s).toBeLessThan(1.8);
     // A sweep for submissions idle over 2 s (a dead gateway's) does not take it.
     expect(await slow.app.get(LedgerService).sweepAbandoned(2000)).toBe(0);

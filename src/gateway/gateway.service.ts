@@ -16,6 +16,7 @@ import { quote, unitOf } from '../pricing/engine.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import type { KeyContext } from '../projects/projects.service.js';
 import { SettlementService, upstreamState } from '../tasks/settlement.service.js';
+import { acceptanceOf } from '../upstream/acceptance.js';
 import { UpstreamError } from '../upstream/upstream.client.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
 import { ProjectPolicies } from './project-policies.js';
@@ -115,7 +116,7 @@ export class GatewayService {
 
     if ('stream' in res) return this.streams.submission(taskId, res);
     const text = res.body.toString('utf8');
-    const accepted = res.status === 200 ? parseAccepted(text) : undefined;
+    const accepted = res.status === 200 ? acceptanceOf(safeJson(text)) : undefined;
     if (accepted) {
       await this.ledger.recordAccepted({ taskId, upstreamId: accepted.id, upstreamTaskId: accepted.taskId, responseBody: text });
       return { status: 200, contentType: res.contentType || 'application/json', body: text };
@@ -160,13 +161,6 @@ export class GatewayService {
     await this.db.query('UPDATE task SET updated_at = clock_timestamp() WHERE id = $1 AND settled_at IS NULL', [task.id]);
     return { status: 200, contentType: res.contentType || 'application/json', body: text };
   }
-}
-
-function parseAccepted(text: string): { id: string; taskId: string } | undefined {
-  const body = safeJson(text) as { code?: unknown; data?: { id?: unknown; taskId?: unknown } } | undefined;
-  const data = body?.data;
-  if (body?.code !== 1000 || !data || typeof data.id !== 'string' || !Number.isSafeInteger(data.taskId)) return undefined;
-  return { id: data.id, taskId: String(data.taskId) };
 }
 
 /** Same key + same body means the same request: key order does not matter. */

@@ -4,7 +4,7 @@
  * done (spendgate_settle returns false for them).
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { safeJson } from '../common/json.js';
+import { isObject, objectAt, safeJson } from '../common/json.js';
 import { Database, DATABASE } from '../database/database.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { price, type PriceBasis } from '../pricing/engine.js';
@@ -31,17 +31,18 @@ export type UpstreamState = { status: 'processing' } | { status: 'ready' | 'fail
 
 /** Reads `data.status` (and `data.usage`) from a polled body; undefined when it is not a task record. */
 export function upstreamState(body: unknown): UpstreamState | undefined {
-  const data = (body as { data?: { status?: unknown; usage?: unknown } } | null)?.data;
-  if (!data || typeof data !== 'object') return undefined;
-  if (data.status === 'ready' || data.status === 'failed') return { status: data.status, usage: data.usage };
-  if (data.status === 'processing') return { status: 'processing' };
-  return undefined;
+  const data = isObject(body) ? objectAt(body, 'data') : undefined;
+  return data && stateOf(data.status, data.usage);
 }
 
 /** The last task state a stream's events told; undefined when none did. */
 export function streamState(facts: StreamFacts): UpstreamState | undefined {
-  if (facts.status === 'ready' || facts.status === 'failed') return { status: facts.status, usage: facts.usage };
-  if (facts.status === 'processing') return { status: 'processing' };
+  return stateOf(facts.status, facts.usage);
+}
+
+function stateOf(status: unknown, usage: unknown): UpstreamState | undefined {
+  if (status === 'ready' || status === 'failed') return { status, usage };
+  if (status === 'processing') return { status: 'processing' };
   return undefined;
 }
 

@@ -13,6 +13,7 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { isObject, objectAt } from '../common/json.js';
+import { acceptanceOf } from './acceptance.js';
 
 export interface StreamFacts {
   /** The first `{ code: 1000, data: { id, taskId } }` event, verbatim: the acceptance record. */
@@ -101,17 +102,16 @@ export class EventStreamReader {
     } catch {
       return; // not JSON: relayed, nothing to learn
     }
-    if (event && typeof event === 'object' && !Array.isArray(event)) this.learn(event as Record<string, unknown>, text);
+    if (isObject(event)) this.learn(event, text);
   }
 
   private learn(event: Record<string, unknown>, text: string): void {
-    const data = objectAt(event, 'data');
-    if (data) {
-      if (!this.facts.acceptance && event.code === 1000 && typeof data.id === 'string' && Number.isSafeInteger(data.taskId)) {
-        this.facts.acceptance = { id: data.id, taskId: String(data.taskId), body: text };
-      }
-      if (data.status === 'ready' || data.status === 'failed' || data.status === 'processing') this.facts.status = data.status;
+    if (!this.facts.acceptance) {
+      const acceptance = acceptanceOf(event);
+      if (acceptance) this.facts.acceptance = { ...acceptance, body: text };
     }
+    const data = objectAt(event, 'data');
+    if (data && (data.status === 'ready' || data.status === 'failed' || data.status === 'processing')) this.facts.status = data.status;
     for (const usage of [
       objectAt(event, 'usage'),
       data && objectAt(data, 'usage'),

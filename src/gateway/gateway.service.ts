@@ -5,11 +5,10 @@
 import { safeJson } from '../common/json.js';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Endpoint } from '../catalog/catalog.types.js';
 import { validateSubmission } from '../catalog/validate.js';
 import { ApiError } from '../common/api-error.js';
-import { Database, DATABASE } from '../database/database.js';
 import { MetricsService } from '../health/metrics.service.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { quote, unitOf } from '../pricing/engine.js';
@@ -37,7 +36,6 @@ export interface GatewayReply {
 @Injectable()
 export class GatewayService {
   constructor(
-    @Inject(DATABASE) private readonly db: Database,
     private readonly ledger: LedgerService,
     private readonly priceBooks: PriceBookService,
     private readonly upstream: UpstreamService,
@@ -158,7 +156,6 @@ export class GatewayService {
     const state = upstreamState(safeJson(text));
     if (!state) throw ApiError.badGateway('upstream answered the poll with a body that is not a task record');
     await this.settlement.apply(task, state);
-    await this.db.query('UPDATE task SET updated_at = clock_timestamp() WHERE id = $1 AND settled_at IS NULL', [task.id]);
     return { status: 200, contentType: res.contentType || 'application/json', body: text };
   }
 }

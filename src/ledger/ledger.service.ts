@@ -193,25 +193,17 @@ export class LedgerService {
       request_hash: r.requestHash ?? null,
       accepted_at: r.acceptedAt?.toISOString() ?? null,
     }));
-    const { rows } = await this.db.prepared<HoldRow>('place-holds', 'SELECT * FROM spendgate_place_holds($1::jsonb)', [JSON.stringify(payload)]);
+    const { rows } = await this.db.prepared<HoldRow>('place-holds', 'SELECT * FROM spendgate_place_holds($1::json)', [JSON.stringify(payload)]);
     const byIndex = new Map(rows.map((row) => [row.i, row]));
     return items.map((_, i) => toOutcome(byIndex.get(i)!));
   }
 
   private async recordAcceptedBatch(items: AcceptedRecord[]): Promise<boolean[]> {
-    // Typed arrays, not a JSON record set: the planner sees how many rows unnest() yields and
-    // probes the task primary key for each. (jsonb_to_recordset is always guessed at 100 rows,
-    // which made it hash-join a sequential scan of the whole task table into every batch.)
+    // Typed arrays, not a JSON record set: unnest() of them yields a known row count. The
+    // function pins the plan to one primary-key probe per row (see its migration for why).
     const { rows } = await this.db.prepared<{ id: string }>(
       'record-accepted',
-      `UPDATE task t SET status = 'processing', upstream_id = a.upstream_id, upstream_task_id = a.upstream_task_id,
-              response_body = a.response_body, submitted_at = clock_timestamp(), updated_at = clock_timestamp(),
-              next_poll_at = clock_timestamp() + interval '1 second',
-              needs_review = CASE WHEN t.status = 'unknown' THEN false ELSE t.needs_review END,
-              review_reason = CASE WHEN t.status = 'unknown' THEN NULL ELSE t.review_reason END
-       FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[]) AS a(task_id, upstream_id, upstream_task_id, response_body)
-       WHERE t.id = a.task_id AND t.status IN ('submitting', 'unknown') AND t.upstream_task_id IS NULL
-       RETURNING t.id`,
+      'SELECT spendgate_record_accepted($1::bigint[], $2::text[], $3::bigint[], $4::text[]) AS id',
       [items.map((r) => r.taskId), items.map((r) => r.upstreamId), items.map((r) => r.upstreamTaskId), items.map((r) => r.responseBody)],
     );
     const done = new Set(rows.map((r) => String(r.id)));

@@ -177,6 +177,7 @@ async function main() {
             return {
               ...serverShares(before.buckets, buckets),
               gcPauses: { count: gc('gc_count'), totalMs: Math.round(gc('gc_sum') * 10_000) / 10 },
+              eventLoopDelayMs: Object.fromEntries(['p50', 'p99', 'max'].map((q) => [q, Math.round((buckets.get(`loop_${q}`) ?? 0) * 10_000) / 10])),
               walFlushes: { count: fsyncs, meanMs: fsyncs ? Math.round(((wal.ms - before.wal.ms) / fsyncs) * 1000) / 1000 : 0 },
             };
           },
@@ -268,6 +269,8 @@ async function scrapeGateway(gateway: string): Promise<Map<string, number>> {
   for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{[^}]*\} ([\d.e+-]+)/gm)) {
     buckets.set(`gc_${m[1]}`, (buckets.get(`gc_${m[1]}`) ?? 0) + Number(m[2]));
   }
+  // Event-loop delay since the previous scrape (prom-client resets its monitor on every scrape).
+  for (const m of text.matchAll(/^nodejs_eventloop_lag_(p50|p99|max)_seconds ([\d.e+-]+)/gm)) buckets.set(`loop_${m[1]}`, Number(m[2]));
   for (const m of text.matchAll(/^spendgate_http_request_duration_seconds_bucket\{([^}]*)\} (\d+)/gm)) {
     const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
     if (labels.route !== '/api-platform/v1/chat/completions' || labels.status !== '200') continue;

@@ -121,6 +121,16 @@ test('by project × model × day: the per-row read of the outcome totals equals 
   await expect(sql(gw, 'DELETE FROM spend_rollup')).rejects.toThrow(/never deleted/);
 });
 
+test('a report scoped to projects names them; CSV filters narrow it like GraphQL', async () => {
+  const scoped = await gql(ADMIN, REPORT, { from, to, g: ['project'], p: [projects.b.id] });
+  expect(scoped.data.spendReport.map((r: any) => [r.keys, r.totals])).toEqual([[['team-b'], [{ unit: 'CREDITS', amount: '1.89' }]]]);
+  // team-a's Veo job only: 8 s of video, USD 4.16.
+  const csv = await http(`${gw.url}/reports/spend.csv?from=${from}&to=${to}&groupBy=project&projectIds=${projects.a.id}&models=veo-3.1&kinds=video`, { key: ADMIN });
+  expect(csv.status).toBe(200);
+  const [, ...lines] = csv.text.trim().split('\n');
+  expect(lines.map((l) => l.split(',').slice(0, 3).join(','))).toEqual(['team-a,USD,4.16']);
+});
+
 test('the CSV matches the GraphQL report to the last decimal', async () => {
   const res = await http(`${gw.url}/reports/spend.csv?from=${from}&to=${to}&groupBy=project,model`, { key: ADMIN });
   expect(res.status).toBe(200);

@@ -23,15 +23,18 @@ export class ReportsController {
     const projectIds = scopeProjects(who, list(q.projectIds));
     if (!q.from || !q.to) throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
     const groupBy = (list(q.groupBy) ?? []) as GroupKey[];
+    const filters = Object.fromEntries(
+      (['models', 'families', 'kinds', 'statuses'] as const).flatMap((name) => {
+        const values = list(q[name]);
+        return values ? [[name, values]] : [];
+      }),
+    );
     const rows = await this.reports.spend({
       from: new Date(q.from),
       to: new Date(q.to),
       groupBy,
       ...(projectIds ? { projectIds } : {}),
-      ...(list(q.models) ? { models: list(q.models)! } : {}),
-      ...(list(q.families) ? { families: list(q.families)! } : {}),
-      ...(list(q.kinds) ? { kinds: list(q.kinds)! } : {}),
-      ...(list(q.statuses) ? { statuses: list(q.statuses)! } : {}),
+      ...filters,
     });
     void reply
       .header('content-type', 'text/csv; charset=utf-8')

@@ -132,7 +132,7 @@ export async function spendReport(db: Pick<Database, 'query' | 'queryArrays'>, q
        ) g`,
       [q.from, q.to, q.projectIds ?? null, q.models ?? null, q.families ?? null, q.kinds ?? null, q.statuses ?? null],
     ),
-    q.groupBy.includes('project') ? projectNames(db) : null,
+    q.groupBy.includes('project') ? projectNames(db, q.projectIds) : null,
   ]);
   // Columns: the keys, unit, then the measures in `columns` order. numeric and bigint sums arrive
   // as exact strings (pg's text protocol), never as floats; a measure not asked for reads as zero.
@@ -224,9 +224,15 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Every project's name and its place in byte order of names (the same order for every report). */
-async function projectNames(db: Pick<Database, 'query'>): Promise<Map<string, { name: string; sortKey: string }>> {
-  const { rows } = await db.query<{ id: string; name: string }>('SELECT id::text AS id, name FROM project ORDER BY name COLLATE "C"');
+/**
+ * The reported projects' names (all, or those the report is scoped to) and their places in byte
+ * order of names: ranks within a subset sort the same as ranks among all projects.
+ */
+async function projectNames(db: Pick<Database, 'query'>, scope: readonly string[] | undefined): Promise<Map<string, { name: string; sortKey: string }>> {
+  const { rows } = await db.query<{ id: string; name: string }>(
+    'SELECT id::text AS id, name FROM project WHERE $1::uuid[] IS NULL OR id = ANY($1) ORDER BY name COLLATE "C"',
+    [scope ?? null],
+  );
   // The rank, zero-padded, sorts as text like the names do in byte order.
   return new Map(rows.map((r, rank) => [r.id, { name: r.name, sortKey: String(rank).padStart(10, '0') }]));
 }

@@ -52,7 +52,6 @@ DECLARE
   batch_at timestamptz := clock_timestamp();
   reqs spendgate_hold_request[];
   fits boolean;
-  ids bigint[];
   s_bid uuid[];
   s_start timestamptz[];
   s_at timestamptz[];
@@ -94,37 +93,43 @@ BEGIN
     RETURN;
   END IF;
 
-  ids := ARRAY(SELECT nextval('task_id_seq'::regclass) FROM generate_series(1, cardinality(reqs)));
-
-  INSERT INTO task (id, project_id, api_key_id, model, family, kind, unit, status, price_basis, price_book_version,
-                    exactness, estimate_amount, estimate_tier, estimate_warnings, hold_amount, accepted_at, updated_at)
-  SELECT ids[x.i + 1], x.project_id, x.api_key_id, x.model, x.family, x.kind, x.unit, 'submitting', x.price_basis,
-         x.price_book_version, x.exactness, x.estimate_amount, x.estimate_tier, coalesce(x.estimate_warnings, '{}'),
-         x.hold_amount, coalesce(x.accepted_at, batch_at), coalesce(x.accepted_at, batch_at)
-  FROM unnest(reqs) x;
-
-  INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
-  SELECT ids[x.i + 1], 'estimate', l.ordinality::int, l.value->>'component', (l.value->>'quantity')::numeric,
-         (l.value->>'rate')::numeric, (l.value->>'per')::numeric, (l.value->>'amount')::numeric
-  FROM unnest(reqs) x, jsonb_array_elements(coalesce(x.lines, '[]'::jsonb)) WITH ORDINALITY l;
-
-  INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
-  SELECT x.project_id, ids[x.i + 1], 'hold', x.unit, x.hold_amount, coalesce(x.accepted_at, batch_at)
-  FROM unnest(reqs) x WHERE x.hold_amount > 0;
-
-  WITH raised AS (
+  -- One statement writes the batch: tasks, estimate lines, holds, budget periods and alerts (fewer
+  -- statements, each with its own executor start-up, was the larger part of a small batch's cost).
+  -- The foreign-key checks of the lines against their tasks run at the statement's end, when the
+  -- tasks are there. `n` is evaluated once (a CTE with a volatile function): one id per request.
+  RETURN QUERY
+  WITH n AS (SELECT x.*, nextval('task_id_seq'::regclass) AS task_id, coalesce(x.accepted_at, batch_at) AS at FROM unnest(reqs) x),
+  t AS (
+    INSERT INTO task (id, project_id, api_key_id, model, family, kind, unit, status, price_basis, price_book_version,
+                      exactness, estimate_amount, estimate_tier, estimate_warnings, hold_amount, accepted_at, updated_at)
+    SELECT n.task_id, n.project_id, n.api_key_id, n.model, n.family, n.kind, n.unit, 'submitting', n.price_basis,
+           n.price_book_version, n.exactness, n.estimate_amount, n.estimate_tier, coalesce(n.estimate_warnings, '{}'),
+           n.hold_amount, n.at, n.at
+    FROM n
+  ),
+  l AS (
+    INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
+    SELECT n.task_id, 'estimate', l.ordinality::int, l.value->>'component', (l.value->>'quantity')::numeric,
+           (l.value->>'rate')::numeric, (l.value->>'per')::numeric, (l.value->>'amount')::numeric
+    FROM n, jsonb_array_elements(coalesce(n.lines, '[]'::jsonb)) WITH ORDINALITY l
+  ),
+  e AS (
+    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
+    SELECT n.project_id, n.task_id, 'hold', n.unit, n.hold_amount, n.at FROM n WHERE n.hold_amount > 0
+  ),
+  raised AS (
     UPDATE budget_period p SET held = p.held + k.total
     FROM unnest(s_bid, s_start, s_total) AS k(bid, period_start, total)
     WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND k.total > 0
     RETURNING p.budget_id, p.period_start, p.spent + p.held AS after, k.total
+  ),
+  a AS (
+    INSERT INTO budget_alert (budget_id, period_start, threshold, used_amount)
+    SELECT u.budget_id, u.period_start, th, u.after
+    FROM raised u JOIN budget b ON b.id = u.budget_id, unnest(b.thresholds) th
+    WHERE u.after - u.total < b."limit" * th / 100 AND u.after >= b."limit" * th / 100
+    ON CONFLICT DO NOTHING
   )
-  INSERT INTO budget_alert (budget_id, period_start, threshold, used_amount)
-  SELECT u.budget_id, u.period_start, t, u.after
-  FROM raised u JOIN budget b ON b.id = u.budget_id, unnest(b.thresholds) t
-  WHERE u.after - u.total < b."limit" * t / 100 AND u.after >= b."limit" * t / 100
-  ON CONFLICT DO NOTHING;
-
-  RETURN QUERY SELECT x.i, 'held'::text, ids[x.i + 1], NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period",
-                      NULL::boolean, NULL::text
-               FROM unnest(reqs) x;
+  SELECT n.i, 'held'::text, n.task_id, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean, NULL::text
+  FROM n;
 END $$;

@@ -315,6 +315,7 @@ async function openLoopRun(
     let answered = 0;
     let allAnswered!: () => void;
     const done = new Promise<void>((resolve) => (allAnswered = resolve));
+    if (total === 0) allAnswered();
     const start = performance.now();
     for (let i = 0; i < total; i++) {
       const due = start + (i * 1000) / rate;

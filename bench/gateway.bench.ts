@@ -184,26 +184,29 @@ async function main() {
         };
       };
       const chatUrl = `${gateway}/api-platform/v1/chat/completions`;
-      const openLoop = await openLoopRun('spendgate (chat)', chatUrl, { authorization: `Bearer ${key}` }, CHAT, OPEN_RATE, inside());
+      const simChatUrl = `${sim}/api-platform/v1/chat/completions`;
+      const auth = { authorization: `Bearer ${key}` };
+      const vendorAuth = { authorization: 'Bearer bench-vendor-key' };
+      const openLoop = await openLoopRun('spendgate (chat)', chatUrl, auth, CHAT, OPEN_RATE, inside());
       // Diagnostic, not a configuration spendgate runs with: the same run with commits that do not
       // wait for their WAL flush, which shows how much of the tail is waiting for the disk.
       await pgSet(pg.url, 'synchronous_commit', 'off');
-      const openLoopNoFlushWait = await openLoopRun('spendgate (chat), diagnostic: synchronous_commit=off', chatUrl, { authorization: `Bearer ${key}` }, CHAT, OPEN_RATE, inside());
+      const openLoopNoFlushWait = await openLoopRun('spendgate (chat), diagnostic: synchronous_commit=off', chatUrl, auth, CHAT, OPEN_RATE, inside());
       await pgSet(pg.url, 'synchronous_commit', null);
       // The same generator against the simulator alone: the floor of that latency on this machine.
-      const openLoopDirect = await openLoopRun('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, CHAT, OPEN_RATE);
+      const openLoopDirect = await openLoopRun('direct (simulator)', simChatUrl, vendorAuth, CHAT, OPEN_RATE);
       if (process.env.BENCH_ONLY === 'open') return; // a quick latency-only rerun; publishes nothing
-      const openLoopBursty = await load('spendgate (chat, autocannon -R 500)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT], {
+      const openLoopBursty = await load('spendgate (chat, autocannon -R 500)', chatUrl, auth, [CHAT], {
         overallRate: 500,
       });
-      const direct = await load('direct (simulator)', `${sim}/api-platform/v1/chat/completions`, { authorization: 'Bearer bench-vendor-key' }, [CHAT]);
+      const direct = await load('direct (simulator)', simChatUrl, vendorAuth, [CHAT]);
       const portkey = await load('portkey', `http://127.0.0.1:${portkeyPort}/v1/chat/completions`, {
-        authorization: 'Bearer bench-vendor-key',
+        ...vendorAuth,
         'x-portkey-provider': 'openai',
         'x-portkey-custom-host': `${sim}/api-platform/v1`,
       }, [CHAT]);
-      const spendgate = await load('spendgate (chat)', `${gateway}/api-platform/v1/chat/completions`, { authorization: `Bearer ${key}` }, [CHAT]);
-      const media = await load('spendgate (media mix)', `${gateway}/api-platform/v1/generations`, { authorization: `Bearer ${key}` }, MEDIA);
+      const spendgate = await load('spendgate (chat)', chatUrl, auth, [CHAT]);
+      const media = await load('spendgate (media mix)', `${gateway}/api-platform/v1/generations`, auth, MEDIA);
 
       const out = {
         machine: `${machine()}, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`,

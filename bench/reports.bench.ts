@@ -147,7 +147,7 @@ async function seed(db: Database) {
  * The report by GROUP BY over raw rows: tasks in the window, each with its charge lines summed per
  * token class, seconds and images from its price basis. `keys` are the grouping expressions.
  */
-const RAW_GROUPED = (keys: string, groupBy: string, where: string) => `
+const RAW_GROUPED = (keys: string, groupBy: string, where: string, join = '') => `
   WITH t AS (SELECT * FROM task t WHERE t.settled_at IS NOT NULL AND ${where}),
   l AS (SELECT task_id,
                sum(quantity) FILTER (WHERE component = 'input') AS input, sum(quantity) FILTER (WHERE component = 'output') AS output,
@@ -160,7 +160,7 @@ const RAW_GROUPED = (keys: string, groupBy: string, where: string) => `
          coalesce(sum(l.cw5m), 0) AS cw5m, coalesce(sum(l.cw1h), 0) AS cw1h, coalesce(sum(l.cw), 0) AS cw,
          coalesce(sum((t.price_basis->>'duration')::numeric) FILTER (WHERE t.kind = 'video'), 0) AS seconds,
          coalesce(sum(coalesce((t.price_basis->>'n')::int, 1)) FILTER (WHERE t.kind = 'image'), 0)::int AS images
-  FROM t LEFT JOIN l ON l.task_id = t.id
+  FROM t ${join} LEFT JOIN l ON l.task_id = t.id
   GROUP BY ${groupBy}, t.unit`;
 
 const RAW_KEYS = {
@@ -174,7 +174,7 @@ async function rawReport(db: Database, from: Date, to: Date, groupBy: Array<keyo
   const keys = groupBy.map((k, i) => `${RAW_KEYS[k]} AS k${i}`).join(', ');
   const order = groupBy.map((k, i) => (k === 'day' ? `k${i}` : `k${i} COLLATE "C"`)).join(', ');
   const { rows } = await db.query(
-    `SELECT * FROM (${RAW_GROUPED(keys, groupBy.map((_, i) => i + 1).join(', '), 't.accepted_at >= $1 AND t.accepted_at < $2').replace('FROM t LEFT JOIN', 'FROM t JOIN project p ON p.id = t.project_id LEFT JOIN')}) r
+    `SELECT * FROM (${RAW_GROUPED(keys, groupBy.map((_, i) => i + 1).join(', '), 't.accepted_at >= $1 AND t.accepted_at < $2', 'JOIN project p ON p.id = t.project_id')}) r
      ORDER BY ${order}, unit`,
     [from, to],
   );

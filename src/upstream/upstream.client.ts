@@ -94,16 +94,13 @@ export class UpstreamClient {
     try {
       const res = await request(`${this.base}${path}`, { method, headers, body, dispatcher: this.agent, signal: deadline.signal });
       const contentType = String(res.headers['content-type'] ?? '');
-      if (streams && res.statusCode === 200 && isEventStream(contentType)) {
-        clearTimeout(timer);
-        return { status: res.statusCode, contentType, stream: res.body };
-      }
+      if (streams && res.statusCode === 200 && isEventStream(contentType)) return { status: res.statusCode, contentType, stream: res.body };
       const buffer = Buffer.from(await res.body.arrayBuffer());
       return { status: res.statusCode, contentType, body: buffer };
     } catch (error) {
       throw classify(error);
     } finally {
-      clearTimeout(timer); // a relayed stream's was cleared above already
+      clearTimeout(timer); // also when a stream is handed over: the deadline ends with its headers
     }
   }
 }

@@ -14,7 +14,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { Database } from '../src/database/database.js';
-import { machine, publish, withScratchPostgres } from './support.js';
+import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
 import { freePort } from '../src/database/embedded.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
 import { BudgetsService } from '../src/budgets/budgets.service.js';
@@ -126,6 +126,7 @@ async function load(name: string, url: string, headers: Record<string, string>, 
 }
 
 async function main() {
+  const speedAtStart = speedProbe();
   await withScratchPostgres('gateway', process.env.BENCH_PG_SETTINGS?.split(' ') ?? [], async (pg, dir) => {
     try {
       const db = new Database(pg.url, 2);
@@ -156,7 +157,8 @@ async function main() {
       await waitFor(`http://127.0.0.1:${gatewayPort}/healthz`);
       const gateway = `http://127.0.0.1:${gatewayPort}`;
 
-      // The open-loop latency run goes first, on a fresh database. autocannon's -R spends each
+      // The open-loop latency run goes first, on a fresh database that has a running server's spare
+      // WAL segment files (see recycleWalSegments). autocannon's -R spends each
       // second's quota in a burst at the start of the second, which measures burst queueing; this
       // generator sends one request every 2 ms and times each from its scheduled start (so a slow
       // response delays nothing and hides nothing: no coordinated omission).
@@ -164,13 +166,14 @@ async function main() {
       // latency into time inside spendgate's handler and time outside it (the machine, the network).
       // PostgreSQL's own account of its WAL flushes (count, time) is read around the run too.
       await pgSet(pg.url, 'track_wal_io_timing', 'on');
+      const walFiles = await recycleWalSegments(pg.url);
       const inside = () => {
-        let before = { buckets: new Map<string, number>(), wal: { fsyncs: 0, ms: 0 } };
+        let before = { buckets: new Map<string, number>(), wal: { fsyncs: 0, ms: 0, segmentsCreated: 0 } };
         return {
-          before: async () => void (before = { buckets: await scrapeGateway(gateway), wal: await walFlushes(pg.url) }),
+          before: async () => void (before = { buckets: await scrapeGateway(gateway), wal: await walCounters(pg.url) }),
           after: async () => {
             await new Promise((r) => setTimeout(r, 1200)); // backends publish their I/O counters at most once a second
-            const wal = await walFlushes(pg.url);
+            const wal = await walCounters(pg.url);
             const fsyncs = wal.fsyncs - before.wal.fsyncs;
             const buckets = await scrapeGateway(gateway);
             const gc = (k: string) => (buckets.get(k) ?? 0) - (before.buckets.get(k) ?? 0);
@@ -179,6 +182,7 @@ async function main() {
               gcPauses: { count: gc('gc_count'), totalMs: Math.round(gc('gc_sum') * 10_000) / 10 },
               eventLoopDelayMs: Object.fromEntries(['p50', 'p99', 'max'].map((q) => [q, Math.round((buckets.get(`loop_${q}`) ?? 0) * 10_000) / 10])),
               walFlushes: { count: fsyncs, meanMs: fsyncs ? Math.round(((wal.ms - before.wal.ms) / fsyncs) * 1000) / 1000 : 0 },
+              walSegmentsCreated: wal.segmentsCreated - before.wal.segmentsCreated,
             };
           },
         };
@@ -214,6 +218,8 @@ async function main() {
         connections: CONNECTIONS,
         seconds: SECONDS,
         notes: 'spendgate runs with LOG_LEVEL=warn and its background poller off (the poller is not on the submission path)',
+        openLoopDatabase: `fresh, with ${walFiles} WAL segment files after a checkpoint, as a running server has`,
+        machineSpeedProbeMs: { start: speedAtStart, end: speedProbe() },
         rows: [direct, portkey, spendgate, media],
         openLoop500: openLoop,
         openLoop500DiagnosticNoCommitFlushWait: openLoopNoFlushWait,
@@ -244,14 +250,38 @@ async function pgSet(url: string, name: string, value: string | null) {
   await new Promise((r) => setTimeout(r, 300)); // each backend applies it before its next statement
 }
 
-/** WAL flushes (fsyncs) so far and the milliseconds they took, from pg_stat_io. */
-async function walFlushes(url: string): Promise<{ fsyncs: number; ms: number }> {
+/**
+ * WAL flushes (fsyncs) so far and the milliseconds they took, and the WAL segment files created
+ * (pg_stat_io's `init` context: a new 16 MB file, written full of zeros while every commit waits).
+ */
+async function walCounters(url: string): Promise<{ fsyncs: number; ms: number; segmentsCreated: number }> {
   const { rows } = await withClient(url, (c) =>
-    c.query<{ fsyncs: string; ms: string }>(
-      `SELECT coalesce(sum(fsyncs), 0)::text AS fsyncs, coalesce(sum(fsync_time), 0)::text AS ms FROM pg_stat_io WHERE object = 'wal'`,
+    c.query<{ fsyncs: string; ms: string; created: string }>(
+      `SELECT coalesce(sum(fsyncs), 0)::text AS fsyncs, coalesce(sum(fsync_time), 0)::text AS ms,
+              coalesce(sum(writes) FILTER (WHERE context = 'init'), 0)::text AS created
+       FROM pg_stat_io WHERE object = 'wal'`,
     ),
   );
-  return { fsyncs: Number(rows[0]!.fsyncs), ms: Number(rows[0]!.ms) };
+  return { fsyncs: Number(rows[0]!.fsyncs), ms: Number(rows[0]!.ms), segmentsCreated: Number(rows[0]!.created) };
+}
+
+/**
+ * Gives a fresh cluster the spare WAL segment files a running server has. A fresh cluster has
+ * one; every 16 MB of WAL it then creates the next one, writing it full of zeros while holding the
+ * WAL write lock, and every commit waits: sampled from pg_stat_activity at 500 req/s, one
+ * IO:WalInitWrite stall of ~45 ms every ~6 s. A server that has run through a checkpoint renames
+ * old segments for reuse instead (min_wal_size keeps 5). Six switches and a checkpoint do that.
+ */
+async function recycleWalSegments(url: string): Promise<number> {
+  return withClient(url, async (c) => {
+    for (let i = 0; i < 6; i++) {
+      await c.query(`SELECT pg_logical_emit_message(false, 'spendgate-bench', 'warm-up')`);
+      await c.query('SELECT pg_switch_wal()');
+    }
+    await c.query('CHECKPOINT');
+    const { rows } = await c.query<{ n: string }>('SELECT count(*)::text AS n FROM pg_ls_waldir()');
+    return Number(rows[0]!.n);
+  });
 }
 
 async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {

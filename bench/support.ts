@@ -31,6 +31,19 @@ export function machine(): string {
   return `${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores), ${Math.round(os.totalmem() / 2 ** 30)} GiB`;
 }
 
+/**
+ * Milliseconds a fixed single-threaded loop takes now: lower is faster. This VM's speed moves by up
+ * to 60 % between hours (the same loop: 0.92 s and 1.47 s on 2026-11-22), so a result carries the
+ * probe from its start and end, and figures are compared only within one run.
+ */
+export function speedProbe(): number {
+  const start = performance.now();
+  let x = 0;
+  for (let i = 0; i < 100_000_000; i++) x = (x + i) % 1_000_003;
+  if (x < 0) throw new Error('unreachable'); // keeps the loop from being optimised away
+  return Math.round(performance.now() - start);
+}
+
 export function publish(name: string, out: unknown): void {
   console.log(JSON.stringify(out, null, 2));
   mkdirSync('bench/results', { recursive: true });

@@ -269,7 +269,7 @@ async function walCounters(url: string): Promise<{ fsyncs: number; ms: number; s
  * Gives a fresh cluster the spare WAL segment files a running server has. A fresh cluster has
  * one; every 16 MB of WAL it then creates the next one, writing it full of zeros while holding the
  * WAL write lock, and every commit waits: sampled from pg_stat_activity at 500 req/s, one
- * IO:WalInitWrite stall of ~45 ms every ~6 s. A server that has run through a checkpoint renames
+ * IO:WalInitWrite stall of ~45 ms every ~13 s. A server that has run through a checkpoint renames
  * old segments for reuse instead (min_wal_size keeps 5). Six switches and a checkpoint do that.
  */
 async function recycleWalSegments(url: string): Promise<number> {

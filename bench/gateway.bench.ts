@@ -164,7 +164,8 @@ async function main() {
       // response delays nothing and hides nothing: no coordinated omission).
       // The gateway's own /metrics histogram, read around the measured run, splits the client's
       // latency into time inside spendgate's handler and time outside it (the machine, the network).
-      // PostgreSQL's own account of its WAL flushes (count, time) is read around the run too.
+      // PostgreSQL's own account of its WAL flushes (count, time) and of the WAL segment files it
+      // created is read around the run too.
       await pgSet(pg.url, 'track_wal_io_timing', 'on');
       const walFiles = await recycleWalSegments(pg.url);
       const inside = () => {

@@ -20,6 +20,19 @@ import { PriceBookService } from './pricing/price-book.service.js';
 import { createSimulator, type Simulator } from './simulator/simulator.js';
 import { PollerService } from './tasks/poller.service.js';
 
+/**
+ * Fastify's error handler sees only what fails before a Nest handler runs (body parsing, limits):
+ * Nest's own exception layer catches the rest. Nest would install a handler there as well as
+ * spendgate's (in startGateway), and Fastify warns about two handlers in one scope at every start
+ * (FSTWRN004). Declining Nest's leaves one handler and no warning; the refusals are the same
+ * (compared for bad, empty and oversized JSON bodies and a wrong content type).
+ */
+class GatewayFastifyAdapter extends FastifyAdapter {
+  override setErrorHandler(): ReturnType<FastifyAdapter['setErrorHandler']> {
+    return this.getInstance();
+  }
+}
+
 export interface Gateway {
   app: NestFastifyApplication;
   url: string;
@@ -52,7 +65,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   }
 
   const db = new Database(databaseUrl, config.DB_POOL_SIZE);
-  const adapter = new FastifyAdapter({
+  const adapter = new GatewayFastifyAdapter({
     bodyLimit: config.BODY_LIMIT_BYTES,
     logger:
       config.LOG_LEVEL === 'silent'
@@ -72,8 +85,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   app.useGlobalFilters(new ErrorFilter());
   const fastify = app.getHttpAdapter().getInstance();
   // Body-parsing errors (bad JSON, too large, wrong type) happen before Nest sees the request and
-  // would get Fastify's own shape: this handler gives them the one refusal shape. (Fastify warns
-  // FSTWRN004 because Nest registered a handler first; replacing it is the intent.)
+  // would get Fastify's own shape: this handler gives them the one refusal shape.
   fastify.setErrorHandler((error, _request, reply) => {
     const mapped = fromFastifyError(error as { code?: string; statusCode?: number; message?: string });
     const status = mapped?.status ?? 500;

@@ -193,6 +193,36 @@ describe('idempotency', () => {
     expect(conflict.status).toBe(409);
     expect(conflict.body.message).toMatch(/Idempotency-Key was already used with a different request body/);
   });
+
+  test('concurrent submissions: each new key gets one task, hold and upstream call; one key sent 8 times at once is sent upstream once', async () => {
+    const body = { model: 'seedream-4.0', prompt: 'concurrent keys' };
+    const calls = gw.simulator!.tasks.size;
+    const fresh = await Promise.all(Array.from({ length: 20 }, (_, i) => submitGeneration(gw, key, body, { 'idempotency-key': `batch-${i}` })));
+    expect(fresh.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(gw.simulator!.tasks.size).toBe(calls + 20);
+    const rows = await sql(
+      gw,
+      `SELECT t.idempotency_key AS key, t.request_hash IS NOT NULL AS hashed, count(e.id)::int AS holds
+       FROM task t LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.kind = 'hold'
+       WHERE t.idempotency_key LIKE 'batch-%' GROUP BY 1, 2 ORDER BY 1`,
+    );
+    expect(rows).toHaveLength(20);
+    expect(rows.every((r: { hashed: boolean; holds: number }) => r.hashed && r.holds === 1)).toBe(true);
+    // A key written by the batched path replays like any other.
+    const again = await submitGeneration(gw, key, body, { 'idempotency-key': 'batch-7' });
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(fresh[7]!.text);
+    expect(gw.simulator!.tasks.size).toBe(calls + 20);
+
+    const same = await Promise.all(Array.from({ length: 8 }, () => submitGeneration(gw, key, body, { 'idempotency-key': 'same-key' })));
+    const ok = same.filter((r) => r.status === 200);
+    expect(same.every((r) => r.status === 200 || r.status === 409)).toBe(true);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(ok.map((r) => r.text)).size).toBe(1); // the one answer, replayed
+    expect(gw.simulator!.tasks.size).toBe(calls + 21);
+    const held = await sql(gw, `SELECT count(*)::int AS n FROM ledger_entry e JOIN task t ON t.id = e.task_id WHERE t.idempotency_key = 'same-key' AND e.kind = 'hold'`);
+    expect(held[0].n).toBe(1);
+  });
 });
 
 describe('upstream faults', () => {

@@ -27,8 +27,8 @@ SET enable_seqscan = off SET enable_bitmapscan = off SET enable_hashjoin = off S
 AS $$
   SELECT EXISTS (SELECT 1 FROM unnest(p_requests) x
                  JOIN task t ON t.project_id = x.project_id AND t.idempotency_key = x.idempotency_key
-                 -- Restates the index's predicate: a join clause alone does not let the planner use
-                 -- a partial index (without it, it read every task of the project per request).
+                 -- The partial index's predicate, stated on task itself, so that the index
+                 -- qualifies from this relation's own clauses and not only through the join.
                  WHERE t.idempotency_key IS NOT NULL)
 $$;
 

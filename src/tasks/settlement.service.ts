@@ -12,6 +12,7 @@ import { ZERO } from '../pricing/money.js';
 import type { Charge, Unit } from '../pricing/pricing.types.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import { MetricsService } from '../health/metrics.service.js';
+import { isVendorTaskStatus } from '../upstream/acceptance.js';
 import { isEventStream, readEventStream, type StreamFacts } from '../upstream/event-stream.js';
 
 /** The columns settlement needs; selected by the poller and the poll endpoint. */
@@ -41,9 +42,8 @@ export function streamState(facts: StreamFacts): UpstreamState | undefined {
 }
 
 function stateOf(status: unknown, usage: unknown): UpstreamState | undefined {
-  if (status === 'ready' || status === 'failed') return { status, usage };
-  if (status === 'processing') return { status: 'processing' };
-  return undefined;
+  if (!isVendorTaskStatus(status)) return undefined;
+  return status === 'processing' ? { status } : { status, usage };
 }
 
 /** A polled answer, JSON or an event stream, as a task state; undefined when it is neither. */

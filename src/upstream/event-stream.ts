@@ -13,12 +13,12 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { isObject, objectAt } from '../common/json.js';
-import { acceptanceOf } from './acceptance.js';
+import { acceptanceOf, isVendorTaskStatus, type VendorTaskStatus } from './acceptance.js';
 
 export interface StreamFacts {
   /** The first `{ code: 1000, data: { id, taskId } }` event, verbatim: the acceptance record. */
   acceptance?: { id: string; taskId: string; body: string };
-  status?: 'processing' | 'ready' | 'failed';
+  status?: VendorTaskStatus;
   usage?: Record<string, unknown>;
   events: number;
   /** `data: [DONE]` was seen. */
@@ -111,7 +111,7 @@ export class EventStreamReader {
       if (acceptance) this.facts.acceptance = { ...acceptance, body: text };
     }
     const data = objectAt(event, 'data');
-    if (data && (data.status === 'ready' || data.status === 'failed' || data.status === 'processing')) this.facts.status = data.status;
+    if (data && isVendorTaskStatus(data.status)) this.facts.status = data.status;
     for (const usage of [
       objectAt(event, 'usage'),
       data && objectAt(data, 'usage'),

@@ -85,7 +85,7 @@ function cpuPerRequest(before: Record<string, number>, requests: number): Record
 }
 
 function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', process.env.BENCH_GATEWAY_FLAGS ? 'inherit' : 'ignore', 'inherit'] });
   children.push(child);
   return child;
 }
@@ -143,7 +143,9 @@ async function main() {
       processes.simulator = start(['dist/src/cli/main.js', 'simulate', '--port', String(simPort), '--delay-ms', '600000']).pid!;
       processes.portkey = start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']).pid!;
       processes.postgres = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
-      processes.spendgate = start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []), 'dist/src/main.js'], {
+      // BENCH_GATEWAY_FLAGS: extra node flags for spendgate's process alone (diagnostics, e.g. --trace-gc).
+      const gatewayFlags = process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [];
+      processes.spendgate = start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []), ...gatewayFlags, 'dist/src/main.js'], {
         PORT: String(gatewayPort),
         DATABASE_URL: pg.url,
         UPSTREAM_BASE_URL: sim,

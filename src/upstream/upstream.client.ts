@@ -9,7 +9,8 @@
  *   and the task is marked unknown for review.
  */
 import type { Readable } from 'node:stream';
-import { Agent, errors, request } from 'undici';
+import { Agent, errors } from 'undici';
+import { AnswerHandler } from './answer-handler.js';
 import { isEventStream } from './event-stream.js';
 
 export interface UpstreamResponse {
@@ -47,9 +48,15 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
 export class UpstreamClient {
   private readonly agent: Agent;
   private readonly base: string;
+  private readonly origin: string;
+  /** The base URL's path (a vendor may be mounted under one), prefixed to every request's path. */
+  private readonly basePath: string;
 
   constructor(private readonly options: UpstreamOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
+    const url = new URL(this.base);
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
     this.agent = new Agent({
       connect: { timeout: options.connectTimeoutMs },
       headersTimeout: options.timeoutMs,
@@ -84,19 +91,18 @@ export class UpstreamClient {
     const accept = streams ? 'application/json, text/event-stream' : 'application/json';
     const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, accept };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    // One deadline for the whole answer; an event stream is exempt once its headers are in, as it
-    // may rightly last longer than any one answer (bodyTimeout still bounds each silence in it).
-    const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(new DOMException('upstream deadline passed', 'TimeoutError')),
-      this.options.timeoutMs + this.options.connectTimeoutMs,
-    );
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const res = await request(`${this.base}${path}`, { method, headers, body, dispatcher: this.agent, signal: deadline.signal });
-      const contentType = String(res.headers['content-type'] ?? '');
-      if (streams && res.statusCode === 200 && isEventStream(contentType)) return { status: res.statusCode, contentType, stream: res.body };
-      const buffer = Buffer.from(await res.body.arrayBuffer());
-      return { status: res.statusCode, contentType, body: buffer };
+      return await new Promise<UpstreamResponse | UpstreamStream>((resolve, reject) => {
+        const handler = new AnswerHandler(streams ? (status, type) => status === 200 && isEventStream(type) : null, resolve, reject);
+        // One deadline for the whole answer; an event stream is exempt once its headers are in, as it
+        // may rightly last longer than any one answer (bodyTimeout still bounds each silence in it).
+        timer = setTimeout(
+          () => handler.abort(new DOMException('upstream deadline passed', 'TimeoutError')),
+          this.options.timeoutMs + this.options.connectTimeoutMs,
+        );
+        this.agent.dispatch({ origin: this.origin, path: `${this.basePath}${path}`, method, headers, body }, handler);
+      });
     } catch (error) {
       throw classify(error);
     } finally {

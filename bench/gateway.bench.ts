@@ -84,8 +84,8 @@ function cpuPerRequest(before: Record<string, number>, requests: number): Record
   return Object.fromEntries(Object.keys(after).map((k) => [k, Math.round(((after[k]! - before[k]!) / Math.max(1, requests)) * 1000) / 1000]));
 }
 
-function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', process.env.BENCH_GATEWAY_FLAGS ? 'inherit' : 'ignore', 'inherit'] });
+function start(args: string[], env: Record<string, string> = {}, stdout: 'ignore' | 'inherit' = 'ignore'): ChildProcess {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
   children.push(child);
   return child;
 }
@@ -153,7 +153,7 @@ async function main() {
         LOG_LEVEL: 'warn',
         POLLER_ENABLED: 'false',
         NODE_ENV: 'production',
-      }).pid!;
+      }, gatewayFlags.length ? 'inherit' : 'ignore').pid!; // node's --trace-* output goes to stdout
       await waitFor(`${sim}/__sim/tasks`);
       await waitFor(`http://127.0.0.1:${portkeyPort}/`);
       await waitFor(`http://127.0.0.1:${gatewayPort}/healthz`);

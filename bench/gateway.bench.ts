@@ -19,6 +19,7 @@ import { freePort } from '../src/database/embedded.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
 import { BudgetsService } from '../src/budgets/budgets.service.js';
 import { dec } from '../src/pricing/money.js';
+import { AnswerHandler } from '../src/upstream/answer-handler.js';
 
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<Result>;
 interface Result {
@@ -335,19 +336,12 @@ async function openLoopRun(
   const pool = new Pool(new URL(url).origin, { connections: CONNECTIONS });
   const path = new URL(url).pathname;
   const requestHeaders = { 'content-type': 'application/json', ...headers };
-  // undici's dispatch with a bare handler, not pool.request(): request()'s per-request closures
-  // keep ~2.3 MB/s alive through minor GCs (see src/upstream/answer-handler.ts), and the
-  // generator's own GC pauses would land in the latencies it measures.
+  // The gateway's own answer handler over undici's dispatch, not pool.request(): request()'s
+  // per-request closures keep ~2.3 MB/s alive through minor GCs (see src/upstream/answer-handler.ts),
+  // and the generator's own GC pauses would land in the latencies it measures.
   const send = () =>
     new Promise<number>((resolve) => {
-      let status = 0;
-      pool.dispatch({ method: 'POST', path, headers: requestHeaders, body }, {
-        onRequestStart: () => undefined,
-        onResponseStart: (_controller, statusCode) => void (status = statusCode),
-        onResponseData: () => undefined,
-        onResponseEnd: () => resolve(status),
-        onResponseError: () => resolve(0),
-      });
+      pool.dispatch({ method: 'POST', path, headers: requestHeaders, body }, new AnswerHandler(null, (answer) => resolve(answer.status), () => resolve(0)));
     });
   const run = async (seconds: number) => {
     const total = seconds * rate;

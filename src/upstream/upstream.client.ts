@@ -47,14 +47,12 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
 
 export class UpstreamClient {
   private readonly agent: Agent;
-  private readonly base: string;
   private readonly origin: string;
   /** The base URL's path (a vendor may be mounted under one), prefixed to every request's path. */
   private readonly basePath: string;
 
   constructor(private readonly options: UpstreamOptions) {
-    this.base = options.baseUrl.replace(/\/+$/, '');
-    const url = new URL(this.base);
+    const url = new URL(options.baseUrl);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.agent = new Agent({
@@ -65,11 +63,6 @@ export class UpstreamClient {
       keepAliveTimeout: 10_000,
       pipelining: 1,
     });
-  }
-
-  /** The base URL without credentials, safe to log. */
-  get target(): string {
-    return this.base;
   }
 
   get(path: string): Promise<UpstreamResponse> {

@@ -16,6 +16,8 @@ import { CoreModule } from './core.module.js';
 export interface Runtime {
   config: Config;
   db: Database;
+  /** Reports' database: a replica's read-only pool, or `db` itself. */
+  reportsDb: Database;
   upstream: UpstreamOptions;
 }
 

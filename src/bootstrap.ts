@@ -65,6 +65,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   }
 
   const db = new Database(databaseUrl, config.DB_POOL_SIZE);
+  const reportsDb = config.REPORTS_DATABASE_URL ? new Database(config.REPORTS_DATABASE_URL, config.DB_POOL_SIZE, { readOnly: true }) : db;
   const adapter = new GatewayFastifyAdapter({
     bodyLimit: config.BODY_LIMIT_BYTES,
     logger:
@@ -77,6 +78,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
     AppModule.forRoot({
       config,
       db,
+      reportsDb,
       upstream: { baseUrl: upstreamBase!, apiKey: upstreamKey, connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS, timeoutMs: config.UPSTREAM_TIMEOUT_MS },
     }),
     adapter,
@@ -135,6 +137,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
         clearInterval(idle);
       }
       await db.close();
+      if (reportsDb !== db) await reportsDb.close();
       await simulator?.app.close();
       await embedded?.stop();
     },

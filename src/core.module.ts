@@ -4,7 +4,7 @@
  */
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { CONFIG } from './config/config.js';
-import { DATABASE } from './database/database.js';
+import { DATABASE, REPORTS_DATABASE } from './database/database.js';
 import { MetricsService } from './health/metrics.service.js';
 import { LedgerService } from './ledger/ledger.service.js';
 import { PriceBookService } from './pricing/price-book.service.js';
@@ -28,10 +28,11 @@ export class CoreModule {
       providers: [
         { provide: CONFIG, useValue: runtime.config },
         { provide: DATABASE, useValue: runtime.db },
+        { provide: REPORTS_DATABASE, useValue: runtime.reportsDb },
         { provide: UpstreamService, useFactory: () => new UpstreamService(runtime.upstream) },
         ...SHARED,
       ],
-      exports: [CONFIG, DATABASE, UpstreamService, ...SHARED],
+      exports: [CONFIG, DATABASE, REPORTS_DATABASE, UpstreamService, ...SHARED],
     };
   }
 }

@@ -40,6 +40,18 @@ async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   }
 }
 
+/** `report` reads REPORTS_DATABASE_URL when it is set (a replica: no migrations, read-only), else as above. */
+async function withReportsDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
+  const url = loadConfig(process.env).REPORTS_DATABASE_URL;
+  if (!url) return withDatabase(fn);
+  const db = new Database(url, 2, { readOnly: true });
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
   switch (`${command ?? ''} ${command === 'project' || command === 'key' ? (sub ?? '') : ''}`.trim()) {
@@ -93,7 +105,7 @@ async function main(argv: string[]): Promise<number> {
       const groupBy = (values['group-by'] ?? 'project,model,day').split(',').filter(Boolean) as GroupKey[];
       const bad = groupBy.find((g) => !(GROUP_KEYS as readonly string[]).includes(g));
       if (bad) throw new UsageError(`--group-by: "${bad}" is not one of ${GROUP_KEYS.join(', ')}`);
-      const rows = await withDatabase((db) => spendReport(db, { from, to, groupBy }));
+      const rows = await withReportsDatabase((db) => spendReport(db, { from, to, groupBy }));
       process.stdout.write(values.format === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : toCsv(groupBy, rows));
       return 0;
     }

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { GraphQLError } from 'graphql';
 import { ApiError, fromFastifyError } from './api-error.js';
 
-const GRAPHQL_CODES: Record<number, string> = { 400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT' };
+const GRAPHQL_CODES: Record<number, string> = { 400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 503: 'SERVICE_UNAVAILABLE' };
 
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -12,9 +12,12 @@ export class ErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType<string>() !== 'http') {
-      // GraphQL: the same refusal, as a GraphQL error with a code and the same details.
-      if (exception instanceof ApiError) {
-        throw new GraphQLError(exception.message, { extensions: { code: GRAPHQL_CODES[exception.status] ?? 'BAD_REQUEST', status: exception.status, ...(exception.details ? { details: exception.details } : {}) } });
+      // GraphQL: the same refusal, as a GraphQL error with a code and the same details. A lost
+      // database (the primary's or the reports replica's) is said so, not as the driver's error
+      // (which names internal addresses).
+      const error = exception instanceof ApiError ? exception : isDatabaseUnavailable(exception) ? toApiError(exception) : undefined;
+      if (error) {
+        throw new GraphQLError(error.message, { extensions: { code: GRAPHQL_CODES[error.status] ?? 'BAD_REQUEST', status: error.status, ...(error.details ? { details: error.details } : {}) } });
       }
       throw exception;
     }

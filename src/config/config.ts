@@ -13,11 +13,14 @@ const optionalUrl = z
   .pipe(z.url().optional())
   .optional();
 
+const postgresUrl = optionalUrl.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), 'must be a postgresql:// URL');
+
 const schema = z
   .object({
     PORT: int(8080, 0).pipe(z.number().max(65535)),
     HOST: z.string().min(1).default('127.0.0.1'),
-    DATABASE_URL: optionalUrl.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), 'must be a postgresql:// URL'),
+    DATABASE_URL: postgresUrl,
+    REPORTS_DATABASE_URL: postgresUrl,
     DATA_DIR: z.string().min(1).default('./.data'),
     UPSTREAM_BASE_URL: optionalUrl,
     UPSTREAM_API_KEY: z.string().optional(),

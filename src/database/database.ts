@@ -1,6 +1,7 @@
 /**
  * One pg pool shared by the Prisma client (through @prisma/adapter-pg) and the few hot-path
- * statements that call the ledger's SQL functions directly.
+ * statements that call the ledger's SQL functions directly. A second, read-only one serves the
+ * reports when REPORTS_DATABASE_URL points them at a replica.
  */
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
@@ -10,8 +11,17 @@ export class Database {
   readonly pool: pg.Pool;
   readonly prisma: PrismaClient;
 
-  constructor(url: string, poolSize: number) {
-    this.pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 30_000 });
+  /**
+   * `readOnly`: every transaction on these connections is read-only, so a reports URL that names
+   * the primary by mistake still cannot write (a replica refuses writes on its own).
+   */
+  constructor(url: string, poolSize: number, { readOnly = false }: { readOnly?: boolean } = {}) {
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: poolSize,
+      idleTimeoutMillis: 30_000,
+      ...(readOnly ? { options: '-c default_transaction_read_only=on' } : {}),
+    });
     // A dropped connection (database restart) must not crash the process; the pool reconnects.
     this.pool.on('error', () => {});
     this.prisma = new PrismaClient({ adapter: new PrismaPg(this.pool) });
@@ -57,3 +67,5 @@ export class Database {
 }
 
 export const DATABASE = Symbol('DATABASE');
+/** Where reports and the dashboard read: REPORTS_DATABASE_URL's pool, or DATABASE itself. */
+export const REPORTS_DATABASE = Symbol('REPORTS_DATABASE');

@@ -1,7 +1,7 @@
 /** Liveness, readiness (database and upstream) and Prometheus metrics. */
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { Database, DATABASE } from '../database/database.js';
+import { Database, DATABASE, REPORTS_DATABASE } from '../database/database.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
 import { MetricsService } from './metrics.service.js';
 
@@ -9,6 +9,7 @@ import { MetricsService } from './metrics.service.js';
 export class HealthController {
   constructor(
     @Inject(DATABASE) private readonly db: Database,
+    @Inject(REPORTS_DATABASE) private readonly reportsDb: Database,
     private readonly upstream: UpstreamService,
     private readonly metrics: MetricsService,
   ) {}
@@ -20,11 +21,16 @@ export class HealthController {
 
   @Get('readyz')
   async ready(@Res() reply: FastifyReply) {
-    const database = await this.db.query('SELECT 1').then(() => 'ok', (e: Error) => `unreachable: ${e.message}`);
-    // Any HTTP answer means the upstream is reachable; only transport failures count against it.
-    const upstream = await this.upstream.client.get('/api-platform/v1/tasks/0').then(() => 'ok', (e: Error) => `unreachable: ${e.message}`);
-    const ok = database === 'ok' && upstream === 'ok';
-    void reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', database, upstream });
+    const reachable = (db: Database) => db.query('SELECT 1').then(() => 'ok', (e: Error) => `unreachable: ${e.message}`);
+    const separateReports = this.reportsDb !== this.db;
+    const [database, upstream, reportsDatabase] = await Promise.all([
+      reachable(this.db),
+      // Any HTTP answer means the upstream is reachable; only transport failures count against it.
+      this.upstream.client.get('/api-platform/v1/tasks/0').then(() => 'ok', (e: Error) => `unreachable: ${e.message}`),
+      separateReports ? reachable(this.reportsDb) : undefined,
+    ]);
+    const ok = database === 'ok' && upstream === 'ok' && (reportsDatabase ?? 'ok') === 'ok';
+    void reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', database, upstream, ...(separateReports ? { reportsDatabase } : {}) });
   }
 
   @Get('metrics')

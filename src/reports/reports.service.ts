@@ -1,6 +1,10 @@
-/** Finance and dashboard read models, all from the roll-up and the budget period rows. */
+/**
+ * Finance and dashboard read models, all from the roll-up and the budget period rows. They read
+ * REPORTS_DATABASE: a replica when one is configured (figures then lag the primary by its replay
+ * delay), otherwise the primary.
+ */
 import { Inject, Injectable } from '@nestjs/common';
-import { Database, DATABASE } from '../database/database.js';
+import { Database, REPORTS_DATABASE } from '../database/database.js';
 import { dec, percent } from '../pricing/money.js';
 import { spendReport, type ReportQuery, type SpendRow } from './spend-report.js';
 
@@ -38,7 +42,7 @@ const TOP = 5;
 
 @Injectable()
 export class ReportsService {
-  constructor(@Inject(DATABASE) private readonly db: Database) {}
+  constructor(@Inject(REPORTS_DATABASE) private readonly db: Database) {}
 
   spend(query: ReportQuery): Promise<SpendRow[]> {
     return spendReport(this.db, query);

@@ -1,4 +1,4 @@
-/** Liveness, readiness (database and upstream) and Prometheus metrics. */
+/** Liveness, readiness (database and upstream; the reports replica, if any) and Prometheus metrics. */
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { Database, DATABASE, REPORTS_DATABASE } from '../database/database.js';
@@ -29,8 +29,11 @@ export class HealthController {
       this.upstream.client.get('/api-platform/v1/tasks/0').then(() => 'ok', (e: Error) => `unreachable: ${e.message}`),
       separateReports ? reachable(this.reportsDb) : undefined,
     ]);
-    const ok = database === 'ok' && upstream === 'ok' && (reportsDatabase ?? 'ok') === 'ok';
-    void reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', database, upstream, ...(separateReports ? { reportsDatabase } : {}) });
+    // A reports replica that is down degrades reports only: the instance still takes submissions
+    // and settles, so it stays ready (a load balancer must not pull it) and says what is missing.
+    const ok = database === 'ok' && upstream === 'ok';
+    const status = !ok ? 'not ready' : (reportsDatabase ?? 'ok') === 'ok' ? 'ready' : 'degraded';
+    void reply.code(ok ? 200 : 503).send({ status, database, upstream, ...(separateReports ? { reportsDatabase } : {}) });
   }
 
   @Get('metrics')

@@ -136,6 +136,8 @@ test('reports read the replica: a settled task and adjustments appear once repla
 
   // Replay paused: the primary moves on (12.5 + 1.25 = 13.75 USD), the report does not.
   await query(standbyUrl, 'SELECT pg_wal_replay_pause()');
+  // A pause is requested, not immediate: wait until the standby says it is paused.
+  await eventually(async () => (await query(standbyUrl, 'SELECT pg_get_wal_replay_pause_state() AS s'))[0].s === 'paused');
   try {
     expect((await adjust(projectId, '1.25')).body.errors).toBeUndefined();
     expect((await ledgerTotals()).USD).toBe('13.75');

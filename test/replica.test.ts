@@ -16,7 +16,7 @@ import type { Gateway } from '../src/bootstrap.js';
 import { Database } from '../src/database/database.js';
 import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../src/database/embedded.js';
 import { migrate } from '../src/database/migrate.js';
-import { ADMIN, eventually, gateway, graphql, http, pollTask, projectWithKey, submitChat } from './support/harness.js';
+import { ADMIN, eventually, gateway, graphql, http, pollTask, projectWithKey, sql, submitChat } from './support/harness.js';
 
 const dirs: string[] = [];
 let primary: EmbeddedDatabase;
@@ -101,8 +101,8 @@ async function reportTotals(): Promise<Record<string, string>> {
 
 /** What the primary's ledger says was spent this month, per unit (charges and adjustments). */
 async function ledgerTotals(): Promise<Record<string, string>> {
-  const rows = await query(
-    primary.url,
+  const rows = await sql(
+    gw,
     `SELECT unit::text, sum(amount)::text AS amount FROM ledger_entry WHERE kind IN ('charge', 'adjustment') AND effective_at >= $1 AND effective_at < $2 GROUP BY unit`,
     [from, to],
   );

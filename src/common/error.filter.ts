@@ -15,7 +15,7 @@ export class ErrorFilter implements ExceptionFilter {
       // GraphQL: the same refusal, as a GraphQL error with a code and the same details. A lost
       // database (the primary's or the reports replica's) is said so, not as the driver's error
       // (which names internal addresses).
-      const error = exception instanceof ApiError ? exception : isDatabaseUnavailable(exception) ? toApiError(exception) : undefined;
+      const error = exception instanceof ApiError ? exception : isDatabaseUnavailable(exception) ? databaseUnavailable() : undefined;
       if (error) {
         throw new GraphQLError(error.message, { extensions: { code: GRAPHQL_CODES[error.status] ?? 'BAD_REQUEST', status: error.status, ...(error.details ? { details: error.details } : {}) } });
       }
@@ -37,11 +37,11 @@ export function toApiError(exception: unknown): ApiError {
     const message = status === 404 ? 'no such path' : exception.message;
     return new ApiError(status, status * 10, message);
   }
-  if (isDatabaseUnavailable(exception)) {
-    return new ApiError(503, 5030, 'the database is unavailable; nothing was charged for this request, retry shortly');
-  }
+  if (isDatabaseUnavailable(exception)) return databaseUnavailable();
   return fromFastifyError(exception as { code?: string }) ?? new ApiError(500, 5000, 'internal error');
 }
+
+const databaseUnavailable = () => new ApiError(503, 5030, 'the database is unavailable; nothing was charged for this request, retry shortly');
 
 const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
 

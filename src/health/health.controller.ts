@@ -21,13 +21,13 @@ export class HealthController {
 
   @Get('readyz')
   async ready(@Res() reply: FastifyReply) {
-    const reachable = (db: Database) => db.query('SELECT 1').then(() => 'ok', (e: Error) => `unreachable: ${e.message}`);
+    const reachable = (probe: Promise<unknown>) => probe.then(() => 'ok', (e: Error) => `unreachable: ${e.message}`);
     const separateReports = this.reportsDb !== this.db;
     const [database, upstream, reportsDatabase] = await Promise.all([
-      reachable(this.db),
+      reachable(this.db.query('SELECT 1')),
       // Any HTTP answer means the upstream is reachable; only transport failures count against it.
-      this.upstream.client.get('/api-platform/v1/tasks/0').then(() => 'ok', (e: Error) => `unreachable: ${e.message}`),
-      separateReports ? reachable(this.reportsDb) : undefined,
+      reachable(this.upstream.client.get('/api-platform/v1/tasks/0')),
+      separateReports ? reachable(this.reportsDb.query('SELECT 1')) : undefined,
     ]);
     // A reports replica that is down degrades reports only: the instance still takes submissions
     // and settles, so it stays ready (a load balancer must not pull it) and says what is missing.

@@ -127,6 +127,39 @@ describe('issue 3 worked examples through the running service (charge read from 
     expect(task.estimate.unit).toBe('CREDITS');
   });
 
+  test('the estimate is kept with its lines: glm-5.3, "hello", max_tokens 1,000 holds 4.9084 credits', async () => {
+    const res = await submitChat(gw, key, { model: 'glm-5.3', messages: user, max_tokens: 1000 });
+    const taskId = String(res.body.data.taskId);
+    const query = `query($id: ID!) { task(taskId: $id) { estimate { amount exactness lines { component quantity rate per amount } }
+      charge { amount lines { component quantity amount } } } }`;
+    const before = (await graphql(gw, ADMIN, query, { id: taskId })).body.data!.task;
+    // "hello": 5 bytes → 2 tokens, + 4 for the message = 6 input tokens × 1400/1M = 0.0084;
+    // 1,000 output tokens (max_tokens) × 4900/1M = 4.9; together 4.9084.
+    expect(before).toEqual({
+      estimate: {
+        amount: '4.9084',
+        exactness: 'ESTIMATE',
+        lines: [
+          { component: 'input', quantity: '6', rate: '1400', per: '1000000', amount: '0.0084' },
+          { component: 'output', quantity: '1000', rate: '4900', per: '1000000', amount: '4.9' },
+        ],
+      },
+      charge: null,
+    });
+    await complete(Number(taskId), 'ready', { prompt_tokens: 6, completion_tokens: 812 });
+    await pollTask(gw, key, taskId);
+    const after = (await graphql(gw, ADMIN, query, { id: taskId })).body.data!.task;
+    // Settled: the estimate is unchanged; 812 × 4900/1M = 3.9788, + 0.0084 = 3.9872.
+    expect(after.estimate).toEqual(before.estimate);
+    expect(after.charge).toEqual({
+      amount: '3.9872',
+      lines: [
+        { component: 'input', quantity: '6', amount: '0.0084' },
+        { component: 'output', quantity: '812', amount: '3.9788' },
+      ],
+    });
+  });
+
   test.each([
     ['seedream-4.0, 2K, n 7', { model: 'seedream-4.0', prompt: 'p', resolution: '2K', n: 7 }, '0.42'],
     ['happyhorse-1.0 defaults', { model: 'happyhorse-1.0', prompt: 'p' }, '0.88'],

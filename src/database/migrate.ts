@@ -27,7 +27,8 @@ export function migrationsDir(): string {
   throw new Error('prisma/migrations not found');
 }
 
-export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}): Promise<string[]> {
+/** `upTo`: apply only the migrations named up to it (tests of a migration that moves data). */
+export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}, { upTo }: { upTo?: string } = {}): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const applied: string[] = [];
@@ -50,6 +51,7 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
     const names = (await readdir(dir, { withFileTypes: true }))
       .filter((e) => e.isDirectory())
       .map((e) => e.name)
+      .filter((name) => upTo === undefined || name <= upTo)
       .sort();
     for (const name of names) {
       const sql = await readFile(path.join(dir, name, 'migration.sql'), 'utf8');

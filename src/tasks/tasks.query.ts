@@ -76,12 +76,12 @@ export class TasksQuery {
     return { tasks, hasNextPage: rows.length > first };
   }
 
-  /** Adds charge lines and ledger entries to task rows: two queries for the whole page. */
+  /** Adds estimate and charge lines (task_line) and ledger entries to task rows: two queries for the whole page. */
   private async hydrate(rows: Record<string, any>[]): Promise<TaskView[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((t) => t.id);
     const [lines, entries] = await Promise.all([
-      this.db.query(`SELECT task_id::text, stage, component, quantity::text, rate::text, per::text, amount::text FROM charge_line WHERE task_id = ANY($1::bigint[]) ORDER BY task_id, stage, seq`, [ids]),
+      this.db.query(`SELECT task_id::text, stage, component, quantity::text, rate::text, per::text, amount::text FROM task_line WHERE task_id = ANY($1::bigint[]) ORDER BY task_id, stage, seq`, [ids]),
       this.db.query(`SELECT id::text, task_id::text, kind, unit, amount::text, effective_at, created_at, reason FROM ledger_entry WHERE task_id = ANY($1::bigint[]) ORDER BY id`, [ids]),
     ]);
     return rows.map((t) => {

@@ -13,6 +13,13 @@ import { ProjectsService } from '../../src/projects/projects.service.js';
 export const ADMIN = 'test-admin-token-0123456789';
 
 export async function freshDatabase(): Promise<string> {
+  const url = await emptyDatabase();
+  await migrate(url);
+  return url;
+}
+
+/** A new database on the suite's server, with nothing in it: not even the migrations. */
+export async function emptyDatabase(): Promise<string> {
   const base = readFileSync(path.resolve('.test-data', 'url'), 'utf8').trim();
   const name = `t_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: base });
@@ -21,7 +28,6 @@ export async function freshDatabase(): Promise<string> {
   await client.end();
   const url = new URL(base);
   url.pathname = `/${name}`;
-  await migrate(url.toString());
   return url.toString();
 }
 

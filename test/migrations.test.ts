@@ -1,0 +1,90 @@
+/**
+ * Migrations that move data, checked on a database that holds data written by the code before
+ * them: nothing a finance reader could see may change.
+ */
+import pg from 'pg';
+import { migrate } from '../src/database/migrate.js';
+import { emptyDatabase } from './support/harness.js';
+
+const BEFORE_ESTIMATE_LINES_MOVED = '20261122150000_hold_idempotency_fast_path';
+const PROJECT = '00000000-0000-4000-8000-0000000000a1';
+
+/** A glm-5.3 chat hold as the gateway sent it: 6 input tokens × 1400/1M = 0.0084, 1,000 output × 4900/1M = 4.9. */
+const GLM_HOLD = {
+  i: 0,
+  project_id: PROJECT,
+  api_key_id: null,
+  model: 'glm-5.3',
+  family: 'glm',
+  kind: 'chat',
+  unit: 'CREDITS',
+  hold_amount: '4.9084',
+  estimate_amount: '4.9084',
+  exactness: 'ESTIMATE',
+  estimate_tier: 'standard',
+  estimate_warnings: [],
+  price_basis: { kind: 'chat', inputTokensEstimate: 6, maxTokens: 1000, maxTokensSource: 'request' },
+  price_book_version: 1,
+  lines: [
+    { component: 'input', quantity: '6', rate: '1400', per: '1000000', amount: '0.0084' },
+    { component: 'output', quantity: '1000', rate: '4900', per: '1000000', amount: '4.9' },
+  ],
+  idempotency_key: null,
+  request_hash: null,
+  accepted_at: null,
+};
+
+test('estimate lines written before they moved onto the task are kept, in order, with every figure exact', async () => {
+  const url = await emptyDatabase();
+  await migrate(url, () => {}, { upTo: BEFORE_ESTIMATE_LINES_MOVED });
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`INSERT INTO project (id, name) VALUES ($1, 'before-the-move')`, [PROJECT]);
+    const held = await client.query(`SELECT outcome, task_id::text FROM spendgate_place_holds($1::json)`, [JSON.stringify([GLM_HOLD])]);
+    expect(held.rows).toEqual([{ outcome: 'held', task_id: expect.any(String) }]);
+    const taskId = held.rows[0].task_id;
+    // A settled task's charge lines stay where they are.
+    await client.query(
+      `INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
+       VALUES ($1, 'charge', 1, 'input', 6, 1400, 1000000, 0.0084), ($1, 'charge', 2, 'output', 812, 4900, 1000000, 3.9788)`,
+      [taskId],
+    );
+
+    await migrate(url);
+
+    const onTask = await client.query(
+      `SELECT l.component, l.quantity::text, l.rate::text, l.per::text, l.amount::text
+       FROM task t, unnest(t.estimate_lines) l WHERE t.id = $1`,
+      [taskId],
+    );
+    expect(onTask.rows).toEqual([
+      { component: 'input', quantity: '6', rate: '1400', per: '1000000', amount: '0.0084' },
+      { component: 'output', quantity: '1000', rate: '4900', per: '1000000', amount: '4.9' },
+    ]);
+    const rows = await client.query(`SELECT stage, count(*)::int AS n FROM charge_line GROUP BY stage`);
+    expect(rows.rows).toEqual([{ stage: 'charge', n: 2 }]);
+    // task_line shows what charge_line showed before the move.
+    const all = await client.query(`SELECT stage, seq, component, amount::text FROM task_line WHERE task_id = $1 ORDER BY stage, seq`, [taskId]);
+    expect(all.rows).toEqual([
+      { stage: 'charge', seq: 1, component: 'input', amount: '0.0084' },
+      { stage: 'charge', seq: 2, component: 'output', amount: '3.9788' },
+      { stage: 'estimate', seq: 1, component: 'input', amount: '0.0084' },
+      { stage: 'estimate', seq: 2, component: 'output', amount: '4.9' },
+    ]);
+    // The estimate's lines still add up to what was held: 0.0084 + 4.9 = 4.9084.
+    const sum = await client.query(`SELECT sum(amount)::text AS s FROM task_line WHERE task_id = $1 AND stage = 'estimate'`, [taskId]);
+    expect(sum.rows[0].s).toBe('4.9084');
+    await expect(client.query(`INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount) VALUES ($1, 'estimate', 3, 'x', 1, 1, 1, 1)`, [taskId])).rejects.toThrow(
+      /charge_line_charge_only/,
+    );
+    // A hold placed after the move writes its lines on the task, refusing a figure that is not a number.
+    const after = await client.query(`SELECT outcome, task_id::text FROM spendgate_place_holds($1::json)`, [JSON.stringify([GLM_HOLD])]);
+    const lines = await client.query(`SELECT array_length(estimate_lines, 1) AS n FROM task WHERE id = $1`, [after.rows[0].task_id]);
+    expect(lines.rows).toEqual([{ n: 2 }]);
+    const bad = { ...GLM_HOLD, lines: [{ ...GLM_HOLD.lines[0], amount: '0.0O84' }] };
+    await expect(client.query(`SELECT * FROM spendgate_place_holds($1::json)`, [JSON.stringify([bad])])).rejects.toThrow(/invalid input syntax for type numeric/);
+  } finally {
+    await client.end();
+  }
+});

@@ -183,6 +183,9 @@ async function main() {
             const gc = (k: string) => (buckets.get(k) ?? 0) - (before.buckets.get(k) ?? 0);
             return {
               ...serverShares(before.buckets, buckets),
+              stagesPercentWithin: Object.fromEntries(
+                ['hold', 'upstream', 'record'].map((stage) => [stage, serverShares(before.buckets, buckets, `${stage}:`).percentWithin]),
+              ),
               gcPauses: { count: gc('gc_count'), totalMs: Math.round(gc('gc_sum') * 10_000) / 10 },
               eventLoopDelayMs: Object.fromEntries(['p50', 'p99', 'max'].map((q) => [q, Math.round((buckets.get(`loop_${q}`) ?? 0) * 10_000) / 10])),
               walFlushes: { count: fsyncs, meanMs: fsyncs ? Math.round(((wal.ms - before.wal.ms) / fsyncs) * 1000) / 1000 : 0 },
@@ -308,6 +311,10 @@ async function scrapeGateway(gateway: string): Promise<Map<string, number>> {
   }
   // Event-loop delay since the previous scrape (prom-client resets its monitor on every scrape).
   for (const m of text.matchAll(/^nodejs_eventloop_lag_(p50|p99|max)_seconds ([\d.e+-]+)/gm)) buckets.set(`loop_${m[1]}`, Number(m[2]));
+  // Each submission stage's buckets, kept as "<stage>:<le>".
+  for (const m of text.matchAll(/^spendgate_submission_stage_seconds_bucket\{le="([^"]*)",stage="(\w+)"\} (\d+)/gm)) {
+    buckets.set(`${m[2]}:${m[1]}`, Number(m[3]));
+  }
   for (const m of text.matchAll(/^spendgate_http_request_duration_seconds_bucket\{([^}]*)\} (\d+)/gm)) {
     const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
     if (labels.route !== '/api-platform/v1/chat/completions' || labels.status !== '200') continue;
@@ -317,8 +324,8 @@ async function scrapeGateway(gateway: string): Promise<Map<string, number>> {
 }
 
 /** Share of the requests between two scrapes that spendgate answered within each bound. */
-function serverShares(before: Map<string, number>, after: Map<string, number>) {
-  const delta = (le: string) => (after.get(le) ?? 0) - (before.get(le) ?? 0);
+function serverShares(before: Map<string, number>, after: Map<string, number>, prefix = '') {
+  const delta = (le: string) => (after.get(prefix + le) ?? 0) - (before.get(prefix + le) ?? 0);
   const total = delta('+Inf');
   const share = (le: string) => (total ? Math.round((delta(le) / total) * 10_000) / 100 : 0);
   return { requests: total, percentWithin: { '2.5ms': share('0.0025'), '5ms': share('0.005'), '10ms': share('0.01'), '25ms': share('0.025') } };

@@ -24,7 +24,7 @@ describe('health, readiness, metrics', () => {
     expect(ready.body).toEqual({ status: 'ready', database: 'ok', upstream: 'ok' });
   });
 
-  test('/metrics: requests by route and status, holds, settlements, upstream errors, spend by unit', async () => {
+  test('/metrics: requests by route and status, holds, settlements, upstream errors, spend by unit, submission stages', async () => {
     const res = await submitGeneration(gw, key, IMAGE);
     await pollTask(gw, key, res.body.data.taskId);
     await submitGeneration(gw, key, { model: 'nope', prompt: 'x' });
@@ -36,6 +36,10 @@ describe('health, readiness, metrics', () => {
     expect(metrics.text).toMatch(/spendgate_settlements_total\{status="ready"\} 1/);
     expect(metrics.text).toMatch(/spendgate_spend_total\{unit="USD"\} 0.04/);
     expect(metrics.text).toContain('spendgate_upstream_errors_total');
+    // One accepted submission: one hold, one upstream call, one record, each timed.
+    for (const stage of ['hold', 'upstream', 'record']) {
+      expect(metrics.text).toMatch(new RegExp(`spendgate_submission_stage_seconds_count\\{stage="${stage}"\\} 1\\n`));
+    }
   });
 });
 

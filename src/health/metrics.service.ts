@@ -13,6 +13,18 @@ export class MetricsService {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [this.registry],
   });
+  /**
+   * Where a submission's time goes inside the gateway: the hold (waiting for and running its
+   * batch; every outcome), the upstream call (every answer that is not an event stream), and
+   * recording an accepted task (waiting for and running its batch).
+   */
+  readonly submissionStages = new Histogram({
+    name: 'spendgate_submission_stage_seconds',
+    help: 'Submission time by stage: hold, upstream, record',
+    labelNames: ['stage'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
   readonly holds = new Counter({ name: 'spendgate_holds_total', help: 'Hold attempts by outcome', labelNames: ['outcome'], registers: [this.registry] });
   readonly settlements = new Counter({ name: 'spendgate_settlements_total', help: 'Settlements by status', labelNames: ['status'], registers: [this.registry] });
   readonly upstreamErrors = new Counter({ name: 'spendgate_upstream_errors_total', help: 'Upstream failures by kind', labelNames: ['kind'], registers: [this.registry] });

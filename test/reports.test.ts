@@ -196,6 +196,26 @@ describe('a project key reads its own project only', () => {
     expect(mutation.errors[0].message).toMatch(/setBudget needs the ADMIN_TOKEN/);
   });
 
+  test("another project's budget, report, CSV and task look exactly like a project that does not exist", async () => {
+    const key = projects.a.key;
+    const other = projects.b.id;
+    const missing = '3f6c2a9e-8d1b-4c7e-9a20-5b4d3c2e1f00';
+    const same = (a: unknown, b: unknown) => expect(JSON.stringify(a).replaceAll(other, 'ID')).toBe(JSON.stringify(b).replaceAll(missing, 'ID'));
+    const budget = (p: string) => gql(key, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId } }`, { p });
+    expect((await budget(other)).errors[0].extensions.code).toBe('FORBIDDEN');
+    same(await budget(other), await budget(missing));
+    const report = (p: string) => gql(key, REPORT, { from, to, p: [p] });
+    same(await report(other), await report(missing));
+    const csv = async (p: string) => {
+      const res = await http(`${gw.url}/reports/spend.csv?from=${from}&to=${to}&projectIds=${p}`, { key });
+      return { status: res.status, body: res.body };
+    };
+    expect((await csv(other)).status).toBe(403);
+    same(await csv(other), await csv(missing));
+    const task = (t: string) => gql(key, `query($t: ID!) { task(taskId: $t) { taskId } }`, { t });
+    expect(await task(String(bTaskId))).toEqual(await task('999999999'));
+  });
+
   test('no token or a wrong one is refused and says why', async () => {
     const none = await http(`${gw.url}/graphql`, { body: { query: '{ projects { id } }' } });
     expect(none.body.errors[0].message).toMatch(/send Authorization: Bearer/);
@@ -209,6 +229,16 @@ describe('safety and clear errors', () => {
     const fields = Array.from({ length: 1001 }, (_, i) => `a${i}: id`).join(' ');
     const body = await gql(ADMIN, `{ projects { ${fields} } }`);
     expect(body.errors[0].message).toMatch(/more than 1000 fields/);
+  });
+
+  test('a query nested deeper than 10 levels is refused; 10 levels are answered', async () => {
+    // Introspection nests without end (__Type.ofType is a __Type), so it reaches any depth:
+    // __schema, queryType, k × ofType, name = k + 3 levels.
+    const nested = (depth: number) => `{ __schema { queryType { ${'ofType { '.repeat(depth - 3)}name${' }'.repeat(depth - 3)} } } }`;
+    const ten = await gql(ADMIN, nested(10));
+    expect(ten).toEqual({ data: { __schema: { queryType: { ofType: null } } } });
+    const eleven = await gql(ADMIN, nested(11));
+    expect(eleven).toEqual({ data: null, errors: [{ message: expect.stringMatching(/query depth \(11\) exceeds the query depth limit of 10/) }] });
   });
 
   test('report arguments are checked and named', async () => {

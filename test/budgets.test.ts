@@ -161,13 +161,22 @@ test('a crash between the hold and the upstream answer leaves a held `unknown` t
   }
 });
 
-test('the ledger refuses edits and deletions', async () => {
+test('the ledger refuses edits and deletions, and so do the figures it was computed from', async () => {
   const gw = await gateway(await freshDatabase());
   try {
     const { key } = await projectWithKey(gw);
     await submitGeneration(gw, key, IMAGE_1K);
     await expect(gw.db.query('UPDATE ledger_entry SET amount = 0')).rejects.toThrow(/append-only/);
     await expect(gw.db.query('DELETE FROM ledger_entry')).rejects.toThrow(/append-only/);
+    // The task's quote and hold: what its hold entry and the budget periods were computed from.
+    for (const set of ['hold_amount = 0', 'estimate_amount = estimate_amount + 1', `estimate_lines = '{}'`, `accepted_at = accepted_at - interval '40 days'`, `unit = 'CREDITS'`]) {
+      await expect(gw.db.query(`UPDATE task SET ${set}`)).rejects.toThrow(/fixed at submission/);
+    }
+    // Naming a fixed column without changing it, and changing the task's state, are fine.
+    await gw.db.query(`UPDATE task SET hold_amount = hold_amount, needs_review = true`);
+    await expect(gw.db.query(`INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount) SELECT id, 'charge', 1, 'image', 1, 0.04, 1, 0.04 FROM task`)).resolves.toBeDefined();
+    await expect(gw.db.query('UPDATE charge_line SET amount = 0')).rejects.toThrow(/written once/);
+    await expect(gw.db.query('DELETE FROM charge_line')).rejects.toThrow(/written once/);
     const [hold] = await sql(gw, `SELECT task_id FROM ledger_entry LIMIT 1`);
     await expect(
       gw.db.query(`INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at) SELECT project_id, task_id, 'hold', unit, 1, now() FROM ledger_entry WHERE task_id = $1`, [hold.task_id]),

@@ -202,7 +202,7 @@ describe('a project key reads its own project only', () => {
     const missing = '3f6c2a9e-8d1b-4c7e-9a20-5b4d3c2e1f00';
     const same = (a: unknown, b: unknown) => expect(JSON.stringify(a).replaceAll(other, 'ID')).toBe(JSON.stringify(b).replaceAll(missing, 'ID'));
     const budget = (p: string) => gql(key, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId } }`, { p });
-    expect((await budget(other)).errors[0].extensions.code).toBe('FORBIDDEN');
+    expect((await budget(other)).errors[0].extensions).toEqual({ code: 'FORBIDDEN', status: 403 });
     same(await budget(other), await budget(missing));
     const report = (p: string) => gql(key, REPORT, { from, to, p: [p] });
     same(await report(other), await report(missing));

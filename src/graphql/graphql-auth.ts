@@ -18,8 +18,11 @@ export function graphqlContext(request: FastifyRequest): GraphqlContext {
   return { token: bearer(request.headers.authorization) };
 }
 
-export function refused(message: string, code: 'UNAUTHENTICATED' | 'FORBIDDEN' | 'BAD_USER_INPUT' | 'NOT_FOUND' = 'FORBIDDEN'): GraphQLError {
-  return new GraphQLError(message, { extensions: { code } });
+/** The HTTP status each refusal would have over REST: GraphQL errors carry it as the ApiError ones do. */
+const STATUS = { UNAUTHENTICATED: 401, FORBIDDEN: 403, BAD_USER_INPUT: 400, NOT_FOUND: 404 } as const;
+
+export function refused(message: string, code: keyof typeof STATUS = 'FORBIDDEN'): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, status: STATUS[code] } });
 }
 
 /** Throws unless the principal may read `projectId`. A project key never learns whether another project exists. */

@@ -14,7 +14,9 @@
 -- from where the lines are written they are the ones from 20261122000100_ledger_functions and
 -- 20261122150000_hold_idempotency_fast_path.
 
--- Lines already written move onto their tasks, in their order.
+-- Lines already written move onto their tasks, in their order. On a large task table this
+-- rewrites every task row in the migration's one transaction (writes to task wait for it): apply it
+-- in a quiet window. Done in one transaction so that no reader ever sees a task without its lines.
 UPDATE task t SET estimate_lines = l.lines
 FROM (SELECT task_id, array_agg(ROW(component, quantity, rate, per, amount)::spendgate_line ORDER BY seq) AS lines
       FROM charge_line WHERE stage = 'estimate' GROUP BY task_id) l

@@ -5,7 +5,10 @@
 --
 -- The task trigger names its columns (UPDATE OF …), so PostgreSQL fires it only for an UPDATE
 -- whose SET list names one of them: the updates on the submission path (record, settle, reject,
--- poll scheduling) name none and pay nothing for it.
+-- poll scheduling) name none and do not run it. They still pay PostgreSQL's handling of a BEFORE
+-- ROW trigger on the table (it locks the row before deciding which triggers fire): measured
+-- ≈2 µs per single-row update (35.6–38.2 µs against 34.3–35.9 without the trigger, alternated).
+-- An AFTER trigger measured no cheaper here (35.8–41.6 µs) and would fire after the write.
 CREATE FUNCTION spendgate_task_quote_fixed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF (NEW.project_id, NEW.unit, NEW.accepted_at, NEW.price_basis, NEW.price_book_version, NEW.exactness,

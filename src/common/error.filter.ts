@@ -4,7 +4,21 @@ import type { FastifyReply } from 'fastify';
 import { GraphQLError } from 'graphql';
 import { ApiError, fromFastifyError } from './api-error.js';
 
-const GRAPHQL_CODES: Record<number, string> = { 400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 503: 'SERVICE_UNAVAILABLE' };
+/** GraphQL's name for each HTTP status a refusal can have: the one table both directions read. */
+const GRAPHQL_CODES = { 400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 503: 'SERVICE_UNAVAILABLE' } as const;
+export type GraphqlCode = (typeof GRAPHQL_CODES)[keyof typeof GRAPHQL_CODES];
+const STATUS_OF = Object.fromEntries(Object.entries(GRAPHQL_CODES).map(([status, code]) => [code, Number(status)])) as Record<GraphqlCode, number>;
+
+/** A refusal as a GraphQL error: the same message, its GraphQL code and HTTP status, and any details. */
+export function graphqlError(message: string, status: number, details?: unknown): GraphQLError {
+  const code = GRAPHQL_CODES[status as keyof typeof GRAPHQL_CODES] ?? 'BAD_REQUEST';
+  return new GraphQLError(message, { extensions: { code, status, ...(details ? { details } : {}) } });
+}
+
+/** The same, named by its GraphQL code (resolvers that refuse on their own). */
+export function graphqlRefusal(message: string, code: GraphqlCode): GraphQLError {
+  return graphqlError(message, STATUS_OF[code]);
+}
 
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -17,7 +31,7 @@ export class ErrorFilter implements ExceptionFilter {
       // (which names internal addresses).
       const error = exception instanceof ApiError ? exception : isDatabaseUnavailable(exception) ? databaseUnavailable() : undefined;
       if (error) {
-        throw new GraphQLError(error.message, { extensions: { code: GRAPHQL_CODES[error.status] ?? 'BAD_REQUEST', status: error.status, ...(error.details ? { details: error.details } : {}) } });
+        throw graphqlError(error.message, error.status, error.details);
       }
       throw exception;
     }

@@ -3,8 +3,9 @@
  * project only. Anything else is refused, and the refusal says why.
  */
 import type { FastifyRequest } from 'fastify';
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import { bearer } from '../auth/api-keys.js';
+import { graphqlRefusal } from '../common/error.filter.js';
 
 export interface GraphqlContext {
   /** The bearer token as sent; resolved to a principal lazily by `principal()`. */
@@ -18,11 +19,8 @@ export function graphqlContext(request: FastifyRequest): GraphqlContext {
   return { token: bearer(request.headers.authorization) };
 }
 
-/** The HTTP status each refusal would have over REST: GraphQL errors carry it as the ApiError ones do. */
-const STATUS = { UNAUTHENTICATED: 401, FORBIDDEN: 403, BAD_USER_INPUT: 400, NOT_FOUND: 404 } as const;
-
-export function refused(message: string, code: keyof typeof STATUS = 'FORBIDDEN'): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, status: STATUS[code] } });
+export function refused(message: string, code: 'UNAUTHENTICATED' | 'FORBIDDEN' | 'BAD_USER_INPUT' | 'NOT_FOUND' = 'FORBIDDEN'): GraphQLError {
+  return graphqlRefusal(message, code);
 }
 
 /** Throws unless the principal may read `projectId`. A project key never learns whether another project exists. */

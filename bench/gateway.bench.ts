@@ -8,13 +8,14 @@
  * Prints figures, writes bench/results/gateway.json and bench/results/gateway.svg; asserts nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { Database } from '../src/database/database.js';
 import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
+import { procDelta, procReading, type Servers } from './proc.js';
 import { freePort } from '../src/database/embedded.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
 import { BudgetsService } from '../src/budgets/budgets.service.js';
@@ -44,46 +45,7 @@ const MEDIA = [
 
 const children: ChildProcess[] = [];
 /** Where the CPU goes: the pid of each server (PostgreSQL: the postmaster, whose backends are summed). */
-const processes: Record<'spendgate' | 'postgres' | 'simulator' | 'portkey', number> = { spendgate: 0, postgres: 0, simulator: 0, portkey: 0 };
-
-/** CPU milliseconds used so far by one process (with its children, for PostgreSQL's backends). */
-function cpuMs(pid: number, withChildren: boolean): number {
-  const ticks = (stat: string) => {
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(f[1]), own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) };
-  };
-  try {
-    const self = ticks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    let total = self.own + (withChildren ? self.reaped : 0);
-    if (withChildren) {
-      for (const entry of readdirSync('/proc')) {
-        if (!/^\d+$/.test(entry)) continue;
-        const child = (() => { try { return ticks(readFileSync(`/proc/${entry}/stat`, 'utf8')); } catch { return null; } })();
-        if (child?.ppid === pid) total += child.own;
-      }
-    }
-    return total * 10; // USER_HZ is 100 on Linux
-  } catch {
-    return 0;
-  }
-}
-
-function cpuSnapshot(): Record<string, number> {
-  const usage = process.cpuUsage();
-  return {
-    spendgate: cpuMs(processes.spendgate, false),
-    postgres: cpuMs(processes.postgres, true),
-    simulator: cpuMs(processes.simulator, false),
-    portkey: cpuMs(processes.portkey, false),
-    loadGenerator: (usage.user + usage.system) / 1000,
-  };
-}
-
-/** CPU milliseconds per request, per process, over one run (see `machine` for the core count). */
-function cpuPerRequest(before: Record<string, number>, requests: number): Record<string, number> {
-  const after = cpuSnapshot();
-  return Object.fromEntries(Object.keys(after).map((k) => [k, Math.round(((after[k]! - before[k]!) / Math.max(1, requests)) * 1000) / 1000]));
-}
+const processes: Servers = { spendgate: 0, postgres: 0, simulator: 0, portkey: 0 };
 
 function start(args: string[], env: Record<string, string> = {}, stdout: 'ignore' | 'inherit' = 'ignore'): ChildProcess {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
@@ -110,7 +72,7 @@ async function load(name: string, url: string, headers: Record<string, string>, 
     ...extra,
   };
   await autocannon({ ...opts, duration: 2 }); // warm-up
-  const before = cpuSnapshot();
+  const before = procReading(processes);
   const r = await autocannon({ ...opts, duration: SECONDS });
   const row = {
     name,
@@ -120,9 +82,12 @@ async function load(name: string, url: string, headers: Record<string, string>, 
     p99Ms: r.latency.p99,
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
-    cpuMsPerRequest: cpuPerRequest(before, r.requests.total),
+    ...procDelta(before, procReading(processes), r.requests.total),
   };
-  console.error(`${name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, non-2xx ${row.non2xx}; CPU ms per request ${JSON.stringify(row.cpuMsPerRequest)}`);
+  console.error(
+    `${name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, non-2xx ${row.non2xx}; CPU ms per request ${JSON.stringify(row.cpuMsPerRequest)}; ` +
+      `waiting for a core, ms/s ${JSON.stringify(row.runqueueWaitMsPerSecond)}; machine % ${JSON.stringify(row.machinePercent)}`,
+  );
   return row;
 }
 
@@ -198,6 +163,11 @@ async function main() {
       const simChatUrl = `${sim}/api-platform/v1/chat/completions`;
       const auth = { authorization: `Bearer ${key}` };
       const vendorAuth = { authorization: 'Bearer bench-vendor-key' };
+      const portkey = {
+        url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
+        headers: { ...vendorAuth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${sim}/api-platform/v1` },
+      };
+      if (process.env.BENCH_SWEEP) return await sweep(process.env.BENCH_SWEEP.split(',').map(Number), speedAtStart, pg.url, { url: chatUrl, headers: auth }, portkey);
       const openLoop = await openLoopRun('spendgate (chat)', chatUrl, auth, CHAT, OPEN_RATE, inside());
       // Diagnostic, not a configuration spendgate runs with: the same run with commits that do not
       // wait for their WAL flush, which shows how much of the tail is waiting for the disk.
@@ -211,11 +181,7 @@ async function main() {
         overallRate: 500,
       });
       const direct = await load('direct (simulator)', simChatUrl, vendorAuth, [CHAT]);
-      const portkey = await load('portkey', `http://127.0.0.1:${portkeyPort}/v1/chat/completions`, {
-        ...vendorAuth,
-        'x-portkey-provider': 'openai',
-        'x-portkey-custom-host': `${sim}/api-platform/v1`,
-      }, [CHAT]);
+      const portkeyRow = await load('portkey', portkey.url, portkey.headers, [CHAT]);
       const spendgate = await load('spendgate (chat)', chatUrl, auth, [CHAT]);
       const media = await load('spendgate (media mix)', `${gateway}/api-platform/v1/generations`, auth, MEDIA);
 
@@ -227,13 +193,13 @@ async function main() {
         notes: 'spendgate runs with LOG_LEVEL=warn and its background poller off (the poller is not on the submission path)',
         openLoopDatabase: `fresh, with ${walFiles} WAL segment files after a checkpoint, as a running server has`,
         machineSpeedProbeMs: { start: speedAtStart, end: speedProbe() },
-        rows: [direct, portkey, spendgate, media],
+        rows: [direct, portkeyRow, spendgate, media],
         openLoop500: openLoop,
         openLoop500DiagnosticNoCommitFlushWait: openLoopNoFlushWait,
         openLoop500Direct: openLoopDirect,
         openLoop500AutocannonBursts: openLoopBursty,
         ratios: {
-          spendgateVsPortkey: Math.round((spendgate.requestsPerSecond / portkey.requestsPerSecond) * 100) / 100,
+          spendgateVsPortkey: Math.round((spendgate.requestsPerSecond / portkeyRow.requestsPerSecond) * 100) / 100,
           spendgateVsDirect: Math.round((spendgate.requestsPerSecond / direct.requestsPerSecond) * 100) / 100,
         },
         targets: { spendgateVsPortkey: 4, p99AtFiveHundredMs: 10 },
@@ -246,6 +212,40 @@ async function main() {
       await new Promise((r) => setTimeout(r, 1500));
     }
   });
+}
+
+/**
+ * BENCH_SWEEP=32,64,128 (a diagnostic, published apart as bench/results/gateway-sweep.json):
+ * spendgate's and Portkey's chat throughput at each number of connections, alternated. A closed
+ * loop's rate is connections / latency (Little's law): where it still rises with connections the
+ * machine had cores to spare, and the rate at 64 was bound by each request's latency, not by CPU.
+ */
+async function sweep(levels: number[], speedAtStart: number, databaseUrl: string, spendgate: Target, portkey: Target) {
+  const rows = [];
+  // Commits per submission: each submission is a hold and a record, each batched with concurrent
+  // ones into one transaction, so this is ~2 / the mean batch size (warm-up included).
+  const commits = async () =>
+    Number((await withClient(databaseUrl, (c) => c.query<{ n: string }>('SELECT sum(xact_commit)::text AS n FROM pg_stat_database'))).rows[0]!.n);
+  for (const connections of levels) {
+    const before = await commits();
+    const s = await load(`spendgate (chat), ${connections} connections`, spendgate.url, spendgate.headers, [CHAT], { connections });
+    const commitsPerSubmission = Math.round(((await commits()) - before) / (s.total * (1 + 2 / SECONDS)) * 1000) / 1000;
+    console.error(`  ${commitsPerSubmission} commits per submission`);
+    const p = await load(`portkey, ${connections} connections`, portkey.url, portkey.headers, [CHAT], { connections });
+    rows.push({ connections, spendgate: { ...s, commitsPerSubmission }, portkey: p, spendgateVsPortkey: Math.round((s.requestsPerSecond / p.requestsPerSecond) * 100) / 100 });
+  }
+  publish('gateway-sweep', {
+    machine: `${machine()}, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`,
+    date: new Date().toISOString().slice(0, 10),
+    seconds: SECONDS,
+    machineSpeedProbeMs: { start: speedAtStart, end: speedProbe() },
+    rows,
+  });
+}
+
+interface Target {
+  url: string;
+  headers: Record<string, string>;
 }
 
 /** Sets (or, with null, resets) a server setting for every session, through ALTER SYSTEM and a reload. */
@@ -381,12 +381,14 @@ async function openLoopRun(
   };
   await run(2); // warm-up
   await server?.before();
+  const before = procReading(processes);
   const result = await run(SECONDS);
+  const { cpuMsPerRequest, runqueueWaitMsPerSecond, machinePercent } = procDelta(before, procReading(processes), result.sent);
   const inside = await server?.after();
   await pool.close();
-  console.error(`${name} (uniform ${rate} req/s): p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, non-200 ${result.non200}`);
+  console.error(`${name} (uniform ${rate} req/s): p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, non-200 ${result.non200}; CPU ms per request ${JSON.stringify(cpuMsPerRequest)}; machine % ${JSON.stringify(machinePercent)}`);
   if (inside) console.error(`  measured inside spendgate (its /metrics histogram): ${JSON.stringify(inside)}`);
-  return { name: `${name} (uniform open loop ${rate} req/s)`, ...result, ...(inside ? { insideSpendgate: inside } : {}) };
+  return { name: `${name} (uniform open loop ${rate} req/s)`, ...result, cpuMsPerRequest, runqueueWaitMsPerSecond, machinePercent, ...(inside ? { insideSpendgate: inside } : {}) };
 }
 
 /** A small horizontal bar chart of throughput, with p50/p99 in the labels. */

@@ -64,7 +64,7 @@ export class GatewayService {
       });
     }
     const requestJson = JSON.stringify(validation.body);
-    const holdStart = performance.now();
+    const holdTimer = this.metrics.submissionStages.startTimer({ stage: 'hold' });
     const held = await this.ledger.hold({
       projectId: ctx.projectId,
       apiKeyId: ctx.apiKeyId,
@@ -78,7 +78,7 @@ export class GatewayService {
       ...(idempotencyKey ? { idempotencyKey, requestHash: requestHash(endpoint, validation.body) } : {}),
     });
     this.metrics.holds.inc({ outcome: held.outcome });
-    this.metrics.submissionStages.observe({ stage: 'hold' }, (performance.now() - holdStart) / 1000);
+    holdTimer();
 
     switch (held.outcome) {
       case 'refused':
@@ -101,7 +101,7 @@ export class GatewayService {
 
   private async forward(endpoint: Endpoint, taskId: string, requestJson: string): Promise<GatewayReply> {
     let res;
-    const upstreamStart = performance.now();
+    const upstreamTimer = this.metrics.submissionStages.startTimer({ stage: 'upstream' });
     try {
       res = await this.upstream.client.open('POST', UPSTREAM_PATHS[endpoint], requestJson);
     } catch (error) {
@@ -116,13 +116,13 @@ export class GatewayService {
     }
 
     if ('stream' in res) return this.streams.submission(taskId, res);
-    const recordStart = performance.now();
-    this.metrics.submissionStages.observe({ stage: 'upstream' }, (recordStart - upstreamStart) / 1000);
+    upstreamTimer();
+    const recordTimer = this.metrics.submissionStages.startTimer({ stage: 'record' });
     const text = res.body.toString('utf8');
     const accepted = res.status === 200 ? acceptanceOf(safeJson(text)) : undefined;
     if (accepted) {
       await this.ledger.recordAccepted({ taskId, upstreamId: accepted.id, upstreamTaskId: accepted.taskId, responseBody: text });
-      this.metrics.submissionStages.observe({ stage: 'record' }, (performance.now() - recordStart) / 1000);
+      recordTimer();
       return { status: 200, contentType: res.contentType || 'application/json', body: text };
     }
     if (res.status === 200) {

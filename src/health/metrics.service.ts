@@ -3,6 +3,9 @@ import { Injectable } from '@nestjs/common';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Charge } from '../pricing/pricing.types.js';
 
+/** Latency buckets (seconds) of both duration histograms; bench:gateway reads the 2.5, 5, 10 and 25 ms ones. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
@@ -10,7 +13,7 @@ export class MetricsService {
     name: 'spendgate_http_request_duration_seconds',
     help: 'HTTP requests by route and status',
     labelNames: ['method', 'route', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
   /**
@@ -22,7 +25,7 @@ export class MetricsService {
     name: 'spendgate_submission_stage_seconds',
     help: 'Submission time by stage: hold, upstream, record',
     labelNames: ['stage'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
   readonly holds = new Counter({ name: 'spendgate_holds_total', help: 'Hold attempts by outcome', labelNames: ['outcome'], registers: [this.registry] });

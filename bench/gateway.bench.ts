@@ -43,6 +43,9 @@ const MEDIA = [
   JSON.stringify({ model: 'nano-banana-pro', prompt: 'a fox', resolution: '4K' }),
 ];
 
+/** The rig every gateway result names (main run and sweep alike). */
+const RIG = `${machine()}, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`;
+
 const children: ChildProcess[] = [];
 /** Where the CPU goes: the pid of each server (PostgreSQL: the postmaster, whose backends are summed). */
 const processes: Servers = { spendgate: 0, postgres: 0, simulator: 0, portkey: 0 };
@@ -186,7 +189,7 @@ async function main() {
       const media = await load('spendgate (media mix)', `${gateway}/api-platform/v1/generations`, auth, MEDIA);
 
       const out = {
-        machine: `${machine()}, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`,
+        machine: RIG,
         date: new Date().toISOString().slice(0, 10),
         connections: CONNECTIONS,
         seconds: SECONDS,
@@ -235,7 +238,7 @@ async function sweep(levels: number[], speedAtStart: number, databaseUrl: string
     rows.push({ connections, spendgate: { ...s, commitsPerSubmission }, portkey: p, spendgateVsPortkey: Math.round((s.requestsPerSecond / p.requestsPerSecond) * 100) / 100 });
   }
   publish('gateway-sweep', {
-    machine: `${machine()}, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`,
+    machine: RIG,
     date: new Date().toISOString().slice(0, 10),
     seconds: SECONDS,
     machineSpeedProbeMs: { start: speedAtStart, end: speedProbe() },

@@ -117,10 +117,10 @@ export class GatewayService {
 
     if ('stream' in res) return this.streams.submission(taskId, res);
     upstreamTimer();
-    const recordTimer = this.metrics.submissionStages.startTimer({ stage: 'record' });
     const text = res.body.toString('utf8');
     const accepted = res.status === 200 ? acceptanceOf(safeJson(text)) : undefined;
     if (accepted) {
+      const recordTimer = this.metrics.submissionStages.startTimer({ stage: 'record' });
       await this.ledger.recordAccepted({ taskId, upstreamId: accepted.id, upstreamTaskId: accepted.taskId, responseBody: text });
       recordTimer();
       return { status: 200, contentType: res.contentType || 'application/json', body: text };

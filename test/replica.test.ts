@@ -29,7 +29,6 @@ beforeAll(async () => {
   const copy = `${dir}-standby`;
   dirs.push(dir, copy);
   const primaryPort = await freePort();
-  const standbyPort = await freePort();
 
   // A standby starts from a copy of the primary's data directory: a cold copy, taken while the
   // primary is stopped, is a consistent one (no pg_basebackup among the embedded binaries).
@@ -39,35 +38,7 @@ beforeAll(async () => {
   execFileSync('cp', ['-a', dir, copy]); // keeps the postgres user's ownership and modes
   writeFileSync(path.join(copy, 'pg', 'standby.signal'), '');
   primary = await startEmbeddedPostgres({ dataDir: dir, port: primaryPort, settings: ['fsync=off'] });
-
-  const password = readFileSync(path.join(dir, 'credentials'), 'utf8').trim();
-  standby = new EmbeddedPostgres({
-    databaseDir: path.join(copy, 'pg'),
-    user: 'spendgate',
-    password,
-    port: standbyPort,
-    persistent: true,
-    createPostgresUser: true,
-    postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=300', // a standby needs at least the primary's (startEmbeddedPostgres sets 300)
-      '-c', `primary_conninfo=host=127.0.0.1 port=${primaryPort} user=spendgate password=${password}`,
-      '-c', 'fsync=off',
-    ],
-    onLog: (line) => process.env.REPLICA_TEST_LOG && process.stderr.write(`standby: ${line}`),
-  });
-  // start() waits for a primary's "ready to accept connections"; a standby says "ready to accept
-  // read-only connections", so wait by connecting instead (its promise settles only at exit).
-  let exited = false;
-  standby.start().catch(() => (exited = true));
-  const url = new URL(primary.url);
-  url.port = String(standbyPort);
-  standbyUrl = url.toString();
-  await eventually(async () => {
-    if (exited) throw new Error('the standby exited (REPLICA_TEST_LOG=1 shows its log)');
-    return query(standbyUrl, 'SELECT pg_is_in_recovery() AS r').then((rows) => rows[0].r === true, () => false);
-  }, 30_000, 200);
+  standbyUrl = await startStandby(path.join(copy, 'pg'), primaryPort);
 
   gw = await gateway(primary.url, { REPORTS_DATABASE_URL: standbyUrl });
 });
@@ -78,6 +49,58 @@ afterAll(async () => {
   await primary?.stop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
+
+/**
+ * Starts the standby on a free port and waits until it answers as one; its URL. The port is
+ * picked just before the start, and picked again when the standby could not bind it (a port free
+ * a moment ago can since be the local end of some connection). Any other exit fails the suite with
+ * the standby's own log, so a rare failure explains itself.
+ */
+async function startStandby(dataDir: string, primaryPort: number): Promise<string> {
+  const password = readFileSync(path.join(path.dirname(dataDir), 'credentials'), 'utf8').trim();
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    let log = '';
+    let exited = false;
+    const server = new EmbeddedPostgres({
+      databaseDir: dataDir,
+      user: 'spendgate',
+      password,
+      port,
+      persistent: true,
+      createPostgresUser: true,
+      postgresFlags: [
+        '-c', 'listen_addresses=127.0.0.1',
+        '-c', 'unix_socket_directories=',
+        '-c', 'max_connections=300', // a standby needs at least the primary's (startEmbeddedPostgres sets 300)
+        '-c', `primary_conninfo=host=127.0.0.1 port=${primaryPort} user=spendgate password=${password}`,
+        '-c', 'fsync=off',
+      ],
+      onLog: (line) => {
+        log = (log + line).slice(-4000);
+        if (process.env.REPLICA_TEST_LOG) process.stderr.write(`standby: ${line}`);
+      },
+    });
+    // start() waits for a primary's "ready to accept connections"; a standby says "ready to accept
+    // read-only connections", so wait by connecting instead (its promise settles only at exit).
+    // Kept in `standby` while it runs, so that afterAll stops it whatever happens here, and
+    // forgotten when it exits: stop() on an exited server waits for an exit already past.
+    standby = server;
+    server.start().catch(() => {
+      exited = true;
+      if (standby === server) standby = undefined;
+    });
+    const url = new URL(primary.url);
+    url.port = String(port);
+    const outcome = await eventually(
+      async () => (exited ? 'exited' : query(url.toString(), 'SELECT pg_is_in_recovery() AS r').then((rows) => rows[0].r === true && 'ready', () => false)),
+      30_000,
+      200,
+    );
+    if (outcome === 'ready') return url.toString();
+    if (!/could not bind|Address already in use/.test(log) || attempt === 3) throw new Error(`the standby exited; its log ends:\n${log}`);
+  }
+}
 
 async function query(url: string, text: string, values?: unknown[]): Promise<any[]> {
   const client = new pg.Client({ connectionString: url });

@@ -1,9 +1,9 @@
 /**
  * Faults: upstream errors on poll, connection resets and refusals, a database restart under load,
- * a gateway killed with SIGKILL under load, graceful shutdown. Every case ends with nothing lost,
+ * a gateway killed with SIGKILL under load, graceful shutdown (also when the embedded database died). Every case ends with nothing lost,
  * nothing charged twice, and `reconcile` clean. Bounded in time.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Gateway } from '../src/bootstrap.js';
@@ -112,6 +112,34 @@ test('the database restarted under load: the gateway recovers by itself; nothing
   } finally {
     await gw.close();
     await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the embedded database killed (SIGKILL): stopping it returns at once, so a graceful shutdown still ends', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-killed-'));
+  const server = await startEmbeddedPostgres({ dataDir: dir, settings: ['fsync=off'] });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const pid = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 'SIGKILL');
+    const gone = () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    await eventually(async () => gone(), 10_000, 20);
+    // Before the fix, stop() waited for an exit event that had already fired: forever.
+    const outcome = await Promise.race([
+      server.stop().then(() => 'stopped'),
+      new Promise((resolve) => (timer = setTimeout(() => resolve('still waiting after 5 s'), 5_000))),
+    ]);
+    expect(outcome).toBe('stopped');
+  } finally {
+    clearTimeout(timer);
     rmSync(dir, { recursive: true, force: true });
   }
 });

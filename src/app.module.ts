@@ -1,48 +1,35 @@
-/** The gateway application: wiring only. Runtime values (config, database, upstream) come from bootstrap. */
+/**
+ * The gateway's main thread: the vendor's three paths, health and metrics. Wiring only; runtime
+ * values (config, database, upstream) come from bootstrap. GraphQL and reports run in the reads
+ * worker (reads/reads-app.module.ts), so that no read can hold up a submission.
+ */
 import { Module, type DynamicModule } from '@nestjs/common';
-import { GraphQLModule } from '@nestjs/graphql';
-import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
 import { CONFIG, type Config } from './config/config.js';
 import { Database, DATABASE } from './database/database.js';
 import { GatewayModule } from './gateway/gateway.module.js';
-import { GraphqlApiModule } from './graphql/graphql-api.module.js';
-import { graphqlContext } from './graphql/graphql-auth.js';
-import { fieldLimit, MAX_DEPTH } from './graphql/limits.js';
 import { HealthController } from './health/health.controller.js';
-import { ReportsController } from './reports/reports.controller.js';
+import { ReadsThread } from './reads/reads-thread.js';
 import type { UpstreamOptions } from './upstream/upstream.client.js';
 import { CoreModule } from './core.module.js';
 
 export interface Runtime {
   config: Config;
   db: Database;
-  /** Reports' database: a replica's read-only pool, or `db` itself. */
+  /** GraphQL's task and budget reads: read-only, few connections, statement timeout. The main thread has none: `db`. */
+  readsDb: Database;
+  /** Reports' database: a read-only pool on REPORTS_DATABASE_URL (a replica) or on the primary. */
   reportsDb: Database;
   upstream: UpstreamOptions;
 }
 
 @Module({})
 export class AppModule {
-  static forRoot(runtime: Runtime): DynamicModule {
+  static forRoot(runtime: Runtime, reads: ReadsThread): DynamicModule {
     return {
       module: AppModule,
-      imports: [
-        CoreModule.forRoot(runtime),
-        GatewayModule,
-        GraphqlApiModule,
-        GraphQLModule.forRoot<MercuriusDriverConfig>({
-          driver: MercuriusDriver,
-          autoSchemaFile: true,
-          sortSchema: true,
-          graphiql: runtime.config.NODE_ENV !== 'production',
-          path: '/graphql',
-          context: graphqlContext,
-          queryDepth: MAX_DEPTH,
-          validationRules: [fieldLimit],
-          jit: 1,
-        }),
-      ],
-      controllers: [HealthController, ReportsController],
+      imports: [CoreModule.forRoot(runtime), GatewayModule],
+      providers: [{ provide: ReadsThread, useValue: reads }],
+      controllers: [HealthController],
     };
   }
 }

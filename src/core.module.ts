@@ -3,11 +3,13 @@
  * book, projects and keys, the ledger, settlement and metrics. Global, so domain modules stay small.
  */
 import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { CacheEvents } from './common/cache-events.js';
 import { CONFIG } from './config/config.js';
-import { DATABASE, REPORTS_DATABASE } from './database/database.js';
+import { DATABASE, READS_DATABASE, REPORTS_DATABASE } from './database/database.js';
 import { MetricsService } from './health/metrics.service.js';
 import { LedgerService } from './ledger/ledger.service.js';
 import { PriceBookService } from './pricing/price-book.service.js';
+import { ProjectPolicies } from './projects/project-policies.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { BudgetsService } from './budgets/budgets.service.js';
 import { PrincipalsService } from './auth/principals.service.js';
@@ -17,7 +19,7 @@ import { SettlementService } from './tasks/settlement.service.js';
 import { UpstreamService } from './upstream/upstream.service.js';
 import type { Runtime } from './app.module.js';
 
-const SHARED = [PriceBookService, ProjectsService, LedgerService, SettlementService, MetricsService, PollerService, BudgetsService, PrincipalsService, ReportsService];
+const SHARED = [CacheEvents, PriceBookService, ProjectsService, ProjectPolicies, LedgerService, SettlementService, MetricsService, PollerService, BudgetsService, PrincipalsService, ReportsService];
 
 @Global()
 @Module({})
@@ -28,11 +30,12 @@ export class CoreModule {
       providers: [
         { provide: CONFIG, useValue: runtime.config },
         { provide: DATABASE, useValue: runtime.db },
+        { provide: READS_DATABASE, useValue: runtime.readsDb },
         { provide: REPORTS_DATABASE, useValue: runtime.reportsDb },
         { provide: UpstreamService, useFactory: () => new UpstreamService(runtime.upstream) },
         ...SHARED,
       ],
-      exports: [CONFIG, DATABASE, REPORTS_DATABASE, UpstreamService, ...SHARED],
+      exports: [CONFIG, DATABASE, READS_DATABASE, REPORTS_DATABASE, UpstreamService, ...SHARED],
     };
   }
 }

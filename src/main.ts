@@ -12,7 +12,7 @@ try {
   } else {
     say(`upstream: ${config.UPSTREAM_BASE_URL}`);
   }
-  if (config.adminTokenGenerated) say(`ADMIN_TOKEN for this sandbox run (GraphQL admin): ${config.ADMIN_TOKEN}`);
+  if (config.adminTokenFile) say(`ADMIN_TOKEN for this sandbox (GraphQL admin; kept in ${config.adminTokenFile}): ${config.ADMIN_TOKEN}`);
   say(`listening on ${gateway.url}  (GraphQL at ${gateway.url}/graphql)`);
   say('create a project and a key:  npm run cli -- project create my-team && npm run cli -- key create --project my-team');
 

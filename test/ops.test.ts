@@ -21,7 +21,7 @@ describe('health, readiness, metrics', () => {
     expect((await http(`${gw.url}/healthz`)).body).toEqual({ status: 'ok' });
     const ready = await http(`${gw.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', database: 'ok', upstream: 'ok' });
+    expect(ready.body).toEqual({ status: 'ready', database: 'ok', upstream: 'ok', reads: 'ok' });
   });
 
   test('/metrics: requests by route and status, holds, settlements, upstream errors, spend by unit, submission stages', async () => {

@@ -141,7 +141,7 @@ const adjust = (projectId: string, amount: string) =>
 test('/readyz reports the reports database beside the primary', async () => {
   const res = await http(`${gw.url}/readyz`);
   expect(res.status).toBe(200);
-  expect(res.body).toEqual({ status: 'ready', database: 'ok', upstream: 'ok', reportsDatabase: 'ok' });
+  expect(res.body).toEqual({ status: 'ready', database: 'ok', upstream: 'ok', reportsDatabase: 'ok', reads: 'ok' });
 });
 
 test('reports read the replica: a settled task and adjustments appear once replayed, and stop moving while replay is paused', async () => {

@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import type { Gateway } from '../src/bootstrap.js';
+import { dec } from '../src/pricing/money.js';
 import { LedgerService } from '../src/ledger/ledger.service.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { PollerService } from '../src/tasks/poller.service.js';
@@ -86,7 +87,11 @@ test('a stream with usage is relayed event by event and charged exactly from tha
   );
   const task = await lastTask();
   // 1,000 uncached input × 1400/1M = 1.4; 200 cache reads × 350/1M = 0.07; 300 output × 4900/1M = 1.47.
-  expect(task).toMatchObject({ status: 'ready', upstream_task_id: String(sim.taskId), charge_amount: '2.94', charge_exactness: 'EXACT', needs_review: false });
+  // 300 output tokens against max_tokens 100: the charge passes the hold, an overrun (decisions §6):
+  // charged in full, and flagged, never silent.
+  expect(task).toMatchObject({ status: 'ready', upstream_task_id: String(sim.taskId), charge_amount: '2.94', charge_exactness: 'EXACT', needs_review: true });
+  const [held] = await sql(gw, 'SELECT hold_amount::text AS hold, overrun::text AS overrun FROM task WHERE id = $1', [task.id]);
+  expect(held.overrun).toBe(dec('2.94').minus(held.hold).toFixed());
   const lines = await sql(gw, `SELECT component, quantity::text, amount::text FROM charge_line WHERE task_id = $1 AND stage = 'charge' ORDER BY seq`, [task.id]);
   expect(lines).toEqual([
     { component: 'input', quantity: '1000', amount: '1.4' },

@@ -4,7 +4,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
-import { Database, DATABASE } from '../database/database.js';
+import { Database, DATABASE, READS_DATABASE } from '../database/database.js';
 import { dec, Decimal as DecimalCtor, percent, type Decimal } from '../pricing/money.js';
 import type { Unit } from '../pricing/pricing.types.js';
 
@@ -39,9 +39,26 @@ export interface BudgetStatus {
   projectedSpend: Decimal | null;
 }
 
+interface StatusRow {
+  id: string;
+  project_id: string;
+  unit: Unit;
+  period: Period;
+  hard: boolean;
+  lim: string;
+  thresholds: number[];
+  spent: string;
+  held: string;
+  period_start: Date;
+  period_end: Date;
+}
+
 @Injectable()
 export class BudgetsService {
-  constructor(@Inject(DATABASE) private readonly db: Database) {}
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    @Inject(READS_DATABASE) private readonly reads: Database,
+  ) {}
 
   /** Creates the project's budget for (unit, period), or changes its limit, kind and thresholds. */
   async set(input: BudgetInput): Promise<string> {
@@ -91,39 +108,45 @@ export class BudgetsService {
     return (rowCount ?? 0) > 0;
   }
 
-  /** Every live budget of the project, in its current period window. */
+  /**
+   * Every live budget of the project, in its current period window. A pure read on the read pool:
+   * it takes no project lock (holds of the project never wait for it); a period nobody has
+   * touched yet reads what the ledger holds for its window, which is what its row would start from.
+   */
   async status(projectId: string, at: Date = new Date()): Promise<BudgetStatus[]> {
-    return this.inProjectLock(projectId, async (q) => {
-      const { rows } = await q(
-        `SELECT b.id, b.project_id, b.unit, b.period, b.hard, b."limit"::text AS lim, b.thresholds,
-                bp.spent::text AS spent, bp.held::text AS held, bp.period_start, bp.period_end
-         FROM budget b, LATERAL spendgate_budget_period(b.id, $2) bp
-         WHERE b.project_id = $1 AND b.deleted_at IS NULL ORDER BY b.created_at, b.id`,
-        [projectId, at],
-      );
-      return rows.map((r) => {
-        const limit = dec(r.lim as string);
-        const spent = dec(r.spent as string);
-        const held = dec(r.held as string);
-        const periodStart = r.period_start as Date;
-        const periodEnd = r.period_end as Date;
-        return {
-          percentUsed: percent(spent.plus(held), limit),
-          projectedSpend: r.period === 'LIFETIME' ? null : projection(spent, periodStart, periodEnd, at),
-          budgetId: r.id as string,
-          projectId: r.project_id as string,
-          unit: r.unit as Unit,
-          period: r.period as Period,
-          hard: r.hard as boolean,
-          limit,
-          spent,
-          held,
-          remaining: limit.minus(spent).minus(held),
-          thresholds: r.thresholds as number[],
-          periodStart,
-          periodEnd,
-        };
-      });
+    const project = await this.reads.query('SELECT 1 FROM project WHERE id = $1', [projectId]);
+    if (project.rowCount === 0) throw ApiError.notFound(`project ${projectId} not found`);
+    const { rows } = await this.reads.query<StatusRow>(
+      `SELECT b.id, b.project_id, b.unit, b.period, b.hard, b."limit"::text AS lim, b.thresholds,
+              coalesce(bp.spent, l.spent)::text AS spent, coalesce(bp.held, l.held)::text AS held, w.period_start, w.period_end
+       FROM budget b
+       CROSS JOIN LATERAL spendgate_period_window(b.period, $2) w
+       LEFT JOIN budget_period bp ON bp.budget_id = b.id AND bp.period_start = w.period_start
+       LEFT JOIN LATERAL (SELECT * FROM spendgate_ledger_balance(b.project_id, b.unit, w.period_start, w.period_end)
+                          WHERE bp.budget_id IS NULL) l ON true
+       WHERE b.project_id = $1 AND b.deleted_at IS NULL ORDER BY b.created_at, b.id`,
+      [projectId, at],
+    );
+    return rows.map((r) => {
+      const limit = dec(r.lim);
+      const spent = dec(r.spent);
+      const held = dec(r.held);
+      return {
+        percentUsed: percent(spent.plus(held), limit),
+        projectedSpend: r.period === 'LIFETIME' ? null : projection(spent, r.period_start, r.period_end, at),
+        budgetId: r.id,
+        projectId: r.project_id,
+        unit: r.unit,
+        period: r.period,
+        hard: r.hard,
+        limit,
+        spent,
+        held,
+        remaining: limit.minus(spent).minus(held),
+        thresholds: r.thresholds,
+        periodStart: r.period_start,
+        periodEnd: r.period_end,
+      };
     });
   }
 

@@ -18,8 +18,8 @@ export function modelIdsFor(endpoint: Endpoint): string[] {
 
 /** The value the request gives for `field`, or the default the spec shows, or undefined. */
 export function effectiveValue(route: ModelRoute, body: Record<string, unknown>, field: string): unknown {
-  if (body[field] !== undefined) return body[field];
-  const spec = route.fields[field];
+  if (Object.hasOwn(body, field) && body[field] !== undefined) return body[field];
+  const spec = Object.hasOwn(route.fields, field) ? route.fields[field] : undefined;
   return spec && 'default' in spec ? spec.default : undefined;
 }
 

@@ -16,12 +16,15 @@ export type ValidationResult =
 
 const MESSAGE_KEYS = new Set(['role', 'content']);
 const BLOCK_TYPES = ['text', 'image_url', 'video_url'] as const;
+/** Deeper than any request a route accepts (content blocks nest 5 levels) and far from any stack limit. */
+export const MAX_NESTING = 32;
 
 export function validateSubmission(endpoint: Endpoint, body: unknown): ValidationResult {
   if (!isPlainObject(body)) {
     return fail('body', 'must be a JSON object');
   }
-  const model = body.model;
+  if (nestsDeeperThan(body, MAX_NESTING)) return fail('body', `nests deeper than ${MAX_NESTING} levels`);
+  const model = own(body, 'model');
   const allowed = modelIdsFor(endpoint);
   if (model === undefined) return fail('model', `is required; one of: ${allowed.join(', ')}`);
   if (typeof model !== 'string') return fail('model', 'must be a string');
@@ -34,11 +37,12 @@ export function validateSubmission(endpoint: Endpoint, body: unknown): Validatio
 
   const problems: FieldProblem[] = [];
   for (const field of route.required) {
-    if (body[field] === undefined) problems.push({ field, reason: `is required for ${route.id}` });
+    if (own(body, field) === undefined) problems.push({ field, reason: `is required for ${route.id}` });
   }
   for (const [field, value] of Object.entries(body)) {
     if (field === 'model') continue;
-    const spec = route.fields[field];
+    // Own properties only: "constructor" or "toString" must not find Object.prototype's.
+    const spec = own(route.fields, field);
     if (!spec) {
       problems.push({ field, reason: `is not offered by ${route.id}` });
       continue;
@@ -84,14 +88,14 @@ function checkField(route: ModelRoute, field: string, spec: FieldSpec, value: un
       if (typeof value !== 'boolean') out.push({ field, reason: 'must be true or false' });
       return;
     case 'url':
-      checkUrl(field, value, false, out);
+      checkUrl(field, value, out);
       return;
     case 'url[]':
       if (!Array.isArray(value)) return void out.push({ field, reason: 'must be an array of URLs' });
       if (spec.maxItems !== undefined && value.length > spec.maxItems) {
         return void out.push({ field, reason: `has ${value.length} items; at most ${spec.maxItems}` });
       }
-      value.forEach((item, i) => checkUrl(`${field}[${i}]`, item, false, out));
+      value.forEach((item, i) => checkUrl(`${field}[${i}]`, item, out));
       return;
     case 'enumObject':
       checkEnumObject(route, field, spec, value, out);
@@ -113,7 +117,7 @@ function checkEnumObject(
   for (const key of Object.keys(value)) {
     if (key !== spec.key) out.push({ field: `${field}.${key}`, reason: `is not offered by ${route.id}` });
   }
-  const inner = value[spec.key];
+  const inner = own(value, spec.key);
   if (inner === undefined) return;
   if (typeof inner !== 'string' || !spec.allowed.includes(inner)) {
     out.push({ field: `${field}.${spec.key}`, reason: `must be one of: ${spec.allowed.join(', ')}` });
@@ -131,10 +135,11 @@ function checkMessages(route: ModelRoute, value: unknown, out: FieldProblem[]): 
     for (const key of Object.keys(message)) {
       if (!MESSAGE_KEYS.has(key)) out.push({ field: `${at}.${key}`, reason: 'is not a message field; messages take role and content' });
     }
-    if (typeof message.role !== 'string' || message.role.length === 0) {
+    const role = own(message, 'role');
+    if (typeof role !== 'string' || role.length === 0) {
       out.push({ field: `${at}.role`, reason: 'must be a non-empty string' });
     }
-    const content = message.content;
+    const content = own(message, 'content');
     if (typeof content === 'string') return;
     if (!Array.isArray(content)) return void out.push({ field: `${at}.content`, reason: 'must be a string or an array of content blocks' });
     if (!route.media) {
@@ -156,7 +161,7 @@ function checkMessages(route: ModelRoute, value: unknown, out: FieldProblem[]): 
 
 function checkBlock(at: string, block: unknown, out: FieldProblem[]): string | undefined {
   if (!isPlainObject(block)) return void out.push({ field: at, reason: 'must be a content block object' });
-  const type = block.type;
+  const type = own(block, 'type');
   if (typeof type !== 'string' || !(BLOCK_TYPES as readonly string[]).includes(type)) {
     return void out.push({ field: `${at}.type`, reason: `must be one of: ${BLOCK_TYPES.join(', ')}` });
   }
@@ -164,19 +169,20 @@ function checkBlock(at: string, block: unknown, out: FieldProblem[]): string | u
     if (key !== 'type' && key !== type) out.push({ field: `${at}.${key}`, reason: `is not a field of a ${type} block` });
   }
   if (type === 'text') {
-    if (typeof block.text !== 'string') out.push({ field: `${at}.text`, reason: 'must be a string' });
+    if (typeof own(block, 'text') !== 'string') out.push({ field: `${at}.text`, reason: 'must be a string' });
     return type;
   }
-  const media = block[type];
+  const media = own(block, type);
   if (!isPlainObject(media)) return void out.push({ field: `${at}.${type}`, reason: 'must be an object with url' });
   for (const key of Object.keys(media)) {
     if (key !== 'url') out.push({ field: `${at}.${type}.${key}`, reason: 'is not offered; media blocks take url' });
   }
-  checkUrl(`${at}.${type}.url`, media.url, true, out);
+  checkUrl(`${at}.${type}.url`, own(media, 'url'), out);
   return type;
 }
 
-function checkUrl(field: string, value: unknown, httpsOnly: boolean, out: FieldProblem[]): void {
+/** Media the vendor fetches: absolute HTTPS URLs only, as the spec asks of content blocks. */
+function checkUrl(field: string, value: unknown, out: FieldProblem[]): void {
   if (typeof value !== 'string') return void out.push({ field, reason: 'must be a URL string' });
   let parsed: URL;
   try {
@@ -184,16 +190,12 @@ function checkUrl(field: string, value: unknown, httpsOnly: boolean, out: FieldP
   } catch {
     return void out.push({ field, reason: 'must be an absolute URL' });
   }
-  if (httpsOnly && parsed.protocol !== 'https:') {
-    out.push({ field, reason: 'media URLs must use HTTPS' });
-  } else if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    out.push({ field, reason: 'must be an http or https URL' });
-  }
+  if (parsed.protocol !== 'https:') out.push({ field, reason: 'media URLs must be absolute HTTPS URLs (https://…)' });
 }
 
 function checkPairs(route: ModelRoute, body: Record<string, unknown>, out: FieldProblem[]): void {
   for (const [field, partner] of Object.entries(route.pairedWith ?? {})) {
-    if (body[field] !== undefined && body[partner] === undefined) {
+    if (own(body, field) !== undefined && own(body, partner) === undefined) {
       out.push({ field, reason: `is paired with ${partner}; send ${partner} as the starting image` });
     }
   }
@@ -201,15 +203,34 @@ function checkPairs(route: ModelRoute, body: Record<string, unknown>, out: Field
 
 /** Claude: reasoning_effort is an alias of output_config.effort; two different values are a conflict. */
 function checkEffortAlias(body: Record<string, unknown>, out: FieldProblem[]): void {
-  const alias = body.reasoning_effort;
-  const config = body.output_config;
-  const effort = isPlainObject(config) ? config.effort : undefined;
+  const alias = own(body, 'reasoning_effort');
+  const config = own(body, 'output_config');
+  const effort = isPlainObject(config) ? own(config, 'effort') : undefined;
   if (typeof alias === 'string' && typeof effort === 'string' && alias !== effort) {
     out.push({
       field: 'reasoning_effort',
       reason: `is an alias of output_config.effort and conflicts with it ("${alias}" vs "${effort}")`,
     });
   }
+}
+
+/** `obj[key]` when `key` is the object's own property; never a value inherited from a prototype. */
+export function own<T>(obj: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+/** Whether a JSON value nests deeper than `limit` arrays and objects (iterative: no stack to exhaust). */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (depth > limit) return true;
+    if (typeof node !== 'object' || node === null) continue;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

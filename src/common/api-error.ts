@@ -46,6 +46,9 @@ export class ApiError extends Error {
   static badGateway(message: string, details?: Record<string, unknown>): ApiError {
     return new ApiError(502, 5020, message, details);
   }
+  static serviceUnavailable(message: string, details?: Record<string, unknown>): ApiError {
+    return new ApiError(503, 5030, message, details);
+  }
   static gatewayTimeout(message: string, details?: Record<string, unknown>): ApiError {
     return new ApiError(504, 5040, message, details);
   }
@@ -58,6 +61,10 @@ export function fromFastifyError(error: { code?: string; statusCode?: number; me
       return new ApiError(413, 4130, 'request body is too large');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(415, 4150, 'Content-Type must be application/json');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError(414, 4140, 'the request path is too long');
+    case 'FST_ERR_BAD_URL':
+      return ApiError.badRequest('path: is not a valid URL');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return ApiError.badRequest('body: is empty; send a JSON object');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

@@ -55,7 +55,9 @@ export function toApiError(exception: unknown): ApiError {
   return fromFastifyError(exception as { code?: string }) ?? new ApiError(500, 5000, 'internal error');
 }
 
-const databaseUnavailable = () => new ApiError(503, 5030, 'the database is unavailable; nothing was charged for this request, retry shortly');
+// Not "nothing was charged": the request may have been part-way through (decisions §10). The
+// submission path says what happened to its own request where it knows (gateway.service.ts).
+const databaseUnavailable = () => ApiError.serviceUnavailable('the database is unavailable; retry shortly');
 
 const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
 

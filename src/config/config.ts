@@ -3,6 +3,8 @@
  * line naming the variable. Every variable is listed in .env.example.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
@@ -29,11 +31,15 @@ const schema = z
     UPSTREAM_TIMEOUT_MS: int(30_000, 1),
     POLL_INTERVAL_MS: int(2_000, 10),
     SUBMIT_GRACE_MS: int(30_000, 0),
+    RECORD_RETRY_WINDOW_MS: int(5_000, 0),
     POLLER_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
     SIMULATOR_DELAY_MS: int(3_000, 0),
     BODY_LIMIT_BYTES: int(8 * 1024 * 1024, 1024),
     RATE_LIMIT_PER_SECOND: int(0, 0),
     DB_POOL_SIZE: int(20, 1),
+    READ_POOL_SIZE: int(4, 1),
+    READ_STATEMENT_TIMEOUT_MS: int(10_000, 100),
+    READ_CONCURRENCY: int(4, 1),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     NODE_ENV: z.string().default('development'),
   })
@@ -41,13 +47,17 @@ const schema = z
     if (env.UPSTREAM_BASE_URL && !env.UPSTREAM_API_KEY) {
       ctx.addIssue({ code: 'custom', path: ['UPSTREAM_API_KEY'], message: 'is required when UPSTREAM_BASE_URL is set' });
     }
+    // Outside the sandbox there is no default admin: a public default would be everyone's admin.
+    if (env.UPSTREAM_BASE_URL && !env.ADMIN_TOKEN) {
+      ctx.addIssue({ code: 'custom', path: ['ADMIN_TOKEN'], message: 'is required when UPSTREAM_BASE_URL is set (at least 16 random characters)' });
+    }
   });
 
 export type Config = z.infer<typeof schema> & {
   /** No UPSTREAM_BASE_URL: the built-in simulator stands in for the vendor. */
   sandbox: boolean;
-  /** True when ADMIN_TOKEN was generated for this sandbox run rather than configured. */
-  adminTokenGenerated: boolean;
+  /** Where the sandbox's ADMIN_TOKEN is kept when none was configured (it is the same at every start). */
+  adminTokenFile?: string;
 };
 
 export class ConfigError extends Error {}
@@ -58,14 +68,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(`Invalid configuration: ${issue.path.join('.')} ${issue.message}`);
   }
-  const sandbox = !parsed.data.UPSTREAM_BASE_URL;
-  const adminTokenGenerated = sandbox && !parsed.data.ADMIN_TOKEN;
-  return {
-    ...parsed.data,
-    ADMIN_TOKEN: parsed.data.ADMIN_TOKEN ?? (sandbox ? `sga_${randomBytes(24).toString('base64url')}` : undefined),
-    sandbox,
-    adminTokenGenerated,
-  };
+  return { ...parsed.data, sandbox: !parsed.data.UPSTREAM_BASE_URL };
+}
+
+/**
+ * The sandbox's admin token when none is configured: kept in DATA_DIR/admin-token (readable by
+ * its owner only), made on the first start, the same at every later one.
+ */
+export function sandboxAdminToken(dataDir: string): { token: string; file: string } {
+  const file = path.join(dataDir, 'admin-token');
+  return { token: keptToken(file), file };
+}
+
+function keptToken(file: string): string {
+  if (existsSync(file)) {
+    const kept = readFileSync(file, 'utf8').trim();
+    if (kept.length >= 16) return kept;
+  }
+  const token = `sga_${randomBytes(24).toString('base64url')}`;
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
 }
 
 export const CONFIG = Symbol('CONFIG');

@@ -1,7 +1,10 @@
 /**
- * One pg pool shared by the Prisma client (through @prisma/adapter-pg) and the few hot-path
- * statements that call the ledger's SQL functions directly. A second, read-only one serves the
- * reports when REPORTS_DATABASE_URL points them at a replica.
+ * A pg pool and the Prisma client on it (through @prisma/adapter-pg). The gateway keeps three:
+ * the primary's, which the submission path and every money movement use; a small read-only one
+ * on the primary for GraphQL's task and budget reads; and a small read-only one for reports (on
+ * REPORTS_DATABASE_URL when set). The read pools are the bulkhead: a heavy read waits for one of
+ * their few connections and is cut off by their statement timeout, and never takes a connection
+ * the submission path needs.
  */
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
@@ -15,12 +18,22 @@ export class Database {
    * `readOnly`: every transaction on these connections is read-only, so a reports URL that names
    * the primary by mistake still cannot write (a replica refuses writes on its own).
    */
-  constructor(url: string, poolSize: number, { readOnly = false }: { readOnly?: boolean } = {}) {
+  constructor(
+    url: string,
+    poolSize: number,
+    { readOnly = false, statementTimeoutMs, applicationName = 'spendgate' }: { readOnly?: boolean; statementTimeoutMs?: number; applicationName?: string } = {},
+  ) {
+    const options = [
+      ...(readOnly ? ['-c default_transaction_read_only=on'] : []),
+      ...(statementTimeoutMs ? [`-c statement_timeout=${Math.floor(statementTimeoutMs)}`] : []),
+    ];
     this.pool = new pg.Pool({
       connectionString: url,
       max: poolSize,
       idleTimeoutMillis: 30_000,
-      ...(readOnly ? { options: '-c default_transaction_read_only=on' } : {}),
+      // Named, so an operator sees in pg_stat_activity which pool a connection belongs to.
+      application_name: applicationName,
+      ...(options.length ? { options: options.join(' ') } : {}),
     });
     // A dropped connection (database restart) must not crash the process; the pool reconnects.
     this.pool.on('error', () => {});
@@ -67,5 +80,7 @@ export class Database {
 }
 
 export const DATABASE = Symbol('DATABASE');
+/** GraphQL's reads of tasks and budgets: the primary, through the read bulkhead. */
+export const READS_DATABASE = Symbol('READS_DATABASE');
 /** Where reports and the dashboard read: REPORTS_DATABASE_URL's pool, or DATABASE itself. */
 export const REPORTS_DATABASE = Symbol('REPORTS_DATABASE');

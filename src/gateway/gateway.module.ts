@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { CONFIG, type Config } from '../config/config.js';
 import { GatewayController } from './gateway.controller.js';
 import { GatewayService } from './gateway.service.js';
-import { ProjectPolicies } from './project-policies.js';
 import { RateLimiter } from './rate-limiter.js';
 import { StreamRelayService } from './stream-relay.service.js';
 
@@ -11,9 +10,7 @@ import { StreamRelayService } from './stream-relay.service.js';
   providers: [
     GatewayService,
     StreamRelayService,
-    ProjectPolicies,
     { provide: RateLimiter, inject: [CONFIG], useFactory: (config: Config) => new RateLimiter(config.RATE_LIMIT_PER_SECOND) },
   ],
-  exports: [ProjectPolicies],
 })
 export class GatewayModule {}

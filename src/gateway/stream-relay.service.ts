@@ -12,12 +12,15 @@
  */
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { PassThrough, type Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { CONFIG, type Config } from '../config/config.js';
 import { MetricsService } from '../health/metrics.service.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { SettlementService, streamState, type TaskForSettlement } from '../tasks/settlement.service.js';
 import { EventStreamReader, type StreamFacts } from '../upstream/event-stream.js';
+import type { SecretRedactor } from '../upstream/redact.js';
 import type { UpstreamStream } from '../upstream/upstream.client.js';
+import { UpstreamService } from '../upstream/upstream.service.js';
 import type { GatewayReply } from './gateway.service.js';
 
 interface RelayHooks {
@@ -39,6 +42,7 @@ export class StreamRelayService implements OnApplicationShutdown {
     private readonly ledger: LedgerService,
     private readonly settlement: SettlementService,
     private readonly metrics: MetricsService,
+    private readonly upstream: UpstreamService,
   ) {}
 
   /** A submission the vendor answered with a stream. The task is held and still `submitting`. */
@@ -46,7 +50,7 @@ export class StreamRelayService implements OnApplicationShutdown {
     let named = false;
     return this.relay(upstream, {
       onAcceptance: async (a) => {
-        named = await this.ledger.recordAccepted({ taskId, upstreamId: a.id, upstreamTaskId: a.taskId, responseBody: a.body });
+        named = await this.ledger.recordAccepted({ taskId, upstreamId: a.id, upstreamTaskId: a.taskId, responseBody: this.upstream.redactor.redact(a.body) });
       },
       // Once named, the task is `processing` and out of the sweep's reach: no more heartbeats needed.
       onHeartbeat: async () => {
@@ -91,6 +95,7 @@ export class StreamRelayService implements OnApplicationShutdown {
 
   private async pump(source: Readable, out: PassThrough, hooks: RelayHooks): Promise<void> {
     const reader = new EventStreamReader();
+    const relayed = new RedactingRelay(this.upstream.redactor);
     const beat = hooks.onHeartbeat ? setInterval(() => void hooks.onHeartbeat!().catch(() => undefined), this.heartbeatMs) : undefined;
     let cut: Error | undefined;
     let acceptance: Promise<unknown> | undefined;
@@ -101,7 +106,8 @@ export class StreamRelayService implements OnApplicationShutdown {
           acceptance = hooks.onAcceptance(reader.facts.acceptance);
           acceptance.catch(() => undefined); // awaited (and reported) after the stream; never an unhandled rejection meanwhile
         }
-        if (!out.destroyed && !out.write(chunk)) await drainedOrClosed(out);
+        const text = relayed.push(chunk);
+        if (text && !out.destroyed && !out.write(text)) await drainedOrClosed(out);
       }
     } catch (error) {
       cut = error as Error;
@@ -119,12 +125,37 @@ export class StreamRelayService implements OnApplicationShutdown {
     }
     if (out.destroyed) return;
     if (cut) out.destroy(cut);
-    else out.end();
+    else out.end(relayed.end());
   }
 
   /** Well inside the sweep's grace, so a live stream is never taken for an abandoned one. */
   private get heartbeatMs(): number {
     return Math.max(1_000, Math.floor(Math.min(this.config.UPSTREAM_TIMEOUT_MS, this.config.SUBMIT_GRACE_MS || 1_000) / 3));
+  }
+}
+
+/**
+ * The vendor's bytes as text, with the vendor key removed (decisions §1). A chunk is passed on at
+ * once, except for a tail that could be the start of the key completed by the next chunk (almost
+ * always none), so the relay adds no delay.
+ */
+class RedactingRelay {
+  private readonly decoder = new StringDecoder('utf8');
+  private carry = '';
+
+  constructor(private readonly redactor: SecretRedactor) {}
+
+  push(chunk: Buffer): string {
+    const text = this.redactor.redact(this.carry + this.decoder.write(chunk));
+    const keep = this.redactor.pendingTail(text);
+    this.carry = text.slice(text.length - keep);
+    return text.slice(0, text.length - keep);
+  }
+
+  end(): string {
+    const rest = this.redactor.redact(this.carry + this.decoder.end());
+    this.carry = '';
+    return rest;
   }
 }
 

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { GatewayModule } from '../gateway/gateway.module.js';
 import { TasksQuery } from '../tasks/tasks.query.js';
 import { BudgetsResolver } from './budgets.resolver.js';
 import { PriceBookResolver } from './price-book.resolver.js';
@@ -11,7 +10,6 @@ import { ReportsResolver } from './reports.resolver.js';
 import { TasksResolver } from './tasks.resolver.js';
 
 @Module({
-  imports: [GatewayModule],
   providers: [DecimalScalar, Principals, TasksQuery, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, LedgerResolver],
 })
 export class GraphqlApiModule {}

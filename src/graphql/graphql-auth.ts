@@ -5,7 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { GraphQLError } from 'graphql';
 import { bearer } from '../auth/api-keys.js';
-import { graphqlRefusal } from '../common/error.filter.js';
+import { graphqlRefusal, type GraphqlCode } from '../common/error.filter.js';
 
 export interface GraphqlContext {
   /** The bearer token as sent; resolved to a principal lazily by `principal()`. */
@@ -19,7 +19,7 @@ export function graphqlContext(request: FastifyRequest): GraphqlContext {
   return { token: bearer(request.headers.authorization) };
 }
 
-export function refused(message: string, code: 'UNAUTHENTICATED' | 'FORBIDDEN' | 'BAD_USER_INPUT' | 'NOT_FOUND' = 'FORBIDDEN'): GraphQLError {
+export function refused(message: string, code: GraphqlCode = 'FORBIDDEN'): GraphQLError {
   return graphqlRefusal(message, code);
 }
 

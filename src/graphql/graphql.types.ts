@@ -8,11 +8,13 @@ export enum ExactnessEnum { EXACT = 'EXACT', ESTIMATE = 'ESTIMATE', UNPRICED = '
 export enum PeriodEnum { DAILY = 'DAILY', WEEKLY = 'WEEKLY', MONTHLY = 'MONTHLY', LIFETIME = 'LIFETIME' }
 export enum UnpricedPolicyEnum { block = 'block', allow = 'allow' }
 export enum FailurePolicyEnum { release = 'release', charge = 'charge' }
+export enum TaskResolutionEnum { CHARGE = 'CHARGE', RELEASE = 'RELEASE' }
 registerEnumType(UnitEnum, { name: 'Unit' });
 registerEnumType(ExactnessEnum, { name: 'Exactness' });
 registerEnumType(PeriodEnum, { name: 'Period' });
 registerEnumType(UnpricedPolicyEnum, { name: 'UnpricedPolicy' });
 registerEnumType(FailurePolicyEnum, { name: 'FailurePolicy' });
+registerEnumType(TaskResolutionEnum, { name: 'TaskResolution' });
 
 @ObjectType()
 export class Money {
@@ -51,6 +53,13 @@ export class LedgerEntry {
   @Field(() => String, { nullable: true }) reason!: string | null;
 }
 
+@ObjectType({ description: "an operator's decision on a task under review (decisions §10)" })
+export class Resolution {
+  @Field(() => TaskResolutionEnum) outcome!: TaskResolutionEnum;
+  @Field() reason!: string;
+  @Field(() => GraphQLISODateTime) resolvedAt!: Date;
+}
+
 @ObjectType()
 export class Task {
   @Field(() => ID, { description: 'the upstream numeric taskId (gw-<n> when the upstream never assigned one)' }) taskId!: string;
@@ -67,6 +76,9 @@ export class Task {
   @Field(() => DecimalValue, { description: 'the amount held until settlement' }) held!: Decimal;
   @Field() needsReview!: boolean;
   @Field(() => String, { nullable: true }) reviewReason!: string | null;
+  @Field(() => DecimalValue, { nullable: true, description: 'charge minus hold when the settled charge passed the hold, else null' })
+  overrun!: Decimal | null;
+  @Field(() => Resolution, { nullable: true }) resolution!: Resolution | null;
   @Field(() => [LedgerEntry]) ledgerEntries!: LedgerEntry[];
 }
 
@@ -98,6 +110,7 @@ export class Project {
   @Field() name!: string;
   @Field(() => UnpricedPolicyEnum) unpricedPolicy!: UnpricedPolicyEnum;
   @Field(() => FailurePolicyEnum) failurePolicy!: FailurePolicyEnum;
+  @Field(() => DecimalValue, { description: 'chat holds are the estimate × this (≥ 1; default 1)' }) chatHoldMultiplier!: Decimal;
 }
 
 @ObjectType()

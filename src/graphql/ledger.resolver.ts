@@ -1,4 +1,5 @@
 import { Args, Context, GraphQLISODateTime, ID, Mutation, Resolver } from '@nestjs/graphql';
+import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import type { Decimal } from '../pricing/money.js';
 import { TasksQuery } from '../tasks/tasks.query.js';
@@ -31,6 +32,7 @@ export class LedgerResolver {
     assertAdmin(await this.principals.of(ctx), 'adjustLedger');
     assertProjectId(projectId);
     if (!reason.trim()) throw refused('reason: an adjustment needs a reason', 'BAD_USER_INPUT');
+    const why = cleanText('reason', reason, 1000, { multiline: true });
     if (amount.isZero()) throw refused('amount: must not be zero', 'BAD_USER_INPUT');
     let internalTaskId: string | undefined;
     let at = effectiveAt ?? undefined;
@@ -41,6 +43,6 @@ export class LedgerResolver {
       internalTaskId = task.internalId;
       at ??= task.acceptedAt;
     }
-    return this.ledger.adjust(projectId, unit, amount, reason.trim(), internalTaskId, at);
+    return this.ledger.adjust(projectId, unit, amount, why, internalTaskId, at);
   }
 }

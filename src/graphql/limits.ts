@@ -1,12 +1,52 @@
 /**
- * GraphQL safety limits: a maximum depth (Mercurius' queryDepth) and a maximum number of selected
- * fields per operation (fragments expanded), so one request cannot ask for unbounded work.
- * Lists are bounded separately (tasks: first ≤ 200; reports are grouped roll-ups).
+ * GraphQL safety limits. A query is bounded before it runs, by three measures:
+ *
+ * - depth (Mercurius' queryDepth, MAX_DEPTH) and selected fields (MAX_FIELDS, fragments
+ *   expanded): the size of the query text;
+ * - cost (MAX_COST): the rows the answer can hold. Every object costs 1, scalars nothing, and a
+ *   list multiplies what it holds by its size: `first` where the field takes it, otherwise the
+ *   size written in LIST_SIZES. Introspection reads no rows: the depth limit bounds it. 160 aliases of tasks(first: 200) with their ledger entries cost
+ *   over 300,000 and are refused; one page of 200 tasks with every line and entry costs ~5,600.
+ *
+ * Reads then run on their own few connections with a statement timeout and a bounded number at
+ * once per instance (bootstrap.ts), so what a query is allowed to do cannot starve submissions.
  */
-import { GraphQLError, Kind, type ASTVisitor, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
+import { getComplexity, type ComplexityEstimatorArgs } from 'graphql-query-complexity';
+import {
+  getNamedType,
+  GraphQLError,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  Kind,
+  type ASTVisitor,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+  type ValidationContext,
+} from 'graphql';
 
 export const MAX_DEPTH = 10;
 export const MAX_FIELDS = 1_000;
+export const MAX_COST = 10_000;
+
+/** Sizes assumed for lists without `first` (`Type.field`); any other list counts as DEFAULT_LIST_SIZE. */
+export const LIST_SIZES: Readonly<Record<string, number>> = {
+  'Query.spendReport': 1_000,
+  'Query.projects': 50,
+  'Query.budgetStatus': 20,
+  'Query.priceBookVersions': 20,
+  'PriceBook.rates': 200,
+  'Task.ledgerEntries': 8,
+  'Charge.lines': 8,
+  'SpendRow.totals': 2,
+  'Dashboard.topModels': 10,
+  'Dashboard.topProjects': 10,
+  'Dashboard.budgetsAbove80': 20,
+};
+const DEFAULT_LIST_SIZE = 20;
 
 export function fieldLimit(context: ValidationContext): ASTVisitor {
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -35,4 +75,58 @@ export function fieldLimit(context: ValidationContext): ASTVisitor {
       }
     },
   };
+}
+
+/**
+ * Objects cost 1 plus what they hold; scalars and enums are free. A field with `first` (a page: a
+ * connection or a list) multiplies what one item costs by it; a connection's `edges` then count
+ * once. Other lists multiply by their LIST_SIZES entry.
+ */
+function rowEstimator({ type, field, args, childComplexity }: ComplexityEstimatorArgs): number {
+  // Introspection reads the in-memory schema, no rows: bounded by the depth limit, not priced.
+  if (field.name.startsWith('__') || type.name.startsWith('__')) return 0;
+  if (isLeafType(getNamedType(field.type))) return 0;
+  if (typeof args.first === 'number') return 1 + childComplexity * Math.max(1, args.first);
+  const perItem = 1 + childComplexity;
+  if (!isList(field.type)) return perItem;
+  if (type.name.endsWith('Connection') && field.name === 'edges') return perItem;
+  return perItem * (LIST_SIZES[`${type.name}.${field.name}`] ?? DEFAULT_LIST_SIZE);
+}
+
+function isList(type: GraphQLOutputType): boolean {
+  return isListType(isNonNullType(type) ? type.ofType : type);
+}
+
+/** The cost of the costliest operation in the document (the one executed is one of them). */
+export function costOf(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined): number {
+  const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  let worst = 0;
+  for (const op of operations) {
+    const cost = getComplexity({
+      schema,
+      query: document,
+      variables: variables ?? {},
+      ...(op.name ? { operationName: op.name.value } : {}),
+      estimators: [rowEstimator],
+    });
+    worst = Math.max(worst, cost);
+  }
+  return worst;
+}
+
+/** Whether the document asks for the schema (introspection): __schema or __type on the root, fragments followed. */
+export function asksForSchema(document: DocumentNode): boolean {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const seen = new Set<string>();
+  const onRoot = (set: SelectionSetNode): boolean =>
+    set.selections.some((s) => {
+      if (s.kind === Kind.FIELD) return s.name.value === '__schema' || s.name.value === '__type';
+      if (s.kind === Kind.INLINE_FRAGMENT) return onRoot(s.selectionSet);
+      if (seen.has(s.name.value)) return false;
+      seen.add(s.name.value);
+      const fragment = fragments.get(s.name.value);
+      return fragment ? onRoot(fragment.selectionSet) : false;
+    });
+  return document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && onRoot(d.selectionSet));
 }

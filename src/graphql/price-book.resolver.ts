@@ -1,4 +1,5 @@
 import { Args, Context, Field, GraphQLISODateTime, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { cleanText } from '../common/text.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import type { RateComponent } from '../pricing/price-book.js';
 import { assertAdmin, refused, type GraphqlContext } from './graphql-auth.js';
@@ -53,7 +54,7 @@ export class PriceBookResolver {
     return this.books.publish(
       effectiveAt,
       rates.map((r) => ({ ...r, component: r.component as RateComponent, tierMaxInput: r.tierMaxInput ?? null })),
-      note,
+      note === undefined || note === null ? undefined : cleanText('note', note, 500, { multiline: true }),
     );
   }
 }

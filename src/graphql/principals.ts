@@ -1,9 +1,9 @@
 /** Resolves the GraphQL caller: the admin token, or a project API key; refuses anyone else. */
 import { Injectable } from '@nestjs/common';
 import { PrincipalsService, type Principal } from '../auth/principals.service.js';
+import { clip, isUuid } from '../common/ids.js';
 import { refused, type GraphqlContext } from './graphql-auth.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 @Injectable()
 export class Principals {
@@ -19,7 +19,7 @@ export class Principals {
 
 /** Ids are UUIDs; anything else is refused naming the argument, before it reaches a query. */
 export function assertUuid(field: string, value: string): void {
-  if (!UUID.test(value)) throw refused(`${field}: "${value.slice(0, 40)}" is not an id (a UUID)`, 'BAD_USER_INPUT');
+  if (!isUuid(value)) throw refused(`${field}: "${clip(value)}" is not an id (a UUID)`, 'BAD_USER_INPUT');
 }
 
 export function assertProjectId(projectId: string): void {

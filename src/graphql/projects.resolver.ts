@@ -1,16 +1,16 @@
 import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { ProjectPolicies } from '../gateway/project-policies.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { assertAdmin, type GraphqlContext } from './graphql-auth.js';
 import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from './graphql.types.js';
 import { assertProjectId, Principals } from './principals.js';
+import type { Decimal } from '../pricing/money.js';
+import { DecimalValue } from './scalars.js';
 
 @Resolver(() => Project)
 export class ProjectsResolver {
   constructor(
     private readonly service: ProjectsService,
     private readonly principals: Principals,
-    private readonly policies: ProjectPolicies,
   ) {}
 
   @Query(() => [Project], { description: 'every project; a project key sees only its own' })
@@ -38,20 +38,25 @@ export class ProjectsResolver {
     return this.service.revokeKey(prefix);
   }
 
-  @Mutation(() => Boolean, { description: 'unpriced policy: block (default) refuses tasks with no published price; allow records them as unpriced' })
+  @Mutation(() => Boolean, {
+    description:
+      'unpriced policy: block (default) refuses tasks with no published price, allow records them as unpriced; failure policy; chat hold multiplier',
+  })
   async setProjectPolicies(
     @Context() ctx: GraphqlContext,
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('unpricedPolicy', { type: () => UnpricedPolicyEnum, nullable: true }) unpricedPolicy?: UnpricedPolicyEnum,
     @Args('failurePolicy', { type: () => FailurePolicyEnum, nullable: true }) failurePolicy?: FailurePolicyEnum,
+    @Args('chatHoldMultiplier', { type: () => DecimalValue, nullable: true, description: 'chat holds are the estimate × this (1 to 1000)' })
+    chatHoldMultiplier?: Decimal,
   ) {
     assertAdmin(await this.principals.of(ctx), 'setProjectPolicies');
     assertProjectId(projectId);
     await this.service.setPolicies(projectId, {
       ...(unpricedPolicy ? { unpricedPolicy } : {}),
       ...(failurePolicy ? { failurePolicy } : {}),
+      ...(chatHoldMultiplier ? { chatHoldMultiplier } : {}),
     });
-    this.policies.forget(projectId);
     return true;
   }
 }

@@ -1,8 +1,12 @@
-import { Args, Context, Field, GraphQLISODateTime, ID, InputType, Int, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, Field, GraphQLISODateTime, ID, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { cleanText } from '../common/text.js';
+import { LedgerService } from '../ledger/ledger.service.js';
+import type { Decimal } from '../pricing/money.js';
 import { encodeCursor, MAX_PAGE, TasksQuery } from '../tasks/tasks.query.js';
-import { refused, type GraphqlContext } from './graphql-auth.js';
-import { Task, TaskConnection } from './graphql.types.js';
+import { assertAdmin, refused, type GraphqlContext } from './graphql-auth.js';
+import { Task, TaskConnection, TaskResolutionEnum } from './graphql.types.js';
 import { Principals } from './principals.js';
+import { DecimalValue } from './scalars.js';
 import { scopeProjects } from '../auth/principals.service.js';
 
 @InputType()
@@ -20,6 +24,7 @@ export class TasksResolver {
   constructor(
     private readonly query: TasksQuery,
     private readonly principals: Principals,
+    private readonly ledger: LedgerService,
   ) {}
 
   @Query(() => Task, { nullable: true, description: "a task by its upstream taskId; null when missing or another project's" })
@@ -43,5 +48,34 @@ export class TasksResolver {
     const page = await this.query.list({ ...(filter ?? {}), ...(projectIds ? { projectIds } : {}) }, first, after ?? undefined);
     const edges = page.tasks.map((node) => ({ cursor: encodeCursor(node.internalId), node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
+  }
+
+  @Mutation(() => Task, {
+    description:
+      'resolves a task under review (unknown outcome, settled at its estimate, overrun): CHARGE `amount` (the hold by default) or RELEASE, ' +
+      'with a reason. Appends ledger entries; nothing is edited. Once per task.',
+  })
+  async resolveTask(
+    @Context() ctx: GraphqlContext,
+    @Args('taskId', { type: () => ID }) taskId: string,
+    @Args('outcome', { type: () => TaskResolutionEnum }) outcome: TaskResolutionEnum,
+    @Args('reason') reason: string,
+    @Args('amount', { type: () => DecimalValue, nullable: true, description: 'CHARGE only; default: the hold' }) amount?: Decimal,
+  ) {
+    assertAdmin(await this.principals.of(ctx), 'resolveTask');
+    const why = cleanText('reason', reason, 1000, { multiline: true });
+    if (outcome === TaskResolutionEnum.RELEASE && amount && !amount.isZero()) {
+      throw refused('amount: RELEASE charges nothing; give an amount only with CHARGE', 'BAD_USER_INPUT');
+    }
+    if (amount?.isNegative()) throw refused('amount: must not be negative (a refund of a settled charge is RELEASE or a smaller CHARGE)', 'BAD_USER_INPUT');
+    const task = await this.query.find(taskId);
+    if (!task) throw refused(`task ${taskId} not found`, 'NOT_FOUND');
+    if (task.resolution) throw refused(`task ${taskId} was already resolved (${task.resolution.outcome} on ${task.resolution.resolvedAt.toISOString()})`, 'CONFLICT');
+    if (!task.needsReview) throw refused(`task ${taskId} is not under review: nothing to resolve`, 'CONFLICT');
+    if (task.status === 'submitting' || task.status === 'processing') {
+      throw refused(`task ${taskId} is still ${task.status}: it settles by itself`, 'CONFLICT');
+    }
+    await this.ledger.resolve(task.internalId, outcome, outcome === TaskResolutionEnum.CHARGE ? amount : undefined, why);
+    return (await this.query.find(taskId))!;
   }
 }

@@ -1,17 +1,21 @@
 /** Liveness, readiness (database and upstream; the reports replica, if any) and Prometheus metrics. */
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { CONFIG, type Config } from '../config/config.js';
 import { Database, DATABASE, REPORTS_DATABASE } from '../database/database.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
+import { ReadsThread } from '../reads/reads-thread.js';
 import { MetricsService } from './metrics.service.js';
 
 @Controller()
 export class HealthController {
   constructor(
+    @Inject(CONFIG) private readonly config: Config,
     @Inject(DATABASE) private readonly db: Database,
     @Inject(REPORTS_DATABASE) private readonly reportsDb: Database,
     private readonly upstream: UpstreamService,
     private readonly metrics: MetricsService,
+    private readonly reads: ReadsThread,
   ) {}
 
   @Get('healthz')
@@ -22,18 +26,20 @@ export class HealthController {
   @Get('readyz')
   async ready(@Res() reply: FastifyReply) {
     const reachable = (probe: Promise<unknown>) => probe.then(() => 'ok', (e: Error) => `unreachable: ${e.message}`);
-    const separateReports = this.reportsDb !== this.db;
-    const [database, upstream, reportsDatabase] = await Promise.all([
+    const separateReports = this.config.REPORTS_DATABASE_URL !== undefined;
+    const [database, upstream, reportsDatabase, reads] = await Promise.all([
       reachable(this.db.query('SELECT 1')),
       // Any HTTP answer means the upstream is reachable; only transport failures count against it.
       reachable(this.upstream.client.get('/api-platform/v1/tasks/0')),
       separateReports ? reachable(this.reportsDb.query('SELECT 1')) : undefined,
+      this.reads.probe(),
     ]);
-    // A reports replica that is down degrades reports only: the instance still takes submissions
-    // and settles, so it stays ready (a load balancer must not pull it) and says what is missing.
+    // A reports replica or a reads worker that is down degrades reads only: the instance still
+    // takes submissions and settles, so it stays ready (a load balancer must not pull it) and
+    // says what is missing.
     const ok = database === 'ok' && upstream === 'ok';
-    const status = !ok ? 'not ready' : (reportsDatabase ?? 'ok') === 'ok' ? 'ready' : 'degraded';
-    void reply.code(ok ? 200 : 503).send({ status, database, upstream, ...(separateReports ? { reportsDatabase } : {}) });
+    const status = !ok ? 'not ready' : (reportsDatabase ?? 'ok') === 'ok' && reads === 'ok' ? 'ready' : 'degraded';
+    void reply.code(ok ? 200 : 503).send({ status, database, upstream, ...(separateReports ? { reportsDatabase } : {}), reads });
   }
 
   @Get('metrics')

@@ -4,7 +4,9 @@
  * exactly once, release on an upstream refusal, and the unknown-outcome mark.
  */
 import { Inject, Injectable } from '@nestjs/common';
+import { ApiError } from '../common/api-error.js';
 import { Batcher } from '../common/batcher.js';
+import { isDatabaseUnavailable } from '../common/error.filter.js';
 import { Database, DATABASE } from '../database/database.js';
 import type { Decimal } from '../pricing/money.js';
 import type { Quote } from '../pricing/engine.js';
@@ -28,9 +30,12 @@ export interface HoldRequest {
 
 export type HoldOutcome =
   | { outcome: 'held'; taskId: string }
+  /** `remaining` is limit − spent − held as it stands: negative when the budget is overrun. */
   | { outcome: 'refused'; budgetId: string; limit: string; remaining: string; period: string }
-  | { outcome: 'replay'; taskId: string; responseBody: string }
-  | { outcome: 'conflict' | 'in_progress'; taskId: string };
+  /** The first answer to this Idempotency-Key: the vendor's body (status null: 200) or the gateway's refusal. */
+  | { outcome: 'replay'; taskId: string; responseBody: string; responseStatus: number | null }
+  /** The first request's outcome is unknown and the gateway never answered it (it stopped). */
+  | { outcome: 'unknown' | 'conflict' | 'in_progress'; taskId: string };
 
 interface HoldRow {
   i: number;
@@ -41,6 +46,7 @@ interface HoldRow {
   budget_remaining: string | null;
   budget_period: string | null;
   response_body: string | null;
+  response_status: number | null;
 }
 
 export interface AcceptedRecord {
@@ -48,6 +54,12 @@ export interface AcceptedRecord {
   upstreamId: string;
   upstreamTaskId: string;
   responseBody: string;
+}
+
+/** An answer the gateway gave for a task of unknown outcome, kept so a repeated Idempotency-Key gets it again. */
+export interface StoredAnswer {
+  status: number;
+  body: string;
 }
 
 export interface Settlement {
@@ -94,7 +106,9 @@ export class LedgerService {
 
   constructor(@Inject(DATABASE) private readonly db: Database) {
     this.holdLanes = Array.from({ length: HOLD_LANES }, () => new Batcher<HoldRequest, HoldOutcome>((items) => this.placeHolds(items), 256, HOLD_BATCHES_IN_FLIGHT_PER_LANE));
-    this.accepted = new Batcher((items) => this.recordAcceptedBatch(items), 512, 4);
+    // A row the vendor answered wrongly (a taskId already recorded for another task) must not fail
+    // the innocent ones in its batch: on a data error, each record is written alone.
+    this.accepted = new Batcher((items) => this.recordAcceptedBatch(items), 512, 4, (error) => !isDatabaseUnavailable(error));
   }
 
   /** Atomically checks every budget of the unit and places the hold; batched with concurrent calls. */
@@ -107,11 +121,12 @@ export class LedgerService {
     return this.accepted.push(record);
   }
 
-  async settle(s: Settlement): Promise<boolean> {
+  /** Settles exactly once; `overrun` is charge − hold when the charge passed the hold (decisions §6). */
+  async settle(s: Settlement): Promise<{ settled: boolean; overrun: string | null }> {
     const c = s.charge;
-    const { rows } = await this.db.prepared<{ settled: boolean }>(
+    const { rows } = await this.db.prepared<{ settled: boolean; overrun: string | null }>(
       'settle',
-      `SELECT spendgate_settle($1, $2::"TaskStatus", $3::numeric, $4::"Exactness", $5, $6::text[], $7, $8, $9::jsonb, $10::jsonb, $11::jsonb) AS settled`,
+      `SELECT settled, overrun::text FROM spendgate_settle($1, $2::"TaskStatus", $3::numeric, $4::"Exactness", $5, $6::text[], $7, $8, $9::jsonb, $10::jsonb, $11::jsonb)`,
       [
         s.taskId,
         s.status,
@@ -126,7 +141,7 @@ export class LedgerService {
         JSON.stringify(s.rollup),
       ],
     );
-    return rows[0]!.settled;
+    return rows[0]!;
   }
 
   /** The upstream refused with a definite answer (or was never reached): release the hold. */
@@ -135,13 +150,40 @@ export class LedgerService {
     return rows[0]!.ok;
   }
 
-  /** The outcome cannot be known: keep the hold, flag for review. */
-  async markUnknown(taskId: string, reason: string): Promise<void> {
+  /**
+   * The outcome cannot be known: keep the hold, flag for review, and keep the answer the client
+   * got, so that a repeated Idempotency-Key gets the same answer, never a second vendor task.
+   */
+  async markUnknown(taskId: string, reason: string, answer?: StoredAnswer): Promise<void> {
     await this.db.query(
-      `UPDATE task SET status = 'unknown', needs_review = true, review_reason = $2, updated_at = clock_timestamp()
+      `UPDATE task SET status = 'unknown', needs_review = true, review_reason = $2, updated_at = clock_timestamp(),
+                       response_body = coalesce($3, response_body), response_status = coalesce($4, response_status)
        WHERE id = $1 AND status = 'submitting'`,
-      [taskId, reason],
+      [taskId, reason, answer?.body ?? null, answer?.status ?? null],
     );
+  }
+
+  /**
+   * An operator's decision on a task under review (decisions §10): CHARGE `amount` (the hold by
+   * default) or RELEASE, with a reason. Returns what the decision added to spend.
+   */
+  async resolve(taskId: string, outcome: 'CHARGE' | 'RELEASE', amount: Decimal | undefined, reason: string): Promise<string> {
+    try {
+      const { rows } = await this.db.query<{ delta: string }>('SELECT spendgate_resolve($1, $2, $3::numeric, $4)::text AS delta', [
+        taskId,
+        outcome,
+        amount?.toFixed() ?? null,
+        reason,
+      ]);
+      return rows[0]!.delta;
+    } catch (error) {
+      // The function re-checks under the task's row lock what the caller checked before: a
+      // resolution that lost a race, or a task that settled meanwhile, is answered as such.
+      const { code, message } = error as { code?: string; message: string };
+      if (code === 'P0002') throw ApiError.notFound(message);
+      if (code === '23505' || code === '23514') throw ApiError.conflict(message);
+      throw error;
+    }
   }
 
   /**
@@ -229,7 +271,7 @@ function toOutcome(row: HoldRow): HoldOutcome {
         period: row.budget_period!,
       };
     case 'replay':
-      return { outcome: 'replay', taskId: String(row.task_id), responseBody: row.response_body! };
+      return { outcome: 'replay', taskId: String(row.task_id), responseBody: row.response_body!, responseStatus: row.response_status };
     default:
       return { outcome: row.outcome, taskId: String(row.task_id) };
   }

@@ -1,6 +1,6 @@
 /**
  * Reconciliation: every stored budget balance must equal what the ledger entries say, and every
- * settled task must have no hold left. Returns the differences (empty when all is clean).
+ * settled task (by the vendor's answer or an operator's resolution) must have no hold left. Returns the differences (empty when all is clean).
  */
 import type { Database } from '../database/database.js';
 
@@ -23,7 +23,7 @@ export async function reconcile(db: Database): Promise<Difference[]> {
     SELECT t.id::text, t.status::text,
            (coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0))::text AS held
     FROM task t LEFT JOIN ledger_entry e ON e.task_id = t.id
-    WHERE t.status IN ('ready', 'failed', 'rejected')
+    WHERE t.status IN ('ready', 'failed', 'rejected') OR t.settled_at IS NOT NULL
     GROUP BY t.id HAVING coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0)
                         <> coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)`);
   return [

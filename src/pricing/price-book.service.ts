@@ -6,17 +6,64 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Database, DATABASE } from '../database/database.js';
 import { ApiError } from '../common/api-error.js';
+import { CacheEvents } from '../common/cache-events.js';
+import { findRoute } from '../catalog/catalog.js';
 import { buildPriceBook, SPEC_PRICE_BOOK_EFFECTIVE_AT, SPEC_PRICE_ROWS, type PriceBook, type PriceRow } from './price-book.js';
+import { unitOf } from './engine.js';
 import { dec } from './money.js';
+import { TOKEN_CLASSES } from './pricing.types.js';
 
 const REFRESH_MS = 5_000;
+/** A new version may start "now" as the publisher's clock saw it, give or take this much skew; never earlier. */
+const EFFECTIVE_SKEW_MS = 5_000;
+/** The components each kind of route is priced by (price-book.ts). */
+const COMPONENTS_OF = { chat: ['token'], video: ['second', 'request'], image: ['image'] } as const;
+
+/**
+ * Refuses a version that would rewrite history (effective before now: tasks already accepted
+ * were priced by the version then in force) or price something that does not exist. Each problem
+ * names the row.
+ */
+export function checkPublishable(effectiveAt: Date, rows: readonly PriceRow[], now = new Date()): void {
+  if (Number.isNaN(effectiveAt.getTime())) throw ApiError.badRequest('effectiveAt: must be a date-time');
+  if (effectiveAt.getTime() < now.getTime() - EFFECTIVE_SKEW_MS) {
+    throw ApiError.badRequest(
+      `effectiveAt: ${effectiveAt.toISOString()} is in the past; a price-book version starts now or later (tasks already accepted keep the version they were priced by)`,
+    );
+  }
+  if (rows.length === 0) throw ApiError.badRequest('rates: give at least one rate');
+  rows.forEach((row, i) => {
+    const at = `rates[${i}]`;
+    const route = findRoute(row.model);
+    if (!route) throw ApiError.badRequest(`${at}.model: "${row.model.slice(0, 60)}" is not a model of the catalog`);
+    if (row.unit !== unitOf(route)) throw ApiError.badRequest(`${at}.unit: ${row.model} is priced in ${unitOf(route)}`);
+    const components: readonly string[] = COMPONENTS_OF[route.kind];
+    if (!components.includes(row.component)) {
+      throw ApiError.badRequest(`${at}.component: ${row.model} is priced by ${components.join(' or ')}, not ${row.component}`);
+    }
+    if (row.component === 'token' && !(TOKEN_CLASSES as readonly string[]).includes(row.key)) {
+      throw ApiError.badRequest(`${at}.key: "${row.key.slice(0, 40)}" is not a token class (${TOKEN_CLASSES.join(', ')})`);
+    }
+    if (row.component === 'request' && !/^[1-9]\d{0,3}$/.test(row.key)) throw ApiError.badRequest(`${at}.key: a per-request price is keyed by a duration in seconds`);
+    if (row.component !== 'token' && row.component !== 'request' && !/^[A-Za-z0-9.:]{1,20}$/.test(row.key)) {
+      throw ApiError.badRequest(`${at}.key: "${row.key.slice(0, 40)}" is not a resolution`);
+    }
+  });
+}
 
 @Injectable()
 export class PriceBookService implements OnModuleDestroy {
   private books: PriceBook[] = [];
   private timer?: NodeJS.Timeout;
 
-  constructor(@Inject(DATABASE) private readonly db: Database) {}
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    private readonly events: CacheEvents,
+  ) {
+    events.on((e) => {
+      if (e.kind === 'price-book') return this.reload();
+    });
+  }
 
   async init(): Promise<void> {
     await this.db.query(
@@ -74,6 +121,7 @@ export class PriceBookService implements OnModuleDestroy {
    * component, key, tier); every other rate of the previous version carries over unchanged.
    */
   async publish(effectiveAt: Date, rows: PriceRow[], note?: string): Promise<number> {
+    checkPublishable(effectiveAt, rows);
     for (const row of rows) {
       if (!/^\d+(\.\d+)?$/.test(row.rate)) throw ApiError.badRequest(`rate for ${row.model} ${row.key}: must be a non-negative decimal string`);
     }
@@ -95,6 +143,7 @@ export class PriceBookService implements OnModuleDestroy {
       return next;
     });
     await this.reload();
+    await this.events.relayOnly({ kind: 'price-book' });
     return version;
   }
 

@@ -3,13 +3,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { Database, DATABASE } from '../database/database.js';
 import { generateKey, hashKey, parseKey, sameHash } from '../auth/api-keys.js';
+import { CacheEvents } from '../common/cache-events.js';
+import { isUuid } from '../common/ids.js';
+import { cleanText } from '../common/text.js';
+import { dec, type Decimal } from '../pricing/money.js';
 
 export interface KeyContext {
   projectId: string;
   apiKeyId: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Authenticated keys are remembered briefly; a revoked key stops working within this time. */
 const KEY_CACHE_MS = 5_000;
 
@@ -17,11 +20,17 @@ const KEY_CACHE_MS = 5_000;
 export class ProjectsService {
   private readonly keyCache = new Map<string, { ctx: KeyContext | null; until: number }>();
 
-  constructor(@Inject(DATABASE) private readonly db: Database) {}
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    private readonly events: CacheEvents = new CacheEvents(),
+  ) {
+    events.on((e) => {
+      if (e.kind === 'api-keys') this.keyCache.clear();
+    });
+  }
 
   async create(name: string): Promise<{ id: string; name: string }> {
-    const trimmed = name.trim();
-    if (!trimmed || trimmed.length > 200) throw ApiError.badRequest('name: must be 1 to 200 characters');
+    const trimmed = cleanText('name', name, 200);
     try {
       return await this.db.prisma.project.create({ data: { name: trimmed }, select: { id: true, name: true } });
     } catch (error) {
@@ -30,18 +39,19 @@ export class ProjectsService {
     }
   }
 
-  async list(projectId?: string): Promise<Array<{ id: string; name: string; unpricedPolicy: string; failurePolicy: string }>> {
-    return this.db.prisma.project.findMany({
+  async list(projectId?: string): Promise<Array<{ id: string; name: string; unpricedPolicy: string; failurePolicy: string; chatHoldMultiplier: Decimal }>> {
+    const rows = await this.db.prisma.project.findMany({
       where: projectId ? { id: projectId } : {},
       orderBy: { createdAt: 'asc' },
-      select: { id: true, name: true, unpricedPolicy: true, failurePolicy: true },
+      select: { id: true, name: true, unpricedPolicy: true, failurePolicy: true, chatHoldMultiplier: true },
     });
+    return rows.map((r) => ({ ...r, chatHoldMultiplier: dec(r.chatHoldMultiplier) }));
   }
 
   /** A project by id or by name. */
   async resolve(nameOrId: string): Promise<{ id: string; name: string }> {
     const project = await this.db.prisma.project.findFirst({
-      where: UUID.test(nameOrId) ? { OR: [{ id: nameOrId }, { name: nameOrId }] } : { name: nameOrId },
+      where: isUuid(nameOrId) ? { OR: [{ id: nameOrId }, { name: nameOrId }] } : { name: nameOrId },
       select: { id: true, name: true },
     });
     if (!project) throw ApiError.notFound(`project "${nameOrId}" not found`);
@@ -60,13 +70,24 @@ export class ProjectsService {
       where: { prefix, revokedAt: null, ...(projectId ? { projectId } : {}) },
       data: { revokedAt: new Date() },
     });
-    this.keyCache.clear();
+    await this.events.emit({ kind: 'api-keys' });
     return result.count > 0;
   }
 
-  async setPolicies(projectId: string, policies: { unpricedPolicy?: 'block' | 'allow'; failurePolicy?: 'release' | 'charge' }): Promise<void> {
+  async setPolicies(
+    projectId: string,
+    policies: { unpricedPolicy?: 'block' | 'allow'; failurePolicy?: 'release' | 'charge'; chatHoldMultiplier?: Decimal },
+  ): Promise<void> {
+    const { chatHoldMultiplier, ...rest } = policies;
+    if (chatHoldMultiplier && (chatHoldMultiplier.lessThan(1) || chatHoldMultiplier.greaterThan(1000))) {
+      throw ApiError.badRequest('chatHoldMultiplier: must be between 1 and 1000 (1 holds exactly the estimate)');
+    }
     await this.resolve(projectId);
-    await this.db.prisma.project.update({ where: { id: projectId }, data: policies });
+    await this.db.prisma.project.update({
+      where: { id: projectId },
+      data: { ...rest, ...(chatHoldMultiplier ? { chatHoldMultiplier: chatHoldMultiplier.toFixed() } : {}) },
+    });
+    await this.events.emit({ kind: 'project-policies', projectId });
   }
 
   /** The project behind a key, or null. Never says which part was wrong. */

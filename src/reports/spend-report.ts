@@ -8,6 +8,8 @@
 import type { Database } from '../database/database.js';
 import { MODEL_ROUTES } from '../catalog/catalog.js';
 import { ApiError } from '../common/api-error.js';
+import { csvLine } from '../common/csv.js';
+import { isUuid } from '../common/ids.js';
 
 export const GROUP_KEYS = ['project', 'model', 'family', 'kind', 'day', 'week', 'month'] as const;
 export type GroupKey = (typeof GROUP_KEYS)[number];
@@ -72,7 +74,6 @@ const OUTER: Record<GroupKey, (col: string) => string> = {
 };
 const NEEDS_CATALOG = new Set<GroupKey>(['family', 'kind']);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Checks a report query and says which field is wrong. */
 export function checkReportQuery(q: ReportQuery): void {
@@ -86,7 +87,7 @@ export function checkReportQuery(q: ReportQuery): void {
   const badKey = q.groupBy.find((k) => !(GROUP_KEYS as readonly string[]).includes(k));
   if (badKey) throw ApiError.badRequest(`groupBy: "${badKey}" is not one of ${GROUP_KEYS.join(', ')}`);
   if (new Set(q.groupBy).size !== q.groupBy.length) throw ApiError.badRequest('groupBy: a key is repeated');
-  const badProject = q.projectIds?.find((id) => !UUID.test(id));
+  const badProject = q.projectIds?.find((id) => !isUuid(id));
   if (badProject) throw ApiError.badRequest(`projectIds: "${badProject.slice(0, 40)}" is not a project id`);
   const badStatus = q.statuses?.find((s) => !(REPORT_STATUSES as readonly string[]).includes(s));
   if (badStatus) throw ApiError.badRequest(`statuses: "${badStatus}" is not one of ${REPORT_STATUSES.join(', ')}`);
@@ -242,14 +243,17 @@ export const CSV_COLUMNS = [
   'cache_write_5m_tokens', 'cache_write_1h_tokens', 'cache_write_tokens', 'video_seconds', 'images',
 ] as const;
 
-/** CSV: one header row, stable columns, exact decimals as plain strings, unit in its own column. */
+/**
+ * CSV: one header row, stable columns, exact decimals as plain strings, unit in its own column.
+ * Cells go through csvCell (quoting, and formula injection neutralised: a project may be named
+ * "=HYPERLINK(…)").
+ */
 export function toCsv(groupBy: GroupKey[], rows: SpendRow[]): string {
-  const esc = (v: string | number) => (/[",\n\r]/.test(String(v)) ? `"${String(v).replaceAll('"', '""')}"` : String(v));
   const lines = rows.map((r) =>
-    [
+    csvLine([
       ...r.keys, r.unit, r.amount, r.tasks, r.unpricedTasks, r.inputTokens, r.outputTokens, r.cacheReadTokens,
       r.cacheWrite5mTokens, r.cacheWrite1hTokens, r.cacheWriteTokens, r.videoSeconds, r.images,
-    ].map(esc).join(','),
+    ]),
   );
-  return [[...groupBy, ...CSV_COLUMNS].join(','), ...lines].join('\n') + '\n';
+  return [csvLine([...groupBy, ...CSV_COLUMNS]), ...lines].join('\n') + '\n';
 }

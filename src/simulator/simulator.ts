@@ -5,6 +5,8 @@
  * connection resets and malformed bodies. Every accepted task is recorded so tests can prove that
  * nothing was lost. Control endpoints live under /__sim.
  */
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, type WriteStream } from 'node:fs';
+import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { findRoute } from '../catalog/catalog.js';
 import type { ModelRoute } from '../catalog/catalog.types.js';
@@ -56,7 +58,10 @@ export interface SimTask {
   status: 'processing' | 'ready' | 'failed';
   /** Forced outcome set through /__sim/tasks/:taskId/complete. */
   forced?: { status: 'ready' | 'failed'; usage?: unknown };
+  /** The request as sent (after a restart: only the fields the answers read, n and max_tokens). */
   request: Record<string, unknown>;
+  /** Input tokens estimated from the request's messages, for the usage the task reports. */
+  promptEstimate: number;
   /** Whether the client received the acceptance (false for hangs, resets, malformed bodies). */
   answered: boolean;
 }
@@ -65,6 +70,12 @@ export interface SimulatorOptions extends Partial<SimulatorKnobs> {
   /** When set, requests must carry `Authorization: Bearer <apiKey>`. */
   apiKey?: string;
   logger?: boolean;
+  /**
+   * A file where accepted tasks and forced outcomes are journaled, so that the tasks survive a
+   * restart (the sandbox keeps it under DATA_DIR: a restarted `npm start` still answers polls of
+   * earlier tasks). Tasks older than a week are dropped when the journal is read.
+   */
+  stateFile?: string;
 }
 
 export const DEFAULT_KNOBS: SimulatorKnobs = {
@@ -98,11 +109,12 @@ function prng(seed: number): () => number {
 
 export function createSimulator(options: SimulatorOptions = {}) {
   // Only knobs go into `knobs` (which /__sim/config returns): never the API key.
-  const { apiKey, logger, ...knobOptions } = options;
+  const { apiKey, logger, stateFile, ...knobOptions } = options;
   const knobs: SimulatorKnobs = { ...DEFAULT_KNOBS, ...stripUndefined(knobOptions) };
-  const tasks = new Map<number, SimTask>();
+  const tasks = stateFile ? loadJournal(stateFile) : new Map<number, SimTask>();
+  const journal = stateFile ? openJournal(stateFile, tasks) : undefined;
   const hanging = new Set<FastifyReply>();
-  let nextTaskId = Date.now() * 1000; // unique across simulator restarts
+  let nextTaskId = Math.max(Date.now() * 1000, ...tasks.keys()); // unique across simulator restarts
   let chance = prng(knobs.seed);
   const app: FastifyInstance = Fastify({ logger: logger ?? false, bodyLimit: 64 * 1024 * 1024 });
 
@@ -131,9 +143,11 @@ export function createSimulator(options: SimulatorOptions = {}) {
       readyAt: now + knobs.delayMs,
       status: 'processing',
       request,
+      promptEstimate: route.kind === 'chat' ? estimateInputTokens(request.messages) : 0,
       answered: false,
     };
     tasks.set(taskId, task);
+    journal?.write(`${JSON.stringify({ task: durable(task) })}\n`);
 
     const roll = chance();
     if (roll < knobs.hangRate) {
@@ -196,7 +210,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
     }
     task.readyAt = Date.now();
     const usage = knobs.streamMode === 'usage' ? (knobs.streamUsage ?? usageFor(task)) : undefined;
-    task.forced = { status: 'ready', usage };
+    force(task, { status: 'ready', usage });
     if (usage) event({ code: 1000, data: { ...record, status: 'ready', usage } });
     raw.end('data: [DONE]\n\n');
   }
@@ -223,7 +237,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
 
   function usageFor(task: SimTask): Record<string, unknown> {
     const rand = prng((knobs.seed * 31 + task.taskId) >>> 0);
-    const prompt = Math.max(1, Math.round(estimateInputTokens(task.request.messages) * (0.6 + 0.3 * rand())));
+    const prompt = Math.max(1, Math.round(task.promptEstimate * (0.6 + 0.3 * rand())));
     const maxTokens = typeof task.request.max_tokens === 'number' ? task.request.max_tokens : 4096;
     const completion = Math.max(1, Math.min(maxTokens, Math.round(50 + rand() * 900)));
     const cached = Math.floor(prompt * 0.3 * rand());
@@ -265,15 +279,64 @@ export function createSimulator(options: SimulatorOptions = {}) {
     async (req, reply) => {
       const task = tasks.get(Number(req.params.taskId));
       if (!task) return reply.code(404).send({ code: 4040, message: 'task not found' });
-      task.forced = { status: req.body?.status ?? 'ready', ...(req.body && 'usage' in req.body ? { usage: req.body.usage } : {}) };
+      force(task, { status: req.body?.status ?? 'ready', ...(req.body && 'usage' in req.body ? { usage: req.body.usage } : {}) });
       return view(task);
     },
   );
   app.addHook('onClose', async () => {
     for (const reply of hanging) reply.raw.destroy();
+    if (journal) await new Promise((resolve) => journal.end(resolve));
   });
 
+  function force(task: SimTask, outcome: NonNullable<SimTask['forced']>): void {
+    task.forced = outcome;
+    journal?.write(`${JSON.stringify({ forced: { taskId: task.taskId, ...outcome } })}\n`);
+  }
+
   return { app, knobs, tasks };
+}
+
+const JOURNAL_KEEP_MS = 7 * 24 * 3600_000;
+
+/** What a task needs to be answered after a restart: never the prompt itself. */
+function durable(task: SimTask): Omit<SimTask, 'request' | 'forced'> & { request: Record<string, unknown> } {
+  const { request, forced: _forced, ...rest } = task;
+  const kept = Object.fromEntries(['n', 'max_tokens'].filter((k) => typeof request[k] === 'number').map((k) => [k, request[k]]));
+  return { ...rest, request: kept };
+}
+
+function loadJournal(file: string): Map<number, SimTask> {
+  const tasks = new Map<number, SimTask>();
+  if (!existsSync(file)) return tasks;
+  const since = Date.now() - JOURNAL_KEEP_MS;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line) continue;
+    let entry: { task?: SimTask; forced?: { taskId: number } & NonNullable<SimTask['forced']> };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue; // a line cut by a crash
+    }
+    if (entry.task && entry.task.acceptedAt >= since) tasks.set(entry.task.taskId, entry.task);
+    if (entry.forced) {
+      const { taskId, ...outcome } = entry.forced;
+      const task = tasks.get(taskId);
+      if (task) task.forced = outcome;
+    }
+  }
+  return tasks;
+}
+
+/** Rewrites the journal with what was kept (old tasks dropped), then appends to it. */
+function openJournal(file: string, tasks: Map<number, SimTask>): WriteStream {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const lines = [...tasks.values()].flatMap((t) => [
+    JSON.stringify({ task: durable(t) }),
+    ...(t.forced ? [JSON.stringify({ forced: { taskId: t.taskId, ...t.forced } })] : []),
+  ]);
+  writeFileSync(`${file}.tmp`, lines.length ? `${lines.join('\n')}\n` : '');
+  renameSync(`${file}.tmp`, file);
+  return createWriteStream(file, { flags: 'a' });
 }
 
 /** How the vendor names a task in every answer. The spec: video routes return type video, image routes image, and chat routes also image. */

@@ -82,14 +82,14 @@ export class SettlementService {
     if (state.status === 'processing') return false;
     const priced = this.chargeFor(task, state);
     const charge = review ? { ...priced, warnings: [...priced.warnings, review], needsReview: true } : priced;
-    const settled = await this.ledger.settle({
+    const { settled, overrun } = await this.ledger.settle({
       taskId: task.id,
       status: state.status,
       charge,
       usage: state.usage,
       rollup: state.status === 'ready' || task.failure_policy === 'charge' ? rollupOf(task.price_basis, charge) : {},
     });
-    if (settled) this.metrics.settled(state.status, charge);
+    if (settled) this.metrics.settled(state.status, charge, overrun);
     return settled;
   }
 

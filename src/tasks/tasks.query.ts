@@ -1,8 +1,10 @@
-/** Reads a task with its estimate, charge lines and ledger entries, for GraphQL. */
+/** Reads a task with its estimate, charge lines and ledger entries, for GraphQL (on the read bulkhead). */
 import { Inject, Injectable } from '@nestjs/common';
-import { Database, DATABASE } from '../database/database.js';
 import { ApiError } from '../common/api-error.js';
+import { bigintId, parseTaskRef } from '../common/ids.js';
+import { Database, READS_DATABASE } from '../database/database.js';
 import { dec, type Decimal } from '../pricing/money.js';
+import type { Exactness, Unit } from '../pricing/pricing.types.js';
 
 export interface TaskView {
   taskId: string;
@@ -14,20 +16,23 @@ export interface TaskView {
   acceptedAt: Date;
   settledAt: Date | null;
   priceBookVersion: number;
-  exactness: 'EXACT' | 'ESTIMATE' | 'UNPRICED';
-  unit: 'CREDITS' | 'USD';
+  exactness: Exactness;
+  unit: Unit;
   held: Decimal;
   needsReview: boolean;
   reviewReason: string | null;
+  /** charge − hold when the charge passed the hold, else null (decisions §6). */
+  overrun: Decimal | null;
+  resolution: { outcome: 'CHARGE' | 'RELEASE'; reason: string; resolvedAt: Date } | null;
   estimate: ChargeView;
   charge: ChargeView | null;
-  ledgerEntries: Array<{ id: string; kind: string; unit: 'CREDITS' | 'USD'; amount: Decimal; effectiveAt: Date; createdAt: Date; reason: string | null }>;
+  ledgerEntries: Array<{ id: string; kind: string; unit: Unit; amount: Decimal; effectiveAt: Date; createdAt: Date; reason: string | null }>;
 }
 
 export interface ChargeView {
-  unit: 'CREDITS' | 'USD';
+  unit: Unit;
   amount: Decimal;
-  exactness: 'EXACT' | 'ESTIMATE' | 'UNPRICED';
+  exactness: Exactness;
   tier: string | null;
   lines: Array<{ component: string; quantity: Decimal; rate: Decimal; per: Decimal; amount: Decimal }>;
   warnings: string[];
@@ -44,32 +49,86 @@ export interface TaskFilter {
 
 export const MAX_PAGE = 200;
 
-const COLUMNS = `id::text, upstream_task_id::text, project_id, model, kind, status, accepted_at, settled_at, price_book_version,
-  exactness, unit, hold_amount::text, estimate_amount::text, estimate_tier, estimate_warnings,
-  charge_amount::text, charge_exactness, charge_tier, charge_warnings, needs_review, review_reason`;
+interface TaskRow {
+  id: string;
+  upstream_task_id: string | null;
+  project_id: string;
+  model: string;
+  kind: string;
+  status: string;
+  accepted_at: Date;
+  settled_at: Date | null;
+  price_book_version: number;
+  exactness: Exactness;
+  unit: Unit;
+  hold_amount: string;
+  estimate_amount: string;
+  estimate_tier: string | null;
+  estimate_warnings: string[];
+  charge_amount: string | null;
+  charge_exactness: Exactness | null;
+  charge_tier: string | null;
+  charge_warnings: string[];
+  needs_review: boolean;
+  review_reason: string | null;
+  overrun: string | null;
+  resolution: 'CHARGE' | 'RELEASE' | null;
+  resolution_reason: string | null;
+  resolved_at: Date | null;
+}
+
+interface LineRow {
+  task_id: string;
+  stage: 'estimate' | 'charge';
+  component: string;
+  quantity: string;
+  rate: string;
+  per: string;
+  amount: string;
+}
+
+interface EntryRow {
+  id: string;
+  task_id: string;
+  kind: string;
+  unit: Unit;
+  amount: string;
+  effective_at: Date;
+  created_at: Date;
+  reason: string | null;
+}
+
+// Every column is qualified and renamed where it is cast: ORDER BY must bind to t.id (bigint),
+// never to an output column `id` of type text (which sorted 10 before 2 and lost tasks in paging).
+const COLUMNS = `t.id::text AS id, t.upstream_task_id::text AS upstream_task_id, t.project_id, t.model, t.kind, t.status,
+  t.accepted_at, t.settled_at, t.price_book_version, t.exactness, t.unit, t.hold_amount::text AS hold_amount,
+  t.estimate_amount::text AS estimate_amount, t.estimate_tier, t.estimate_warnings, t.charge_amount::text AS charge_amount,
+  t.charge_exactness, t.charge_tier, t.charge_warnings, t.needs_review, t.review_reason, t.overrun::text AS overrun,
+  t.resolution, t.resolution_reason, t.resolved_at`;
 
 @Injectable()
 export class TasksQuery {
-  constructor(@Inject(DATABASE) private readonly db: Database) {}
+  constructor(@Inject(READS_DATABASE) private readonly db: Database) {}
 
-  /** By the upstream taskId, or `gw-<n>` for a task the upstream never numbered. */
+  /** By the upstream taskId, or `gw-<n>` for a task the upstream never numbered; undefined for anything else. */
   async find(taskId: string): Promise<TaskView | undefined> {
-    const internal = /^gw-(\d{1,19})$/.exec(taskId)?.[1];
-    if (!internal && !/^\d{1,19}$/.test(taskId)) return undefined;
-    const { rows } = await this.db.query(`SELECT ${COLUMNS} FROM task WHERE ${internal ? 'id' : 'upstream_task_id'} = $1`, [internal ?? taskId]);
+    const ref = parseTaskRef(taskId);
+    if (!ref) return undefined;
+    const [column, value] = 'internalId' in ref ? ['t.id', ref.internalId] : ['t.upstream_task_id', ref.upstreamTaskId];
+    const { rows } = await this.db.query<TaskRow>(`SELECT ${COLUMNS} FROM task t WHERE ${column} = $1`, [value]);
     return (await this.hydrate(rows))[0];
   }
 
   /** Newest first; `after` is the cursor of the last task of the previous page. */
   async list(filter: TaskFilter, first: number, after?: string): Promise<{ tasks: TaskView[]; hasNextPage: boolean }> {
     const afterId = after === undefined ? null : decodeCursor(after);
-    const { rows } = await this.db.query(
-      `SELECT ${COLUMNS} FROM task
-       WHERE ($1::uuid[] IS NULL OR project_id = ANY($1)) AND ($2::text[] IS NULL OR model = ANY($2))
-         AND ($3::text[] IS NULL OR status::text = ANY($3)) AND ($4::boolean IS NULL OR needs_review = $4)
-         AND ($5::timestamptz IS NULL OR accepted_at >= $5) AND ($6::timestamptz IS NULL OR accepted_at < $6)
-         AND ($7::bigint IS NULL OR id < $7)
-       ORDER BY id DESC LIMIT $8`,
+    const { rows } = await this.db.query<TaskRow>(
+      `SELECT ${COLUMNS} FROM task t
+       WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1)) AND ($2::text[] IS NULL OR t.model = ANY($2))
+         AND ($3::text[] IS NULL OR t.status::text = ANY($3)) AND ($4::boolean IS NULL OR t.needs_review = $4)
+         AND ($5::timestamptz IS NULL OR t.accepted_at >= $5) AND ($6::timestamptz IS NULL OR t.accepted_at < $6)
+         AND ($7::bigint IS NULL OR t.id < $7)
+       ORDER BY t.id DESC LIMIT $8`,
       [filter.projectIds ?? null, filter.models ?? null, filter.statuses ?? null, filter.needsReview ?? null, filter.from ?? null, filter.to ?? null, afterId, first + 1],
     );
     const tasks = await this.hydrate(rows.slice(0, first));
@@ -77,20 +136,27 @@ export class TasksQuery {
   }
 
   /** Adds estimate and charge lines (task_line) and ledger entries to task rows: two queries for the whole page. */
-  private async hydrate(rows: Record<string, any>[]): Promise<TaskView[]> {
+  private async hydrate(rows: TaskRow[]): Promise<TaskView[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((t) => t.id);
     const [lines, entries] = await Promise.all([
-      this.db.query(`SELECT task_id::text, stage, component, quantity::text, rate::text, per::text, amount::text FROM task_line WHERE task_id = ANY($1::bigint[]) ORDER BY task_id, stage, seq`, [ids]),
-      this.db.query(`SELECT id::text, task_id::text, kind, unit, amount::text, effective_at, created_at, reason FROM ledger_entry WHERE task_id = ANY($1::bigint[]) ORDER BY id`, [ids]),
+      this.db.query<LineRow>(
+        `SELECT task_id::text, stage, component, quantity::text, rate::text, per::text, amount::text FROM task_line WHERE task_id = ANY($1::bigint[]) ORDER BY task_id, stage, seq`,
+        [ids],
+      ),
+      this.db.query<EntryRow>(
+        `SELECT e.id::text AS id, e.task_id::text AS task_id, e.kind, e.unit, e.amount::text AS amount, e.effective_at, e.created_at, e.reason FROM ledger_entry e WHERE e.task_id = ANY($1::bigint[]) ORDER BY e.id`,
+        [ids],
+      ),
     ]);
+    const linesByTask = groupBy(lines.rows, (l) => l.task_id);
+    const entriesByTask = groupBy(entries.rows, (e) => e.task_id);
     return rows.map((t) => {
-      const linesOf = (stage: string) =>
-        lines.rows
-          .filter((l) => l.task_id === t.id && l.stage === stage)
-          .map((l) => ({ component: l.component, quantity: dec(l.quantity), rate: dec(l.rate), per: dec(l.per), amount: dec(l.amount) }));
-      const own = entries.rows.filter((e) => e.task_id === t.id);
-      const released = own.some((e) => e.kind === 'release');
+      const own = linesByTask.get(t.id) ?? [];
+      const linesOf = (stage: LineRow['stage']) =>
+        own.filter((l) => l.stage === stage).map((l) => ({ component: l.component, quantity: dec(l.quantity), rate: dec(l.rate), per: dec(l.per), amount: dec(l.amount) }));
+      const ownEntries = entriesByTask.get(t.id) ?? [];
+      const released = ownEntries.some((e) => e.kind === 'release');
       return {
         taskId: t.upstream_task_id ?? `gw-${t.id}`,
         internalId: t.id,
@@ -106,15 +172,28 @@ export class TasksQuery {
         held: released || t.settled_at ? dec(0) : dec(t.hold_amount),
         needsReview: t.needs_review,
         reviewReason: t.review_reason,
+        overrun: t.overrun === null ? null : dec(t.overrun),
+        resolution: t.resolution && t.resolved_at ? { outcome: t.resolution, reason: t.resolution_reason ?? '', resolvedAt: t.resolved_at } : null,
         estimate: { unit: t.unit, amount: dec(t.estimate_amount), exactness: t.exactness, tier: t.estimate_tier, lines: linesOf('estimate'), warnings: t.estimate_warnings },
         charge:
           t.charge_amount === null
             ? null
             : { unit: t.unit, amount: dec(t.charge_amount), exactness: t.charge_exactness ?? t.exactness, tier: t.charge_tier, lines: linesOf('charge'), warnings: t.charge_warnings },
-        ledgerEntries: own.map((e) => ({ id: e.id, kind: e.kind, unit: e.unit, amount: dec(e.amount), effectiveAt: e.effective_at, createdAt: e.created_at, reason: e.reason })),
+        ledgerEntries: ownEntries.map((e) => ({ id: e.id, kind: e.kind, unit: e.unit, amount: dec(e.amount), effectiveAt: e.effective_at, createdAt: e.created_at, reason: e.reason })),
       };
     });
   }
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = groups.get(k);
+    if (list) list.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
 }
 
 export function encodeCursor(internalId: string): string {
@@ -122,7 +201,8 @@ export function encodeCursor(internalId: string): string {
 }
 
 function decodeCursor(cursor: string): string {
-  const match = /^task:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match) throw ApiError.badRequest('after: not a cursor from this API');
-  return match[1]!;
+  const match = /^task:(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString());
+  const id = match ? bigintId(match[1]!) : undefined;
+  if (!id) throw ApiError.badRequest('after: not a cursor from this API');
+  return id;
 }

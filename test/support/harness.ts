@@ -3,7 +3,8 @@
  * simulator), and small helpers to talk to them. No mocks: PostgreSQL, HTTP and GraphQL are real.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startGateway, type Gateway } from '../../src/bootstrap.js';
@@ -34,6 +35,8 @@ export async function emptyDatabase(): Promise<string> {
 export async function gateway(databaseUrl: string, env: Record<string, string> = {}): Promise<Gateway> {
   return startGateway({
     DATABASE_URL: databaseUrl,
+    // Each gateway's own sandbox state (the simulator's journal), never the checkout's ./.data.
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-gw-')),
     PORT: '0',
     LOG_LEVEL: 'silent',
     ADMIN_TOKEN: ADMIN,

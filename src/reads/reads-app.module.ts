@@ -1,0 +1,45 @@
+/**
+ * The reads worker's application: GraphQL (queries and the admin mutations) and CSV reports. It
+ * runs on its own thread and event loop (reads.worker.ts); the main thread forwards these paths
+ * to it (reads-thread.ts).
+ */
+import { Module, type DynamicModule } from '@nestjs/common';
+import { GraphQLModule } from '@nestjs/graphql';
+import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
+import type { Runtime } from '../app.module.js';
+import { PrincipalsService } from '../auth/principals.service.js';
+import { CoreModule } from '../core.module.js';
+import { GraphqlApiModule } from '../graphql/graphql-api.module.js';
+import { graphqlContext } from '../graphql/graphql-auth.js';
+import { fieldLimit, MAX_DEPTH } from '../graphql/limits.js';
+import { operationGuard } from '../graphql/operation-guard.js';
+import { ReportsController } from '../reports/reports.controller.js';
+
+@Module({})
+export class ReadsAppModule {
+  static forRoot(runtime: Runtime): DynamicModule {
+    return {
+      module: ReadsAppModule,
+      imports: [
+        CoreModule.forRoot(runtime),
+        GraphqlApiModule,
+        GraphQLModule.forRootAsync<MercuriusDriverConfig>({
+          driver: MercuriusDriver,
+          inject: [PrincipalsService],
+          useFactory: (principals: PrincipalsService) => ({
+            autoSchemaFile: true,
+            sortSchema: true,
+            graphiql: runtime.config.NODE_ENV !== 'production',
+            path: '/graphql',
+            context: graphqlContext,
+            queryDepth: MAX_DEPTH,
+            validationRules: [fieldLimit],
+            hooks: { preExecution: operationGuard(principals, runtime.config.NODE_ENV === 'production') },
+            jit: 1,
+          }),
+        }),
+      ],
+      controllers: [ReportsController],
+    };
+  }
+}

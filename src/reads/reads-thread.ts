@@ -1,0 +1,144 @@
+/**
+ * The main thread's side of the reads worker (reads.worker.ts): starts it, forwards the read
+ * paths to it (GraphQL, GraphiQL, CSV reports), restarts it if it dies, and stops it last.
+ * Forwarding costs the main thread a loopback hop and a copy of the bytes, not the read's work.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { Logger } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Pool } from 'undici';
+import { ApiError } from '../common/api-error.js';
+import type { CacheEvent } from '../common/cache-events.js';
+import type { UpstreamOptions } from '../upstream/upstream.client.js';
+
+export interface ReadsWorkerData {
+  /** The environment the gateway was started with (the worker reads the same configuration). */
+  env: Record<string, string | undefined>;
+  databaseUrl: string;
+  adminToken: string | undefined;
+  upstream: UpstreamOptions;
+}
+
+/** The paths the reads worker serves. */
+export const READ_PATHS = ['/graphql', '/graphiql', '/reports/'];
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+
+export class ReadsThread {
+  private readonly logger = new Logger('ReadsThread');
+  private worker?: Worker;
+  private pool?: Pool;
+  private ready: Promise<void> = new Promise(() => {});
+  private closing = false;
+  private onCacheEvent: (event: CacheEvent) => Promise<void> = async () => {};
+
+  constructor(private readonly data: ReadsWorkerData) {}
+
+  /** Where the worker's cache events go (the main thread's CacheEvents); each is acknowledged when applied. */
+  cacheEventsTo(receive: (event: CacheEvent) => Promise<void>): void {
+    this.onCacheEvent = receive;
+  }
+
+  /** Starts the worker; resolves once it serves (the gateway answers only then). */
+  run(): Promise<void> {
+    this.ready = this.start();
+    return this.ready;
+  }
+
+  /** Registers the read paths on the main thread's Fastify: each is forwarded to the worker. */
+  forward(fastify: FastifyInstance): void {
+    // GraphQL over POST may be JSON (parsed by the main thread, sent on as JSON) or application/graphql (sent as it is).
+    fastify.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    const handler = (request: FastifyRequest, reply: FastifyReply) => this.pass(request, reply);
+    fastify.route({ method: ['GET', 'POST'], url: '/graphql', handler });
+    fastify.get('/graphiql', handler);
+    fastify.get('/graphiql/*', handler);
+    fastify.get('/reports/*', handler);
+  }
+
+  async probe(): Promise<string> {
+    try {
+      await this.ready;
+      const res = await this.pool!.request({ path: '/__reads/ready', method: 'GET' });
+      await res.body.dump();
+      return res.statusCode === 200 ? 'ok' : `unreachable: HTTP ${res.statusCode}`;
+    } catch (error) {
+      return `unreachable: ${(error as Error).message}`;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const worker = this.worker;
+    if (!worker) return;
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    worker.postMessage('close');
+    const force = setTimeout(() => void worker.terminate(), 10_000);
+    await exited;
+    clearTimeout(force);
+    await this.pool?.close();
+  }
+
+  private async pass(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    await this.ready;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    const body = request.method === 'GET' || request.body === undefined ? undefined : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+    try {
+      const res = await this.pool!.request({ path: request.url, method: request.method as 'GET' | 'POST', headers, body });
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value !== undefined && !HOP_BY_HOP.has(name)) void reply.header(name, value);
+      }
+      return reply.code(res.statusCode).send(res.body);
+    } catch (error) {
+      this.logger.warn(`reads worker did not answer: ${(error as Error).message}`);
+      return reply.code(503).send(ApiError.serviceUnavailable('reads are unavailable on this instance for a moment; retry shortly').toBody());
+    }
+  }
+
+  private async start(): Promise<void> {
+    const worker = new Worker(workerFile(), { workerData: this.data });
+    this.worker = worker;
+    const url = await new Promise<string>((resolve, reject) => {
+      worker.once('message', (m: { type: string; url?: string; error?: string }) => (m.type === 'listening' ? resolve(m.url!) : reject(new Error(`reads worker failed to start: ${m.error}`))));
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`reads worker exited with code ${code} before it served`)));
+    });
+    worker.on('message', (m: { type: string; id?: number; event?: CacheEvent }) => {
+      if (m.type !== 'cache') return;
+      void this.onCacheEvent(m.event!)
+        .catch((e: Error) => this.logger.warn(`applying ${m.event!.kind} from the reads worker: ${e.message}`))
+        .finally(() => worker.postMessage({ type: 'cache-ack', id: m.id }));
+    });
+    const previous = this.pool;
+    this.pool = new Pool(url, { connections: 64, keepAliveTimeout: 10_000, headersTimeout: 0, bodyTimeout: 0 });
+    void previous?.close();
+    worker.on('error', (error) => this.logger.error(`reads worker: ${error.stack ?? error.message}`));
+    worker.once('exit', (code) => {
+      if (this.closing) return;
+      // A worker that died (a crash, an out-of-memory read) is replaced; reads answer 503 meanwhile.
+      this.logger.error(`reads worker exited with code ${code}; starting a new one`);
+      this.ready = new Promise((resolve) => setTimeout(resolve, 1_000)).then(() => this.start());
+      this.ready.catch((e: Error) => this.logger.error(e.message));
+    });
+  }
+}
+
+/** The compiled worker: beside this file when running from dist, or in dist when this file is the TS source (tests). */
+function workerFile(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const sibling = path.join(here, 'reads.worker.js');
+  if (existsSync(sibling)) return sibling;
+  let dir = here;
+  for (let i = 0; i < 5; i++) {
+    const candidate = path.join(dir, 'dist', 'src', 'reads', 'reads.worker.js');
+    if (existsSync(candidate)) return candidate;
+    dir = path.dirname(dir);
+  }
+  throw new Error('dist/src/reads/reads.worker.js not found: run `npm run build`');
+}

@@ -1,0 +1,82 @@
+/**
+ * The reads worker: a thread of the gateway's process with its own event loop, serving GraphQL
+ * and CSV reports on a loopback port that only the main thread calls (reads-thread.ts).
+ *
+ * Why a thread: a read's work (hydrating, executing and serializing a page of tasks) runs on the
+ * event loop it is given. On the main thread, eight readers took another project's submission
+ * p50 from 6 ms to 275 ms (one at a time: 31 ms); on their own event loop the same load left it
+ * at 7-9 ms (bench/FINDINGS.md, "Reads beside submissions"). Its own pools (few connections,
+ * read-only, statement timeout) and turns (ReadGate) bound what reads take from the database.
+ */
+import 'reflect-metadata';
+import { parentPort, workerData } from 'node:worker_threads';
+import { ApiError } from '../common/api-error.js';
+import { CacheEvents } from '../common/cache-events.js';
+import { ReadGate } from '../common/read-gate.js';
+import { loadConfig } from '../config/config.js';
+import { Database } from '../database/database.js';
+import { createNestApp } from '../http/nest-app.js';
+import { PriceBookService } from '../pricing/price-book.service.js';
+import { ReadsAppModule } from './reads-app.module.js';
+import type { ReadsWorkerData } from './reads-thread.js';
+
+const data = workerData as ReadsWorkerData;
+const config = { ...loadConfig(data.env), ADMIN_TOKEN: data.adminToken };
+const readPool = { readOnly: true, statementTimeoutMs: config.READ_STATEMENT_TIMEOUT_MS };
+// The read pools, and a few read-write connections for the admin mutations (budgets, prices, projects).
+const db = new Database(data.databaseUrl, Math.min(4, config.DB_POOL_SIZE), { applicationName: 'spendgate-admin' });
+const readsDb = new Database(data.databaseUrl, config.READ_POOL_SIZE, { ...readPool, applicationName: 'spendgate-reads' });
+const reportsDb = new Database(config.REPORTS_DATABASE_URL ?? data.databaseUrl, config.READ_POOL_SIZE, { ...readPool, applicationName: 'spendgate-reports' });
+
+try {
+  const app = await createNestApp(ReadsAppModule.forRoot({ config, db, readsDb, reportsDb, upstream: data.upstream }), config);
+  const fastify = app.getHttpAdapter().getInstance();
+  // Reads take turns: at most READ_CONCURRENCY at once, the rest wait (then 503).
+  const gate = new ReadGate(config.READ_CONCURRENCY, config.READ_STATEMENT_TIMEOUT_MS);
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (request.url === '/__reads/ready') return;
+    const release = await gate.enter();
+    if (!release) return reply.code(503).send(ApiError.serviceUnavailable('this instance is busy with other reads; retry shortly').toBody());
+    reply.raw.once('close', release);
+  });
+  fastify.get('/__reads/ready', async () => ({ status: 'ok' }));
+  await app.get(PriceBookService).init();
+  await app.init();
+  await app.listen(0, '127.0.0.1');
+  const address = fastify.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  parentPort!.postMessage({ type: 'listening', url: `http://127.0.0.1:${port}` });
+
+  // Admin mutations here change what the main thread caches: it is told before they answer.
+  let nextId = 0;
+  const acks = new Map<number, () => void>();
+  app.get(CacheEvents).relayTo(
+    (event) =>
+      new Promise<void>((resolve) => {
+        const id = ++nextId;
+        const timer = setTimeout(() => acks.delete(id) && resolve(), 5_000); // never hang a mutation on it
+        acks.set(id, () => {
+          clearTimeout(timer);
+          acks.delete(id);
+          resolve();
+        });
+        parentPort!.postMessage({ type: 'cache', id, event });
+      }),
+  );
+
+  parentPort!.on('message', (message: unknown) => {
+    const m = message as { type?: string; id?: number };
+    if (m?.type === 'cache-ack') return acks.get(m.id!)?.();
+    if (message !== 'close') return;
+    const idle = setInterval(() => fastify.server.closeIdleConnections(), 100);
+    void app
+      .close()
+      .finally(() => clearInterval(idle))
+      .then(() => Promise.all([db.close(), readsDb.close(), reportsDb.close()]))
+      .finally(() => process.exit(0));
+  });
+} catch (error) {
+  parentPort!.postMessage({ type: 'failed', error: (error as Error).stack ?? String(error) });
+  await Promise.all([db.close(), readsDb.close(), reportsDb.close()]);
+  process.exit(1);
+}

@@ -168,7 +168,7 @@ describe('tasks paging (item 8)', () => {
   };
 
   test('newest first by acceptance order, across pages of 3, 7 and 100, every task exactly once', async () => {
-    const expected = (await gw.db.query<{ id: string }>('SELECT upstream_task_id::text AS id FROM task WHERE project_id = $1 ORDER BY id DESC', [reader.projectId])).rows.map((r) => r.id);
+    const expected = (await gw.db.query<{ id: string }>('SELECT t.upstream_task_id::text AS id FROM task t WHERE t.project_id = $1 ORDER BY t.id DESC', [reader.projectId])).rows.map((r) => r.id);
     expect(expected.length).toBe(470);
     for (const first of [3, 7, 100]) expect(await all(first)).toEqual(expected);
     // The first page holds the newest tasks (the bug sorted ids as text: 9 before 10, and lost them).

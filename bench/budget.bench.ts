@@ -6,6 +6,7 @@
  * Then an exhaustion phase with tight limits counts overspend (must be 0) and runs reconcile.
  * Prints figures and writes bench/results/budget.json; asserts nothing.
  */
+import { Money } from '../src/pricing/money.js';
 import pg from 'pg';
 import { findRoute } from '../src/catalog/catalog.js';
 import { Database } from '../src/database/database.js';
@@ -54,7 +55,7 @@ async function main() {
 }
 
 function hold(projectId: string): HoldRequest {
-  return { projectId, apiKeyId: null, model: route.id, family: route.family, kind: route.kind, unit: 'USD', holdAmount: q.amount, quote: q, priceBookVersion: 1 };
+  return { projectId, apiKeyId: null, model: route.id, family: route.family, kind: route.kind, hold: Money.of('USD', q.amount), quote: q, priceBookVersion: 1 };
 }
 
 async function projects(db: Database, n: number, limit: string): Promise<string[]> {

@@ -4,23 +4,13 @@
  * worker (reads/reads-app.module.ts), so that no read can hold up a submission.
  */
 import { Module, type DynamicModule } from '@nestjs/common';
-import { CONFIG, type Config } from './config/config.js';
-import { Database, DATABASE } from './database/database.js';
+import { CONFIG } from './config/config.js';
+import { DATABASE } from './database/database.js';
 import { GatewayModule } from './gateway/gateway.module.js';
 import { HealthController } from './health/health.controller.js';
 import { ReadsThread } from './reads/reads-thread.js';
-import type { UpstreamOptions } from './upstream/upstream.client.js';
 import { CoreModule } from './core.module.js';
-
-export interface Runtime {
-  config: Config;
-  db: Database;
-  /** GraphQL's task and budget reads: read-only, few connections, statement timeout. The main thread has none: `db`. */
-  readsDb: Database;
-  /** Reports' database: a read-only pool on REPORTS_DATABASE_URL (a replica) or on the primary. */
-  reportsDb: Database;
-  upstream: UpstreamOptions;
-}
+import type { Runtime } from './runtime.js';
 
 @Module({})
 export class AppModule {

@@ -13,10 +13,10 @@ import { loadConfig, sandboxAdminToken, type Config } from './config/config.js';
 import { Database } from './database/database.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './database/embedded.js';
 import { migrate } from './database/migrate.js';
-import { MetricsService } from './health/metrics.service.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { CacheEvents } from './common/cache-events.js';
 import { createNestApp } from './http/nest-app.js';
-import { LedgerService } from './ledger/ledger.service.js';
+import { TaskStore } from './tasks/task-store.js';
 import { PriceBookService } from './pricing/price-book.service.js';
 import { ReadsThread } from './reads/reads-thread.js';
 import { createSimulator, type Simulator } from './simulator/simulator.js';
@@ -86,7 +86,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   reads.cacheEventsTo((event) => cacheEvents.receive(event));
   const readsStarted = reads.run();
   const poller = app.get(PollerService);
-  await app.get(LedgerService).sweepAbandoned(poller.abandonAfterMs);
+  await app.get(TaskStore).sweepAbandoned(poller.abandonAfterMs);
   await app.init();
   await readsStarted; // listen only when every path answers
   await app.listen(config.PORT, config.HOST);

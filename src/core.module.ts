@@ -6,7 +6,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { CacheEvents } from './common/cache-events.js';
 import { CONFIG } from './config/config.js';
 import { DATABASE, READS_DATABASE, REPORTS_DATABASE } from './database/database.js';
-import { MetricsService } from './health/metrics.service.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { LedgerService } from './ledger/ledger.service.js';
 import { PriceBookService } from './pricing/price-book.service.js';
 import { ProjectPolicies } from './projects/project-policies.js';
@@ -16,10 +16,11 @@ import { PrincipalsService } from './auth/principals.service.js';
 import { ReportsService } from './reports/reports.service.js';
 import { PollerService } from './tasks/poller.service.js';
 import { SettlementService } from './tasks/settlement.service.js';
+import { TaskStore } from './tasks/task-store.js';
 import { UpstreamService } from './upstream/upstream.service.js';
-import type { Runtime } from './app.module.js';
+import type { Runtime } from './runtime.js';
 
-const SHARED = [CacheEvents, PriceBookService, ProjectsService, ProjectPolicies, LedgerService, SettlementService, MetricsService, PollerService, BudgetsService, PrincipalsService, ReportsService];
+const SHARED = [CacheEvents, PriceBookService, ProjectsService, ProjectPolicies, LedgerService, SettlementService, TaskStore, MetricsService, PollerService, BudgetsService, PrincipalsService, ReportsService];
 
 @Global()
 @Module({})

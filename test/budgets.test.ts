@@ -9,9 +9,10 @@ import { BudgetsService } from '../src/budgets/budgets.service.js';
 import { findRoute } from '../src/catalog/catalog.js';
 import { LedgerService } from '../src/ledger/ledger.service.js';
 import { quote } from '../src/pricing/engine.js';
-import { dec } from '../src/pricing/money.js';
+import { dec, Money } from '../src/pricing/money.js';
 import { buildPriceBook, SPEC_PRICE_ROWS } from '../src/pricing/price-book.js';
 import { SettlementService } from '../src/tasks/settlement.service.js';
+import { TaskStore } from '../src/tasks/task-store.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { ADMIN, eventually, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, sql, submitGeneration } from './support/harness.js';
 
@@ -197,15 +198,14 @@ test('period rollover: a hold placed yesterday and settled today counts in yeste
     const q = quote({ route, body: { model: route.id, prompt: 'p', duration: 15 } }, buildPriceBook(1, new Date(0), SPEC_PRICE_ROWS));
     const ledger = gw.app.get(LedgerService);
     const held = await ledger.hold({
-      projectId, apiKeyId: null, model: route.id, family: route.family, kind: route.kind, unit: 'USD',
-      holdAmount: q.amount, quote: q, priceBookVersion: 1, acceptedAt: lastInstantOfYesterday,
+      projectId, apiKeyId: null, model: route.id, family: route.family, kind: route.kind, hold: Money.of('USD', q.amount), quote: q, priceBookVersion: 1, acceptedAt: lastInstantOfYesterday,
     });
     expect(held.outcome).toBe('held');
     const taskId = (held as { taskId: string }).taskId;
     await sql(gw, `UPDATE task SET status = 'processing', upstream_task_id = 42, upstream_id = 'vd_42' WHERE id = $1`, [taskId]);
 
     const settlement = gw.app.get(SettlementService);
-    const task = await settlement.findByUpstreamId('42', projectId);
+    const task = await gw.app.get(TaskStore).findByUpstreamId('42', projectId);
     expect(await settlement.apply(task!, { status: 'ready', usage: undefined })).toBe(true);
 
     const periods = await sql(gw, `SELECT period_start, spent::text, held::text FROM budget_period WHERE budget_id = $1 ORDER BY period_start`, [daily]);

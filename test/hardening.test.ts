@@ -5,11 +5,13 @@
  * become formulas, ids out of range are 404s, and the smaller ones (NUL bytes, 414, publishPrices,
  * introspection in production, huge 400s, media URL schemes).
  */
+import { Money } from '../src/pricing/money.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Gateway } from '../src/bootstrap.js';
 import { csvCell } from '../src/common/csv.js';
 import { LedgerService } from '../src/ledger/ledger.service.js';
+import { TaskStore } from '../src/tasks/task-store.js';
 import { quote } from '../src/pricing/engine.js';
 import { PriceBookService } from '../src/pricing/price-book.service.js';
 import { findRoute } from '../src/catalog/catalog.js';
@@ -110,12 +112,12 @@ describe('Idempotency-Key after a refusal or an unknown outcome (item 5, decisio
     const route = findRoute('seedream-4.0')!;
     const q = quote({ route, body: IMAGE }, books.inForce());
     const held = await ledger.hold({
-      projectId, apiKeyId: null, model: route.id, family: route.family, kind: route.kind, unit: 'USD', holdAmount: q.amount, quote: q,
+      projectId, apiKeyId: null, model: route.id, family: route.family, kind: route.kind, hold: Money.of('USD', q.amount), quote: q,
       priceBookVersion: books.inForce().version, idempotencyKey: 'order-3', requestHash: requestHash('generations', IMAGE),
     });
     expect(held.outcome).toBe('held');
     expect((await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'order-3' })).status).toBe(409); // still in progress
-    await ledger.sweepAbandoned(0);
+    await gw.app.get(TaskStore).sweepAbandoned(0);
     const retry = await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'order-3' });
     expect(retry.status).toBe(504);
     expect(retry.body.message).toMatch(/unknown outcome \(task gw-\d+\): its hold is kept for review and it is not sent to the vendor again/);

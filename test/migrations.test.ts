@@ -1,9 +1,12 @@
 /**
- * Migrations that move data, checked on a database that holds data written by the code before
- * them: nothing a finance reader could see may change.
+ * Migrations: the committed current shape (prisma/schema.sql) is exactly what migrating from zero
+ * gives, the datamodel has no change without its migration, and migrations that move data keep
+ * every figure a finance reader could see.
  */
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { migrate } from '../src/database/migrate.js';
+import { dumpSchema } from '../src/database/schema-dump.js';
 import { emptyDatabase } from './support/harness.js';
 
 const BEFORE_ESTIMATE_LINES_MOVED = '20261122150000_hold_idempotency_fast_path';
@@ -33,6 +36,26 @@ const GLM_HOLD = {
   request_hash: null,
   accepted_at: null,
 };
+
+test('prisma/schema.sql is exactly the schema that migrating an empty database produces', async () => {
+  const url = await emptyDatabase();
+  await migrate(url);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const dumped = await dumpSchema(client);
+    // If this fails after a new migration: `npm run schema:dump`, then review and commit the diff.
+    expect(dumped).toBe(readFileSync('prisma/schema.sql', 'utf8'));
+    expect(dumped).toContain('CREATE OR REPLACE FUNCTION public.spendgate_place_holds(p_requests json)');
+  } finally {
+    await client.end();
+  }
+});
+
+test('schema.prisma has no change that a migration does not carry (the snapshot is the migrated datamodel)', () => {
+  // migration:create diffs schema.prisma against this snapshot and then moves it forward.
+  expect(readFileSync('prisma/schema.prisma', 'utf8')).toBe(readFileSync('prisma/migrations/schema.snapshot.prisma', 'utf8'));
+});
 
 test('estimate lines written before they moved onto the task are kept, in order, with every figure exact', async () => {
   const url = await emptyDatabase();

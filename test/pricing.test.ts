@@ -1,12 +1,13 @@
 /**
  * Pricing, as worked examples. Each case shows the arithmetic a finance person would do by hand:
  * tokens × rate per 1M / 1,000,000, summed per class; seconds × rate; images × rate × n.
- * These run on the pure engine; test/gateway-pricing.test.ts runs the same figures through the service.
+ * These run on the pure engine; test/gateway.test.ts ("issue 3 worked examples") runs the same figures
+ * through the running service.
  */
 import fc from 'fast-check';
 import { findRoute } from '../src/catalog/catalog.js';
 import { price, quote, type PriceBasis } from '../src/pricing/engine.js';
-import { dec, sum } from '../src/pricing/money.js';
+import { dec, Money } from '../src/pricing/money.js';
 import { buildPriceBook, SPEC_PRICE_ROWS } from '../src/pricing/price-book.js';
 
 const book = buildPriceBook(1, new Date('2026-01-01T00:00:00Z'), SPEC_PRICE_ROWS);
@@ -162,7 +163,7 @@ describe('properties (fast-check)', () => {
               ? { promptTokenCount: a + b, cachedContentTokenCount: b, candidatesTokenCount: c, thoughtsTokenCount: d }
               : openai(a + b, b, c);
         const charge = price(chat(model), usage, book);
-        expect(sum(charge.lines.map((l) => l.amount)).eq(charge.amount)).toBe(true);
+        expect(Money.total(charge.unit, charge.lines.map((l) => Money.of(charge.unit, l.amount))).amount.eq(charge.amount)).toBe(true);
         for (const l of charge.lines) expect(l.quantity.times(l.rate).div(l.per).eq(l.amount)).toBe(true);
       }),
       { numRuns: 500 },

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import type { Gateway } from '../src/bootstrap.js';
 import { sortedOrder } from '../src/reports/spend-report.js';
-import { dec, sum } from '../src/pricing/money.js';
+import { dec, Money } from '../src/pricing/money.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, pollTask, sql, submitChat, submitGeneration } from './support/harness.js';
 
 let gw: Gateway;
@@ -141,7 +141,7 @@ test('the CSV matches the GraphQL report to the last decimal', async () => {
   const fromGraphql = gqlRows.flatMap((r) => r.totals.map((t: any) => `${r.keys.join(',')},${t.unit},${t.amount}`)).sort();
   const fromCsv = lines.map((l) => l.split(',').slice(0, 4).join(',')).sort();
   expect(fromCsv).toEqual(fromGraphql);
-  const csvTotal = sum(lines.filter((l) => l.includes(',USD,')).map((l) => dec(l.split(',')[3]!)));
+  const csvTotal = Money.total('USD', lines.filter((l) => l.includes(',USD,')).map((l) => Money.of('USD', l.split(',')[3]!))).amount;
   expect(csvTotal.toFixed()).toBe('4.42');
 });
 

@@ -1,5 +1,5 @@
 /**
- * `stream: true` (decisions.md §1): an upstream event stream is relayed to the client as it
+ * `stream: true` (decisions §1): an upstream event stream is relayed to the client as it
  * arrives, and the task is still recorded and settled: from the stream's usage when it reports
  * one, otherwise at the estimate, flagged for review. A stream cut off half-way is never free.
  * Over HTTP, against real PostgreSQL and the simulator's stream modes.
@@ -7,9 +7,9 @@
 import fc from 'fast-check';
 import type { Gateway } from '../src/bootstrap.js';
 import { dec } from '../src/pricing/money.js';
-import { LedgerService } from '../src/ledger/ledger.service.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { PollerService } from '../src/tasks/poller.service.js';
+import { TaskStore } from '../src/tasks/task-store.js';
 import { EventStreamReader, readEventStream } from '../src/upstream/event-stream.js';
 import { eventually, freshDatabase, gateway, http, pollTask, projectWithKey, sql } from './support/harness.js';
 
@@ -189,7 +189,7 @@ test('a stream slow to name its task keeps the task fresh: the abandoned-submiss
     expect(during.touched_after_s).toBeGreaterThan(0.9); // written by a beat, not at the hold
     expect(during.idle_s).toBeLessThan(1.8);
     // A sweep for submissions idle over 2 s (a dead gateway's) does not take it.
-    expect(await slow.app.get(LedgerService).sweepAbandoned(2000)).toBe(0);
+    expect(await slow.app.get(TaskStore).sweepAbandoned(2000)).toBe(0);
 
     expect(await answer).toMatch(/data: \[DONE\]\n\n$/);
     // 10 × 1400/1M + 10 × 4900/1M = 0.014 + 0.049.

@@ -1,33 +1,69 @@
-/** Who a bearer token is: the admin (ADMIN_TOKEN) or a project (its API key), or nobody. */
+/**
+ * Who is calling: a bearer token is the admin (ADMIN_TOKEN), a project's API key, or nobody.
+ * API keys are looked up by their public prefix and their hashes compared in constant time
+ * (api-keys.ts); an authenticated key is remembered for a few seconds, and forgotten at once when
+ * a key is revoked in this process or its reads worker (CacheEvents).
+ */
 import { Inject, Injectable } from '@nestjs/common';
+import { CacheEvents } from '../common/cache-events.js';
 import { CONFIG, type Config } from '../config/config.js';
-import { ProjectsService } from '../projects/projects.service.js';
-import { ApiError } from '../common/api-error.js';
-import { sameSecret } from './api-keys.js';
+import { Database, DATABASE } from '../database/database.js';
+import type { Principal } from './access.js';
+import { hashKey, parseKey, sameHash, sameSecret } from './api-keys.js';
 
-export type Principal = { kind: 'admin' } | { kind: 'project'; projectId: string };
+export type { Principal };
+
+/** The project and key behind an authenticated API key. */
+export interface KeyContext {
+  projectId: string;
+  apiKeyId: string;
+}
+
+/** A revoked key stops working within this time on other instances (at once on this one). */
+const KEY_CACHE_MS = 5_000;
 
 @Injectable()
 export class PrincipalsService {
+  private readonly keyCache = new Map<string, { ctx: KeyContext | null; until: number }>();
+
   constructor(
     @Inject(CONFIG) private readonly config: Config,
-    private readonly projects: ProjectsService,
-  ) {}
+    @Inject(DATABASE) private readonly db: Database,
+    events: CacheEvents,
+  ) {
+    events.on((e) => {
+      if (e.kind === 'api-keys') this.keyCache.clear();
+    });
+  }
 
   async resolve(token: string | undefined): Promise<Principal | null> {
     if (!token) return null;
     if (this.config.ADMIN_TOKEN && sameSecret(token, this.config.ADMIN_TOKEN)) return { kind: 'admin' };
-    const key = await this.projects.authenticate(token);
+    const key = await this.authenticateKey(token);
     return key ? { kind: 'project', projectId: key.projectId } : null;
   }
-}
 
-/**
- * The projects a caller may read, for a list filter: the admin reads what it asks for (all when
- * nothing is asked); a project key reads its own project, and asking for another is refused.
- */
-export function scopeProjects(who: Principal, projectIds: string[] | undefined): string[] | undefined {
-  if (who.kind === 'admin') return projectIds;
-  if (projectIds?.some((id) => id !== who.projectId)) throw ApiError.forbidden('projectIds: this API key can only read its own project');
-  return [who.projectId];
+  /** The project behind a key, or null. Never says which part was wrong. */
+  async authenticateKey(key: string | undefined): Promise<KeyContext | null> {
+    if (!key) return null;
+    const now = Date.now();
+    const cached = this.keyCache.get(key);
+    if (cached && cached.until > now) return cached.ctx;
+    const ctx = await this.lookup(key);
+    if (this.keyCache.size > 10_000) this.keyCache.clear();
+    this.keyCache.set(key, { ctx, until: now + KEY_CACHE_MS });
+    return ctx;
+  }
+
+  private async lookup(key: string): Promise<KeyContext | null> {
+    const parsed = parseKey(key);
+    if (!parsed) return null;
+    const { rows } = await this.db.query<{ id: string; project_id: string; hash: Buffer }>(
+      'SELECT id, project_id, hash FROM api_key WHERE prefix = $1 AND revoked_at IS NULL',
+      [parsed.prefix],
+    );
+    const row = rows[0];
+    if (!row || !sameHash(row.hash, hashKey(key))) return null;
+    return { projectId: row.project_id, apiKeyId: row.id };
+  }
 }

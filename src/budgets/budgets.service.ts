@@ -4,6 +4,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
+import type { PoolClient } from 'pg';
 import { Database, DATABASE, READS_DATABASE } from '../database/database.js';
 import { dec, Decimal as DecimalCtor, percent, type Decimal } from '../pricing/money.js';
 import type { Unit } from '../pricing/pricing.types.js';
@@ -65,24 +66,23 @@ export class BudgetsService {
     if (input.limit.isNegative()) throw ApiError.badRequest('limit: must not be negative');
     const thresholds = input.thresholds ?? [50, 80, 100];
     checkThresholds(thresholds);
-    return this.inProjectLock(input.projectId, async (q) => {
-      const existing = await q(
+    return this.inProjectLock(input.projectId, async (client) => {
+      const existing = await client.query<{ id: string }>(
         `SELECT id FROM budget WHERE project_id = $1 AND unit = $2::"Unit" AND period = $3::"Period" AND deleted_at IS NULL`,
         [input.projectId, input.unit, input.period],
       );
-      let id: string;
-      if (existing.rows[0]) {
-        id = existing.rows[0].id as string;
-        await q(`UPDATE budget SET "limit" = $2::numeric, hard = $3, thresholds = $4::int[] WHERE id = $1`, [id, input.limit.toFixed(), input.hard, thresholds]);
+      let id = existing.rows[0]?.id;
+      if (id) {
+        await client.query(`UPDATE budget SET "limit" = $2::numeric, hard = $3, thresholds = $4::int[] WHERE id = $1`, [id, input.limit.toFixed(), input.hard, thresholds]);
       } else {
-        const created = await q(
+        const created = await client.query<{ id: string }>(
           `INSERT INTO budget (id, project_id, unit, "limit", period, hard, thresholds)
            VALUES (gen_random_uuid(), $1, $2::"Unit", $3::numeric, $4::"Period", $5, $6::int[]) RETURNING id`,
           [input.projectId, input.unit, input.limit.toFixed(), input.period, input.hard, thresholds],
         );
-        id = created.rows[0]!.id as string;
+        id = created.rows[0]!.id;
       }
-      await q('SELECT spendgate_budget_period($1, clock_timestamp())', [id]);
+      await client.query('SELECT spendgate_budget_period($1, clock_timestamp())', [id]);
       return id;
     });
   }
@@ -151,12 +151,12 @@ export class BudgetsService {
   }
 
   /** Runs `fn` in a transaction holding the project's money lock (see spendgate_lock_project). */
-  private async inProjectLock<T>(projectId: string, fn: (q: (sql: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>) => Promise<T>): Promise<T> {
+  private async inProjectLock<T>(projectId: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
     return this.db.transaction(async (client) => {
       const project = await client.query('SELECT 1 FROM project WHERE id = $1', [projectId]);
       if (project.rowCount === 0) throw ApiError.notFound(`project ${projectId} not found`);
       await client.query('SELECT spendgate_lock_project($1)', [projectId]);
-      return fn((sql, values) => client.query(sql, values));
+      return fn(client);
     });
   }
 }

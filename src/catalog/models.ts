@@ -4,7 +4,7 @@
  * knows about routes; validation, pricing, the simulator and reports all read it.
  *
  * Where the spec says "not shown", the field is typed but carries no `allowed` / `default`, so a
- * well-typed value is accepted (issue 2, decisions.md).
+ * well-typed value is accepted (issue 2, docs/decisions.md).
  */
 import type { FieldSpec, ModelRoute } from './catalog.types.js';
 

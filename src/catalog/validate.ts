@@ -4,6 +4,7 @@
  */
 import { modelIdsFor, findRoute } from './catalog.js';
 import type { Endpoint, FieldSpec, ModelRoute } from './catalog.types.js';
+import { VENDOR_PATHS } from '../upstream/vendor-protocol.js';
 
 export interface FieldProblem {
   field: string;
@@ -31,8 +32,7 @@ export function validateSubmission(endpoint: Endpoint, body: unknown): Validatio
   const route = findRoute(model);
   if (!route) return fail('model', `unknown model "${clip(model)}"; one of: ${allowed.join(', ')}`);
   if (route.endpoint !== endpoint) {
-    const path = route.endpoint === 'chat' ? '/api-platform/v1/chat/completions' : '/api-platform/v1/generations';
-    return fail('model', `"${model}" is a ${route.kind} route; submit it to ${path}`);
+    return fail('model', `"${model}" is a ${route.kind} route; submit it to ${VENDOR_PATHS.submit[route.endpoint]}`);
   }
 
   const problems: FieldProblem[] = [];

@@ -1,5 +1,5 @@
 /**
- * The gateway's one refusal shape (decisions.md §5): { code, message, details? }, code never 1000.
+ * The gateway's one refusal shape (decisions §5): { code, message, details? }, code never 1000.
  * `code` is the HTTP status × 10 plus a small discriminator, so a client can switch on it.
  */
 export interface ErrorBody {

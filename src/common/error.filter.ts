@@ -1,4 +1,4 @@
-/** Every refusal in one JSON shape: { code, message, details? } (decisions.md §5). */
+/** Every refusal in one JSON shape: { code, message, details? } (decisions §5). */
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { GraphQLError } from 'graphql';

@@ -4,6 +4,8 @@
  * found" or "not an id" before it reaches a query, never as a database error.
  */
 
+import { ApiError } from './api-error.js';
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** PostgreSQL's bigint ends here: 2^63 − 1. */
 const BIGINT_MAX = 9_223_372_036_854_775_807n;
@@ -30,6 +32,11 @@ export function parseTaskRef(value: string): { upstreamTaskId: string } | { inte
   }
   const id = bigintId(value);
   return id ? { upstreamTaskId: id } : undefined;
+}
+
+/** Ids are UUIDs; anything else is refused naming the field, before it reaches a query. */
+export function requireUuid(field: string, value: string): void {
+  if (!isUuid(value)) throw ApiError.badRequest(`${field}: "${clip(value)}" is not an id (a UUID)`);
 }
 
 /** Text shown back to a client (ids it sent, names): at most `max` characters. */

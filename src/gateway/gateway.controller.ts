@@ -3,15 +3,17 @@ import { Body, Controller, Get, Headers, Inject, Param, Post, Res } from '@nestj
 import type { FastifyReply } from 'fastify';
 import { bearer } from '../auth/api-keys.js';
 import { ApiError } from '../common/api-error.js';
-import { ProjectsService, type KeyContext } from '../projects/projects.service.js';
+import { PrincipalsService, type KeyContext } from '../auth/principals.service.js';
+import { VENDOR_API_ROOT } from '../upstream/vendor-protocol.js';
 import { RateLimiter } from './rate-limiter.js';
-import { GatewayService, type GatewayReply } from './gateway.service.js';
+import type { GatewayReply } from './gateway-reply.js';
+import { GatewayService } from './gateway.service.js';
 
-@Controller('api-platform/v1')
+@Controller(VENDOR_API_ROOT)
 export class GatewayController {
   constructor(
     private readonly gateway: GatewayService,
-    private readonly projects: ProjectsService,
+    private readonly principals: PrincipalsService,
     @Inject(RateLimiter) private readonly limiter: RateLimiter,
   ) {}
 
@@ -42,7 +44,7 @@ export class GatewayController {
   }
 
   private async authenticate(headers: Record<string, string | undefined>): Promise<KeyContext> {
-    const ctx = await this.projects.authenticate(bearer(headers.authorization));
+    const ctx = await this.principals.authenticateKey(bearer(headers.authorization));
     if (!ctx) throw ApiError.unauthorized();
     if (!this.limiter.take(ctx.apiKeyId)) throw ApiError.tooMany('rate limit for this API key exceeded; retry shortly');
     return ctx;

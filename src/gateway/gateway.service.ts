@@ -8,7 +8,6 @@
  * its answer, which a repeated Idempotency-Key gets again (decisions §10).
  */
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Endpoint } from '../catalog/catalog.types.js';
 import { validateSubmission } from '../catalog/validate.js';
@@ -17,34 +16,25 @@ import { isDatabaseUnavailable } from '../common/error.filter.js';
 import { bigintId, clip } from '../common/ids.js';
 import { safeJson } from '../common/json.js';
 import { CONFIG, type Config } from '../config/config.js';
-import { MetricsService } from '../health/metrics.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { LedgerService, type HoldOutcome } from '../ledger/ledger.service.js';
-import { quote, unitOf } from '../pricing/engine.js';
+import { quote } from '../pricing/engine.js';
+import { Money } from '../pricing/money.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
-import type { KeyContext } from '../projects/projects.service.js';
-import { SettlementService, upstreamState } from '../tasks/settlement.service.js';
-import { acceptanceOf } from '../upstream/acceptance.js';
+import type { KeyContext } from '../auth/principals.service.js';
+import { SettlementService } from '../tasks/settlement.service.js';
+import { TaskStore } from '../tasks/task-store.js';
+import { acceptanceOf, upstreamState, VENDOR_PATHS } from '../upstream/vendor-protocol.js';
 import { upstreamSummary } from '../upstream/redact.js';
 import { UpstreamError } from '../upstream/upstream.client.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
+import type { GatewayReply } from './gateway-reply.js';
 import { LandingWrites } from './landing-writes.js';
 import { ProjectPolicies } from '../projects/project-policies.js';
 import { StreamRelayService } from './stream-relay.service.js';
 
-export const UPSTREAM_PATHS: Record<Endpoint, string> = {
-  chat: '/api-platform/v1/chat/completions',
-  generations: '/api-platform/v1/generations',
-};
-
 /** A refusal lists at most this many problems (the rest are counted): a 400 stays small. */
 export const MAX_LISTED_PROBLEMS = 20;
-
-export interface GatewayReply {
-  status: number;
-  contentType: string;
-  /** A Readable when an upstream event stream is being relayed. */
-  body: string | Buffer | Readable;
-}
 
 @Injectable()
 export class GatewayService implements OnApplicationShutdown {
@@ -53,6 +43,7 @@ export class GatewayService implements OnApplicationShutdown {
   constructor(
     @Inject(CONFIG) config: Config,
     private readonly ledger: LedgerService,
+    private readonly tasks: TaskStore,
     private readonly priceBooks: PriceBookService,
     private readonly upstream: UpstreamService,
     private readonly settlement: SettlementService,
@@ -92,7 +83,8 @@ export class GatewayService implements OnApplicationShutdown {
       });
     }
     // A chat estimate covers the most output the request allows; a project may hold more (§6).
-    const holdAmount = q.exactness === 'ESTIMATE' ? q.amount.times(policies.chatHoldMultiplier) : q.amount;
+    const estimate = Money.of(q.unit, q.amount);
+    const hold = q.exactness === 'ESTIMATE' ? estimate.times(policies.chatHoldMultiplier) : estimate;
     const requestJson = JSON.stringify(validation.body);
     const holdTimer = this.metrics.submissionStages.startTimer({ stage: 'hold' });
     let held: HoldOutcome;
@@ -103,8 +95,7 @@ export class GatewayService implements OnApplicationShutdown {
         model: route.id,
         family: route.family,
         kind: route.kind,
-        unit: unitOf(route),
-        holdAmount,
+        hold,
         quote: q,
         priceBookVersion: book.version,
         ...(idempotencyKey ? { idempotencyKey, requestHash: requestHash(endpoint, validation.body) } : {}),
@@ -118,7 +109,7 @@ export class GatewayService implements OnApplicationShutdown {
 
     switch (held.outcome) {
       case 'refused':
-        throw budgetRefusal(held, q.amount.toFixed(), holdAmount.toFixed(), q.unit);
+        throw budgetRefusal(held, estimate, hold);
       case 'conflict':
         throw ApiError.conflict('Idempotency-Key was already used with a different request body', { idempotencyKey });
       case 'in_progress':
@@ -136,7 +127,7 @@ export class GatewayService implements OnApplicationShutdown {
     let res;
     const upstreamTimer = this.metrics.submissionStages.startTimer({ stage: 'upstream' });
     try {
-      res = await this.upstream.client.open('POST', UPSTREAM_PATHS[endpoint], requestJson);
+      res = await this.upstream.client.open('POST', VENDOR_PATHS.submit[endpoint], requestJson);
     } catch (error) {
       const e = error as UpstreamError;
       this.metrics.upstreamErrors.inc({ kind: e.outcome ?? 'unknown' });
@@ -156,7 +147,7 @@ export class GatewayService implements OnApplicationShutdown {
       const record = { taskId, upstreamId: accepted.id, upstreamTaskId: accepted.taskId, responseBody: text };
       let landed;
       try {
-        landed = await this.landing.land(`record of task ${taskId}`, () => this.ledger.recordAccepted(record));
+        landed = await this.landing.land(`record of task ${taskId}`, () => this.tasks.recordAccepted(record));
       } catch (error) {
         // The vendor's answer itself cannot be recorded (its taskId is already another task's):
         // the vendor did accept something, so the hold stays and a person looks at it.
@@ -204,7 +195,7 @@ export class GatewayService implements OnApplicationShutdown {
   /** Marks the task unknown with the answer its client gets (kept for a repeated Idempotency-Key); returns that answer. */
   private async unknown(taskId: string, reason: string, answer: ApiError): Promise<ApiError> {
     await this.landing.land(`unknown mark of task ${taskId}`, () =>
-      this.ledger.markUnknown(taskId, reason, { status: answer.status, body: JSON.stringify(answer.toBody()) }),
+      this.tasks.markUnknown(taskId, reason, { status: answer.status, body: JSON.stringify(answer.toBody()) }),
     );
     return answer;
   }
@@ -213,12 +204,12 @@ export class GatewayService implements OnApplicationShutdown {
     const notFound = ApiError.notFound(`task ${clip(taskIdParam)} not found`);
     const upstreamTaskId = bigintId(taskIdParam);
     if (!upstreamTaskId) throw notFound; // not a number the vendor could have given
-    const task = await this.settlement.findByUpstreamId(upstreamTaskId, ctx.projectId);
+    const task = await this.tasks.findByUpstreamId(upstreamTaskId, ctx.projectId);
     if (!task) throw notFound; // another project's task looks exactly like a missing one
 
     let res;
     try {
-      res = await this.upstream.client.open('GET', `/api-platform/v1/tasks/${upstreamTaskId}`);
+      res = await this.upstream.client.open('GET', VENDOR_PATHS.task(upstreamTaskId));
     } catch (error) {
       this.metrics.upstreamErrors.inc({ kind: `poll_${(error as UpstreamError).outcome ?? 'unknown'}` });
       throw ApiError.badGateway(`polling upstream failed: ${(error as Error).message}`);
@@ -236,21 +227,22 @@ export class GatewayService implements OnApplicationShutdown {
 }
 
 /** The 402 of a hard budget: what the request would hold and what remains, or by how much the budget is already overrun. */
-function budgetRefusal(held: Extract<HoldOutcome, { outcome: 'refused' }>, estimate: string, hold: string, unit: string): ApiError {
+function budgetRefusal(held: Extract<HoldOutcome, { outcome: 'refused' }>, estimate: Money, hold: Money): ApiError {
+  const unit = hold.unit;
   const remaining = held.remaining;
   const overrunBy = remaining.startsWith('-') ? remaining.slice(1) : undefined;
   const budget = `budget ${held.budgetId} (${held.period.toLowerCase()}, hard limit ${held.limit} ${unit})`;
   const message = overrunBy
     ? `${budget} is overrun by ${overrunBy} ${unit}: it refuses every submission in ${unit} until its next period or a higher limit`
-    : `${budget} would be exceeded: this request holds ${hold} ${unit} and ${remaining} ${unit} remain`;
+    : `${budget} would be exceeded: this request holds ${hold} and ${remaining} ${unit} remain`;
   return ApiError.paymentRequired(4020, message, {
     budgetId: held.budgetId,
     period: held.period,
     unit,
     limit: held.limit,
     remaining,
-    estimate,
-    hold,
+    estimate: estimate.toFixed(),
+    hold: hold.toFixed(),
     ...(overrunBy ? { overrunBy } : {}),
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Relays an upstream `text/event-stream` answer to the client as it arrives (decisions.md §1)
+ * Relays an upstream `text/event-stream` answer to the client as it arrives (decisions §1)
  * while reading it for the ledger, and settles the task when it ends:
  *
  * - from the stream's usage when it reported any, otherwise at the estimate, flagged for review;
@@ -14,14 +14,15 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { PassThrough, type Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { CONFIG, type Config } from '../config/config.js';
-import { MetricsService } from '../health/metrics.service.js';
-import { LedgerService } from '../ledger/ledger.service.js';
-import { SettlementService, streamState, type TaskForSettlement } from '../tasks/settlement.service.js';
-import { EventStreamReader, type StreamFacts } from '../upstream/event-stream.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { SettlementService } from '../tasks/settlement.service.js';
+import { TaskStore, type TaskForSettlement } from '../tasks/task-store.js';
+import { EventStreamReader } from '../upstream/event-stream.js';
+import { streamState, type StreamFacts } from '../upstream/vendor-protocol.js';
 import type { SecretRedactor } from '../upstream/redact.js';
 import type { UpstreamStream } from '../upstream/upstream.client.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
-import type { GatewayReply } from './gateway.service.js';
+import type { GatewayReply } from './gateway-reply.js';
 
 interface RelayHooks {
   /** The first `{ code: 1000, data: { id, taskId } }` event. */
@@ -39,7 +40,7 @@ export class StreamRelayService implements OnApplicationShutdown {
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
-    private readonly ledger: LedgerService,
+    private readonly tasks: TaskStore,
     private readonly settlement: SettlementService,
     private readonly metrics: MetricsService,
     private readonly upstream: UpstreamService,
@@ -50,15 +51,15 @@ export class StreamRelayService implements OnApplicationShutdown {
     let named = false;
     return this.relay(upstream, {
       onAcceptance: async (a) => {
-        named = await this.ledger.recordAccepted({ taskId, upstreamId: a.id, upstreamTaskId: a.taskId, responseBody: this.upstream.redactor.redact(a.body) });
+        named = await this.tasks.recordAccepted({ taskId, upstreamId: a.id, upstreamTaskId: a.taskId, responseBody: this.upstream.redactor.redact(a.body) });
       },
       // Once named, the task is `processing` and out of the sweep's reach: no more heartbeats needed.
       onHeartbeat: async () => {
-        if (!named) await this.ledger.stillStreaming(taskId);
+        if (!named) await this.tasks.stillStreaming(taskId);
       },
       onEnd: async (facts, cut) => {
         if (cut && named) return; // the poller settles it from the vendor's task record
-        const task = await this.settlement.findById(taskId);
+        const task = await this.tasks.findById(taskId);
         if (!task) return;
         if (cut) {
           const review = `the stream was cut off before its end (${cut.message}) and did not name the vendor's task; charged at the estimate`;

@@ -1,9 +1,10 @@
+import { assertAdmin, assertCanRead } from '../auth/access.js';
+import { requireUuid } from '../common/ids.js';
+import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, ID, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { BudgetsService } from '../budgets/budgets.service.js';
 import type { Decimal } from '../pricing/money.js';
-import { assertAdmin, assertCanRead, type GraphqlContext } from './graphql-auth.js';
 import { BudgetStatus, PeriodEnum, UnitEnum } from './graphql.types.js';
-import { assertProjectId, assertUuid, Principals } from './principals.js';
 import { DecimalValue } from './scalars.js';
 
 @Resolver(() => BudgetStatus)
@@ -17,7 +18,7 @@ export class BudgetsResolver {
   async budgetStatus(@Context() ctx: GraphqlContext, @Args('projectId', { type: () => ID }) projectId: string) {
     const who = await this.principals.of(ctx);
     assertCanRead(who, projectId);
-    assertProjectId(projectId);
+    requireUuid('projectId', projectId);
     return this.budgets.status(projectId);
   }
 
@@ -32,7 +33,7 @@ export class BudgetsResolver {
     @Args('thresholds', { type: () => [Int], nullable: true }) thresholds?: number[],
   ) {
     assertAdmin(await this.principals.of(ctx), 'setBudget');
-    assertProjectId(projectId);
+    requireUuid('projectId', projectId);
     return this.budgets.set({ projectId, unit, limit, period, hard, ...(thresholds ? { thresholds } : {}) });
   }
 
@@ -45,14 +46,14 @@ export class BudgetsResolver {
     @Args('thresholds', { type: () => [Int], nullable: true }) thresholds?: number[],
   ) {
     assertAdmin(await this.principals.of(ctx), 'updateBudget');
-    assertUuid('budgetId', budgetId);
+    requireUuid('budgetId', budgetId);
     return this.budgets.update(budgetId, { ...(limit ? { limit } : {}), ...(hard !== undefined && hard !== null ? { hard } : {}), ...(thresholds ? { thresholds } : {}) });
   }
 
   @Mutation(() => Boolean)
   async deleteBudget(@Context() ctx: GraphqlContext, @Args('budgetId', { type: () => ID }) budgetId: string) {
     assertAdmin(await this.principals.of(ctx), 'deleteBudget');
-    assertUuid('budgetId', budgetId);
+    requireUuid('budgetId', budgetId);
     return this.budgets.remove(budgetId);
   }
 }

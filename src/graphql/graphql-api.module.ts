@@ -1,8 +1,8 @@
+import { Principals } from './graphql-auth.js';
 import { Module } from '@nestjs/common';
-import { TasksQuery } from '../tasks/tasks.query.js';
+import { TaskReadsService } from './task-reads.service.js';
 import { BudgetsResolver } from './budgets.resolver.js';
 import { PriceBookResolver } from './price-book.resolver.js';
-import { Principals } from './principals.js';
 import { ProjectsResolver } from './projects.resolver.js';
 import { DecimalScalar } from './scalars.js';
 import { LedgerResolver } from './ledger.resolver.js';
@@ -10,6 +10,6 @@ import { ReportsResolver } from './reports.resolver.js';
 import { TasksResolver } from './tasks.resolver.js';
 
 @Module({
-  providers: [DecimalScalar, Principals, TasksQuery, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, LedgerResolver],
+  providers: [DecimalScalar, Principals, TaskReadsService, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, LedgerResolver],
 })
 export class GraphqlApiModule {}

@@ -1,34 +1,32 @@
 /**
- * GraphQL access: ADMIN_TOKEN reads and writes everything; a project API key reads its own
- * project only. Anything else is refused, and the refusal says why.
+ * GraphQL's side of "who is calling": the bearer token goes into the context, and resolvers ask
+ * `Principals.of(ctx)` for the caller (auth/principals.service.ts decides; auth/access.ts says
+ * what each caller may do).
  */
+import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import type { GraphQLError } from 'graphql';
 import { bearer } from '../auth/api-keys.js';
-import { graphqlRefusal, type GraphqlCode } from '../common/error.filter.js';
+import { PrincipalsService, type Principal } from '../auth/principals.service.js';
+import { ApiError } from '../common/api-error.js';
 
 export interface GraphqlContext {
-  /** The bearer token as sent; resolved to a principal lazily by `principal()`. */
+  /** The bearer token as sent; resolved to a principal lazily, by the resolvers that need one. */
   token?: string;
 }
-
-import type { Principal } from '../auth/principals.service.js';
-export type { Principal };
 
 export function graphqlContext(request: FastifyRequest): GraphqlContext {
   return { token: bearer(request.headers.authorization) };
 }
 
-export function refused(message: string, code: GraphqlCode = 'FORBIDDEN'): GraphQLError {
-  return graphqlRefusal(message, code);
-}
+/** Resolves the GraphQL caller: the admin token, or a project API key; refuses anyone else. */
+@Injectable()
+export class Principals {
+  constructor(private readonly principals: PrincipalsService) {}
 
-/** Throws unless the principal may read `projectId`. A project key never learns whether another project exists. */
-export function assertCanRead(principal: Principal, projectId: string): void {
-  if (principal.kind === 'admin' || principal.projectId === projectId) return;
-  throw refused(`this API key can only read its own project; project ${projectId} is not visible to it`);
-}
-
-export function assertAdmin(principal: Principal, action: string): void {
-  if (principal.kind !== 'admin') throw refused(`${action} needs the ADMIN_TOKEN; a project API key can only read its own project`);
+  async of(ctx: GraphqlContext): Promise<Principal> {
+    if (!ctx.token) throw ApiError.unauthorized('send Authorization: Bearer <ADMIN_TOKEN or project API key>');
+    const who = await this.principals.resolve(ctx.token);
+    if (!who) throw ApiError.unauthorized('the bearer token is neither the ADMIN_TOKEN nor a valid project API key');
+    return who;
+  }
 }

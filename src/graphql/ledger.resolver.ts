@@ -1,18 +1,20 @@
+import { assertAdmin } from '../auth/access.js';
+import { graphqlRefusal } from '../common/error.filter.js';
+import { requireUuid } from '../common/ids.js';
+import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, GraphQLISODateTime, ID, Mutation, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
-import type { Decimal } from '../pricing/money.js';
-import { TasksQuery } from '../tasks/tasks.query.js';
-import { assertAdmin, refused, type GraphqlContext } from './graphql-auth.js';
+import { Money, type Decimal } from '../pricing/money.js';
+import { TaskReadsService } from './task-reads.service.js';
 import { UnitEnum } from './graphql.types.js';
-import { assertProjectId, Principals } from './principals.js';
 import { DecimalValue } from './scalars.js';
 
 @Resolver()
 export class LedgerResolver {
   constructor(
     private readonly ledger: LedgerService,
-    private readonly tasks: TasksQuery,
+    private readonly tasks: TaskReadsService,
     private readonly principals: Principals,
   ) {}
 
@@ -30,19 +32,19 @@ export class LedgerResolver {
     @Args('effectiveAt', { type: () => GraphQLISODateTime, nullable: true }) effectiveAt?: Date,
   ) {
     assertAdmin(await this.principals.of(ctx), 'adjustLedger');
-    assertProjectId(projectId);
-    if (!reason.trim()) throw refused('reason: an adjustment needs a reason', 'BAD_USER_INPUT');
+    requireUuid('projectId', projectId);
+    if (!reason.trim()) throw graphqlRefusal('reason: an adjustment needs a reason', 'BAD_USER_INPUT');
     const why = cleanText('reason', reason, 1000, { multiline: true });
-    if (amount.isZero()) throw refused('amount: must not be zero', 'BAD_USER_INPUT');
+    if (amount.isZero()) throw graphqlRefusal('amount: must not be zero', 'BAD_USER_INPUT');
     let internalTaskId: string | undefined;
     let at = effectiveAt ?? undefined;
     if (taskId) {
       const task = await this.tasks.find(taskId);
-      if (!task || task.projectId !== projectId) throw refused(`taskId: task ${taskId} is not a task of project ${projectId}`, 'BAD_USER_INPUT');
-      if (task.unit !== unit) throw refused(`unit: task ${taskId} is priced in ${task.unit}; credits and USD never mix`, 'BAD_USER_INPUT');
+      if (!task || task.projectId !== projectId) throw graphqlRefusal(`taskId: task ${taskId} is not a task of project ${projectId}`, 'BAD_USER_INPUT');
+      if (task.unit !== unit) throw graphqlRefusal(`unit: task ${taskId} is priced in ${task.unit}; credits and USD never mix`, 'BAD_USER_INPUT');
       internalTaskId = task.internalId;
       at ??= task.acceptedAt;
     }
-    return this.ledger.adjust(projectId, unit, amount, why, internalTaskId, at);
+    return this.ledger.adjust(projectId, Money.of(unit, amount), why, internalTaskId, at);
   }
 }

@@ -1,10 +1,11 @@
+import { assertAdmin } from '../auth/access.js';
+import { graphqlRefusal } from '../common/error.filter.js';
+import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, Field, GraphQLISODateTime, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import type { RateComponent } from '../pricing/price-book.js';
-import { assertAdmin, refused, type GraphqlContext } from './graphql-auth.js';
 import { PriceBook, PriceBookVersionInfo, UnitEnum } from './graphql.types.js';
-import { Principals } from './principals.js';
 
 @InputType()
 export class PriceRateInput {
@@ -49,7 +50,7 @@ export class PriceBookResolver {
   ) {
     assertAdmin(await this.principals.of(ctx), 'publishPrices');
     for (const r of rates) {
-      if (!COMPONENTS.has(r.component)) throw refused(`rates.component: "${r.component}" must be token, second, request or image`, 'BAD_USER_INPUT');
+      if (!COMPONENTS.has(r.component)) throw graphqlRefusal(`rates.component: "${r.component}" must be token, second, request or image`, 'BAD_USER_INPUT');
     }
     return this.books.publish(
       effectiveAt,

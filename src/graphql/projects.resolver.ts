@@ -1,8 +1,9 @@
+import { assertAdmin } from '../auth/access.js';
+import { requireUuid } from '../common/ids.js';
+import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { ProjectsService } from '../projects/projects.service.js';
-import { assertAdmin, type GraphqlContext } from './graphql-auth.js';
 import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from './graphql.types.js';
-import { assertProjectId, Principals } from './principals.js';
 import type { Decimal } from '../pricing/money.js';
 import { DecimalValue } from './scalars.js';
 
@@ -28,7 +29,7 @@ export class ProjectsResolver {
   @Mutation(() => String, { description: 'a new API key for the project; the secret is shown once' })
   async issueApiKey(@Context() ctx: GraphqlContext, @Args('projectId', { type: () => ID }) projectId: string) {
     assertAdmin(await this.principals.of(ctx), 'issueApiKey');
-    assertProjectId(projectId);
+    requireUuid('projectId', projectId);
     return this.service.issueKey(projectId);
   }
 
@@ -51,7 +52,7 @@ export class ProjectsResolver {
     chatHoldMultiplier?: Decimal,
   ) {
     assertAdmin(await this.principals.of(ctx), 'setProjectPolicies');
-    assertProjectId(projectId);
+    requireUuid('projectId', projectId);
     await this.service.setPolicies(projectId, {
       ...(unpricedPolicy ? { unpricedPolicy } : {}),
       ...(failurePolicy ? { failurePolicy } : {}),

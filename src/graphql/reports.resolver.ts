@@ -1,12 +1,11 @@
+import { scopeProjects } from '../auth/access.js';
+import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, GraphQLISODateTime, ID, Info, Query, Resolver } from '@nestjs/graphql';
-import type { GraphQLResolveInfo } from 'graphql';
-import { dec, sum } from '../pricing/money.js';
+import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
+import { dec, ZERO } from '../pricing/money.js';
 import { ReportsService } from '../reports/reports.service.js';
 import type { GroupKey, Measure, SpendRow as ReportRow } from '../reports/spend-report.js';
-import { scopeProjects } from '../auth/principals.service.js';
-import type { GraphqlContext } from './graphql-auth.js';
 import { Dashboard, SpendRow, UnitEnum } from './graphql.types.js';
-import { Principals } from './principals.js';
 
 /**
  * One GraphQL row per group: the SQL's per-unit rows become `totals`, one Money per unit. The
@@ -20,8 +19,9 @@ export function mergeUnits(rows: ReportRow[]): SpendRow[] {
     else groups.push([row]);
   }
   return groups.map((parts) => {
-    // Most groups have a single unit: their sums are passed through as the exact strings they are.
-    const total = (pick: (r: ReportRow) => string) => (parts.length === 1 ? pick(parts[0]!) : sum(parts.map((p) => dec(pick(p)))).toFixed());
+    // Quantities (tokens, seconds) of a group's unit rows, added up; money stays per unit in `totals`.
+    // Most groups have a single unit: their figures pass through as the exact strings they are.
+    const total = (pick: (r: ReportRow) => string) => (parts.length === 1 ? pick(parts[0]!) : parts.reduce((s, p) => s.plus(dec(pick(p))), ZERO).toFixed());
     return {
       keys: parts[0]!.keys,
       totals: parts.map((p) => ({ unit: p.unit as UnitEnum, amount: p.amount })),
@@ -48,7 +48,7 @@ function sameKeys(a: string[], b: string[]): boolean {
 /** The optional measures the query selects (fragments included), so only those are summed. */
 function measuresSelected(info: GraphQLResolveInfo): Measure[] {
   const fields = new Set<string>();
-  const visit = (set: { selections: readonly any[] } | undefined) => {
+  const visit = (set: SelectionSetNode | undefined) => {
     for (const sel of set?.selections ?? []) {
       if (sel.kind === 'Field') fields.add(sel.name.value);
       else if (sel.kind === 'InlineFragment') visit(sel.selectionSet);

@@ -1,9 +1,9 @@
 /** The Decimal scalar: exact decimals serialized as strings ("144.0894"), never floats. */
+import { graphqlRefusal } from '../common/error.filter.js';
 import { Scalar, type CustomScalar } from '@nestjs/graphql';
 import { Kind, type ValueNode } from 'graphql';
 import { Decimal as DecimalJs } from 'decimal.js';
 import { dec, type Decimal } from '../pricing/money.js';
-import { refused } from './graphql-auth.js';
 
 const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
 
@@ -27,11 +27,11 @@ export class DecimalScalar implements CustomScalar<string, Decimal> {
     // Only string literals: a JSON/GraphQL float literal would already have lost exactness.
     if (ast.kind === Kind.STRING) return parse(ast.value);
     if (ast.kind === Kind.INT) return parse(ast.value);
-    throw refused('Decimal values are written as strings, e.g. "12.50"', 'BAD_USER_INPUT');
+    throw graphqlRefusal('Decimal values are written as strings, e.g. "12.50"', 'BAD_USER_INPUT');
   }
 }
 
 function parse(value: unknown): Decimal {
   if (typeof value === 'string' && DECIMAL_TEXT.test(value.trim())) return dec(value.trim());
-  throw refused(`"${String(value).slice(0, 40)}" is not a decimal; write it as a string, e.g. "12.50"`, 'BAD_USER_INPUT');
+  throw graphqlRefusal(`"${String(value).slice(0, 40)}" is not a decimal; write it as a string, e.g. "12.50"`, 'BAD_USER_INPUT');
 }

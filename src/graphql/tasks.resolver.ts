@@ -1,13 +1,13 @@
+import { assertAdmin, scopeProjects } from '../auth/access.js';
+import { graphqlRefusal } from '../common/error.filter.js';
+import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, Field, GraphQLISODateTime, ID, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import type { Decimal } from '../pricing/money.js';
-import { encodeCursor, MAX_PAGE, TasksQuery } from '../tasks/tasks.query.js';
-import { assertAdmin, refused, type GraphqlContext } from './graphql-auth.js';
+import { encodeCursor, MAX_PAGE, TaskReadsService } from './task-reads.service.js';
 import { Task, TaskConnection, TaskResolutionEnum } from './graphql.types.js';
-import { Principals } from './principals.js';
 import { DecimalValue } from './scalars.js';
-import { scopeProjects } from '../auth/principals.service.js';
 
 @InputType()
 export class TaskFilterInput {
@@ -22,7 +22,7 @@ export class TaskFilterInput {
 @Resolver(() => Task)
 export class TasksResolver {
   constructor(
-    private readonly query: TasksQuery,
+    private readonly query: TaskReadsService,
     private readonly principals: Principals,
     private readonly ledger: LedgerService,
   ) {}
@@ -43,7 +43,7 @@ export class TasksResolver {
     @Args('after', { type: () => String, nullable: true }) after?: string,
   ) {
     const who = await this.principals.of(ctx);
-    if (first < 1 || first > MAX_PAGE) throw refused(`first: must be between 1 and ${MAX_PAGE}`, 'BAD_USER_INPUT');
+    if (first < 1 || first > MAX_PAGE) throw graphqlRefusal(`first: must be between 1 and ${MAX_PAGE}`, 'BAD_USER_INPUT');
     const projectIds = scopeProjects(who, filter?.projectIds);
     const page = await this.query.list({ ...(filter ?? {}), ...(projectIds ? { projectIds } : {}) }, first, after ?? undefined);
     const edges = page.tasks.map((node) => ({ cursor: encodeCursor(node.internalId), node }));
@@ -65,15 +65,15 @@ export class TasksResolver {
     assertAdmin(await this.principals.of(ctx), 'resolveTask');
     const why = cleanText('reason', reason, 1000, { multiline: true });
     if (outcome === TaskResolutionEnum.RELEASE && amount && !amount.isZero()) {
-      throw refused('amount: RELEASE charges nothing; give an amount only with CHARGE', 'BAD_USER_INPUT');
+      throw graphqlRefusal('amount: RELEASE charges nothing; give an amount only with CHARGE', 'BAD_USER_INPUT');
     }
-    if (amount?.isNegative()) throw refused('amount: must not be negative (a refund of a settled charge is RELEASE or a smaller CHARGE)', 'BAD_USER_INPUT');
+    if (amount?.isNegative()) throw graphqlRefusal('amount: must not be negative (a refund of a settled charge is RELEASE or a smaller CHARGE)', 'BAD_USER_INPUT');
     const task = await this.query.find(taskId);
-    if (!task) throw refused(`task ${taskId} not found`, 'NOT_FOUND');
-    if (task.resolution) throw refused(`task ${taskId} was already resolved (${task.resolution.outcome} on ${task.resolution.resolvedAt.toISOString()})`, 'CONFLICT');
-    if (!task.needsReview) throw refused(`task ${taskId} is not under review: nothing to resolve`, 'CONFLICT');
+    if (!task) throw graphqlRefusal(`task ${taskId} not found`, 'NOT_FOUND');
+    if (task.resolution) throw graphqlRefusal(`task ${taskId} was already resolved (${task.resolution.outcome} on ${task.resolution.resolvedAt.toISOString()})`, 'CONFLICT');
+    if (!task.needsReview) throw graphqlRefusal(`task ${taskId} is not under review: nothing to resolve`, 'CONFLICT');
     if (task.status === 'submitting' || task.status === 'processing') {
-      throw refused(`task ${taskId} is still ${task.status}: it settles by itself`, 'CONFLICT');
+      throw graphqlRefusal(`task ${taskId} is still ${task.status}: it settles by itself`, 'CONFLICT');
     }
     await this.ledger.resolve(task.internalId, outcome, outcome === TaskResolutionEnum.CHARGE ? amount : undefined, why);
     return (await this.query.find(taskId))!;

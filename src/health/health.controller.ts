@@ -4,8 +4,9 @@ import type { FastifyReply } from 'fastify';
 import { CONFIG, type Config } from '../config/config.js';
 import { Database, DATABASE, REPORTS_DATABASE } from '../database/database.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
+import { VENDOR_PATHS } from '../upstream/vendor-protocol.js';
 import { ReadsThread } from '../reads/reads-thread.js';
-import { MetricsService } from './metrics.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 
 @Controller()
 export class HealthController {
@@ -30,7 +31,7 @@ export class HealthController {
     const [database, upstream, reportsDatabase, reads] = await Promise.all([
       reachable(this.db.query('SELECT 1')),
       // Any HTTP answer means the upstream is reachable; only transport failures count against it.
-      reachable(this.upstream.client.get('/api-platform/v1/tasks/0')),
+      reachable(this.upstream.client.get(VENDOR_PATHS.task(0))),
       separateReports ? reachable(this.reportsDb.query('SELECT 1')) : undefined,
       this.reads.probe(),
     ]);

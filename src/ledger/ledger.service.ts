@@ -1,16 +1,16 @@
 /**
- * The money movements, each one call into the ledger's SQL functions (see the
- * ledger_functions migration): the hold at submission (batched: group commit), settlement
- * exactly once, release on an upstream refusal, and the unknown-outcome mark.
+ * The money movements, each one call into the ledger's SQL functions (their current bodies:
+ * prisma/schema.sql): the hold at submission (batched: group commit; it creates the task),
+ * settlement exactly once, release on an upstream refusal, adjustments, and an operator's
+ * resolution. Task-row writes that move no money are the task store's (tasks/task-store.ts).
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { Batcher } from '../common/batcher.js';
-import { isDatabaseUnavailable } from '../common/error.filter.js';
 import { Database, DATABASE } from '../database/database.js';
-import type { Decimal } from '../pricing/money.js';
+import { MixedUnitsError, type Decimal, type Money } from '../pricing/money.js';
 import type { Quote } from '../pricing/engine.js';
-import type { Charge, ChargeLine, Unit } from '../pricing/pricing.types.js';
+import type { Charge, ChargeLine } from '../pricing/pricing.types.js';
 
 export interface HoldRequest {
   projectId: string;
@@ -18,8 +18,8 @@ export interface HoldRequest {
   model: string;
   family: string;
   kind: string;
-  unit: Unit;
-  holdAmount: Decimal;
+  /** What the submission holds, in its unit (the quote's). */
+  hold: Money;
   quote: Quote;
   priceBookVersion: number;
   idempotencyKey?: string;
@@ -47,19 +47,6 @@ interface HoldRow {
   budget_period: string | null;
   response_body: string | null;
   response_status: number | null;
-}
-
-export interface AcceptedRecord {
-  taskId: string;
-  upstreamId: string;
-  upstreamTaskId: string;
-  responseBody: string;
-}
-
-/** An answer the gateway gave for a task of unknown outcome, kept so a repeated Idempotency-Key gets it again. */
-export interface StoredAnswer {
-  status: number;
-  body: string;
 }
 
 export interface Settlement {
@@ -102,23 +89,14 @@ const HOLD_BATCHES_IN_FLIGHT_PER_LANE = 1;
 @Injectable()
 export class LedgerService {
   private readonly holdLanes: Array<Batcher<HoldRequest, HoldOutcome>>;
-  private readonly accepted: Batcher<AcceptedRecord, boolean>;
 
   constructor(@Inject(DATABASE) private readonly db: Database) {
     this.holdLanes = Array.from({ length: HOLD_LANES }, () => new Batcher<HoldRequest, HoldOutcome>((items) => this.placeHolds(items), 256, HOLD_BATCHES_IN_FLIGHT_PER_LANE));
-    // A row the vendor answered wrongly (a taskId already recorded for another task) must not fail
-    // the innocent ones in its batch: on a data error, each record is written alone.
-    this.accepted = new Batcher((items) => this.recordAcceptedBatch(items), 512, 4, (error) => !isDatabaseUnavailable(error));
   }
 
   /** Atomically checks every budget of the unit and places the hold; batched with concurrent calls. */
   hold(request: HoldRequest): Promise<HoldOutcome> {
     return this.holdLanes[laneOf(request.projectId)]!.push(request);
-  }
-
-  /** The upstream accepted: the task is now `processing` and will be polled. */
-  recordAccepted(record: AcceptedRecord): Promise<boolean> {
-    return this.accepted.push(record);
   }
 
   /** Settles exactly once; `overrun` is charge − hold when the charge passed the hold (decisions §6). */
@@ -151,19 +129,6 @@ export class LedgerService {
   }
 
   /**
-   * The outcome cannot be known: keep the hold, flag for review, and keep the answer the client
-   * got, so that a repeated Idempotency-Key gets the same answer, never a second vendor task.
-   */
-  async markUnknown(taskId: string, reason: string, answer?: StoredAnswer): Promise<void> {
-    await this.db.query(
-      `UPDATE task SET status = 'unknown', needs_review = true, review_reason = $2, updated_at = clock_timestamp(),
-                       response_body = coalesce($3, response_body), response_status = coalesce($4, response_status)
-       WHERE id = $1 AND status = 'submitting'`,
-      [taskId, reason, answer?.body ?? null, answer?.status ?? null],
-    );
-  }
-
-  /**
    * An operator's decision on a task under review (decisions §10): CHARGE `amount` (the hold by
    * default) or RELEASE, with a reason. Returns what the decision added to spend.
    */
@@ -186,35 +151,16 @@ export class LedgerService {
     }
   }
 
-  /**
-   * Tasks left in `submitting` longer than any upstream call can take belong to a gateway that
-   * died between the hold and the upstream's answer: they become `unknown`, hold kept. "Left" is
-   * counted from updated_at, which a relayed stream keeps fresh (see stillStreaming).
-   */
-  async sweepAbandoned(olderThanMs: number): Promise<number> {
-    const { rowCount } = await this.db.query(
-      `UPDATE task SET status = 'unknown', needs_review = true, updated_at = clock_timestamp(),
-              review_reason = 'the gateway stopped between the hold and the upstream answer'
-       WHERE status = 'submitting' AND updated_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)`,
-      [olderThanMs],
-    );
-    return rowCount ?? 0;
-  }
-
-  /** A stream for this task is still being relayed: it is not abandoned. */
-  async stillStreaming(taskId: string): Promise<void> {
-    await this.db.query(`UPDATE task SET updated_at = clock_timestamp() WHERE id = $1 AND status = 'submitting'`, [taskId]);
-  }
-
-  async adjust(projectId: string, unit: Unit, amount: Decimal, reason: string, taskId?: string, at?: Date): Promise<string> {
+  async adjust(projectId: string, amount: Money, reason: string, taskId?: string, at?: Date): Promise<string> {
     const { rows } = await this.db.query<{ id: string }>(
       `SELECT spendgate_adjust($1, $2::"Unit", $3::numeric, $4, $5, coalesce($6::timestamptz, clock_timestamp())) AS id`,
-      [projectId, unit, amount.toFixed(), reason, taskId ?? null, at ?? null],
+      [projectId, amount.unit, amount.toFixed(), reason, taskId ?? null, at ?? null],
     );
     return rows[0]!.id;
   }
 
   private async placeHolds(items: HoldRequest[]): Promise<HoldOutcome[]> {
+    for (const r of items) if (r.hold.unit !== r.quote.unit) throw new MixedUnitsError(r.hold.unit, r.quote.unit);
     const payload = items.map((r, i) => ({
       i,
       project_id: r.projectId,
@@ -222,8 +168,8 @@ export class LedgerService {
       model: r.model,
       family: r.family,
       kind: r.kind,
-      unit: r.unit,
-      hold_amount: r.holdAmount.toFixed(),
+      unit: r.hold.unit,
+      hold_amount: r.hold.toFixed(),
       estimate_amount: r.quote.amount.toFixed(),
       exactness: r.quote.exactness,
       estimate_tier: r.quote.tier ?? null,
@@ -240,17 +186,6 @@ export class LedgerService {
     return items.map((_, i) => toOutcome(byIndex.get(i)!));
   }
 
-  private async recordAcceptedBatch(items: AcceptedRecord[]): Promise<boolean[]> {
-    // Typed arrays, not a JSON record set: unnest() of them yields a known row count. The
-    // function pins the plan to one primary-key probe per row (see its migration for why).
-    const { rows } = await this.db.prepared<{ id: string }>(
-      'record-accepted',
-      'SELECT spendgate_record_accepted($1::bigint[], $2::text[], $3::bigint[], $4::text[]) AS id',
-      [items.map((r) => r.taskId), items.map((r) => r.upstreamId), items.map((r) => r.upstreamTaskId), items.map((r) => r.responseBody)],
-    );
-    const done = new Set(rows.map((r) => String(r.id)));
-    return items.map((r) => done.has(r.taskId));
-  }
 }
 
 function laneOf(projectId: string): number {

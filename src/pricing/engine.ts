@@ -8,7 +8,7 @@
  */
 import { effectiveValue } from '../catalog/catalog.js';
 import type { ModelRoute } from '../catalog/catalog.types.js';
-import { dec, MILLION, sum, ZERO, type Decimal } from './money.js';
+import { dec, MILLION, Money, ZERO, type Decimal } from './money.js';
 import type { ModelPrice, PriceBook, TokenTier } from './price-book.js';
 import type { Charge, ChargeLine, TokenClass, Unit } from './pricing.types.js';
 import { TOKEN_CLASSES } from './pricing.types.js';
@@ -153,7 +153,7 @@ function tokenCharge(
   return {
     unit: 'CREDITS',
     exactness,
-    amount: sum(lines.map((l) => l.amount)),
+    amount: Money.total('CREDITS', lines.map((l) => Money.of('CREDITS', l.amount))).amount,
     tier: tier.name,
     lines,
     warnings,

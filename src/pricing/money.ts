@@ -8,6 +8,9 @@ export const Decimal = DecimalBase.clone({ precision: 60, rounding: DecimalBase.
 export type Decimal = DecimalBase;
 export type DecimalValue = DecimalBase.Value;
 
+/** The two units money is counted in: language models in credits, media in USD. */
+export type Unit = 'CREDITS' | 'USD';
+
 export const ZERO = new Decimal(0);
 export const MILLION = new Decimal(1_000_000);
 
@@ -17,10 +20,72 @@ export function dec(value: DecimalValue | { toString(): string }): Decimal {
   return new Decimal(typeof value === 'object' ? value.toString() : value);
 }
 
-export function sum(values: Iterable<Decimal>): Decimal {
-  let total = ZERO;
-  for (const value of values) total = total.plus(value);
-  return total;
+/** An amount in its unit. Credits and USD never mix: arithmetic across units throws, whoever calls it. */
+export class Money {
+  private constructor(
+    readonly unit: Unit,
+    readonly amount: Decimal,
+  ) {}
+
+  static of(unit: Unit, amount: DecimalValue | { toString(): string }): Money {
+    return new Money(unit, dec(amount));
+  }
+
+  static zero(unit: Unit): Money {
+    return new Money(unit, ZERO);
+  }
+
+  /** The total of amounts that must all be in `unit` (an empty list totals zero). */
+  static total(unit: Unit, items: Iterable<Money>): Money {
+    let total = Money.zero(unit);
+    for (const item of items) total = total.plus(item);
+    return total;
+  }
+
+  plus(other: Money): Money {
+    return new Money(this.unit, this.amount.plus(this.same(other).amount));
+  }
+
+  minus(other: Money): Money {
+    return new Money(this.unit, this.amount.minus(this.same(other).amount));
+  }
+
+  /** Scaled by a pure number (a multiplier, a quantity): still in this unit. */
+  times(factor: DecimalValue): Money {
+    return new Money(this.unit, this.amount.times(factor));
+  }
+
+  greaterThan(other: Money): boolean {
+    return this.amount.greaterThan(this.same(other).amount);
+  }
+
+  isZero(): boolean {
+    return this.amount.isZero();
+  }
+
+  isNegative(): boolean {
+    return this.amount.isNegative();
+  }
+
+  /** The exact amount as a plain decimal string (no exponent), for SQL and GraphQL. */
+  toFixed(): string {
+    return this.amount.toFixed();
+  }
+
+  toString(): string {
+    return `${this.amount.toFixed()} ${this.unit}`;
+  }
+
+  private same(other: Money): Money {
+    if (other.unit !== this.unit) throw new MixedUnitsError(this.unit, other.unit);
+    return other;
+  }
+}
+
+export class MixedUnitsError extends Error {
+  constructor(a: Unit, b: Unit) {
+    super(`credits and USD never mix: ${a} with ${b}`);
+  }
 }
 
 /** Display rounding only: half-even to `places`, as a plain string (no exponent). */

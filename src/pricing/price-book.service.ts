@@ -11,7 +11,7 @@ import { findRoute } from '../catalog/catalog.js';
 import { buildPriceBook, SPEC_PRICE_BOOK_EFFECTIVE_AT, SPEC_PRICE_ROWS, type PriceBook, type PriceRow } from './price-book.js';
 import { unitOf } from './engine.js';
 import { dec } from './money.js';
-import { TOKEN_CLASSES } from './pricing.types.js';
+import { TOKEN_CLASSES, type Unit } from './pricing.types.js';
 
 const REFRESH_MS = 5_000;
 /** A new version may start "now" as the publisher's clock saw it, give or take this much skew; never earlier. */
@@ -101,7 +101,7 @@ export class PriceBookService implements OnModuleDestroy {
       [version],
     );
     if (!head.rows[0]) return null;
-    const rates = await this.db.query(
+    const rates = await this.db.query<{ model: string; unit: Unit; component: string; key: string; tier: string | null; tierMaxInput: number | null; rate: string }>(
       `SELECT model, unit, component, key, tier, tier_max_input AS "tierMaxInput", rate::text AS rate
        FROM price_rate WHERE version = $1 ORDER BY model, component, tier NULLS FIRST, key`,
       [version],

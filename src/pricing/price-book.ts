@@ -1,7 +1,7 @@
 /**
  * The price book: rates as data, versioned. `SPEC_PRICE_ROWS` is version 1, transcribed from the
- * pricing tables of upstream-api.md; the database holds it and any later version (see
- * PriceBookRepository). Rates are decimal strings, never floats.
+ * pricing tables of the vendor's documentation; the database holds it and any later version (see
+ * price-book.service.ts). Rates are decimal strings, never floats.
  */
 import { dec, type Decimal } from './money.js';
 import type { TokenClass, Unit } from './pricing.types.js';
@@ -72,7 +72,7 @@ export function buildPriceBook(version: number, effectiveAt: Date, rows: readonl
 
 // ---- version 1: the spec's tables ---------------------------------------------------------------
 
-/** "272K" means 272,000 tokens (decisions.md §3). */
+/** "272K" means 272,000 tokens (decisions §3). */
 export const GPT_LONG_CONTEXT_THRESHOLD = 272_000;
 
 function tokenRows(
@@ -80,14 +80,14 @@ function tokenRows(
   rates: Partial<Record<TokenClass, string>>,
   tier?: { name: string; max: number | null },
 ): PriceRow[] {
-  return Object.entries(rates).map(([key, rate]) => ({
+  return Object.entries(rates).flatMap(([key, rate]) => (rate === undefined ? [] : [{
     model,
     unit: 'CREDITS' as const,
     component: 'token' as const,
     key,
-    rate: rate as string,
+    rate,
     ...(tier ? { tier: tier.name, tierMaxInput: tier.max } : {}),
-  }));
+  }]));
 }
 
 function claudeRows(model: string, r: [string, string, string, string, string]): PriceRow[] {

@@ -1,7 +1,7 @@
 /** Shared types of the pricing engine (plain TypeScript). */
-import type { Decimal } from './money.js';
+import type { Decimal, Unit } from './money.js';
 
-export type Unit = 'CREDITS' | 'USD';
+export type { Unit };
 export type Exactness = 'EXACT' | 'ESTIMATE' | 'UNPRICED';
 
 export type TokenClass = 'input' | 'output' | 'cache_read' | 'cache_write_5m' | 'cache_write_1h' | 'cache_write';

@@ -1,5 +1,5 @@
 /**
- * Reads `data.usage` in the three vendor shapes of decisions.md §2, each with its own semantics,
+ * Reads `data.usage` in the three vendor shapes of decisions §2, each with its own semantics,
  * into disjoint token classes. Counts are token counts, not money, so plain integers.
  */
 import type { UsageShape } from '../catalog/catalog.types.js';

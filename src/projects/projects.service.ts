@@ -1,33 +1,20 @@
-/** Projects and their API keys. */
+/** Projects and their API keys: created, listed, issued, revoked (who is calling is auth/principals.service.ts). */
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { Database, DATABASE } from '../database/database.js';
-import { generateKey, hashKey, parseKey, sameHash } from '../auth/api-keys.js';
+import { generateKey } from '../auth/api-keys.js';
 import { CacheEvents } from '../common/cache-events.js';
 import { isUuid } from '../common/ids.js';
 import { cleanText } from '../common/text.js';
 import { dec, type Decimal } from '../pricing/money.js';
 
-export interface KeyContext {
-  projectId: string;
-  apiKeyId: string;
-}
-
-/** Authenticated keys are remembered briefly; a revoked key stops working within this time. */
-const KEY_CACHE_MS = 5_000;
 
 @Injectable()
 export class ProjectsService {
-  private readonly keyCache = new Map<string, { ctx: KeyContext | null; until: number }>();
-
   constructor(
     @Inject(DATABASE) private readonly db: Database,
     private readonly events: CacheEvents = new CacheEvents(),
-  ) {
-    events.on((e) => {
-      if (e.kind === 'api-keys') this.keyCache.clear();
-    });
-  }
+  ) {}
 
   async create(name: string): Promise<{ id: string; name: string }> {
     const trimmed = cleanText('name', name, 200);
@@ -88,29 +75,5 @@ export class ProjectsService {
       data: { ...rest, ...(chatHoldMultiplier ? { chatHoldMultiplier: chatHoldMultiplier.toFixed() } : {}) },
     });
     await this.events.emit({ kind: 'project-policies', projectId });
-  }
-
-  /** The project behind a key, or null. Never says which part was wrong. */
-  async authenticate(key: string | undefined): Promise<KeyContext | null> {
-    if (!key) return null;
-    const now = Date.now();
-    const cached = this.keyCache.get(key);
-    if (cached && cached.until > now) return cached.ctx;
-    const ctx = await this.lookup(key);
-    if (this.keyCache.size > 10_000) this.keyCache.clear();
-    this.keyCache.set(key, { ctx, until: now + KEY_CACHE_MS });
-    return ctx;
-  }
-
-  private async lookup(key: string): Promise<KeyContext | null> {
-    const parsed = parseKey(key);
-    if (!parsed) return null;
-    const { rows } = await this.db.query<{ id: string; project_id: string; hash: Buffer }>(
-      'SELECT id, project_id, hash FROM api_key WHERE prefix = $1 AND revoked_at IS NULL',
-      [parsed.prefix],
-    );
-    const row = rows[0];
-    if (!row || !sameHash(row.hash, hashKey(key))) return null;
-    return { projectId: row.project_id, apiKeyId: row.id };
   }
 }

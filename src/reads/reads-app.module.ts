@@ -6,7 +6,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
-import type { Runtime } from '../app.module.js';
+import type { Runtime } from '../runtime.js';
 import { PrincipalsService } from '../auth/principals.service.js';
 import { CoreModule } from '../core.module.js';
 import { GraphqlApiModule } from '../graphql/graphql-api.module.js';

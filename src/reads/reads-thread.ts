@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Pool } from 'undici';
 import { ApiError } from '../common/api-error.js';
 import type { CacheEvent } from '../common/cache-events.js';
-import type { UpstreamOptions } from '../upstream/upstream.client.js';
+import type { UpstreamOptions } from '../upstream/upstream.types.js';
 
 export interface ReadsWorkerData {
   /** The environment the gateway was started with (the worker reads the same configuration). */

@@ -2,7 +2,8 @@
 import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { bearer } from '../auth/api-keys.js';
-import { PrincipalsService, scopeProjects } from '../auth/principals.service.js';
+import { scopeProjects } from '../auth/access.js';
+import { PrincipalsService } from '../auth/principals.service.js';
 import { ApiError } from '../common/api-error.js';
 import { ReportsService } from './reports.service.js';
 import { toCsv, type GroupKey } from './spend-report.js';

@@ -11,6 +11,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { findRoute } from '../catalog/catalog.js';
 import type { ModelRoute } from '../catalog/catalog.types.js';
 import { estimateInputTokens } from '../pricing/token-estimate.js';
+import { VENDOR_PATHS } from '../upstream/vendor-protocol.js';
 
 export interface SimulatorKnobs {
   /** Time from acceptance to a terminal state. */
@@ -166,10 +167,10 @@ export function createSimulator(options: SimulatorOptions = {}) {
     return reply.send({ code: 1000, data: { ...identity(task), status: 'processing' } });
   }
 
-  app.post('/api-platform/v1/chat/completions', (req, reply) => submit('chat', req.body, req.headers.authorization, reply));
-  app.post('/api-platform/v1/generations', (req, reply) => submit('generations', req.body, req.headers.authorization, reply));
+  app.post(VENDOR_PATHS.submit.chat, (req, reply) => submit('chat', req.body, req.headers.authorization, reply));
+  app.post(VENDOR_PATHS.submit.generations, (req, reply) => submit('generations', req.body, req.headers.authorization, reply));
 
-  app.get<{ Params: { taskId: string } }>('/api-platform/v1/tasks/:taskId', async (req, reply) => {
+  app.get<{ Params: { taskId: string } }>(VENDOR_PATHS.task(':taskId'), async (req, reply) => {
     await pause();
     if (!authorised(req.headers.authorization)) return reply.code(401).send({ code: 4010, message: 'invalid API key' });
     const task = tasks.get(Number(req.params.taskId));

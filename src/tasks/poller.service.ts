@@ -1,18 +1,18 @@
 /**
  * Background poller: advances tasks no client polls. Safe with several gateway instances on one
- * database: a task is claimed with FOR UPDATE SKIP LOCKED and a lease (next_poll_at moved ahead),
- * so two instances never poll the same task at once, and settlement is exactly-once anyway.
+ * database: a task is claimed with a lease (TaskStore.claimDue), so two instances never poll the
+ * same task at once, and settlement is exactly-once anyway.
  * Each round also sweeps tasks abandoned in `submitting` by a gateway that died.
  */
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '../config/config.js';
-import { Database, DATABASE } from '../database/database.js';
-import { LedgerService } from '../ledger/ledger.service.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
-import { SettlementService, TASK_FOR_SETTLEMENT_COLUMNS, polledState, type TaskForSettlement } from './settlement.service.js';
+import { polledState } from '../upstream/event-stream.js';
+import { VENDOR_PATHS } from '../upstream/vendor-protocol.js';
+import { SettlementService } from './settlement.service.js';
+import { TaskStore, type DueTask } from './task-store.js';
 
 const BATCH = 50;
-const LEASE_SECONDS = 30;
 const MAX_BACKOFF_MS = 60_000;
 
 @Injectable()
@@ -24,8 +24,7 @@ export class PollerService {
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
-    @Inject(DATABASE) private readonly db: Database,
-    private readonly ledger: LedgerService,
+    private readonly tasks: TaskStore,
     private readonly upstream: UpstreamService,
     private readonly settlement: SettlementService,
   ) {}
@@ -56,21 +55,16 @@ export class PollerService {
 
   /** One round: sweep, claim due tasks, poll them, settle terminal ones. Returns how many settled. */
   async round(): Promise<number> {
-    await this.ledger.sweepAbandoned(this.abandonAfterMs);
-    const { rows } = await this.db.query<TaskForSettlement & { upstream_task_id: string; poll_attempts: number }>(
-      `UPDATE task t SET next_poll_at = clock_timestamp() + interval '${LEASE_SECONDS} seconds', poll_attempts = t.poll_attempts + 1
-       WHERE t.id IN (SELECT id FROM task WHERE status = 'processing' AND next_poll_at <= clock_timestamp()
-                      ORDER BY next_poll_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
-       RETURNING ${TASK_FOR_SETTLEMENT_COLUMNS}, t.upstream_task_id::text AS upstream_task_id, t.poll_attempts`,
-    );
-    const results = await Promise.all(rows.map((task) => this.pollOne(task)));
+    await this.tasks.sweepAbandoned(this.abandonAfterMs);
+    const due = await this.tasks.claimDue(BATCH);
+    const results = await Promise.all(due.map((task) => this.pollOne(task)));
     return results.filter(Boolean).length;
   }
 
-  private async pollOne(task: TaskForSettlement & { upstream_task_id: string; poll_attempts: number }): Promise<boolean> {
+  private async pollOne(task: DueTask): Promise<boolean> {
     let settled = false;
     try {
-      const res = await this.upstream.client.get(`/api-platform/v1/tasks/${task.upstream_task_id}`);
+      const res = await this.upstream.client.get(VENDOR_PATHS.task(task.upstream_task_id));
       const state = res.status === 200 ? polledState(res.contentType, res.body.toString('utf8')) : undefined;
       if (state) settled = await this.settlement.apply(task, state);
     } catch (error) {
@@ -78,11 +72,7 @@ export class PollerService {
     }
     if (!settled) {
       const backoff = Math.min(MAX_BACKOFF_MS, this.config.POLL_INTERVAL_MS * 2 ** Math.min(task.poll_attempts, 10));
-      await this.db.query(
-        `UPDATE task SET next_poll_at = clock_timestamp() + make_interval(secs => $2::double precision / 1000)
-         WHERE id = $1 AND status = 'processing'`,
-        [task.id, backoff],
-      );
+      await this.tasks.pollAgainIn(task.id, backoff);
     }
     return settled;
   }

@@ -12,7 +12,7 @@
  */
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import type { UpstreamResponse, UpstreamStream } from './upstream.client.js';
+import type { UpstreamResponse, UpstreamStream } from './upstream.types.js';
 
 type Controller = Dispatcher.DispatchController;
 

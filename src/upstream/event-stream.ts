@@ -1,5 +1,5 @@
 /**
- * Reads a `text/event-stream` answer as it passes through the gateway (decisions.md §1), for the
+ * Reads a `text/event-stream` answer as it passes through the gateway (decisions §1), for the
  * facts the ledger needs: the vendor's task identity, a terminal status, and usage. The bytes
  * themselves are relayed untouched; this only watches them. Plain TypeScript.
  *
@@ -13,16 +13,15 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { isObject, objectAt } from '../common/json.js';
-import { acceptanceOf, isVendorTaskStatus, type VendorTaskStatus } from './acceptance.js';
+import { safeJson } from '../common/json.js';
+import { acceptanceOf, isVendorTaskStatus, streamState, upstreamState, type StreamFacts, type UpstreamState } from './vendor-protocol.js';
 
-export interface StreamFacts {
-  /** The first `{ code: 1000, data: { id, taskId } }` event, verbatim: the acceptance record. */
-  acceptance?: { id: string; taskId: string; body: string };
-  status?: VendorTaskStatus;
-  usage?: Record<string, unknown>;
-  events: number;
-  /** `data: [DONE]` was seen. */
-  done: boolean;
+export type { StreamFacts };
+
+/** A polled answer, JSON or an event stream, as a task state; undefined when it is neither. */
+export function polledState(contentType: string, text: string): UpstreamState | undefined {
+  if (isEventStream(contentType)) return streamState(readEventStream(text));
+  return upstreamState(safeJson(text));
 }
 
 /** An event larger than this is relayed but not read (a guard against unbounded buffering). */

@@ -8,23 +8,13 @@
  * - `unknown`: the request may have been accepted (timeout or reset after sending): the hold stays
  *   and the task is marked unknown for review.
  */
-import type { Readable } from 'node:stream';
 import { Agent, errors } from 'undici';
 import { AnswerHandler } from './answer-handler.js';
 import { isEventStream } from './event-stream.js';
+import type { UpstreamOptions, UpstreamResponse, UpstreamStream } from './upstream.types.js';
 
-export interface UpstreamResponse {
-  status: number;
-  contentType: string;
-  body: Buffer;
-}
+export type { UpstreamOptions, UpstreamResponse, UpstreamStream };
 
-/** A 200 `text/event-stream` answer, handed over unread so it can be relayed as it arrives. */
-export interface UpstreamStream {
-  status: number;
-  contentType: string;
-  stream: Readable;
-}
 
 export class UpstreamError extends Error {
   constructor(
@@ -35,13 +25,6 @@ export class UpstreamError extends Error {
   }
 }
 
-export interface UpstreamOptions {
-  baseUrl: string;
-  apiKey: string;
-  connectTimeoutMs: number;
-  timeoutMs: number;
-  connections?: number;
-}
 
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
@@ -69,7 +52,7 @@ export class UpstreamClient {
     return this.send('GET', path);
   }
 
-  /** Like post/get, but a 200 event stream comes back unread (decisions.md §1). */
+  /** Like post/get, but a 200 event stream comes back unread (decisions §1). */
   open(method: 'GET' | 'POST', path: string, body?: string): Promise<UpstreamResponse | UpstreamStream> {
     return this.send(method, path, body, true);
   }

@@ -107,7 +107,7 @@ const COLUMNS = `t.id::text AS id, t.upstream_task_id::text AS upstream_task_id,
   t.resolution, t.resolution_reason, t.resolved_at`;
 
 @Injectable()
-export class TasksQuery {
+export class TaskReadsService {
   constructor(@Inject(READS_DATABASE) private readonly db: Database) {}
 
   /** By the upstream taskId, or `gw-<n>` for a task the upstream never numbered; undefined for anything else. */

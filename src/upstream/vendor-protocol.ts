@@ -1,0 +1,66 @@
+/**
+ * The vendor's protocol, in one place: its paths, its acceptance of a submission
+ * (`{ code: 1000, data: { id, taskId } }`), and the task states it names (`data.status`, with
+ * `data.usage` once terminal), however they arrive: a JSON answer (the gateway, the poller) or
+ * the events of a stream (event-stream.ts reads those into StreamFacts). Plain TypeScript.
+ */
+import type { Endpoint } from '../catalog/catalog.types.js';
+import { isObject, objectAt } from '../common/json.js';
+
+/** Where the vendor's API lives, under its base URL; the gateway serves the same paths. */
+export const VENDOR_API_ROOT = 'api-platform/v1';
+
+export const VENDOR_PATHS = {
+  submit: { chat: `/${VENDOR_API_ROOT}/chat/completions`, generations: `/${VENDOR_API_ROOT}/generations` } satisfies Record<Endpoint, string>,
+  task: (taskId: string | number) => `/${VENDOR_API_ROOT}/tasks/${taskId}`,
+};
+
+export interface Acceptance {
+  id: string;
+  taskId: string;
+}
+
+/** The acceptance a parsed body carries; undefined when it is not one. */
+export function acceptanceOf(body: unknown): Acceptance | undefined {
+  if (!isObject(body) || body.code !== 1000) return undefined;
+  const data = objectAt(body, 'data');
+  if (!data || typeof data.id !== 'string' || !Number.isSafeInteger(data.taskId)) return undefined;
+  return { id: data.id, taskId: String(data.taskId) };
+}
+
+/** A task's state as the vendor names it in `data.status`. */
+export type VendorTaskStatus = 'processing' | 'ready' | 'failed';
+
+export function isVendorTaskStatus(value: unknown): value is VendorTaskStatus {
+  return value === 'processing' || value === 'ready' || value === 'failed';
+}
+
+/** A task's state as settlement needs it: still processing, or terminal with its usage. */
+export type UpstreamState = { status: 'processing' } | { status: 'ready' | 'failed'; usage: unknown };
+
+/** What the events of a stream told (event-stream.ts collects them). */
+export interface StreamFacts {
+  /** The first `{ code: 1000, data: { id, taskId } }` event, verbatim: the acceptance record. */
+  acceptance?: { id: string; taskId: string; body: string };
+  status?: VendorTaskStatus;
+  usage?: Record<string, unknown>;
+  events: number;
+  /** `data: [DONE]` was seen. */
+  done: boolean;
+}
+
+/** Reads `data.status` (and `data.usage`) from a polled body; undefined when it is not a task record. */
+export function upstreamState(body: unknown): UpstreamState | undefined {
+  const data = isObject(body) ? objectAt(body, 'data') : undefined;
+  return data && stateOf(data.status, data.usage);
+}
+
+/** The last task state a stream's events told; undefined when none did. */
+export function streamState(facts: StreamFacts): UpstreamState | undefined {
+  return stateOf(facts.status, facts.usage);
+}
+
+function stateOf(status: unknown, usage: unknown): UpstreamState | undefined {
+  if (!isVendorTaskStatus(status)) return undefined;
+  return status === 'processing' ? { status } : { status, usage };
+}

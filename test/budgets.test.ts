@@ -6,14 +6,11 @@
  */
 import type { Gateway } from '../src/bootstrap.js';
 import { BudgetsService } from '../src/budgets/budgets.service.js';
-import { findRoute } from '../src/catalog/catalog.js';
-import { LedgerService } from '../src/ledger/ledger.service.js';
-import { quote } from '../src/pricing/engine.js';
-import { dec, Money } from '../src/pricing/money.js';
-import { buildPriceBook, SPEC_PRICE_ROWS } from '../src/pricing/price-book.js';
+import { dec } from '../src/pricing/money.js';
 import { SettlementService } from '../src/tasks/settlement.service.js';
 import { TaskStore } from '../src/tasks/task-store.js';
 import { reconcile } from '../src/ledger/reconcile.js';
+import { acceptedTask, heldTask, imageBody, videoBody } from './support/builders.js';
 import { ADMIN, eventually, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, sql, submitGeneration } from './support/harness.js';
 
 const IMAGE_1K = { model: 'seedream-4.0', prompt: 'budget test' }; // 0.04 USD each, exact
@@ -139,7 +136,7 @@ test('settlement raced by many concurrent polls on two instances and their polle
 
 test('a crash between the hold and the upstream answer leaves a held `unknown` task; reconcile is clean', async () => {
   const url = await freshDatabase();
-  const gw = await gateway(url, { SIMULATOR_DELAY_MS: '600000', UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_CONNECT_TIMEOUT_MS: '100' });
+  const gw = await gateway(url, { SIMULATOR_DELAY_MS: '600000', UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_CONNECT_TIMEOUT_MS: '100', SUBMIT_GRACE_MS: '0' });
   try {
     const { projectId, key } = await projectWithKey(gw);
     await setBudget(gw, projectId, '10');
@@ -153,9 +150,10 @@ test('a crash between the hold and the upstream answer leaves a held `unknown` t
     const [period] = await sql(gw, 'SELECT held::text FROM budget_period');
     expect(period.held).toBe('0.17');
 
-    // A task row left in `submitting` (the process died before any answer) is found by the sweep.
-    await sql(gw, `UPDATE task SET status = 'submitting', updated_at = updated_at - interval '1 hour' WHERE id = $1`, [task.id]);
-    await eventually(async () => (await sql(gw, `SELECT status FROM task WHERE id = $1`, [task.id]))[0].status === 'unknown');
+    // A hold whose gateway died before calling the vendor stays `submitting`; the sweep finds it
+    // once no call could still be under way (here 0.6 s) and keeps its hold as `unknown`.
+    const abandoned = await heldTask(gw, { projectId, body: imageBody() });
+    await eventually(async () => (await sql(gw, `SELECT status FROM task WHERE id = $1`, [abandoned.taskId]))[0].status === 'unknown');
     expect(await reconcile(gw.db)).toEqual([]);
   } finally {
     await gw.close();
@@ -194,15 +192,8 @@ test('period rollover: a hold placed yesterday and settled today counts in yeste
     const daily = await setBudget(gw, projectId, '1.00', true, 'DAILY');
     const startOfToday = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z');
     const lastInstantOfYesterday = new Date(startOfToday.getTime() - 1);
-    const route = findRoute('sora-2-pro')!;
-    const q = quote({ route, body: { model: route.id, prompt: 'p', duration: 15 } }, buildPriceBook(1, new Date(0), SPEC_PRICE_ROWS));
-    const ledger = gw.app.get(LedgerService);
-    const held = await ledger.hold({
-      projectId, apiKeyId: null, model: route.id, family: route.family, kind: route.kind, hold: Money.of('USD', q.amount), quote: q, priceBookVersion: 1, acceptedAt: lastInstantOfYesterday,
-    });
-    expect(held.outcome).toBe('held');
-    const taskId = (held as { taskId: string }).taskId;
-    await sql(gw, `UPDATE task SET status = 'processing', upstream_task_id = 42, upstream_id = 'vd_42' WHERE id = $1`, [taskId]);
+    // A 15-second sora-2-pro task (0.72 USD), accepted by the vendor a millisecond before midnight.
+    await acceptedTask(gw, { projectId, upstreamTaskId: '42', body: videoBody({ duration: 15 }), acceptedAt: lastInstantOfYesterday });
 
     const settlement = gw.app.get(SettlementService);
     const task = await gw.app.get(TaskStore).findByUpstreamId('42', projectId);

@@ -233,14 +233,14 @@ describe('idempotency', () => {
     const fresh = await Promise.all(Array.from({ length: 20 }, (_, i) => submitGeneration(gw, key, body, { 'idempotency-key': `batch-${i}` })));
     expect(fresh.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(gw.simulator!.tasks.size).toBe(calls + 20);
-    const rows = await sql(
+    const rows = await sql<{ key: string; hashed: boolean; holds: number }>(
       gw,
       `SELECT t.idempotency_key AS key, t.request_hash IS NOT NULL AS hashed, count(e.id)::int AS holds
        FROM task t LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.kind = 'hold'
        WHERE t.idempotency_key LIKE 'batch-%' GROUP BY 1, 2 ORDER BY 1`,
     );
     expect(rows).toHaveLength(20);
-    expect(rows.every((r: { hashed: boolean; holds: number }) => r.hashed && r.holds === 1)).toBe(true);
+    expect(rows.every((r) => r.hashed && r.holds === 1)).toBe(true);
     // A key written by the batched path replays like any other.
     const again = await submitGeneration(gw, key, body, { 'idempotency-key': 'batch-7' });
     expect(again.status).toBe(200);

@@ -11,7 +11,7 @@ import type { Gateway } from '../src/bootstrap.js';
 import { ReadGate } from '../src/common/read-gate.js';
 import { Database } from '../src/database/database.js';
 import { MAX_COST } from '../src/graphql/limits.js';
-import { ADMIN, freshDatabase, gateway, graphql, http, projectWithKey, spawnGateway, submitGeneration, type HttpResult } from './support/harness.js';
+import { ADMIN, freshDatabase, gateway, graphql, http, projectWithKey, spawnGateway, submitGeneration, type GatewayAnswer, type GraphqlAnswer, type HttpResult } from './support/harness.js';
 
 const IMAGE = { model: 'seedream-4.0', prompt: 'reads' };
 const ALIASED = (n: number, first: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: tasks(first: ${first}) { edges { node { ledgerEntries { amount } } } }`).join(' ')} }`;
@@ -53,7 +53,7 @@ test('the amplified query is refused by its cost before it runs; a full page wit
 test('another project\'s submissions keep their latency while the largest allowed reads run (the bulkhead, measured)', async () => {
   // The gateway in its own process, as in production: the readers here do not share its event loop.
   const child = await spawnGateway({ DATABASE_URL: gw.databaseUrl, ADMIN_TOKEN: ADMIN, SIMULATOR_DELAY_MS: '0', LOG_LEVEL: 'silent', POLLER_ENABLED: 'false', DATA_DIR: gw.config.DATA_DIR });
-  const post = (path: string, key: string, body: unknown): Promise<HttpResult> => http(`${child.url}${path}`, { key, body });
+  const post = (path: string, key: string, body: unknown): Promise<HttpResult<GatewayAnswer & Partial<GraphqlAnswer<unknown>>>> => http(`${child.url}${path}`, { key, body });
   try {
     const latencies = async (n: number) => {
       const out: number[] = [];

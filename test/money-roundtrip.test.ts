@@ -1,53 +1,63 @@
 /**
- * Amounts survive a round trip through PostgreSQL unchanged: the exact decimal strings the engine
- * produces go into NUMERIC columns and come back equal, digit for digit (no float on the way).
+ * Amounts survive a round trip through the ledger unchanged: the exact decimal strings the engine
+ * produces go through the ledger's own functions into its NUMERIC columns (ledger_entry,
+ * charge_line, task) and come back equal, digit for digit (no float on the way).
  */
 import fc from 'fast-check';
-import pg from 'pg';
-import { linesJson } from '../src/ledger/ledger.service.js';
-import { price, type PriceBasis } from '../src/pricing/engine.js';
-import { dec } from '../src/pricing/money.js';
-import { buildPriceBook, SPEC_PRICE_ROWS } from '../src/pricing/price-book.js';
-import { freshDatabase } from './support/harness.js';
+import type { Gateway } from '../src/bootstrap.js';
+import { LedgerService } from '../src/ledger/ledger.service.js';
+import { price } from '../src/pricing/engine.js';
+import { dec, Money } from '../src/pricing/money.js';
+import { PriceBookService } from '../src/pricing/price-book.service.js';
+import { chatBody, heldTask } from './support/builders.js';
+import { freshDatabase, gateway, projectWithKey, sql } from './support/harness.js';
 
-const book = buildPriceBook(1, new Date('2026-01-01T00:00:00Z'), SPEC_PRICE_ROWS);
-let client: pg.Client;
+let gw: Gateway;
+let projectId: string;
 
 beforeAll(async () => {
-  client = new pg.Client({ connectionString: await freshDatabase() });
-  await client.connect();
-  await client.query('CREATE TEMP TABLE roundtrip (quantity numeric, rate numeric, per numeric, amount numeric)');
+  gw = await gateway(await freshDatabase(), { POLLER_ENABLED: 'false' });
+  ({ projectId } = await projectWithKey(gw));
 });
-afterAll(() => client.end());
+afterAll(() => gw.close());
 
-test('arbitrary exact decimals round-trip through NUMERIC unchanged', async () => {
+test('arbitrary exact decimals posted as adjustments read back from ledger_entry unchanged', async () => {
   const decimalText = fc
     .tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.bigInt({ min: 0n, max: 10n ** 20n }), fc.integer({ min: 0, max: 20 }))
-    .map(([neg, whole, frac, places]) => `${neg ? '-' : ''}${whole}${places ? `.${frac.toString().padStart(places, '0').slice(0, places)}` : ''}`);
+    .map(([neg, whole, frac, places]) => `${neg ? '-' : ''}${whole}${places ? `.${frac.toString().padStart(places, '0').slice(0, places)}` : ''}`)
+    .filter((text) => !dec(text).isZero()); // an adjustment is never zero
+  const ledger = gw.app.get(LedgerService);
   await fc.assert(
     fc.asyncProperty(decimalText, async (text) => {
-      const { rows } = await client.query<{ v: string }>('SELECT $1::numeric::text AS v', [dec(text).toFixed()]);
-      expect(dec(rows[0]!.v).eq(dec(text))).toBe(true);
+      const entry = await ledger.adjust(projectId, Money.of('USD', text), 'round trip', undefined, new Date('2026-11-02T00:00:00Z'));
+      const [row] = await sql<{ amount: string }>(gw, 'SELECT amount::text AS amount FROM ledger_entry WHERE id = $1', [entry]);
+      expect(dec(row!.amount).eq(dec(text))).toBe(true);
     }),
-    { numRuns: 300 },
+    { numRuns: 200 },
   );
 });
 
-test('engine charge lines round-trip through charge_line-shaped NUMERIC columns unchanged', async () => {
-  const basis: PriceBasis = { kind: 'chat', inputTokensEstimate: 0, maxTokens: 1, maxTokensSource: 'request' };
+test('engine charges settled by the ledger read back from charge_line, task and ledger_entry unchanged', async () => {
+  const ledger = gw.app.get(LedgerService);
+  const book = gw.app.get(PriceBookService).inForce();
   await fc.assert(
     fc.asyncProperty(fc.constantFrom('gpt-5.6-luna', 'gpt-5.6-sol', 'glm-5.3'), fc.nat(600_000), fc.nat(100_000), fc.nat(50_000), async (model, prompt, cached, out) => {
-      const charge = price({ model, unit: 'CREDITS', basis }, { prompt_tokens: prompt + cached, completion_tokens: out, prompt_tokens_details: { cached_tokens: cached } }, book);
-      await client.query('TRUNCATE roundtrip');
-      await client.query(
-        `INSERT INTO roundtrip SELECT (l->>'quantity')::numeric, (l->>'rate')::numeric, (l->>'per')::numeric, (l->>'amount')::numeric
-         FROM jsonb_array_elements($1::jsonb) l`,
-        [linesJson(charge.lines)],
+      const held = await heldTask(gw, { projectId, body: chatBody({ model }) });
+      const usage = { prompt_tokens: prompt + cached, completion_tokens: out, prompt_tokens_details: { cached_tokens: cached } };
+      const charge = price({ model, unit: 'CREDITS', basis: held.quote.basis }, usage, book);
+      const { settled } = await ledger.settle({ taskId: held.taskId, status: 'ready', charge, usage, rollup: {} });
+      expect(settled).toBe(true);
+      const lines = await sql<{ amount: string }>(gw, `SELECT amount::text AS amount FROM charge_line WHERE task_id = $1 ORDER BY seq`, [held.taskId]);
+      expect(lines.map((l) => l.amount)).toEqual(charge.lines.map((l) => l.amount.toFixed()));
+      const [task] = await sql<{ charge: string; entry: string | null }>(
+        gw,
+        `SELECT t.charge_amount::text AS charge, (SELECT e.amount::text FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'charge') AS entry
+         FROM task t WHERE t.id = $1`,
+        [held.taskId],
       );
-      const { rows } = await client.query<{ amount: string; total: string }>('SELECT amount::text, (SELECT sum(amount) FROM roundtrip)::text AS total FROM roundtrip');
-      expect(rows.map((r) => r.amount)).toEqual(charge.lines.map((l) => l.amount.toFixed()));
-      if (rows.length) expect(dec(rows[0]!.total).eq(charge.amount)).toBe(true);
+      expect(dec(task!.charge).eq(charge.amount)).toBe(true);
+      if (!charge.amount.isZero()) expect(dec(task!.entry!).eq(charge.amount)).toBe(true);
     }),
-    { numRuns: 200 },
+    { numRuns: 150 },
   );
 });

@@ -12,11 +12,11 @@ import type { Gateway } from '../src/bootstrap.js';
 import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../src/database/embedded.js';
 import { migrate } from '../src/database/migrate.js';
 import { reconcile } from '../src/ledger/reconcile.js';
-import { eventually, gateway, http, projectWithKey, sql, submitGeneration, type HttpResult } from './support/harness.js';
+import { eventually, gateway, http, projectWithKey, sql, submitGeneration, type GatewayAnswer, type HttpResult } from './support/harness.js';
 
 const IMAGE = { model: 'seedream-4.0', prompt: 'outage' };
 
-async function withOutage(windowMs: string, check: (ctx: { gw: Gateway; key: string; results: HttpResult[]; restart: () => Promise<void> }) => Promise<void>) {
+async function withOutage(windowMs: string, check: (ctx: { gw: Gateway; key: string; results: HttpResult<GatewayAnswer>[]; restart: () => Promise<void> }) => Promise<void>) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-outage-'));
   const port = await freePort();
   let server: EmbeddedDatabase = await startEmbeddedPostgres({ dataDir: dir, port, settings: ['fsync=off'] });

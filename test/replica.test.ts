@@ -102,7 +102,7 @@ async function startStandby(dataDir: string, primaryPort: number): Promise<strin
   }
 }
 
-async function query(url: string, text: string, values?: unknown[]): Promise<any[]> {
+async function query(url: string, text: string, values?: unknown[]): Promise<pg.QueryResultRow[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import type { Gateway } from '../src/bootstrap.js';
 import { sortedOrder } from '../src/reports/spend-report.js';
 import { dec, Money } from '../src/pricing/money.js';
-import { ADMIN, freshDatabase, gateway, graphql, http, pollTask, sql, submitChat, submitGeneration } from './support/harness.js';
+import { ADMIN, freshDatabase, gateway, graphql, http, pollTask, sql, submitChat, submitGeneration, type GraphqlAnswer, type GraphqlData } from './support/harness.js';
 
 let gw: Gateway;
 const projects: Record<'a' | 'b', { id: string; key: string }> = {} as never;
@@ -17,7 +17,7 @@ const to = new Date(today.getTime() + 86_400_000).toISOString();
 let budgetId: string;
 let bTaskId: number;
 
-async function gql<T = any>(token: string, query: string, variables?: Record<string, unknown>): Promise<any> {
+async function gql<T = GraphqlData>(token: string, query: string, variables?: Record<string, unknown>): Promise<GraphqlAnswer<T>> {
   const res = await graphql<T>(gw, token, query, variables);
   return res.body;
 }
@@ -88,7 +88,7 @@ test('spendReport totals equal the ledger, per unit, never summed across units',
 
 test('token sums per class, video seconds and images, grouped by model', async () => {
   const body = await gql(ADMIN, REPORT, { from, to, g: ['model'], p: [projects.a.id] });
-  const byModel = Object.fromEntries((body.data.spendReport as any[]).map((r) => [r.keys[0], r]));
+  const byModel = Object.fromEntries(body.data.spendReport.map((r) => [r.keys[0], r]));
   expect(byModel['gemini-3.8-flash'].tokens).toEqual({ input: '12000', output: '4000', cacheRead: '8000', cacheWrite5m: '0', cacheWrite1h: '0', cacheWrite: '0' });
   expect(byModel['veo-3.1'].videoSeconds).toBe('8');
   expect(byModel['veo-3.1'].totals).toEqual([{ unit: 'USD', amount: '4.16' }]);
@@ -123,7 +123,7 @@ test('by project × model × day: the per-row read of the outcome totals equals 
 
 test('a report scoped to projects names them; CSV filters narrow it like GraphQL', async () => {
   const scoped = await gql(ADMIN, REPORT, { from, to, g: ['project'], p: [projects.b.id] });
-  expect(scoped.data.spendReport.map((r: any) => [r.keys, r.totals])).toEqual([[['team-b'], [{ unit: 'CREDITS', amount: '1.89' }]]]);
+  expect(scoped.data.spendReport.map((r) => [r.keys, r.totals])).toEqual([[['team-b'], [{ unit: 'CREDITS', amount: '1.89' }]]]);
   // team-a's Veo job only: 8 s of video, USD 4.16.
   const csv = await http(`${gw.url}/reports/spend.csv?from=${from}&to=${to}&groupBy=project&projectIds=${projects.a.id}&models=veo-3.1&kinds=video`, { key: ADMIN });
   expect(csv.status).toBe(200);
@@ -137,8 +137,8 @@ test('the CSV matches the GraphQL report to the last decimal', async () => {
   expect(res.headers.get('content-type')).toMatch(/text\/csv/);
   const [header, ...lines] = res.text.trim().split('\n');
   expect(header).toBe('project,model,unit,amount,tasks,unpriced_tasks,input_tokens,output_tokens,cache_read_tokens,cache_write_5m_tokens,cache_write_1h_tokens,cache_write_tokens,video_seconds,images');
-  const gqlRows = (await gql(ADMIN, REPORT, { from, to, g: ['project', 'model'] })).data.spendReport as any[];
-  const fromGraphql = gqlRows.flatMap((r) => r.totals.map((t: any) => `${r.keys.join(',')},${t.unit},${t.amount}`)).sort();
+  const gqlRows = (await gql(ADMIN, REPORT, { from, to, g: ['project', 'model'] })).data.spendReport;
+  const fromGraphql = gqlRows.flatMap((r) => r.totals.map((t) => `${r.keys.join(',')},${t.unit},${t.amount}`)).sort();
   const fromCsv = lines.map((l) => l.split(',').slice(0, 4).join(',')).sort();
   expect(fromCsv).toEqual(fromGraphql);
   const csvTotal = Money.total('USD', lines.filter((l) => l.includes(',USD,')).map((l) => Money.of('USD', l.split(',')[3]!))).amount;
@@ -149,16 +149,16 @@ test('budgetStatus agrees with the ledger and shows use, window and projection',
   const body = await gql(projects.a.key, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId limit spent held remaining percentUsed projectedSpend periodStart periodEnd } }`, { p: projects.a.id });
   const [status] = body.data.budgetStatus;
   expect(status).toMatchObject({ budgetId, limit: '5', spent: '4.42', held: '0', remaining: '0.58', percentUsed: '88.40' });
-  expect(dec(status.projectedSpend).gte(dec('4.42'))).toBe(true);
-  expect(status.spent).toBe(await ledgerTotal(projects.a.id, 'USD'));
+  expect(dec(status!.projectedSpend!).gte(dec('4.42'))).toBe(true);
+  expect(status!.spent).toBe(await ledgerTotal(projects.a.id, 'USD'));
 });
 
 test('dashboard: today and month to date per unit, top models, budgets above 80 %', async () => {
   const body = await gql(ADMIN, `{ dashboard { today { unit amount } monthToDate { unit amount } topModels { key unit amount } topProjects { key unit amount } budgetsAbove80 { budgetId percentUsed used } } }`);
   const d = body.data.dashboard;
   expect(d.today).toEqual([{ unit: 'CREDITS', amount: '33.8856' }, { unit: 'USD', amount: '4.42' }]); // 31.9956 + 1.89
-  expect(d.topModels.find((m: any) => m.unit === 'USD').key).toBe('veo-3.1');
-  expect(d.topProjects.filter((p: any) => p.unit === 'CREDITS').map((p: any) => p.key)).toEqual(['team-a', 'team-b']);
+  expect(d.topModels.find((m) => m.unit === 'USD')!.key).toBe('veo-3.1');
+  expect(d.topProjects.filter((p) => p.unit === 'CREDITS').map((p) => p.key)).toEqual(['team-a', 'team-b']);
   expect(d.budgetsAbove80).toEqual([{ budgetId, percentUsed: '88.40', used: '4.42' }]);
 });
 
@@ -169,31 +169,31 @@ test('tasks: cursor pagination with estimate, charge lines and ledger entries', 
   expect(first.pageInfo.hasNextPage).toBe(true);
   const second = (await gql(ADMIN, page, { after: first.pageInfo.endCursor })).data.tasks;
   const third = (await gql(ADMIN, page, { after: second.pageInfo.endCursor })).data.tasks;
-  const ids = [...first.edges, ...second.edges, ...third.edges].map((e: any) => e.node.taskId);
+  const ids = [...first.edges, ...second.edges, ...third.edges].map((e) => e.node.taskId);
   expect(new Set(ids).size).toBe(5);
   expect(third.pageInfo.hasNextPage).toBe(false);
   const own = (await gql(projects.b.key, '{ tasks { edges { node { taskId ledgerEntries { kind amount } } } } }')).data.tasks.edges;
   expect(own).toEqual([{ node: { taskId: String(bTaskId), ledgerEntries: expect.arrayContaining([{ kind: 'charge', amount: '1.89' }]) } }]);
   const tooMany = await gql(ADMIN, '{ tasks(first: 201) { edges { cursor } } }');
-  expect(tooMany.errors[0].message).toMatch(/first: must be between 1 and 200/);
+  expect(tooMany.errors?.[0].message).toMatch(/first: must be between 1 and 200/);
 });
 
 describe('a project key reads its own project only', () => {
   test('spendReport, budgetStatus, task, CSV of another project are refused or empty', async () => {
     const key = projects.a.key;
     const report = await gql(key, REPORT, { from, to, p: [projects.b.id] });
-    expect(report.errors[0].message).toMatch(/only read its own project/);
+    expect(report.errors?.[0].message).toMatch(/only read its own project/);
     const own = await gql(key, REPORT, { from, to, g: ['project'] });
-    expect(own.data.spendReport.map((r: any) => r.keys[0])).toEqual(['team-a']);
+    expect(own.data.spendReport.map((r) => r.keys[0])).toEqual(['team-a']);
     const budget = await gql(key, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId } }`, { p: projects.b.id });
-    expect(budget.errors[0].message).toMatch(/only read its own project/);
+    expect(budget.errors?.[0].message).toMatch(/only read its own project/);
     const task = await gql(key, `query($t: ID!) { task(taskId: $t) { taskId } }`, { t: String(bTaskId) });
     expect(task.data.task).toBeNull();
     const csv = await http(`${gw.url}/reports/spend.csv?from=${from}&to=${to}&projectIds=${projects.b.id}`, { key });
     expect(csv.status).toBe(403);
     expect(csv.body).toEqual({ code: 4030, message: 'projectIds: this API key can only read its own project' });
     const mutation = await gql(key, `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "1", period: DAILY, hard: true) }`, { p: projects.a.id });
-    expect(mutation.errors[0].message).toMatch(/setBudget needs the ADMIN_TOKEN/);
+    expect(mutation.errors?.[0].message).toMatch(/setBudget needs the ADMIN_TOKEN/);
   });
 
   test("another project's budget, report, CSV and task look exactly like a project that does not exist", async () => {
@@ -202,7 +202,7 @@ describe('a project key reads its own project only', () => {
     const missing = '3f6c2a9e-8d1b-4c7e-9a20-5b4d3c2e1f00';
     const same = (a: unknown, b: unknown) => expect(JSON.stringify(a).replaceAll(other, 'ID')).toBe(JSON.stringify(b).replaceAll(missing, 'ID'));
     const budget = (p: string) => gql(key, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId } }`, { p });
-    expect((await budget(other)).errors[0].extensions).toEqual({ code: 'FORBIDDEN', status: 403 });
+    expect((await budget(other)).errors?.[0]?.extensions).toEqual({ code: 'FORBIDDEN', status: 403 });
     same(await budget(other), await budget(missing));
     const report = (p: string) => gql(key, REPORT, { from, to, p: [p] });
     same(await report(other), await report(missing));
@@ -217,8 +217,8 @@ describe('a project key reads its own project only', () => {
   });
 
   test('no token or a wrong one is refused and says why', async () => {
-    const none = await http(`${gw.url}/graphql`, { body: { query: '{ projects { id } }' } });
-    expect(none.body.errors[0].message).toMatch(/send Authorization: Bearer/);
+    const none = await http<GraphqlAnswer<GraphqlData>>(`${gw.url}/graphql`, { body: { query: '{ projects { id } }' } });
+    expect(none.body.errors?.[0]?.message).toMatch(/send Authorization: Bearer/);
     const csv = await http(`${gw.url}/reports/spend.csv?from=${from}&to=${to}`);
     expect(csv.status).toBe(401);
   });
@@ -228,7 +228,7 @@ describe('safety and clear errors', () => {
   test('a query selecting too many fields is refused', async () => {
     const fields = Array.from({ length: 1001 }, (_, i) => `a${i}: id`).join(' ');
     const body = await gql(ADMIN, `{ projects { ${fields} } }`);
-    expect(body.errors[0].message).toMatch(/more than 1000 fields/);
+    expect(body.errors?.[0].message).toMatch(/more than 1000 fields/);
   });
 
   test('a query nested deeper than 10 levels is refused; 10 levels are answered', async () => {
@@ -243,17 +243,17 @@ describe('safety and clear errors', () => {
 
   test('report arguments are checked and named', async () => {
     const notMidnight = await gql(ADMIN, REPORT, { from: new Date(today.getTime() + 3_600_000).toISOString(), to });
-    expect(notMidnight.errors[0].message).toMatch(/^from: must be a UTC midnight/);
+    expect(notMidnight.errors?.[0].message).toMatch(/^from: must be a UTC midnight/);
     const badGroup = await gql(ADMIN, REPORT, { from, to, g: ['color'] });
-    expect(badGroup.errors[0].message).toMatch(/groupBy: "color" is not one of project, model, family, kind, day, week, month/);
+    expect(badGroup.errors?.[0].message).toMatch(/groupBy: "color" is not one of project, model, family, kind, day, week, month/);
     const floatDecimal = await gql(ADMIN, `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: 1.5, period: DAILY, hard: true) }`, { p: projects.a.id });
-    expect(floatDecimal.errors[0].message).toMatch(/Decimal values are written as strings/);
+    expect(floatDecimal.errors?.[0].message).toMatch(/Decimal values are written as strings/);
   });
 
   test('priceBook shows a version with its exact rates', async () => {
     const body = await gql(ADMIN, `{ priceBook(version: 1) { version rates { model component key tier tierMaxInput rate } } }`);
-    expect(body.data.priceBook.rates).toContainEqual({ model: 'gpt-5.6-sol', component: 'token', key: 'input', tier: 'long', tierMaxInput: null, rate: '7389.2' });
-    expect(body.data.priceBook.rates).toContainEqual({ model: 'sora-2-pro', component: 'request', key: '15', tier: null, tierMaxInput: null, rate: '0.72' });
+    expect(body.data.priceBook!.rates).toContainEqual({ model: 'gpt-5.6-sol', component: 'token', key: 'input', tier: 'long', tierMaxInput: null, rate: '7389.2' });
+    expect(body.data.priceBook!.rates).toContainEqual({ model: 'sora-2-pro', component: 'request', key: '15', tier: null, tierMaxInput: null, rate: '0.72' });
   });
 });
 

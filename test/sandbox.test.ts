@@ -9,7 +9,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { eventually, http, spawnGateway, type ChildGateway } from './support/harness.js';
+import { eventually, http, spawnGateway, type ChildGateway, type GraphqlAnswer, type GraphqlData } from './support/harness.js';
 
 const run = promisify(execFile);
 
@@ -53,7 +53,7 @@ test('a sandbox restart keeps its tasks and its admin token: earlier tasks poll 
   try {
     const admin = tokenOf(gw)!;
     expect(admin).toMatch(/^sga_/);
-    const gql = async (query: string, variables?: Record<string, unknown>) => (await http(`${gw.url}/graphql`, { key: admin, body: { query, variables } })).body;
+    const gql = async (query: string, variables?: Record<string, unknown>) => (await http<GraphqlAnswer<GraphqlData>>(`${gw.url}/graphql`, { key: admin, body: { query, variables } })).body;
     const projectId = (await gql('mutation { createProject(name: "sandbox") }')).data.createProject;
     const key = (await gql('mutation($p: ID!) { issueApiKey(projectId: $p) }', { p: projectId })).data.issueApiKey;
     const submit = () => http(`${gw.url}/api-platform/v1/generations`, { key, body: { model: 'seedream-4.0', prompt: 'restart' } });

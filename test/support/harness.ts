@@ -13,6 +13,9 @@ import { ProjectsService } from '../../src/projects/projects.service.js';
 
 export const ADMIN = 'test-admin-token-0123456789';
 
+export type { GatewayAnswer, GraphqlAnswer, GraphqlData, Row } from './answers.js';
+import type { GatewayAnswer, GraphqlAnswer, GraphqlData, Row } from './answers.js';
+
 export async function freshDatabase(): Promise<string> {
   const url = await emptyDatabase();
   await migrate(url);
@@ -53,14 +56,14 @@ export async function projectWithKey(gw: Gateway, name = `p-${randomBytes(4).toS
   return { projectId: project.id, key: await projects.issueKey(project.id) };
 }
 
-export interface HttpResult<T = any> {
+export interface HttpResult<T = unknown> {
   status: number;
   body: T;
   text: string;
   headers: Headers;
 }
 
-export async function http<T = any>(
+export async function http<T = GatewayAnswer>(
   url: string,
   init: { method?: string; key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
 ): Promise<HttpResult<T>> {
@@ -89,25 +92,25 @@ export const submitGeneration = (gw: Gateway, key: string, body: unknown, header
 export const pollTask = (gw: Gateway, key: string, taskId: string | number) =>
   http(`${gw.url}/api-platform/v1/tasks/${taskId}`, { key });
 
-export async function graphql<T = any>(gw: Gateway, token: string, query: string, variables?: Record<string, unknown>) {
-  return http<{ data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> }>(`${gw.url}/graphql`, {
+export async function graphql<T = GraphqlData>(gw: Gateway, token: string, query: string, variables?: Record<string, unknown>) {
+  return http<GraphqlAnswer<T>>(`${gw.url}/graphql`, {
     key: token,
     body: { query, variables },
   });
 }
 
-/** Polls `check` until it returns a truthy value or the time runs out. */
-export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000, everyMs = 50): Promise<T> {
+/** Polls `check` until it returns a truthy value (which it resolves with) or the time runs out. */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000, everyMs = 50): Promise<NonNullable<T>> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value) return value;
+    if (value) return value as NonNullable<T>;
     if (Date.now() > until) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
-export async function sql<R extends pg.QueryResultRow = any>(gw: Gateway, text: string, values?: unknown[]): Promise<R[]> {
+export async function sql<R extends pg.QueryResultRow = Row>(gw: Gateway, text: string, values?: unknown[]): Promise<R[]> {
   return (await gw.db.query<R>(text, values)).rows;
 }
 

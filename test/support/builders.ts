@@ -1,0 +1,89 @@
+/**
+ * Fixture builders: the requests and task states tests need, built the way the service builds
+ * them (the catalog's routes, the engine's quote, the ledger's hold, the task store's record),
+ * so a test reads as a worked example and never forces a row by hand.
+ */
+import type { Gateway } from '../../src/bootstrap.js';
+import { findRoute } from '../../src/catalog/catalog.js';
+import type { Endpoint } from '../../src/catalog/catalog.types.js';
+import { requestHash } from '../../src/gateway/gateway.service.js';
+import { LedgerService, type HoldOutcome } from '../../src/ledger/ledger.service.js';
+import { quote, type Quote } from '../../src/pricing/engine.js';
+import { Money } from '../../src/pricing/money.js';
+import { PriceBookService } from '../../src/pricing/price-book.service.js';
+import { TaskStore } from '../../src/tasks/task-store.js';
+
+export type Body = Record<string, unknown>;
+
+/** A chat submission: glm-5.3 (credits), one short user message, max_tokens 100. */
+export function chatBody(overrides: Body = {}): Body {
+  return { model: 'glm-5.3', messages: [{ role: 'user', content: 'hello' }], max_tokens: 100, ...overrides };
+}
+
+/** An image submission: seedream-4.0 at its default 2K, one image: 0.04 USD, exact. */
+export function imageBody(overrides: Body = {}): Body {
+  return { model: 'seedream-4.0', prompt: 'a red fox', ...overrides };
+}
+
+/** A video submission: sora-2-pro, 10 s (0.48 USD per request), exact. */
+export function videoBody(overrides: Body = {}): Body {
+  return { model: 'sora-2-pro', prompt: 'waves', duration: 10, ...overrides };
+}
+
+export interface HeldTask {
+  taskId: string;
+  quote: Quote;
+}
+
+/**
+ * A task as a submission leaves it after its hold and before the vendor answered (`submitting`):
+ * quoted by the engine with the price book in force, held by the ledger. No vendor call is made.
+ */
+export async function heldTask(
+  gw: Gateway,
+  options: { projectId: string; body?: Body; idempotencyKey?: string; acceptedAt?: Date },
+): Promise<HeldTask> {
+  const outcome = await holdFor(gw, options);
+  if (outcome.outcome !== 'held') throw new Error(`expected a hold, got ${outcome.outcome}`);
+  return { taskId: outcome.taskId, quote: quoteFor(gw, options.body ?? imageBody()) };
+}
+
+/** The ledger's answer to a submission's hold, whatever it is (held, refused, replay…). */
+export async function holdFor(gw: Gateway, options: { projectId: string; body?: Body; idempotencyKey?: string; acceptedAt?: Date }): Promise<HoldOutcome> {
+  const body = options.body ?? imageBody();
+  const route = findRoute(String(body.model))!;
+  const books = gw.app.get(PriceBookService);
+  const q = quoteFor(gw, body);
+  const endpoint: Endpoint = route.endpoint;
+  return gw.app.get(LedgerService).hold({
+    projectId: options.projectId,
+    apiKeyId: null,
+    model: route.id,
+    family: route.family,
+    kind: route.kind,
+    hold: Money.of(q.unit, q.amount),
+    quote: q,
+    priceBookVersion: books.inForce().version,
+    ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey, requestHash: requestHash(endpoint, body) } : {}),
+    ...(options.acceptedAt ? { acceptedAt: options.acceptedAt } : {}),
+  });
+}
+
+/** A held task the vendor accepted as `upstreamTaskId` (`processing`), recorded as the gateway records it. */
+export async function acceptedTask(gw: Gateway, options: { projectId: string; upstreamTaskId: string; body?: Body; acceptedAt?: Date }): Promise<HeldTask> {
+  const held = await heldTask(gw, options);
+  const recorded = await gw.app.get(TaskStore).recordAccepted({
+    taskId: held.taskId,
+    upstreamId: `vd_${options.upstreamTaskId}`,
+    upstreamTaskId: options.upstreamTaskId,
+    responseBody: JSON.stringify({ code: 1000, data: { id: `vd_${options.upstreamTaskId}`, taskId: Number(options.upstreamTaskId), status: 'processing' } }),
+  });
+  if (!recorded) throw new Error(`task ${held.taskId} was not recorded`);
+  return held;
+}
+
+function quoteFor(gw: Gateway, body: Body): Quote {
+  const route = findRoute(String(body.model));
+  if (!route) throw new Error(`no route for ${String(body.model)}`);
+  return quote({ route, body }, gw.app.get(PriceBookService).inForce());
+}

@@ -119,6 +119,7 @@ async function main() {
         DATABASE_URL: pg.url,
         UPSTREAM_BASE_URL: sim,
         UPSTREAM_API_KEY: 'bench-vendor-key',
+        ADMIN_TOKEN: 'bench-admin-token-0123456789', // required outside the sandbox
         LOG_LEVEL: 'warn',
         POLLER_ENABLED: 'false',
         NODE_ENV: 'production',

@@ -102,7 +102,7 @@ async function main() {
       const projects = new ProjectsService(db);
       const project = await projects.create('bench');
       const key = await projects.issueKey(project.id);
-      const budgets = new BudgetsService(db, db);
+      const budgets = new BudgetsService(db);
       await budgets.set({ projectId: project.id, unit: 'CREDITS', limit: dec('1000000000'), period: 'MONTHLY', hard: true });
       await budgets.set({ projectId: project.id, unit: 'USD', limit: dec('1000000000'), period: 'MONTHLY', hard: true });
       await db.close();

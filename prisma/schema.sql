@@ -6,6 +6,8 @@
 -- Enums
 -- ==============================================================================================
 
+CREATE TYPE "BudgetScope" AS ENUM ('PROJECT', 'API_KEY', 'TAG', 'USER', 'EACH_USER');
+
 CREATE TYPE "Exactness" AS ENUM ('EXACT', 'ESTIMATE', 'UNPRICED');
 
 CREATE TYPE "FailurePolicy" AS ENUM ('release', 'charge');
@@ -42,7 +44,9 @@ CREATE TYPE spendgate_hold_request AS (
   lines spendgate_line[],
   idempotency_key text,
   request_hash text,
-  accepted_at timestamp with time zone
+  accepted_at timestamp with time zone,
+  end_user text,
+  tags text[]
 );
 
 CREATE TYPE spendgate_line AS (
@@ -76,6 +80,7 @@ CREATE TABLE api_key (
   hash bytea NOT NULL,
   created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
   revoked_at timestamp(6) with time zone,
+  tags text[] DEFAULT ARRAY[]::text[],
   CONSTRAINT api_key_pkey PRIMARY KEY (id),
   CONSTRAINT api_key_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT
 );
@@ -90,8 +95,13 @@ CREATE TABLE budget (
   thresholds integer[] DEFAULT ARRAY[50, 80, 100],
   created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
   deleted_at timestamp(6) with time zone,
+  scope "BudgetScope" NOT NULL DEFAULT 'PROJECT'::"BudgetScope",
+  scope_key_id uuid,
+  scope_value text,
   CONSTRAINT budget_pkey PRIMARY KEY (id),
-  CONSTRAINT budget_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT
+  CONSTRAINT budget_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT,
+  CONSTRAINT budget_scope_key_id_fkey FOREIGN KEY (scope_key_id) REFERENCES api_key(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT budget_scope_value_fits CHECK ((((scope = 'PROJECT'::"BudgetScope") AND (scope_key_id IS NULL) AND (scope_value IS NULL)) OR ((scope = 'API_KEY'::"BudgetScope") AND (scope_key_id IS NOT NULL) AND (scope_value IS NULL)) OR ((scope = ANY (ARRAY['TAG'::"BudgetScope", 'USER'::"BudgetScope"])) AND (scope_key_id IS NULL) AND (scope_value IS NOT NULL)) OR ((scope = 'EACH_USER'::"BudgetScope") AND (scope_key_id IS NULL) AND (scope_value IS NULL))))
 );
 
 CREATE TABLE budget_alert (
@@ -101,6 +111,7 @@ CREATE TABLE budget_alert (
   threshold integer NOT NULL,
   used_amount numeric NOT NULL,
   crossed_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  subject text NOT NULL DEFAULT ''::text,
   CONSTRAINT budget_alert_pkey PRIMARY KEY (id)
 );
 
@@ -110,7 +121,8 @@ CREATE TABLE budget_period (
   period_end timestamp(6) with time zone NOT NULL,
   spent numeric NOT NULL DEFAULT 0,
   held numeric NOT NULL DEFAULT 0,
-  CONSTRAINT budget_period_pkey PRIMARY KEY (budget_id, period_start),
+  subject text NOT NULL DEFAULT ''::text,
+  CONSTRAINT budget_period_pkey PRIMARY KEY (budget_id, period_start, subject),
   CONSTRAINT budget_period_budget_id_fkey FOREIGN KEY (budget_id) REFERENCES budget(id) ON UPDATE CASCADE ON DELETE RESTRICT
 );
 
@@ -194,6 +206,28 @@ CREATE TABLE spend_rollup (
   CONSTRAINT spend_rollup_pkey PRIMARY KEY (day, project_id, model, unit, status)
 );
 
+CREATE TABLE spend_rollup_by (
+  dimension text NOT NULL,
+  period date NOT NULL,
+  project_id uuid NOT NULL,
+  value text NOT NULL,
+  model text NOT NULL,
+  unit "Unit" NOT NULL,
+  price_book_version integer NOT NULL,
+  tasks integer NOT NULL DEFAULT 0,
+  unpriced_tasks integer NOT NULL DEFAULT 0,
+  amount numeric NOT NULL DEFAULT 0,
+  input_tokens bigint NOT NULL DEFAULT 0,
+  output_tokens bigint NOT NULL DEFAULT 0,
+  cache_read_tokens bigint NOT NULL DEFAULT 0,
+  cache_write_5m_tokens bigint NOT NULL DEFAULT 0,
+  cache_write_1h_tokens bigint NOT NULL DEFAULT 0,
+  cache_write_tokens bigint NOT NULL DEFAULT 0,
+  video_seconds numeric NOT NULL DEFAULT 0,
+  images integer NOT NULL DEFAULT 0,
+  CONSTRAINT spend_rollup_by_pkey PRIMARY KEY (dimension, period, project_id, value, model, unit, price_book_version)
+);
+
 CREATE TABLE spend_rollup_total (
   day date NOT NULL,
   project_id uuid NOT NULL,
@@ -253,6 +287,8 @@ CREATE TABLE task (
   resolution_reason text,
   resolved_at timestamp(6) with time zone,
   response_status integer,
+  end_user text,
+  tags text[] DEFAULT ARRAY[]::text[],
   CONSTRAINT task_pkey PRIMARY KEY (id),
   CONSTRAINT task_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT,
   CONSTRAINT task_resolution_known CHECK (((resolution IS NULL) OR (resolution = ANY (ARRAY['CHARGE'::text, 'RELEASE'::text]))))
@@ -268,7 +304,7 @@ CREATE INDEX api_key_project_id_idx ON public.api_key USING btree (project_id);
 
 CREATE INDEX budget_project_id_unit_idx ON public.budget USING btree (project_id, unit);
 
-CREATE UNIQUE INDEX budget_alert_budget_id_period_start_threshold_key ON public.budget_alert USING btree (budget_id, period_start, threshold);
+CREATE UNIQUE INDEX budget_alert_budget_id_period_start_subject_threshold_key ON public.budget_alert USING btree (budget_id, period_start, subject, threshold);
 
 CREATE INDEX ledger_entry_project_id_unit_effective_at_idx ON public.ledger_entry USING btree (project_id, unit, effective_at);
 
@@ -281,6 +317,8 @@ CREATE UNIQUE INDEX price_rate_version_model_component_key_tier_key ON public.pr
 CREATE UNIQUE INDEX project_name_key ON public.project USING btree (name);
 
 CREATE INDEX task_due_for_poll ON public.task USING btree (next_poll_at) WHERE (status = 'processing'::"TaskStatus");
+
+CREATE INDEX task_project_end_user ON public.task USING btree (project_id, end_user) WHERE (end_user IS NOT NULL);
 
 CREATE INDEX task_project_id_accepted_at_idx ON public.task USING btree (project_id, accepted_at);
 
@@ -326,40 +364,84 @@ CREATE OR REPLACE FUNCTION public.spendgate_adjust(p_project uuid, p_unit "Unit"
 AS $function$
 DECLARE
   entry bigint;
+  t task;
+  v_day date := (p_at AT TIME ZONE 'UTC')::date;
 BEGIN
   IF p_reason IS NULL OR length(trim(p_reason)) = 0 THEN
     RAISE EXCEPTION 'an adjustment needs a reason';
   END IF;
   PERFORM spendgate_lock_project(p_project);
+  IF p_task IS NOT NULL THEN SELECT * INTO t FROM task WHERE id = p_task; END IF;
   INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
   VALUES (p_project, p_task, 'adjustment', p_unit, p_amount, p_at, p_reason) RETURNING id INTO entry;
-  PERFORM spendgate_apply_to_budgets(p_project, p_unit, p_at, 0, p_amount);
-  -- Reports read the roll-up, so an adjustment lands there too (on its task's model, if any).
+  PERFORM spendgate_apply_to_budgets(p_project, p_unit, p_task IS NOT NULL, t.api_key_id, t.end_user, t.tags, p_at, 0, p_amount);
+  -- Reports read the roll-ups, so an adjustment lands there too (on its task's model, if any).
   INSERT INTO spend_rollup AS s (day, project_id, model, unit, status, amount)
-  VALUES ((p_at AT TIME ZONE 'UTC')::date, p_project,
-          coalesce((SELECT model FROM task WHERE id = p_task), '(adjustment)'), p_unit, 'adjustment', p_amount)
+  VALUES (v_day, p_project, coalesce(t.model, '(adjustment)'), p_unit, 'adjustment', p_amount)
   ON CONFLICT (day, project_id, model, unit, status) DO UPDATE SET amount = s.amount + EXCLUDED.amount;
+  PERFORM spendgate_rollup_by_add(p_project, coalesce(t.model, '(adjustment)'), p_unit, coalesce(t.price_book_version, 0), v_day,
+                                  (SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), t.end_user, t.tags,
+                                  0, 0, p_amount, '{}'::jsonb);
   RETURN entry;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.spendgate_apply_to_budgets(p_project uuid, p_unit "Unit", p_at timestamp with time zone, p_release numeric, p_charge numeric)
+CREATE OR REPLACE FUNCTION public.spendgate_apply_to_budgets(p_project uuid, p_unit "Unit", p_has_task boolean, p_key uuid, p_user text, p_tags text[], p_at timestamp with time zone, p_release numeric, p_charge numeric)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
 DECLARE
   b record;
+  w record;
   bp budget_period;
+  before numeric;
 BEGIN
-  FOR b IN SELECT * FROM budget WHERE project_id = p_project AND unit = p_unit AND deleted_at IS NULL ORDER BY id LOOP
-    bp := spendgate_budget_period(b.id, p_at);
+  FOR b IN SELECT bb.*, spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, p_has_task, p_key, p_user, coalesce(p_tags, '{}')) AS subject
+           FROM budget bb WHERE bb.project_id = p_project AND bb.unit = p_unit AND bb.deleted_at IS NULL ORDER BY bb.id LOOP
+    CONTINUE WHEN b.subject IS NULL;
+    SELECT * INTO w FROM spendgate_period_window(b.period, p_at);
     UPDATE budget_period SET held = held - p_release, spent = spent + p_charge
-    WHERE budget_id = b.id AND period_start = bp.period_start;
-    PERFORM spendgate_record_crossings(b.id, bp.period_start, b."limit", b.thresholds,
-                                       bp.spent + bp.held, bp.spent + bp.held - p_release + p_charge);
+    WHERE budget_id = b.id AND period_start = w.period_start AND subject = b.subject
+    RETURNING * INTO bp;
+    IF FOUND THEN
+      before := bp.spent + bp.held + p_release - p_charge;
+    ELSE
+      bp := spendgate_budget_period(b.id, p_at, b.subject); -- from the ledger: the movement included
+      before := bp.spent + bp.held + p_release - p_charge;
+    END IF;
+    PERFORM spendgate_record_crossings(b.id, bp.period_start, b.subject, b."limit", b.thresholds, before, bp.spent + bp.held);
   END LOOP;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.spendgate_budget_period(p_budget uuid, at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.spendgate_budget_balance(p_budget uuid, p_subject text, p_start timestamp with time zone, p_end timestamp with time zone, OUT spent numeric, OUT held numeric)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+  b budget;
+BEGIN
+  SELECT * INTO b FROM budget WHERE id = p_budget;
+  IF b.scope = 'PROJECT' THEN
+    SELECT l.spent, l.held INTO spent, held FROM spendgate_ledger_balance(b.project_id, b.unit, p_start, p_end) l;
+  ELSIF b.scope = 'EACH_USER' THEN
+    -- The user's tasks first (task_project_end_user), then their entries.
+    SELECT coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
+           coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
+    INTO spent, held
+    FROM task t JOIN ledger_entry e ON e.task_id = t.id
+    WHERE t.project_id = b.project_id AND t.end_user = p_subject AND e.unit = b.unit
+      AND e.effective_at >= p_start AND e.effective_at < p_end;
+  ELSE
+    SELECT coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
+           coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
+    INTO spent, held
+    FROM ledger_entry e JOIN task t ON t.id = e.task_id
+    WHERE e.project_id = b.project_id AND e.unit = b.unit AND e.effective_at >= p_start AND e.effective_at < p_end
+      AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, t.api_key_id, t.end_user, coalesce(t.tags, '{}')) = p_subject;
+  END IF;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.spendgate_budget_period(p_budget uuid, at timestamp with time zone, p_subject text DEFAULT ''::text)
  RETURNS budget_period
  LANGUAGE plpgsql
 AS $function$
@@ -370,15 +452,30 @@ DECLARE
 BEGIN
   SELECT * INTO b FROM budget WHERE id = p_budget;
   SELECT * INTO w FROM spendgate_period_window(b.period, at);
-  SELECT * INTO bp FROM budget_period WHERE budget_id = p_budget AND period_start = w.period_start;
+  SELECT * INTO bp FROM budget_period WHERE budget_id = p_budget AND period_start = w.period_start AND subject = p_subject;
   IF NOT FOUND THEN
-    INSERT INTO budget_period (budget_id, period_start, period_end, spent, held)
-    SELECT p_budget, w.period_start, w.period_end, l.spent, l.held
-    FROM spendgate_ledger_balance(b.project_id, b.unit, w.period_start, w.period_end) l
+    INSERT INTO budget_period (budget_id, period_start, subject, period_end, spent, held)
+    SELECT p_budget, w.period_start, p_subject, w.period_end, l.spent, l.held
+    FROM spendgate_budget_balance(p_budget, p_subject, w.period_start, w.period_end) l
     RETURNING * INTO bp;
   END IF;
   RETURN bp;
 END $function$;
+
+CREATE OR REPLACE FUNCTION public.spendgate_budget_subject(p_scope "BudgetScope", p_scope_key uuid, p_scope_value text, p_has_task boolean, p_key uuid, p_user text, p_tags text[])
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT CASE
+    WHEN p_scope = 'PROJECT' THEN ''
+    WHEN NOT p_has_task THEN NULL
+    WHEN p_scope = 'API_KEY' THEN CASE WHEN p_scope_key = p_key THEN '' END
+    WHEN p_scope = 'TAG' THEN CASE WHEN p_scope_value = ANY (p_tags) THEN '' END
+    WHEN p_scope = 'USER' THEN CASE WHEN p_scope_value = p_user THEN '' END
+    ELSE p_user -- EACH_USER: the user's own balance (none without a user)
+  END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.spendgate_charge_line_fixed()
  RETURNS trigger
@@ -455,7 +552,7 @@ AS $function$
 $function$;
 
 CREATE OR REPLACE FUNCTION public.spendgate_place_holds(p_requests json)
- RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer)
+ RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text)
  LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -464,6 +561,7 @@ DECLARE
   fits boolean;
   s_bid uuid[];
   s_start timestamptz[];
+  s_subject text[];
   s_at timestamptz[];
   s_total numeric[];
 BEGIN
@@ -481,23 +579,27 @@ BEGIN
     END IF;
   END IF;
 
-  SELECT array_agg(k.bid), array_agg(k.period_start), array_agg(k.at), array_agg(k.total)
-  INTO s_bid, s_start, s_at, s_total
-  FROM (SELECT g.bid, w.period_start, min(g.at) AS at, sum(g.total) AS total
-        FROM (SELECT b.id AS bid, b.period, coalesce(x.accepted_at, batch_at) AS at, sum(x.hold_amount) AS total
+  -- Every (budget, period window, subject) the batch touches, with the batch's total for it.
+  SELECT array_agg(k.bid), array_agg(k.period_start), array_agg(k.subject), array_agg(k.at), array_agg(k.total)
+  INTO s_bid, s_start, s_subject, s_at, s_total
+  FROM (SELECT g.bid, w.period_start, g.subject, min(g.at) AS at, sum(g.total) AS total
+        FROM (SELECT b.id AS bid, b.period, s.subject, coalesce(x.accepted_at, batch_at) AS at, sum(x.hold_amount) AS total
               FROM unnest(reqs) x
               JOIN budget b ON b.project_id = x.project_id AND b.unit = x.unit AND b.deleted_at IS NULL
-              GROUP BY b.id, b.period, coalesce(x.accepted_at, batch_at)) g
+              CROSS JOIN LATERAL (SELECT spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, x.api_key_id,
+                                                                 x.end_user, coalesce(x.tags, '{}')) AS subject) s
+              WHERE s.subject IS NOT NULL
+              GROUP BY b.id, b.period, s.subject, coalesce(x.accepted_at, batch_at)) g
         CROSS JOIN LATERAL spendgate_period_window(g.period, g.at) w
-        GROUP BY g.bid, w.period_start) k;
+        GROUP BY g.bid, w.period_start, g.subject) k;
 
-  PERFORM spendgate_budget_period(k.bid, k.at) FROM unnest(s_bid, s_start, s_at) AS k(bid, period_start, at)
-  WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start);
+  PERFORM spendgate_budget_period(k.bid, k.at, k.subject) FROM unnest(s_bid, s_start, s_subject, s_at) AS k(bid, period_start, subject, at)
+  WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject);
 
   SELECT coalesce(bool_and(NOT b.hard OR p.spent + p.held + k.total <= b."limit"), true) INTO fits
-  FROM unnest(s_bid, s_start, s_total) AS k(bid, period_start, total)
+  FROM unnest(s_bid, s_start, s_subject, s_total) AS k(bid, period_start, subject, total)
   JOIN budget b ON b.id = k.bid
-  JOIN budget_period p ON p.budget_id = k.bid AND p.period_start = k.period_start;
+  JOIN budget_period p ON p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject;
 
   IF NOT fits THEN
     RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
@@ -507,11 +609,11 @@ BEGIN
   RETURN QUERY
   WITH n AS (SELECT x.*, nextval('task_id_seq'::regclass) AS task_id, coalesce(x.accepted_at, batch_at) AS at FROM unnest(reqs) x),
   t AS (
-    INSERT INTO task (id, project_id, api_key_id, model, family, kind, unit, status, price_basis, price_book_version,
+    INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
                       idempotency_key, request_hash, accepted_at, updated_at)
-    SELECT n.task_id, n.project_id, n.api_key_id, n.model, n.family, n.kind, n.unit, 'submitting', n.price_basis,
-           n.price_book_version, n.exactness, n.estimate_amount, n.estimate_tier, coalesce(n.estimate_warnings, '{}'),
+    SELECT n.task_id, n.project_id, n.api_key_id, n.end_user, coalesce(n.tags, '{}'), n.model, n.family, n.kind, n.unit, 'submitting',
+           n.price_basis, n.price_book_version, n.exactness, n.estimate_amount, n.estimate_tier, coalesce(n.estimate_warnings, '{}'),
            coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at
     FROM n
   ),
@@ -521,23 +623,24 @@ BEGIN
   ),
   raised AS (
     UPDATE budget_period p SET held = p.held + k.total
-    FROM unnest(s_bid, s_start, s_total) AS k(bid, period_start, total)
-    WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND k.total > 0
-    RETURNING p.budget_id, p.period_start, p.spent + p.held AS after, k.total
+    FROM unnest(s_bid, s_start, s_subject, s_total) AS k(bid, period_start, subject, total)
+    WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject AND k.total > 0
+    RETURNING p.budget_id, p.period_start, p.subject, p.spent + p.held AS after, k.total
   ),
   a AS (
-    INSERT INTO budget_alert (budget_id, period_start, threshold, used_amount)
-    SELECT u.budget_id, u.period_start, th, u.after
+    INSERT INTO budget_alert (budget_id, period_start, subject, threshold, used_amount)
+    SELECT u.budget_id, u.period_start, u.subject, th, u.after
     FROM raised u JOIN budget b ON b.id = u.budget_id, unnest(b.thresholds) th
     WHERE u.after - u.total < b."limit" * th / 100 AND u.after >= b."limit" * th / 100
     ON CONFLICT DO NOTHING
   )
-  SELECT n.i, 'held'::text, n.task_id, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean, NULL::text, NULL::int
+  SELECT n.i, 'held'::text, n.task_id, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean, NULL::text, NULL::int,
+         NULL::"BudgetScope", NULL::text, NULL::text
   FROM n;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.spendgate_place_holds_in_order(p_requests spendgate_hold_request[])
- RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer)
+ RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text)
  LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -546,10 +649,14 @@ DECLARE
   bp budget_period;
   existing record;
   refused record;
+  -- A flag, not `refused IS NOT NULL`: a record is NULL-tested field by field, and a project
+  -- budget's scope value is null.
+  was_refused boolean;
   new_task bigint;
   amount numeric;
   budget_ids uuid[];
   period_starts timestamptz[];
+  subjects text[];
   batch_at timestamptz := clock_timestamp();
   at timestamptz;
 BEGIN
@@ -558,6 +665,7 @@ BEGIN
     at := coalesce(r.accepted_at, batch_at);
     i := r.i; task_id := NULL; budget_id := NULL; budget_limit := NULL; budget_remaining := NULL;
     budget_period := NULL; budget_hard := NULL; response_body := NULL; response_status := NULL;
+    budget_scope := NULL; budget_scope_value := NULL; budget_subject := NULL;
 
     IF r.idempotency_key IS NOT NULL THEN
       SELECT t.id, t.request_hash, t.response_body, t.response_status, t.status INTO existing
@@ -575,32 +683,39 @@ BEGIN
     END IF;
 
     amount := r.hold_amount;
-    refused := NULL;
+    was_refused := false;
     budget_ids := '{}';
     period_starts := '{}';
-    FOR b IN SELECT * FROM budget WHERE project_id = r.project_id AND unit = r.unit AND deleted_at IS NULL ORDER BY id LOOP
+    subjects := '{}';
+    FOR b IN SELECT bb.*, spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, true, r.api_key_id, r.end_user, coalesce(r.tags, '{}')) AS subject
+             FROM budget bb WHERE bb.project_id = r.project_id AND bb.unit = r.unit AND bb.deleted_at IS NULL ORDER BY bb.id LOOP
+      CONTINUE WHEN b.subject IS NULL;
       SELECT p.* INTO bp FROM budget_period p, spendgate_period_window(b.period, at) w
-      WHERE p.budget_id = b.id AND p.period_start = w.period_start;
-      IF NOT FOUND THEN bp := spendgate_budget_period(b.id, at); END IF;
+      WHERE p.budget_id = b.id AND p.period_start = w.period_start AND p.subject = b.subject;
+      IF NOT FOUND THEN bp := spendgate_budget_period(b.id, at, b.subject); END IF;
       budget_ids := budget_ids || b.id;
       period_starts := period_starts || bp.period_start;
+      subjects := subjects || b.subject;
       IF b.hard AND bp.spent + bp.held + amount > b."limit" THEN
         -- As it is: negative when settled charges ran past the limit (an overrun).
-        SELECT b.id AS id, b."limit" AS lim, b."limit" - bp.spent - bp.held AS remaining,
-               b.period AS period INTO refused;
+        SELECT b.id AS id, b."limit" AS lim, b."limit" - bp.spent - bp.held AS remaining, b.period AS period,
+               b.scope AS scope, coalesce(b.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = b.scope_key_id)) AS scope_value,
+               b.subject AS subject INTO refused;
+        was_refused := true;
         EXIT;
       END IF;
     END LOOP;
-    IF refused IS NOT NULL THEN
+    IF was_refused THEN
       outcome := 'refused'; budget_id := refused.id; budget_limit := refused.lim;
       budget_remaining := refused.remaining; budget_period := refused.period; budget_hard := true;
+      budget_scope := refused.scope; budget_scope_value := refused.scope_value; budget_subject := refused.subject;
       RETURN NEXT; CONTINUE;
     END IF;
 
-    INSERT INTO task (project_id, api_key_id, model, family, kind, unit, status, price_basis, price_book_version,
+    INSERT INTO task (project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
                       idempotency_key, request_hash, accepted_at, updated_at)
-    VALUES (r.project_id, r.api_key_id, r.model, r.family, r.kind, r.unit, 'submitting', r.price_basis,
+    VALUES (r.project_id, r.api_key_id, r.end_user, coalesce(r.tags, '{}'), r.model, r.family, r.kind, r.unit, 'submitting', r.price_basis,
             r.price_book_version, r.exactness, r.estimate_amount, r.estimate_tier,
             coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at)
     RETURNING id INTO new_task;
@@ -610,12 +725,12 @@ BEGIN
       VALUES (r.project_id, new_task, 'hold', r.unit, amount, at);
       WITH raised AS (
         UPDATE budget_period p SET held = p.held + amount
-        FROM unnest(budget_ids, period_starts) AS k(bid, ps)
-        WHERE p.budget_id = k.bid AND p.period_start = k.ps
-        RETURNING p.budget_id, p.period_start, p.spent + p.held AS after
+        FROM unnest(budget_ids, period_starts, subjects) AS k(bid, ps, subj)
+        WHERE p.budget_id = k.bid AND p.period_start = k.ps AND p.subject = k.subj
+        RETURNING p.budget_id, p.period_start, p.subject, p.spent + p.held AS after
       )
-      INSERT INTO budget_alert (budget_id, period_start, threshold, used_amount)
-      SELECT u.budget_id, u.period_start, t, u.after
+      INSERT INTO budget_alert (budget_id, period_start, subject, threshold, used_amount)
+      SELECT u.budget_id, u.period_start, u.subject, t, u.after
       FROM raised u JOIN budget bb ON bb.id = u.budget_id, unnest(bb.thresholds) t
       WHERE u.after - amount < bb."limit" * t / 100 AND u.after >= bb."limit" * t / 100
       ON CONFLICT DO NOTHING;
@@ -645,12 +760,12 @@ AS $function$
   RETURNING t.id
 $function$;
 
-CREATE OR REPLACE FUNCTION public.spendgate_record_crossings(p_budget uuid, p_period_start timestamp with time zone, p_limit numeric, p_thresholds integer[], p_before numeric, p_after numeric)
+CREATE OR REPLACE FUNCTION public.spendgate_record_crossings(p_budget uuid, p_period_start timestamp with time zone, p_subject text, p_limit numeric, p_thresholds integer[], p_before numeric, p_after numeric)
  RETURNS void
  LANGUAGE sql
 AS $function$
-  INSERT INTO budget_alert (budget_id, period_start, threshold, used_amount)
-  SELECT p_budget, p_period_start, t, p_after
+  INSERT INTO budget_alert (budget_id, period_start, subject, threshold, used_amount)
+  SELECT p_budget, p_period_start, p_subject, t, p_after
   FROM unnest(p_thresholds) t
   WHERE p_before < p_limit * t / 100 AND p_after >= p_limit * t / 100
   ON CONFLICT DO NOTHING;
@@ -675,7 +790,7 @@ BEGIN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
     VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, t.accepted_at, p_reason);
   END IF;
-  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, t.accepted_at, t.hold_amount, 0);
+  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.accepted_at, t.hold_amount, 0);
   RETURN true;
 END $function$;
 
@@ -715,7 +830,7 @@ BEGIN
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
       VALUES (t.project_id, t.id, 'charge', t.unit, target, t.accepted_at, 'resolved: ' || p_reason);
     END IF;
-    PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, t.accepted_at, t.hold_amount, target);
+    PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.accepted_at, t.hold_amount, target);
     PERFORM spendgate_rollup_add(t, 'resolved', t.exactness, target, '{}'::jsonb);
     UPDATE task SET settled_at = clock_timestamp(), updated_at = clock_timestamp(), charge_amount = target,
                     charge_exactness = t.exactness, next_poll_at = NULL
@@ -736,13 +851,16 @@ END $function$;
 
 CREATE OR REPLACE FUNCTION public.spendgate_rollup_add(t task, p_status text, p_exactness "Exactness", p_charge numeric, p_rollup jsonb)
  RETURNS void
- LANGUAGE sql
+ LANGUAGE plpgsql
 AS $function$
+DECLARE
+  v_day date := (t.accepted_at AT TIME ZONE 'UTC')::date;
+  unpriced int := CASE WHEN p_exactness = 'UNPRICED' THEN 1 ELSE 0 END;
+BEGIN
   INSERT INTO spend_rollup AS s (day, project_id, model, unit, status, tasks, unpriced_tasks, amount,
                                  input_tokens, output_tokens, cache_read_tokens, cache_write_5m_tokens,
                                  cache_write_1h_tokens, cache_write_tokens, video_seconds, images)
-  VALUES ((t.accepted_at AT TIME ZONE 'UTC')::date, t.project_id, t.model, t.unit, p_status, 1,
-          CASE WHEN p_exactness = 'UNPRICED' THEN 1 ELSE 0 END, p_charge,
+  VALUES (v_day, t.project_id, t.model, t.unit, p_status, 1, unpriced, p_charge,
           coalesce((p_rollup->>'input_tokens')::bigint, 0), coalesce((p_rollup->>'output_tokens')::bigint, 0),
           coalesce((p_rollup->>'cache_read_tokens')::bigint, 0), coalesce((p_rollup->>'cache_write_5m_tokens')::bigint, 0),
           coalesce((p_rollup->>'cache_write_1h_tokens')::bigint, 0), coalesce((p_rollup->>'cache_write_tokens')::bigint, 0),
@@ -752,6 +870,34 @@ AS $function$
     amount = s.amount + EXCLUDED.amount, input_tokens = s.input_tokens + EXCLUDED.input_tokens,
     output_tokens = s.output_tokens + EXCLUDED.output_tokens,
     cache_read_tokens = s.cache_read_tokens + EXCLUDED.cache_read_tokens,
+    cache_write_5m_tokens = s.cache_write_5m_tokens + EXCLUDED.cache_write_5m_tokens,
+    cache_write_1h_tokens = s.cache_write_1h_tokens + EXCLUDED.cache_write_1h_tokens,
+    cache_write_tokens = s.cache_write_tokens + EXCLUDED.cache_write_tokens,
+    video_seconds = s.video_seconds + EXCLUDED.video_seconds, images = s.images + EXCLUDED.images;
+  PERFORM spendgate_rollup_by_add(t.project_id, t.model, t.unit, t.price_book_version, v_day,
+                                  (SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), t.end_user, t.tags,
+                                  1, unpriced, p_charge, p_rollup);
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.spendgate_rollup_by_add(p_project uuid, p_model text, p_unit "Unit", p_version integer, p_day date, p_key_prefix text, p_user text, p_tags text[], p_tasks integer, p_unpriced integer, p_amount numeric, p_rollup jsonb)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+  INSERT INTO spend_rollup_by AS s (dimension, period, project_id, value, model, unit, price_book_version, tasks, unpriced_tasks,
+                                    amount, input_tokens, output_tokens, cache_read_tokens, cache_write_5m_tokens,
+                                    cache_write_1h_tokens, cache_write_tokens, video_seconds, images)
+  SELECT d.dimension, d.period, p_project, d.value, p_model, p_unit, p_version, p_tasks, p_unpriced, p_amount,
+         coalesce((p_rollup->>'input_tokens')::bigint, 0), coalesce((p_rollup->>'output_tokens')::bigint, 0),
+         coalesce((p_rollup->>'cache_read_tokens')::bigint, 0), coalesce((p_rollup->>'cache_write_5m_tokens')::bigint, 0),
+         coalesce((p_rollup->>'cache_write_1h_tokens')::bigint, 0), coalesce((p_rollup->>'cache_write_tokens')::bigint, 0),
+         coalesce((p_rollup->>'video_seconds')::numeric, 0), coalesce((p_rollup->>'images')::int, 0)
+  FROM (SELECT 'apiKey' AS dimension, p_day AS period, coalesce(p_key_prefix, '') AS value
+        UNION ALL SELECT 'user', date_trunc('month', p_day)::date, coalesce(p_user, '')
+        UNION ALL SELECT 'tag', p_day, t FROM unnest(coalesce(p_tags, '{}')) t) d
+  ON CONFLICT (dimension, period, project_id, value, model, unit, price_book_version) DO UPDATE SET
+    tasks = s.tasks + EXCLUDED.tasks, unpriced_tasks = s.unpriced_tasks + EXCLUDED.unpriced_tasks,
+    amount = s.amount + EXCLUDED.amount, input_tokens = s.input_tokens + EXCLUDED.input_tokens,
+    output_tokens = s.output_tokens + EXCLUDED.output_tokens, cache_read_tokens = s.cache_read_tokens + EXCLUDED.cache_read_tokens,
     cache_write_5m_tokens = s.cache_write_5m_tokens + EXCLUDED.cache_write_5m_tokens,
     cache_write_1h_tokens = s.cache_write_1h_tokens + EXCLUDED.cache_write_1h_tokens,
     cache_write_tokens = s.cache_write_tokens + EXCLUDED.cache_write_tokens,
@@ -840,7 +986,7 @@ BEGIN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
     VALUES (t.project_id, t.id, 'charge', t.unit, p_charge, t.accepted_at);
   END IF;
-  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, t.accepted_at, t.hold_amount, p_charge);
+  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.accepted_at, t.hold_amount, p_charge);
 
   INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
   SELECT p_task, 'charge', l.ordinality::int, l.value->>'component', (l.value->>'quantity')::numeric,

@@ -11,6 +11,7 @@ import { LedgerService } from './ledger/ledger.service.js';
 import { PriceBookService } from './pricing/price-book.service.js';
 import { ProjectPolicies } from './projects/project-policies.js';
 import { ProjectsService } from './projects/projects.service.js';
+import { BudgetStatusService } from './budgets/budget-status.service.js';
 import { BudgetsService } from './budgets/budgets.service.js';
 import { PrincipalsService } from './auth/principals.service.js';
 import { ReportsService } from './reports/reports.service.js';
@@ -20,7 +21,7 @@ import { TaskStore } from './tasks/task-store.js';
 import { UpstreamService } from './upstream/upstream.service.js';
 import type { Runtime } from './runtime.js';
 
-const SHARED = [CacheEvents, PriceBookService, ProjectsService, ProjectPolicies, LedgerService, SettlementService, TaskStore, MetricsService, PollerService, BudgetsService, PrincipalsService, ReportsService];
+const SHARED = [CacheEvents, PriceBookService, ProjectsService, ProjectPolicies, LedgerService, SettlementService, TaskStore, MetricsService, PollerService, BudgetsService, BudgetStatusService, PrincipalsService, ReportsService];
 
 @Global()
 @Module({})

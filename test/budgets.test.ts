@@ -5,7 +5,7 @@
  * between hold and upstream answer leaves a held `unknown` task, and reconcile stays clean.
  */
 import type { Gateway } from '../src/bootstrap.js';
-import { BudgetsService } from '../src/budgets/budgets.service.js';
+import { BudgetStatusService } from '../src/budgets/budget-status.service.js';
 import { dec } from '../src/pricing/money.js';
 import { SettlementService } from '../src/tasks/settlement.service.js';
 import { TaskStore } from '../src/tasks/task-store.js';
@@ -204,7 +204,7 @@ test('period rollover: a hold placed yesterday and settled today counts in yeste
       { period_start: new Date(startOfToday.getTime() - 86_400_000), spent: '0.72', held: '0.00' },
       { period_start: startOfToday, spent: '0', held: '0' },
     ]);
-    const status = await gw.app.get(BudgetsService).status(projectId);
+    const status = await gw.app.get(BudgetStatusService).status(projectId);
     expect(status[0]).toMatchObject({ periodStart: startOfToday, spent: dec(0), held: dec(0) });
     expect(await reconcile(gw.db)).toEqual([]);
   } finally {

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import type { Gateway } from '../src/bootstrap.js';
-import { sortedOrder } from '../src/reports/spend-report.js';
+import { sortedOrder } from '../src/reports/report-order.js';
 import { dec, Money } from '../src/pricing/money.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, pollTask, sql, submitChat, submitGeneration, type GraphqlAnswer, type GraphqlData } from './support/harness.js';
 

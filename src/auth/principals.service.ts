@@ -17,6 +17,10 @@ export type { Principal };
 export interface KeyContext {
   projectId: string;
   apiKeyId: string;
+  /** The key's public prefix (what reports and budgets name it by). */
+  apiKeyPrefix: string;
+  /** Default tags of every task the key submits ("name=value"). */
+  tags: string[];
 }
 
 /** A revoked key stops working within this time on other instances (at once on this one). */
@@ -58,12 +62,12 @@ export class PrincipalsService {
   private async lookup(key: string): Promise<KeyContext | null> {
     const parsed = parseKey(key);
     if (!parsed) return null;
-    const { rows } = await this.db.query<{ id: string; project_id: string; hash: Buffer }>(
-      'SELECT id, project_id, hash FROM api_key WHERE prefix = $1 AND revoked_at IS NULL',
+    const { rows } = await this.db.query<{ id: string; project_id: string; hash: Buffer; tags: string[] | null }>(
+      'SELECT id, project_id, hash, tags FROM api_key WHERE prefix = $1 AND revoked_at IS NULL',
       [parsed.prefix],
     );
     const row = rows[0];
     if (!row || !sameHash(row.hash, hashKey(key))) return null;
-    return { projectId: row.project_id, apiKeyId: row.id };
+    return { projectId: row.project_id, apiKeyId: row.id, apiKeyPrefix: parsed.prefix, tags: row.tags ?? [] };
   }
 }

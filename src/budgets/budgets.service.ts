@@ -1,15 +1,19 @@
 /**
- * Budgets: per project, per unit, per period window. Balances live in budget_period rows that
- * the ledger functions move; this service creates budgets and reads their status.
+ * Budgets: per project, unit, period window and scope (decisions §4, §7). Balances live in
+ * budget_period rows that the ledger's functions move; this service creates and changes budgets.
+ * Their status is budget-status.service.ts.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { ApiError } from '../common/api-error.js';
 import type { PoolClient } from 'pg';
-import { Database, DATABASE, READS_DATABASE } from '../database/database.js';
-import { dec, Decimal as DecimalCtor, percent, type Decimal } from '../pricing/money.js';
+import { canonicalTags, parseTags, parseUser } from '../attribution/attribution.js';
+import { ApiError } from '../common/api-error.js';
+import { Database, DATABASE } from '../database/database.js';
+import type { BudgetScope } from '../ledger/ledger.service.js';
+import type { Decimal } from '../pricing/money.js';
 import type { Unit } from '../pricing/pricing.types.js';
 
 export type Period = 'DAILY' | 'WEEKLY' | 'MONTHLY' | 'LIFETIME';
+export type { BudgetScope };
 
 export interface BudgetInput {
   projectId: string;
@@ -18,71 +22,49 @@ export interface BudgetInput {
   period: Period;
   hard: boolean;
   thresholds?: number[];
+  /** What the budget counts; PROJECT when omitted. */
+  scope?: BudgetScope;
+  /** API_KEY: the key's public prefix; TAG: "name=value"; USER: the end user; none for PROJECT and EACH_USER. */
+  scopeValue?: string;
 }
 
-export interface BudgetStatus {
-  budgetId: string;
-  projectId: string;
-  unit: Unit;
-  period: Period;
-  hard: boolean;
-  limit: Decimal;
-  spent: Decimal;
-  held: Decimal;
-  /** limit − spent − held; negative when settled charges ran past the limit. */
-  remaining: Decimal;
-  thresholds: number[];
-  periodStart: Date;
-  periodEnd: Date;
-  /** Display: half-even, 2 places. */
-  percentUsed: string;
-  /** spent × period length / elapsed, 6 places half-even; null for LIFETIME. */
-  projectedSpend: Decimal | null;
-}
-
-interface StatusRow {
-  id: string;
-  project_id: string;
-  unit: Unit;
-  period: Period;
-  hard: boolean;
-  lim: string;
-  thresholds: number[];
-  spent: string;
-  held: string;
-  period_start: Date;
-  period_end: Date;
+/** A scope as stored: the key's id for API_KEY, the canonical value for TAG and USER. */
+interface StoredScope {
+  scope: BudgetScope;
+  keyId: string | null;
+  value: string | null;
 }
 
 @Injectable()
 export class BudgetsService {
-  constructor(
-    @Inject(DATABASE) private readonly db: Database,
-    @Inject(READS_DATABASE) private readonly reads: Database,
-  ) {}
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  /** Creates the project's budget for (unit, period), or changes its limit, kind and thresholds. */
+  /** Creates the project's budget for (unit, period, scope), or changes its limit, kind and thresholds. */
   async set(input: BudgetInput): Promise<string> {
     if (input.limit.isNegative()) throw ApiError.badRequest('limit: must not be negative');
     const thresholds = input.thresholds ?? [50, 80, 100];
     checkThresholds(thresholds);
     return this.inProjectLock(input.projectId, async (client) => {
+      const scope = await storedScope(client, input);
       const existing = await client.query<{ id: string }>(
-        `SELECT id FROM budget WHERE project_id = $1 AND unit = $2::"Unit" AND period = $3::"Period" AND deleted_at IS NULL`,
-        [input.projectId, input.unit, input.period],
+        `SELECT id FROM budget WHERE project_id = $1 AND unit = $2::"Unit" AND period = $3::"Period" AND scope = $4::"BudgetScope"
+           AND scope_key_id IS NOT DISTINCT FROM $5::uuid AND scope_value IS NOT DISTINCT FROM $6 AND deleted_at IS NULL`,
+        [input.projectId, input.unit, input.period, scope.scope, scope.keyId, scope.value],
       );
       let id = existing.rows[0]?.id;
       if (id) {
         await client.query(`UPDATE budget SET "limit" = $2::numeric, hard = $3, thresholds = $4::int[] WHERE id = $1`, [id, input.limit.toFixed(), input.hard, thresholds]);
       } else {
         const created = await client.query<{ id: string }>(
-          `INSERT INTO budget (id, project_id, unit, "limit", period, hard, thresholds)
-           VALUES (gen_random_uuid(), $1, $2::"Unit", $3::numeric, $4::"Period", $5, $6::int[]) RETURNING id`,
-          [input.projectId, input.unit, input.limit.toFixed(), input.period, input.hard, thresholds],
+          `INSERT INTO budget (id, project_id, unit, "limit", period, hard, thresholds, scope, scope_key_id, scope_value)
+           VALUES (gen_random_uuid(), $1, $2::"Unit", $3::numeric, $4::"Period", $5, $6::int[], $7::"BudgetScope", $8, $9) RETURNING id`,
+          [input.projectId, input.unit, input.limit.toFixed(), input.period, input.hard, thresholds, scope.scope, scope.keyId, scope.value],
         );
         id = created.rows[0]!.id;
       }
-      await client.query('SELECT spendgate_budget_period($1, clock_timestamp())', [id]);
+      // The current window's balance, from what the ledger already holds (an EACH_USER budget's
+      // users get theirs from the ledger on first use).
+      if (scope.scope !== 'EACH_USER') await client.query(`SELECT spendgate_budget_period($1, clock_timestamp(), '')`, [id]);
       return id;
     });
   }
@@ -108,48 +90,6 @@ export class BudgetsService {
     return (rowCount ?? 0) > 0;
   }
 
-  /**
-   * Every live budget of the project, in its current period window. A pure read on the read pool:
-   * it takes no project lock (holds of the project never wait for it); a period nobody has
-   * touched yet reads what the ledger holds for its window, which is what its row would start from.
-   */
-  async status(projectId: string, at: Date = new Date()): Promise<BudgetStatus[]> {
-    const project = await this.reads.query('SELECT 1 FROM project WHERE id = $1', [projectId]);
-    if (project.rowCount === 0) throw ApiError.notFound(`project ${projectId} not found`);
-    const { rows } = await this.reads.query<StatusRow>(
-      `SELECT b.id, b.project_id, b.unit, b.period, b.hard, b."limit"::text AS lim, b.thresholds,
-              coalesce(bp.spent, l.spent)::text AS spent, coalesce(bp.held, l.held)::text AS held, w.period_start, w.period_end
-       FROM budget b
-       CROSS JOIN LATERAL spendgate_period_window(b.period, $2) w
-       LEFT JOIN budget_period bp ON bp.budget_id = b.id AND bp.period_start = w.period_start
-       LEFT JOIN LATERAL (SELECT * FROM spendgate_ledger_balance(b.project_id, b.unit, w.period_start, w.period_end)
-                          WHERE bp.budget_id IS NULL) l ON true
-       WHERE b.project_id = $1 AND b.deleted_at IS NULL ORDER BY b.created_at, b.id`,
-      [projectId, at],
-    );
-    return rows.map((r) => {
-      const limit = dec(r.lim);
-      const spent = dec(r.spent);
-      const held = dec(r.held);
-      return {
-        percentUsed: percent(spent.plus(held), limit),
-        projectedSpend: r.period === 'LIFETIME' ? null : projection(spent, r.period_start, r.period_end, at),
-        budgetId: r.id,
-        projectId: r.project_id,
-        unit: r.unit,
-        period: r.period,
-        hard: r.hard,
-        limit,
-        spent,
-        held,
-        remaining: limit.minus(spent).minus(held),
-        thresholds: r.thresholds,
-        periodStart: r.period_start,
-        periodEnd: r.period_end,
-      };
-    });
-  }
-
   /** Runs `fn` in a transaction holding the project's money lock (see spendgate_lock_project). */
   private async inProjectLock<T>(projectId: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
     return this.db.transaction(async (client) => {
@@ -161,15 +101,38 @@ export class BudgetsService {
   }
 }
 
+/** Checks a scope and its value, naming the argument that is wrong; an API key must be the project's. */
+async function storedScope(client: PoolClient, input: BudgetInput): Promise<StoredScope> {
+  const scope = input.scope ?? 'PROJECT';
+  const value = input.scopeValue ?? undefined;
+  const none = (why: string) => {
+    if (value !== undefined) throw ApiError.badRequest(`scopeValue: ${why}`);
+  };
+  switch (scope) {
+    case 'PROJECT':
+      none('a PROJECT budget counts the whole project and takes no scopeValue');
+      return { scope, keyId: null, value: null };
+    case 'EACH_USER':
+      none('an EACH_USER budget gives every end user the limit on their own and takes no scopeValue');
+      return { scope, keyId: null, value: null };
+    case 'API_KEY': {
+      if (value === undefined) throw ApiError.badRequest("scopeValue: an API_KEY budget needs the key's public prefix (the 12 hex characters after sg_)");
+      const key = await client.query<{ id: string }>('SELECT id FROM api_key WHERE prefix = $1 AND project_id = $2', [value.trim(), input.projectId]);
+      if (!key.rows[0]) throw ApiError.badRequest(`scopeValue: no API key with prefix "${value.slice(0, 20)}" in this project`);
+      return { scope, keyId: key.rows[0].id, value: null };
+    }
+    case 'TAG': {
+      if (value === undefined) throw ApiError.badRequest('scopeValue: a TAG budget needs the tag it counts, as name=value');
+      return { scope, keyId: null, value: canonicalTags(parseTags([value], 'scopeValue'))[0]! };
+    }
+    case 'USER':
+      if (value === undefined) throw ApiError.badRequest('scopeValue: a USER budget needs the end user it counts');
+      return { scope, keyId: null, value: parseUser(value, 'scopeValue')! };
+  }
+}
+
 function checkThresholds(thresholds: number[] | undefined): void {
   if (thresholds?.some((t) => !Number.isInteger(t) || t <= 0 || t > 1000)) {
     throw ApiError.badRequest('thresholds: must be whole percentages between 1 and 1000');
   }
-}
-
-/** Burn-rate projection to the end of the window; a display figure, so rounded (half-even, 6 places). */
-function projection(spent: Decimal, start: Date, end: Date, at: Date): Decimal {
-  const elapsed = Math.max(1, at.getTime() - start.getTime());
-  const length = end.getTime() - start.getTime();
-  return spent.times(length).dividedBy(elapsed).toDecimalPlaces(6, DecimalCtor.ROUND_HALF_EVEN);
 }

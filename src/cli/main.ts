@@ -10,7 +10,10 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../database/embedd
 import { migrate } from '../database/migrate.js';
 import { reconcile } from '../ledger/reconcile.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { GROUP_KEYS, spendReport, toCsv, type GroupKey } from '../reports/spend-report.js';
+import { dec } from '../pricing/money.js';
+import { focusCsv } from '../reports/focus-export.js';
+import { toCsv } from '../reports/spend-csv.js';
+import { checkReportQuery, spendReport, type GroupKey } from '../reports/spend-report.js';
 import { createSimulator } from '../simulator/simulator.js';
 import { ApiError } from '../common/api-error.js';
 
@@ -20,7 +23,7 @@ const USAGE = `usage: spendgate <command>
   key create --project <name-or-id>
   simulate [--port N] [--delay-ms N]
   reconcile
-  report --from <date> --to <date> [--group-by project,model,day] [--format csv|json]`;
+  report --from <date> --to <date> [--group-by project,model,day|apiKey|user|tag:<name>] [--format csv|json|focus]`;
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env);
@@ -102,9 +105,18 @@ async function main(argv: string[]): Promise<number> {
       const from = new Date(values.from ?? '');
       const to = new Date(values.to ?? '');
       if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) throw new UsageError('report --from <date> --to <date>');
+      if (values.format === 'focus') {
+        const config = loadConfig(process.env);
+        const rate = config.CREDITS_PER_USD ? { creditsPerUsd: dec(config.CREDITS_PER_USD) } : {};
+        process.stdout.write(await withReportsDatabase((db) => focusCsv(db, { from, to, vendorName: config.VENDOR_NAME, ...rate })));
+        return 0;
+      }
       const groupBy = (values['group-by'] ?? 'project,model,day').split(',').filter(Boolean) as GroupKey[];
-      const bad = groupBy.find((g) => !(GROUP_KEYS as readonly string[]).includes(g));
-      if (bad) throw new UsageError(`--group-by: "${bad}" is not one of ${GROUP_KEYS.join(', ')}`);
+      try {
+        checkReportQuery({ from, to, groupBy });
+      } catch (error) {
+        throw new UsageError((error as Error).message.replace(/^groupBy:/, '--group-by:'));
+      }
       const rows = await withReportsDatabase((db) => spendReport(db, { from, to, groupBy }));
       process.stdout.write(values.format === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : toCsv(groupBy, rows));
       return 0;

@@ -42,6 +42,13 @@ const schema = z
     READ_CONCURRENCY: int(4, 1),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     NODE_ENV: z.string().default('development'),
+    CREDITS_PER_USD: z
+      .string()
+      .trim()
+      .regex(/^\d+(\.\d+)?$/, 'must be a positive decimal, e.g. 100 (credits per US dollar)')
+      .refine((v) => Number(v) > 0, 'must be above 0')
+      .optional(),
+    VENDOR_NAME: z.string().trim().min(1).max(100).default('Upstream vendor'),
   })
   .superRefine((env, ctx) => {
     if (env.UPSTREAM_BASE_URL && !env.UPSTREAM_API_KEY) {

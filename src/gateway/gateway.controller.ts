@@ -2,6 +2,7 @@
 import { Body, Controller, Get, Headers, Inject, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { bearer } from '../auth/api-keys.js';
+import { attributionOf } from '../attribution/attribution.js';
 import { ApiError } from '../common/api-error.js';
 import { PrincipalsService, type KeyContext } from '../auth/principals.service.js';
 import { VENDOR_API_ROOT } from '../upstream/vendor-protocol.js';
@@ -21,14 +22,14 @@ export class GatewayController {
   async chat(@Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
     const ctx = await this.authenticate(headers);
     this.requireJson(headers);
-    send(reply, await this.gateway.submit('chat', ctx, body, idempotencyKey(headers)));
+    send(reply, await this.gateway.submit('chat', ctx, body, idempotencyKey(headers), attributionOf(headers, ctx.tags)));
   }
 
   @Post('generations')
   async generations(@Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
     const ctx = await this.authenticate(headers);
     this.requireJson(headers);
-    send(reply, await this.gateway.submit('generations', ctx, body, idempotencyKey(headers)));
+    send(reply, await this.gateway.submit('generations', ctx, body, idempotencyKey(headers), attributionOf(headers, ctx.tags)));
   }
 
   @Get('tasks/:taskId')

@@ -21,6 +21,7 @@ import { LedgerService, type HoldOutcome } from '../ledger/ledger.service.js';
 import { quote } from '../pricing/engine.js';
 import { Money } from '../pricing/money.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
+import type { Attribution } from '../attribution/attribution.js';
 import type { KeyContext } from '../auth/principals.service.js';
 import { SettlementService } from '../tasks/settlement.service.js';
 import { TaskStore } from '../tasks/task-store.js';
@@ -58,7 +59,7 @@ export class GatewayService implements OnApplicationShutdown {
     await this.landing.stop();
   }
 
-  async submit(endpoint: Endpoint, ctx: KeyContext, body: unknown, idempotencyKey?: string): Promise<GatewayReply> {
+  async submit(endpoint: Endpoint, ctx: KeyContext, body: unknown, idempotencyKey?: string, attribution: Attribution = { user: null, tags: ctx.tags }): Promise<GatewayReply> {
     const validation = validateSubmission(endpoint, body);
     if (!validation.ok) {
       const { problems } = validation;
@@ -96,9 +97,11 @@ export class GatewayService implements OnApplicationShutdown {
         family: route.family,
         kind: route.kind,
         hold,
+        endUser: attribution.user,
+        tags: attribution.tags,
         quote: q,
         priceBookVersion: book.version,
-        ...(idempotencyKey ? { idempotencyKey, requestHash: requestHash(endpoint, validation.body) } : {}),
+        ...(idempotencyKey ? { idempotencyKey, requestHash: requestHash(endpoint, validation.body, attribution) } : {}),
       });
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
@@ -231,12 +234,16 @@ function budgetRefusal(held: Extract<HoldOutcome, { outcome: 'refused' }>, estim
   const unit = hold.unit;
   const remaining = held.remaining;
   const overrunBy = remaining.startsWith('-') ? remaining.slice(1) : undefined;
-  const budget = `budget ${held.budgetId} (${held.period.toLowerCase()}, hard limit ${held.limit} ${unit})`;
+  const scope = held.scope === 'PROJECT' ? '' : `${describeScope(held)}, `;
+  const budget = `budget ${held.budgetId} (${scope}${held.period.toLowerCase()}, hard limit ${held.limit} ${unit})`;
   const message = overrunBy
     ? `${budget} is overrun by ${overrunBy} ${unit}: it refuses every submission in ${unit} until its next period or a higher limit`
     : `${budget} would be exceeded: this request holds ${hold} and ${remaining} ${unit} remain`;
   return ApiError.paymentRequired(4020, message, {
     budgetId: held.budgetId,
+    scope: held.scope,
+    ...(held.scopeValue !== null ? { scopeValue: held.scopeValue } : {}),
+    ...(held.subject ? { user: held.subject } : {}),
     period: held.period,
     unit,
     limit: held.limit,
@@ -247,6 +254,22 @@ function budgetRefusal(held: Extract<HoldOutcome, { outcome: 'refused' }>, estim
   });
 }
 
+/** What a scoped budget counts, as a person reads it: "API key ab12…", "tag team=ml", "user u-7", "each user, here u-7". */
+function describeScope(held: Extract<HoldOutcome, { outcome: 'refused' }>): string {
+  switch (held.scope) {
+    case 'PROJECT':
+      return 'project';
+    case 'API_KEY':
+      return `API key ${held.scopeValue}`;
+    case 'TAG':
+      return `tag ${held.scopeValue}`;
+    case 'USER':
+      return `user ${held.scopeValue}`;
+    case 'EACH_USER':
+      return `each user, here ${held.subject}`;
+  }
+}
+
 /** A repeated Idempotency-Key whose first request's outcome is unknown and was never answered. */
 function unknownOutcome(taskId: string, why: string): ApiError {
   return ApiError.gatewayTimeout(`${why} (task gw-${taskId}): its hold is kept for review and it is not sent to the vendor again`, {
@@ -254,9 +277,14 @@ function unknownOutcome(taskId: string, why: string): ApiError {
   });
 }
 
-/** Same key + same body means the same request: key order does not matter. */
-export function requestHash(endpoint: Endpoint, body: unknown): string {
-  return createHash('sha256').update(endpoint).update('\n').update(canonical(body)).digest('hex');
+/**
+ * Same key + same body + same attribution means the same request (decisions §7): key order in the
+ * body does not matter; a different end user or different tags make it a different request.
+ */
+export function requestHash(endpoint: Endpoint, body: unknown, attribution: Attribution = { user: null, tags: [] }): string {
+  const hash = createHash('sha256').update(endpoint).update('\n').update(canonical(body));
+  if (attribution.user !== null || attribution.tags.length > 0) hash.update('\n').update(canonical(attribution));
+  return hash.digest('hex');
 }
 
 function canonical(value: unknown): string {

@@ -1,16 +1,22 @@
+import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import { assertAdmin, assertCanRead } from '../auth/access.js';
-import { requireUuid } from '../common/ids.js';
-import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { Args, Context, ID, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { BudgetStatusService, type BudgetStatus as BudgetStatusView } from '../budgets/budget-status.service.js';
 import { BudgetsService } from '../budgets/budgets.service.js';
+import { ApiError } from '../common/api-error.js';
+import { requireUuid } from '../common/ids.js';
 import type { Decimal } from '../pricing/money.js';
-import { BudgetStatus, PeriodEnum, UnitEnum } from './graphql.types.js';
+import { UserBalanceConnection } from './attribution.types.js';
+import { Principals, type GraphqlContext } from './graphql-auth.js';
+import { BudgetScopeEnum, BudgetStatus, PeriodEnum, UnitEnum } from './graphql.types.js';
 import { DecimalValue } from './scalars.js';
+
+const MAX_USERS_PAGE = 200;
 
 @Resolver(() => BudgetStatus)
 export class BudgetsResolver {
   constructor(
     private readonly budgets: BudgetsService,
+    private readonly statuses: BudgetStatusService,
     private readonly principals: Principals,
   ) {}
 
@@ -19,10 +25,24 @@ export class BudgetsResolver {
     const who = await this.principals.of(ctx);
     assertCanRead(who, projectId);
     requireUuid('projectId', projectId);
-    return this.budgets.status(projectId);
+    return this.statuses.status(projectId);
   }
 
-  @Mutation(() => ID, { description: "creates the project's budget for (unit, period), or changes its limit" })
+  @ResolveField(() => UserBalanceConnection, { description: "EACH_USER: every user's own balance in the current window, by user id" })
+  async users(
+    @Parent() budget: BudgetStatusView,
+    @Args('first', { type: () => Int, defaultValue: 50 }) first: number,
+    @Args('after', { type: () => String, nullable: true }) after?: string,
+  ) {
+    if (first < 1 || first > MAX_USERS_PAGE) throw ApiError.badRequest(`first: must be between 1 and ${MAX_USERS_PAGE}`);
+    if (budget.scope !== 'EACH_USER') return { edges: [], pageInfo: { hasNextPage: false, endCursor: null } };
+    const cursor = after === undefined || after === null ? undefined : Buffer.from(after, 'base64url').toString();
+    const page = await this.statuses.users(budget.budgetId, first, cursor);
+    const edges = page.users.map((node) => ({ cursor: Buffer.from(node.user).toString('base64url'), node }));
+    return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
+  }
+
+  @Mutation(() => ID, { description: "creates the project's budget for (unit, period, scope), or changes its limit" })
   async setBudget(
     @Context() ctx: GraphqlContext,
     @Args('projectId', { type: () => ID }) projectId: string,
@@ -31,10 +51,22 @@ export class BudgetsResolver {
     @Args('period', { type: () => PeriodEnum }) period: PeriodEnum,
     @Args('hard') hard: boolean,
     @Args('thresholds', { type: () => [Int], nullable: true }) thresholds?: number[],
+    @Args('scope', { type: () => BudgetScopeEnum, defaultValue: BudgetScopeEnum.PROJECT }) scope: BudgetScopeEnum = BudgetScopeEnum.PROJECT,
+    @Args('scopeValue', { type: () => String, nullable: true, description: "API_KEY: the key's public prefix; TAG: name=value; USER: the end user" })
+    scopeValue?: string,
   ) {
     assertAdmin(await this.principals.of(ctx), 'setBudget');
     requireUuid('projectId', projectId);
-    return this.budgets.set({ projectId, unit, limit, period, hard, ...(thresholds ? { thresholds } : {}) });
+    return this.budgets.set({
+      projectId,
+      unit,
+      limit,
+      period,
+      hard,
+      scope,
+      ...(thresholds ? { thresholds } : {}),
+      ...(scopeValue !== undefined && scopeValue !== null ? { scopeValue } : {}),
+    });
   }
 
   @Mutation(() => Boolean, { description: "changes a budget's limit, kind or thresholds" })

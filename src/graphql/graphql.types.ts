@@ -9,12 +9,14 @@ export enum PeriodEnum { DAILY = 'DAILY', WEEKLY = 'WEEKLY', MONTHLY = 'MONTHLY'
 export enum UnpricedPolicyEnum { block = 'block', allow = 'allow' }
 export enum FailurePolicyEnum { release = 'release', charge = 'charge' }
 export enum TaskResolutionEnum { CHARGE = 'CHARGE', RELEASE = 'RELEASE' }
+export enum BudgetScopeEnum { PROJECT = 'PROJECT', API_KEY = 'API_KEY', TAG = 'TAG', USER = 'USER', EACH_USER = 'EACH_USER' }
 registerEnumType(UnitEnum, { name: 'Unit' });
 registerEnumType(ExactnessEnum, { name: 'Exactness' });
 registerEnumType(PeriodEnum, { name: 'Period' });
 registerEnumType(UnpricedPolicyEnum, { name: 'UnpricedPolicy' });
 registerEnumType(FailurePolicyEnum, { name: 'FailurePolicy' });
 registerEnumType(TaskResolutionEnum, { name: 'TaskResolution' });
+registerEnumType(BudgetScopeEnum, { name: 'BudgetScope', description: 'what a budget counts (decisions §7)' });
 
 @ObjectType()
 export class Money {
@@ -64,6 +66,9 @@ export class Resolution {
 export class Task {
   @Field(() => ID, { description: 'the upstream numeric taskId (gw-<n> when the upstream never assigned one)' }) taskId!: string;
   @Field(() => ID) projectId!: string;
+  @Field(() => String, { nullable: true, description: "the public prefix of the API key that submitted it" }) apiKeyPrefix!: string | null;
+  @Field(() => String, { nullable: true, description: 'the end user the client named (X-Spendgate-User)' }) user!: string | null;
+  @Field(() => [String], { description: 'its key\'s and its request\'s tags, name=value' }) tags!: string[];
   @Field() model!: string;
   @Field() kind!: string;
   @Field({ description: 'submitting | processing | ready | failed | unknown | rejected' }) status!: string;
@@ -89,6 +94,13 @@ export class BudgetStatus {
   @Field(() => UnitEnum) unit!: UnitEnum;
   @Field(() => PeriodEnum) period!: PeriodEnum;
   @Field() hard!: boolean;
+  @Field(() => BudgetScopeEnum) scope!: BudgetScopeEnum;
+  @Field(() => String, { nullable: true, description: "API_KEY: the key's prefix; TAG: name=value; USER: the end user" }) scopeValue!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'EACH_USER: the user nearest the limit, whose balance spent/held/remaining report (every user: `users`)',
+  })
+  user!: string | null;
   @Field(() => DecimalValue) limit!: Decimal;
   @Field(() => DecimalValue) spent!: Decimal;
   @Field(() => DecimalValue) held!: Decimal;

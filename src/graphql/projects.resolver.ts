@@ -1,7 +1,8 @@
 import { assertAdmin } from '../auth/access.js';
 import { requireUuid } from '../common/ids.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { Args, Context, ID, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, ID, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { ApiKeyInfo } from './attribution.types.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from './graphql.types.js';
 import type { Decimal } from '../pricing/money.js';
@@ -26,11 +27,20 @@ export class ProjectsResolver {
     return (await this.service.create(name)).id;
   }
 
-  @Mutation(() => String, { description: 'a new API key for the project; the secret is shown once' })
-  async issueApiKey(@Context() ctx: GraphqlContext, @Args('projectId', { type: () => ID }) projectId: string) {
+  @Mutation(() => String, { description: 'a new API key for the project; the secret is shown once. `tags` ("name=value") are the default tags of every task it submits' })
+  async issueApiKey(
+    @Context() ctx: GraphqlContext,
+    @Args('projectId', { type: () => ID }) projectId: string,
+    @Args('tags', { type: () => [String], nullable: true }) tags?: string[],
+  ) {
     assertAdmin(await this.principals.of(ctx), 'issueApiKey');
     requireUuid('projectId', projectId);
-    return this.service.issueKey(projectId);
+    return this.service.issueKey(projectId, tags ?? []);
+  }
+
+  @ResolveField(() => [ApiKeyInfo], { description: "the project's API keys, newest first (prefixes and tags, never secrets)" })
+  async apiKeys(@Parent() project: { id: string }) {
+    return this.service.keys(project.id);
   }
 
   @Mutation(() => Boolean, { description: 'revokes a key by its public prefix (the 12 hex characters after sg_)' })

@@ -79,8 +79,11 @@ export class ReportsResolver {
     @Args('models', { type: () => [String], nullable: true }) models?: string[],
     @Args('families', { type: () => [String], nullable: true }) families?: string[],
     @Args('kinds', { type: () => [String], nullable: true }) kinds?: string[],
-    @Args('statuses', { type: () => [String], nullable: true, description: 'ready, failed, adjustment' }) statuses?: string[],
-    @Args('groupBy', { type: () => [String], nullable: true, description: 'any of project, model, family, kind, day, week, month' }) groupBy?: string[],
+    @Args('statuses', { type: () => [String], nullable: true, description: 'ready, failed, adjustment, resolved' }) statuses?: string[],
+    @Args('groupBy', { type: () => [String], nullable: true, description: 'any of project, model, family, kind, day, week, month; and one of apiKey, user (month-aligned), tag:<name>' }) groupBy?: string[],
+    @Args('apiKeys', { type: () => [String], nullable: true, description: 'key prefixes; (none): tasks without a key' }) apiKeys?: string[],
+    @Args('users', { type: () => [String], nullable: true, description: 'end users; (none): tasks without one' }) users?: string[],
+    @Args('tags', { type: () => [String], nullable: true, description: 'name=value, values of one tag name' }) tags?: string[],
     @Info() info?: GraphQLResolveInfo,
   ) {
     const who = await this.principals.of(ctx);
@@ -95,6 +98,9 @@ export class ReportsResolver {
       ...(families ? { families } : {}),
       ...(kinds ? { kinds } : {}),
       ...(statuses ? { statuses } : {}),
+      ...(apiKeys ? { apiKeys } : {}),
+      ...(users ? { users } : {}),
+      ...(tags ? { tags } : {}),
     });
     return mergeUnits(rows);
   }

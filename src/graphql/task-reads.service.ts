@@ -10,6 +10,9 @@ export interface TaskView {
   taskId: string;
   internalId: string;
   projectId: string;
+  apiKeyPrefix: string | null;
+  user: string | null;
+  tags: string[];
   model: string;
   kind: string;
   status: string;
@@ -53,6 +56,9 @@ interface TaskRow {
   id: string;
   upstream_task_id: string | null;
   project_id: string;
+  api_key_prefix: string | null;
+  end_user: string | null;
+  tags: string[] | null;
   model: string;
   kind: string;
   status: string;
@@ -100,7 +106,8 @@ interface EntryRow {
 
 // Every column is qualified and renamed where it is cast: ORDER BY must bind to t.id (bigint),
 // never to an output column `id` of type text (which sorted 10 before 2 and lost tasks in paging).
-const COLUMNS = `t.id::text AS id, t.upstream_task_id::text AS upstream_task_id, t.project_id, t.model, t.kind, t.status,
+const COLUMNS = `t.id::text AS id, t.upstream_task_id::text AS upstream_task_id, t.project_id,
+  (SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id) AS api_key_prefix, t.end_user, t.tags, t.model, t.kind, t.status,
   t.accepted_at, t.settled_at, t.price_book_version, t.exactness, t.unit, t.hold_amount::text AS hold_amount,
   t.estimate_amount::text AS estimate_amount, t.estimate_tier, t.estimate_warnings, t.charge_amount::text AS charge_amount,
   t.charge_exactness, t.charge_tier, t.charge_warnings, t.needs_review, t.review_reason, t.overrun::text AS overrun,
@@ -161,6 +168,9 @@ export class TaskReadsService {
         taskId: t.upstream_task_id ?? `gw-${t.id}`,
         internalId: t.id,
         projectId: t.project_id,
+        apiKeyPrefix: t.api_key_prefix,
+        user: t.end_user,
+        tags: t.tags ?? [],
         model: t.model,
         kind: t.kind,
         status: t.status,

@@ -12,6 +12,8 @@ import { MixedUnitsError, type Decimal, type Money } from '../pricing/money.js';
 import type { Quote } from '../pricing/engine.js';
 import type { Charge, ChargeLine } from '../pricing/pricing.types.js';
 
+export type BudgetScope = 'PROJECT' | 'API_KEY' | 'TAG' | 'USER' | 'EACH_USER';
+
 export interface HoldRequest {
   projectId: string;
   apiKeyId: string | null;
@@ -20,6 +22,9 @@ export interface HoldRequest {
   kind: string;
   /** What the submission holds, in its unit (the quote's). */
   hold: Money;
+  /** Attribution (decisions §7): which budgets count the task. */
+  endUser?: string | null;
+  tags?: readonly string[];
   quote: Quote;
   priceBookVersion: number;
   idempotencyKey?: string;
@@ -30,8 +35,12 @@ export interface HoldRequest {
 
 export type HoldOutcome =
   | { outcome: 'held'; taskId: string }
-  /** `remaining` is limit − spent − held as it stands: negative when the budget is overrun. */
-  | { outcome: 'refused'; budgetId: string; limit: string; remaining: string; period: string }
+  /**
+   * `remaining` is limit − spent − held as it stands: negative when the budget is overrun. `scope`
+   * and `scopeValue` say what the budget counts (the key's prefix, "name=value", the user);
+   * `subject` is the end user whose own balance refused, for an EACH_USER budget.
+   */
+  | { outcome: 'refused'; budgetId: string; limit: string; remaining: string; period: string; scope: BudgetScope; scopeValue: string | null; subject: string }
   /** The first answer to this Idempotency-Key: the vendor's body (status null: 200) or the gateway's refusal. */
   | { outcome: 'replay'; taskId: string; responseBody: string; responseStatus: number | null }
   /** The first request's outcome is unknown and the gateway never answered it (it stopped). */
@@ -47,6 +56,9 @@ interface HoldRow {
   budget_period: string | null;
   response_body: string | null;
   response_status: number | null;
+  budget_scope: BudgetScope | null;
+  budget_scope_value: string | null;
+  budget_subject: string | null;
 }
 
 export interface Settlement {
@@ -165,6 +177,8 @@ export class LedgerService {
       i,
       project_id: r.projectId,
       api_key_id: r.apiKeyId,
+      end_user: r.endUser ?? null,
+      tags: r.tags ?? [],
       model: r.model,
       family: r.family,
       kind: r.kind,
@@ -204,6 +218,9 @@ function toOutcome(row: HoldRow): HoldOutcome {
         limit: row.budget_limit!,
         remaining: row.budget_remaining!,
         period: row.budget_period!,
+        scope: row.budget_scope!,
+        scopeValue: row.budget_scope_value,
+        subject: row.budget_subject ?? '',
       };
     case 'replay':
       return { outcome: 'replay', taskId: String(row.task_id), responseBody: row.response_body!, responseStatus: row.response_status };

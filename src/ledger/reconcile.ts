@@ -1,5 +1,6 @@
 /**
- * Reconciliation: every stored budget balance must equal what the ledger entries say, and every
+ * Reconciliation: every stored budget balance (for every scope, and every user of an EACH_USER
+ * budget) must equal what the ledger entries say, and every
  * settled task (by the vendor's answer or an operator's resolution) must have no hold left. Returns the differences (empty when all is clean).
  */
 import type { Database } from '../database/database.js';
@@ -11,14 +12,14 @@ export interface Difference {
 }
 
 export async function reconcile(db: Database): Promise<Difference[]> {
-  const budgets = await db.query<{ budget_id: string; period_start: Date; field: string; stored: string; ledger: string }>(`
-    SELECT bp.budget_id, bp.period_start, f.field, f.stored::text AS stored, f.ledger::text AS ledger
+  const budgets = await db.query<{ budget_id: string; period_start: Date; subject: string; field: string; stored: string; ledger: string }>(`
+    SELECT bp.budget_id, bp.period_start, bp.subject, f.field, f.stored::text AS stored, f.ledger::text AS ledger
     FROM budget_period bp
     JOIN budget b ON b.id = bp.budget_id AND b.deleted_at IS NULL
-    CROSS JOIN LATERAL spendgate_ledger_balance(b.project_id, b.unit, bp.period_start, bp.period_end) l
+    CROSS JOIN LATERAL spendgate_budget_balance(b.id, bp.subject, bp.period_start, bp.period_end) l
     CROSS JOIN LATERAL (VALUES ('spent', bp.spent, l.spent), ('held', bp.held, l.held)) AS f(field, stored, ledger)
     WHERE f.stored <> f.ledger
-    ORDER BY bp.budget_id, bp.period_start`);
+    ORDER BY bp.budget_id, bp.period_start, bp.subject`);
   const tasks = await db.query<{ id: string; status: string; held: string }>(`
     SELECT t.id::text, t.status::text,
            (coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0))::text AS held
@@ -28,7 +29,7 @@ export async function reconcile(db: Database): Promise<Difference[]> {
                         <> coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)`);
   return [
     ...budgets.rows.map((r) => ({
-      what: `budget ${r.budget_id} period ${r.period_start.toISOString()} ${r.field}`,
+      what: `budget ${r.budget_id} period ${r.period_start.toISOString()}${r.subject ? ` user ${r.subject}` : ''} ${r.field}`,
       stored: r.stored,
       fromLedger: r.ledger,
     })),

@@ -2,6 +2,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { Database, DATABASE } from '../database/database.js';
+import { canonicalTags, parseTags } from '../attribution/attribution.js';
 import { generateKey } from '../auth/api-keys.js';
 import { CacheEvents } from '../common/cache-events.js';
 import { isUuid } from '../common/ids.js';
@@ -45,11 +46,22 @@ export class ProjectsService {
     return project;
   }
 
-  async issueKey(projectId: string): Promise<string> {
+  /** A new key; `tags` ("name=value") are the default tags of every task it submits. */
+  async issueKey(projectId: string, tags: readonly string[] = []): Promise<string> {
+    const defaults = canonicalTags(parseTags(tags, 'tags'));
     await this.resolve(projectId);
     const { key, prefix, hash } = generateKey();
-    await this.db.prisma.apiKey.create({ data: { projectId, prefix, hash: new Uint8Array(hash) } });
+    await this.db.prisma.apiKey.create({ data: { projectId, prefix, hash: new Uint8Array(hash), tags: defaults } });
     return key;
+  }
+
+  /** The project's keys (never their secrets), newest first. */
+  async keys(projectId: string): Promise<Array<{ prefix: string; tags: string[]; createdAt: Date; revokedAt: Date | null }>> {
+    return this.db.prisma.apiKey.findMany({
+      where: { projectId },
+      orderBy: { createdAt: 'desc' },
+      select: { prefix: true, tags: true, createdAt: true, revokedAt: true },
+    });
   }
 
   async revokeKey(prefix: string, projectId?: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-/** GET /reports/spend.csv: the spend report as CSV, same filters and grouping as GraphQL. */
+/** GET /reports/spend.csv (the spend report as CSV, same filters and grouping as GraphQL) and GET /reports/focus.csv (FOCUS 1.2). */
 import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { bearer } from '../auth/api-keys.js';
@@ -6,7 +6,8 @@ import { scopeProjects } from '../auth/access.js';
 import { PrincipalsService } from '../auth/principals.service.js';
 import { ApiError } from '../common/api-error.js';
 import { ReportsService } from './reports.service.js';
-import { toCsv, type GroupKey } from './spend-report.js';
+import { toCsv } from './spend-csv.js';
+import type { GroupKey } from './spend-report.js';
 
 const list = (value: string | undefined) => (value ? value.split(',').map((v) => v.trim()).filter(Boolean) : undefined);
 
@@ -19,20 +20,17 @@ export class ReportsController {
 
   @Get('spend.csv')
   async spendCsv(@Headers('authorization') authorization: string | undefined, @Query() q: Record<string, string | undefined>, @Res() reply: FastifyReply) {
-    const who = await this.principals.resolve(bearer(authorization));
-    if (!who) throw ApiError.unauthorized('send Authorization: Bearer <ADMIN_TOKEN or project API key>');
-    const projectIds = scopeProjects(who, list(q.projectIds));
-    if (!q.from || !q.to) throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
+    const projectIds = await this.scope(authorization, q);
     const groupBy = (list(q.groupBy) ?? []) as GroupKey[];
     const filters = Object.fromEntries(
-      (['models', 'families', 'kinds', 'statuses'] as const).flatMap((name) => {
+      (['models', 'families', 'kinds', 'statuses', 'apiKeys', 'users', 'tags'] as const).flatMap((name) => {
         const values = list(q[name]);
         return values ? [[name, values]] : [];
       }),
     );
     const rows = await this.reports.spend({
-      from: new Date(q.from),
-      to: new Date(q.to),
+      from: new Date(q.from!),
+      to: new Date(q.to!),
       groupBy,
       ...(projectIds ? { projectIds } : {}),
       ...filters,
@@ -41,5 +39,21 @@ export class ReportsController {
       .header('content-type', 'text/csv; charset=utf-8')
       .header('content-disposition', 'attachment; filename="spend.csv"')
       .send(toCsv(groupBy, rows));
+  }
+
+  @Get('focus.csv')
+  async focusCsv(@Headers('authorization') authorization: string | undefined, @Query() q: Record<string, string | undefined>, @Res() reply: FastifyReply) {
+    const projectIds = await this.scope(authorization, q);
+    const csv = await this.reports.focus({ from: new Date(q.from!), to: new Date(q.to!), ...(projectIds ? { projectIds } : {}) });
+    void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="focus.csv"').send(csv);
+  }
+
+  /** Who may read which projects, and the date range every report needs. */
+  private async scope(authorization: string | undefined, q: Record<string, string | undefined>): Promise<string[] | undefined> {
+    const who = await this.principals.resolve(bearer(authorization));
+    if (!who) throw ApiError.unauthorized('send Authorization: Bearer <ADMIN_TOKEN or project API key>');
+    const projectIds = scopeProjects(who, list(q.projectIds));
+    if (!q.from || !q.to) throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
+    return projectIds;
   }
 }

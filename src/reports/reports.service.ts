@@ -4,7 +4,9 @@
  * delay), otherwise the primary.
  */
 import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '../config/config.js';
 import { Database, REPORTS_DATABASE } from '../database/database.js';
+import { focusCsv, type FocusOptions } from './focus-export.js';
 import { dec, percent } from '../pricing/money.js';
 import { spendReport, type ReportQuery, type SpendRow } from './spend-report.js';
 
@@ -42,7 +44,15 @@ const TOP = 5;
 
 @Injectable()
 export class ReportsService {
-  constructor(@Inject(REPORTS_DATABASE) private readonly db: Database) {}
+  constructor(
+    @Inject(REPORTS_DATABASE) private readonly db: Database,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
+
+  /** FOCUS 1.2 rows as CSV, with this instance's credits-per-USD rate and vendor name. */
+  focus(range: Pick<FocusOptions, 'from' | 'to' | 'projectIds'>): Promise<string> {
+    return focusCsv(this.db, { ...range, vendorName: this.config.VENDOR_NAME, ...(this.config.CREDITS_PER_USD ? { creditsPerUsd: dec(this.config.CREDITS_PER_USD) } : {}) });
+  }
 
   spend(query: ReportQuery): Promise<SpendRow[]> {
     return spendReport(this.db, query);

@@ -1,19 +1,31 @@
 /**
- * Spend reports from the daily roll-up (never a scan of raw tasks): one row per group and unit,
- * read from spend_rollup (by outcome) when statuses are filtered, else from spend_rollup_total,
- * grouped by any of project, model, family, kind, day, week, month; `[from, to)` in UTC, by the
- * day of acceptance (the roll-up's grain is a UTC day, so from/to must be midnights).
- * Credits and USD are never summed: every row has one unit.
+ * Spend reports from the roll-ups (never a scan of raw tasks): one row per group and unit, in
+ * `[from, to)` UTC by the day of acceptance. Credits and USD are never summed: every row has one unit.
+ *
+ * Where a report reads:
+ * - by project, model, family, kind, day, week, month: spend_rollup_total (spend_rollup when
+ *   statuses are filtered); grouped at its grain (project × model × day) each row is a group;
+ * - by who (decisions §7), spend_rollup_by of one dimension: `apiKey` (by the key's prefix) and
+ *   `tag:<name>` per day, `user` per month (so user reports take month-aligned ranges and no day
+ *   or week). A task without the tag falls in a `(none)` group: the total of the same other keys
+ *   minus what the tag's values hold (each task has at most one value per tag name). Tasks without
+ *   a key or a user are `(none)` rows of their own. One dimension per report: a task's spend is
+ *   rolled up once per key, per user and per tag, never per combination.
  */
 import type { Database } from '../database/database.js';
 import { MODEL_ROUTES } from '../catalog/catalog.js';
 import { ApiError } from '../common/api-error.js';
-import { csvLine } from '../common/csv.js';
 import { isUuid } from '../common/ids.js';
+import { dec } from '../pricing/money.js';
+import { sortedOrder } from './report-order.js';
 
-export const GROUP_KEYS = ['project', 'model', 'family', 'kind', 'day', 'week', 'month'] as const;
-export type GroupKey = (typeof GROUP_KEYS)[number];
-export const REPORT_STATUSES = ['ready', 'failed', 'adjustment'] as const;
+export const GROUP_KEYS = ['project', 'model', 'family', 'kind', 'day', 'week', 'month', 'apiKey', 'user'] as const;
+type NamedKey = (typeof GROUP_KEYS)[number];
+/** A named key, or `tag:<name>`: the values of one tag. */
+export type GroupKey = NamedKey | `tag:${string}`;
+export const REPORT_STATUSES = ['ready', 'failed', 'adjustment', 'resolved'] as const;
+/** The group of tasks without a key, a user, or the tag grouped by. */
+export const NONE = '(none)';
 
 /** A measure that was not asked for reads as zero. */
 export interface SpendRow {
@@ -46,51 +58,100 @@ export interface ReportQuery {
   families?: string[];
   kinds?: string[];
   statuses?: string[];
+  /** Key prefixes (`(none)`: tasks without a key). */
+  apiKeys?: string[];
+  /** End users (`(none)`: tasks without one). */
+  users?: string[];
+  /** "name=value" pairs. */
+  tags?: string[];
 }
 
+type Dimension = { kind: 'apiKey' | 'user'; values?: string[] } | { kind: 'tag'; name?: string; values?: string[] };
+
 const ROUTE_VALUES = MODEL_ROUTES.map((r) => `('${r.id}', '${r.family}', '${r.kind}')`).join(',');
+const TAG_KEY = /^tag:([a-z0-9_.-]{1,64})$/;
+const DAY = 86_400_000;
 
-/**
- * Each key is computed in two steps: the inner query groups the roll-up by ids and dates (cheap to
- * hash), the outer one turns them into names and text on the already-grouped rows.
- */
-const INNER: Record<GroupKey, string> = {
-  project: 's.project_id',
-  model: 's.model',
-  family: "coalesce(c.family, '-')",
-  kind: "coalesce(c.kind, '-')",
-  day: 's.day',
-  week: "date_trunc('week', s.day)::date",
-  month: "date_trunc('month', s.day)::date",
-};
-const OUTER: Record<GroupKey, (col: string) => string> = {
-  project: (col) => `${col}::text`, // named (and ranked for sorting) in JS: no join, no sort in SQL
-  model: (col) => col,
-  family: (col) => col,
-  kind: (col) => col,
-  day: (col) => `to_char(${col}, 'YYYY-MM-DD')`,
-  week: (col) => `to_char(${col}, 'IYYY-"W"IW')`,
-  month: (col) => `to_char(${col}, 'YYYY-MM')`,
-};
-const NEEDS_CATALOG = new Set<GroupKey>(['family', 'kind']);
+/** Each key is computed in two steps: grouped by ids and dates inside (cheap to hash), named outside. */
+function keySql(key: GroupKey, day: string): { inner: string; outer: (col: string) => string } {
+  const text = (col: string) => col;
+  const noneIfEmpty = (col: string) => `CASE WHEN ${col} = '' THEN '${NONE}' ELSE ${col} END`;
+  switch (key) {
+    case 'project':
+      return { inner: 's.project_id', outer: (col) => `${col}::text` }; // named (and ranked for sorting) in JS
+    case 'model':
+      return { inner: 's.model', outer: text };
+    case 'family':
+      return { inner: "coalesce(c.family, '-')", outer: text };
+    case 'kind':
+      return { inner: "coalesce(c.kind, '-')", outer: text };
+    case 'day':
+      return { inner: day, outer: (col) => `to_char(${col}, 'YYYY-MM-DD')` };
+    case 'week':
+      return { inner: `date_trunc('week', ${day})::date`, outer: (col) => `to_char(${col}, 'IYYY-"W"IW')` };
+    case 'month':
+      return { inner: `date_trunc('month', ${day})::date`, outer: (col) => `to_char(${col}, 'YYYY-MM')` };
+    case 'apiKey':
+    case 'user':
+      return { inner: 's.value', outer: noneIfEmpty };
+    default: // tag:<name>: the value after the first '='
+      return { inner: "substr(s.value, strpos(s.value, '=') + 1)", outer: text };
+  }
+}
 
-
-/** Checks a report query and says which field is wrong. */
-export function checkReportQuery(q: ReportQuery): void {
+/** Checks a report query, says which field is wrong, and returns its attribution dimension, if any. */
+export function checkReportQuery(q: ReportQuery): Dimension | undefined {
   for (const [field, value] of [['from', q.from], ['to', q.to]] as const) {
     if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw ApiError.badRequest(`${field}: must be a date-time`);
-    if (value.getTime() % 86_400_000 !== 0) {
-      throw ApiError.badRequest(`${field}: must be a UTC midnight (reports are kept per UTC day), e.g. 2026-11-01T00:00:00Z`);
-    }
+    if (value.getTime() % DAY !== 0) throw ApiError.badRequest(`${field}: must be a UTC midnight (reports are kept per UTC day), e.g. 2026-11-01T00:00:00Z`);
   }
   if (q.to <= q.from) throw ApiError.badRequest('to: must be after from');
-  const badKey = q.groupBy.find((k) => !(GROUP_KEYS as readonly string[]).includes(k));
-  if (badKey) throw ApiError.badRequest(`groupBy: "${badKey}" is not one of ${GROUP_KEYS.join(', ')}`);
+  const badKey = q.groupBy.find((k) => !(GROUP_KEYS as readonly string[]).includes(k) && !TAG_KEY.test(k));
+  if (badKey) throw ApiError.badRequest(`groupBy: "${String(badKey).slice(0, 70)}" is not one of ${GROUP_KEYS.join(', ')}, tag:<name>`);
   if (new Set(q.groupBy).size !== q.groupBy.length) throw ApiError.badRequest('groupBy: a key is repeated');
   const badProject = q.projectIds?.find((id) => !isUuid(id));
   if (badProject) throw ApiError.badRequest(`projectIds: "${badProject.slice(0, 40)}" is not a project id`);
   const badStatus = q.statuses?.find((s) => !(REPORT_STATUSES as readonly string[]).includes(s));
   if (badStatus) throw ApiError.badRequest(`statuses: "${badStatus}" is not one of ${REPORT_STATUSES.join(', ')}`);
+
+  const dimensions = new Map<string, Dimension>();
+  for (const key of q.groupBy) {
+    if (key === 'apiKey' || key === 'user') dimensions.set(key, { kind: key });
+    const tag = TAG_KEY.exec(key)?.[1];
+    if (tag) dimensions.set(`tag:${tag}`, { kind: 'tag', name: tag });
+  }
+  const filters: Array<[string, 'apiKey' | 'user' | 'tag', string[] | undefined]> = [['apiKeys', 'apiKey', q.apiKeys], ['users', 'user', q.users], ['tags', 'tag', q.tags]];
+  for (const [, kind, values] of filters) {
+    if (!values) continue;
+    if (kind === 'tag') {
+      const names = new Set(values.map((v) => v.split('=')[0]));
+      if (values.some((v) => !/^[a-z0-9_.-]{1,64}=./.test(v))) throw ApiError.badRequest('tags: each is name=value');
+      // A task has one value per tag name, so values of one name never count a task twice.
+      if (names.size > 1) throw ApiError.badRequest('tags: filter by values of one tag name at a time');
+      const grouped = [...dimensions.values()].find((d) => d.kind === 'tag');
+      if (grouped && (names.size > 1 || !names.has((grouped as { name?: string }).name ?? ''))) {
+        throw ApiError.badRequest('tags: when grouping by tag:<name>, filter only by values of that tag');
+      }
+      if (grouped) (grouped as { values?: string[] }).values = values;
+      else dimensions.set('tags', { kind: 'tag', values });
+    } else {
+      const existing = dimensions.get(kind);
+      if (existing) (existing as { values?: string[] }).values = values;
+      else dimensions.set(kind, { kind, values });
+    }
+  }
+  if (dimensions.size > 1) {
+    throw ApiError.badRequest(`groupBy: one of apiKey, user, tag:<name> at a time (with their filters): spend is rolled up per key, per user and per tag, not per combination`);
+  }
+  const dimension = [...dimensions.values()][0];
+  if (dimension && q.statuses) throw ApiError.badRequest('statuses: not with apiKey, user or tag reports (they add up every outcome)');
+  if (dimension?.kind === 'user') {
+    if (q.groupBy.includes('day') || q.groupBy.includes('week')) throw ApiError.badRequest('groupBy: user reports are kept per month: group by month, not day or week');
+    for (const [field, value] of [['from', q.from], ['to', q.to]] as const) {
+      if (value.getUTCDate() !== 1) throw ApiError.badRequest(`${field}: user reports are kept per month: ${field} must be the first of a month (UTC)`);
+    }
+  }
+  return dimension;
 }
 
 /** The measures as [roll-up column, output alias]; int columns stay int when summed. */
@@ -105,124 +166,133 @@ const MEASURE_COLUMNS: Record<'base' | Measure, Array<[string, string, string?]>
 /** The keys that make every spend_rollup_total row its own group (family and kind follow from model). */
 const GRAIN: readonly GroupKey[] = ['project', 'model', 'day'];
 
-export async function spendReport(db: Pick<Database, 'query' | 'queryArrays'>, q: ReportQuery): Promise<SpendRow[]> {
-  checkReportQuery(q);
-  const catalog = q.families || q.kinds || q.groupBy.some((k) => NEEDS_CATALOG.has(k));
-  const measures = new Set(q.measures ?? ALL_MEASURES);
-  const columns = (['base', ...ALL_MEASURES] as const).filter((m) => m === 'base' || measures.has(m)).flatMap((m) => MEASURE_COLUMNS[m]);
-  // Without a status filter the report reads the total over outcomes; grouped at (or below) its
-  // grain, each row is a group and the database only filters (naming and sorting happen below).
-  const source = q.statuses ? 'spend_rollup' : 'spend_rollup_total';
-  const perRow = !q.statuses && GRAIN.every((k) => q.groupBy.includes(k));
-  const inner = q.groupBy.map((k, i) => `${INNER[k]} AS g${i}`);
-  const outer = q.groupBy.map((k, i) => `${OUTER[k](`g.g${i}`)} AS k${i}`);
-  const values = columns.map(([col, alias, cast]) =>
-    perRow ? `s.${col} AS ${alias}` : `sum(s.${col})${cast ? `::${cast}` : ''} AS ${alias}`,
-  );
+type Db = Pick<Database, 'query' | 'queryArrays'>;
+
+export async function spendReport(db: Db, q: ReportQuery): Promise<SpendRow[]> {
+  const dimension = checkReportQuery(q);
   const [rows, projects] = await Promise.all([
-    db.queryArrays(
-      `SELECT ${[...outer, 'g.unit', ...columns.map(([, alias]) => `g.${alias}`)].join(', ')} FROM (
-         SELECT ${[...inner, 's.unit', ...values].join(', ')}
-         FROM ${source} s
-         ${catalog ? `LEFT JOIN (VALUES ${ROUTE_VALUES}) AS c(model, family, kind) ON c.model = s.model` : ''}
-         WHERE s.day >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND s.day < ($2::timestamptz AT TIME ZONE 'UTC')::date
-           AND ($3::uuid[] IS NULL OR s.project_id = ANY($3)) AND ($4::text[] IS NULL OR s.model = ANY($4))
-           ${q.families ? 'AND c.family = ANY($5)' : 'AND $5::text[] IS NULL'} ${q.kinds ? 'AND c.kind = ANY($6)' : 'AND $6::text[] IS NULL'}
-           ${q.statuses ? 'AND s.status = ANY($7)' : 'AND $7::text[] IS NULL'}
-         ${perRow ? '' : `GROUP BY ${[...q.groupBy.map((_, i) => `g${i}`), 's.unit'].join(', ')}`}
-       ) g`,
-      [q.from, q.to, q.projectIds ?? null, q.models ?? null, q.families ?? null, q.kinds ?? null, q.statuses ?? null],
-    ),
+    readRows(db, q, q.groupBy, dimension),
     q.groupBy.includes('project') ? projectNames(db, q.projectIds) : null,
   ]);
+  let report = rows;
+  if (dimension?.kind === 'tag' && dimension.name && !dimension.values) {
+    // Tasks without the tag: the same groups' totals minus what the tag's values hold.
+    const at = q.groupBy.indexOf(`tag:${dimension.name}`);
+    const others = q.groupBy.filter((_, i) => i !== at);
+    report = [...rows, ...untagged(rows, await readRows(db, q, others, undefined), at)];
+  }
+  return ordered(q.groupBy, report, projects);
+}
+
+async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: Dimension | undefined): Promise<SpendRow[]> {
+  const catalog = q.families || q.kinds || groupBy.some((k) => k === 'family' || k === 'kind');
+  const measures = new Set(q.measures ?? ALL_MEASURES);
+  const columns = (['base', ...ALL_MEASURES] as const).filter((m) => m === 'base' || measures.has(m)).flatMap((m) => MEASURE_COLUMNS[m]);
+  const source = dimension ? 'spend_rollup_by' : q.statuses ? 'spend_rollup' : 'spend_rollup_total';
+  const day = dimension ? 's.period' : 's.day';
+  // Without a status filter or a dimension, grouped at (or below) the total's grain, each row is a
+  // group and the database only filters (naming and sorting happen below).
+  const perRow = source === 'spend_rollup_total' && GRAIN.every((k) => groupBy.includes(k));
+  const keys = groupBy.map((k) => keySql(k, day));
+  const inner = keys.map((k, i) => `${k.inner} AS g${i}`);
+  const outer = keys.map((k, i) => `${k.outer(`g.g${i}`)} AS k${i}`);
+  const values = columns.map(([col, alias, cast]) => (perRow ? `s.${col} AS ${alias}` : `sum(s.${col})${cast ? `::${cast}` : ''} AS ${alias}`));
+  const dimensionValues = dimension?.values?.map((v) => (v === NONE ? '' : v)) ?? null;
+  const tagPrefix = dimension?.kind === 'tag' && dimension.name ? `${dimension.name}=` : null;
+  const arrays = await db.queryArrays(
+    `SELECT ${[...outer, 'g.unit', ...columns.map(([, alias]) => `g.${alias}`)].join(', ')} FROM (
+       SELECT ${[...inner, 's.unit', ...values].join(', ')}
+       FROM ${source} s
+       ${catalog ? `LEFT JOIN (VALUES ${ROUTE_VALUES}) AS c(model, family, kind) ON c.model = s.model` : ''}
+       WHERE ${day} >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND ${day} < ($2::timestamptz AT TIME ZONE 'UTC')::date
+         AND ($3::uuid[] IS NULL OR s.project_id = ANY($3)) AND ($4::text[] IS NULL OR s.model = ANY($4))
+         ${q.families ? 'AND c.family = ANY($5)' : 'AND $5::text[] IS NULL'} ${q.kinds ? 'AND c.kind = ANY($6)' : 'AND $6::text[] IS NULL'}
+         ${q.statuses && !dimension ? 'AND s.status = ANY($7)' : 'AND $7::text[] IS NULL'}
+         ${dimension ? 'AND s.dimension = $8' : 'AND $8::text IS NULL'}
+         ${dimension ? 'AND ($9::text[] IS NULL OR s.value = ANY($9)) AND ($10::text IS NULL OR starts_with(s.value, $10))' : 'AND $9::text[] IS NULL AND $10::text IS NULL'}
+       ${perRow ? '' : `GROUP BY ${[...groupBy.map((_, i) => `g${i}`), 's.unit'].join(', ')}`}
+     ) g`,
+    [q.from, q.to, q.projectIds ?? null, q.models ?? null, q.families ?? null, q.kinds ?? null, q.statuses ?? null,
+      dimension?.kind ?? null, dimensionValues, tagPrefix],
+  );
   // Columns: the keys, unit, then the measures in `columns` order. numeric and bigint sums arrive
   // as exact strings (pg's text protocol), never as floats; a measure not asked for reads as zero.
-  const n = q.groupBy.length;
-  const at = q.groupBy.indexOf('project');
+  const n = groupBy.length;
   const index = new Map(columns.map(([, alias], i) => [alias, n + 1 + i]));
-  const pick = (alias: string) => index.get(alias) ?? -1;
   const [amount, tasks, unpriced, input, output, cacheRead, cw5m, cw1h, cw, seconds, images] = [
     'amount', 'tasks', 'unpriced', 'input', 'output', 'cache_read', 'cw5m', 'cw1h', 'cw', 'seconds', 'images',
-  ].map(pick) as number[];
-  const text = (r: unknown[], i: number) => (i < 0 ? '0' : (r[i] as string));
-  const count = (r: unknown[], i: number) => (i < 0 ? 0 : (r[i] as number));
-  // What each row sorts by, column by column in groupBy order, then unit: a project by its rank
-  // among names in byte order (one missing from the names, if one ever were, sorts last by id),
-  // the other keys as their ASCII text (ISO dates and weeks sort by time).
-  const sortColumns: string[][] = [...q.groupBy.map(() => [] as string[]), []];
-  const report = rows.map((r): SpendRow => {
-    const keys: string[] = new Array(n);
-    for (let i = 0; i < n; i++) {
-      if (i === at) {
-        const project = projects?.get(r[i] as string);
-        keys[i] = project?.name ?? String(r[i]);
-        sortColumns[i]!.push(project?.sortKey ?? `~${String(r[i])}`);
-      } else {
-        keys[i] = String(r[i]);
-        sortColumns[i]!.push(keys[i]!);
-      }
-    }
-    sortColumns[n]!.push(String(r[n]));
-    return {
-      keys,
-      unit: r[n] as SpendRow['unit'],
-      amount: text(r, amount!),
-      tasks: count(r, tasks!),
-      unpricedTasks: count(r, unpriced!),
-      inputTokens: text(r, input!),
-      outputTokens: text(r, output!),
-      cacheReadTokens: text(r, cacheRead!),
-      cacheWrite5mTokens: text(r, cw5m!),
-      cacheWrite1hTokens: text(r, cw1h!),
-      cacheWriteTokens: text(r, cw!),
-      videoSeconds: text(r, seconds!),
-      images: count(r, images!),
+  ].map((alias) => index.get(alias) ?? -1) as number[];
+  const text = (r: unknown[], i: number) => (i < 0 ? '0' : String(r[i]));
+  const count = (r: unknown[], i: number) => (i < 0 ? 0 : Number(r[i]));
+  return arrays.map((r) => ({
+    keys: r.slice(0, n).map(String),
+    unit: r[n] as SpendRow['unit'],
+    amount: text(r, amount!),
+    tasks: count(r, tasks!),
+    unpricedTasks: count(r, unpriced!),
+    inputTokens: text(r, input!),
+    outputTokens: text(r, output!),
+    cacheReadTokens: text(r, cacheRead!),
+    cacheWrite5mTokens: text(r, cw5m!),
+    cacheWrite1hTokens: text(r, cw1h!),
+    cacheWriteTokens: text(r, cw!),
+    videoSeconds: text(r, seconds!),
+    images: count(r, images!),
+  }));
+}
+
+/** `(none)` rows of a tag report: for each group of the other keys and unit, total − Σ tagged. */
+function untagged(tagged: SpendRow[], totals: SpendRow[], at: number): SpendRow[] {
+  const groupOf = (keys: string[], unit: string) => JSON.stringify([...keys, unit]);
+  const sums = new Map<string, SpendRow[]>();
+  for (const row of tagged) {
+    const g = groupOf(row.keys.filter((_, i) => i !== at), row.unit);
+    sums.set(g, [...(sums.get(g) ?? []), row]);
+  }
+  const rows: SpendRow[] = [];
+  for (const total of totals) {
+    const parts = sums.get(groupOf(total.keys, total.unit)) ?? [];
+    const minus = (pick: (r: SpendRow) => string) => parts.reduce((s, p) => s.minus(dec(pick(p))), dec(pick(total))).toFixed();
+    const less = (pick: (r: SpendRow) => number) => parts.reduce((s, p) => s - pick(p), pick(total));
+    const row: SpendRow = {
+      keys: [...total.keys.slice(0, at), NONE, ...total.keys.slice(at)],
+      unit: total.unit,
+      amount: minus((r) => r.amount),
+      tasks: less((r) => r.tasks),
+      unpricedTasks: less((r) => r.unpricedTasks),
+      inputTokens: minus((r) => r.inputTokens),
+      outputTokens: minus((r) => r.outputTokens),
+      cacheReadTokens: minus((r) => r.cacheReadTokens),
+      cacheWrite5mTokens: minus((r) => r.cacheWrite5mTokens),
+      cacheWrite1hTokens: minus((r) => r.cacheWrite1hTokens),
+      cacheWriteTokens: minus((r) => r.cacheWriteTokens),
+      videoSeconds: minus((r) => r.videoSeconds),
+      images: less((r) => r.images),
     };
-  });
-  // Sorted here rather than in SQL: measured, about a third of the report's time at 9,000 groups.
-  return sortedOrder(sortColumns, report.length).map((i) => report[i]!);
+    if (row.tasks !== 0 || !dec(row.amount).isZero()) rows.push(row);
+  }
+  return rows;
 }
 
 /**
- * The order of rows by several text columns, compared column by column in byte order. Each
- * column has few distinct values (projects, models, days), so they are ranked once and every row
- * gets one number (the ranks in mixed radix): sorting compares numbers, not strings.
+ * Rows sorted by their keys in groupBy order, then unit: a project by its rank among names in
+ * byte order (one missing from the names, if one ever were, sorts last by id), the other keys as
+ * their text (ISO dates and weeks sort by time). Project keys are named here.
  */
-export function sortedOrder(columns: string[][], rowCount: number): number[] {
-  const weight = new Float64Array(rowCount);
-  let radix = 1;
-  for (let c = columns.length - 1; c >= 0 && radix <= Number.MAX_SAFE_INTEGER; c--) {
-    const column = columns[c]!;
-    const rank = new Map([...new Set(column)].sort(compareText).map((v, i) => [v, i]));
-    for (let r = 0; r < rowCount; r++) weight[r]! += rank.get(column[r]!)! * radix;
-    radix *= rank.size;
+function ordered(groupBy: GroupKey[], rows: SpendRow[], projects: Map<string, { name: string; sortKey: string }> | null): SpendRow[] {
+  const at = groupBy.indexOf('project');
+  const sortColumns: string[][] = [...groupBy.map(() => [] as string[]), []];
+  for (const row of rows) {
+    row.keys.forEach((key, i) => {
+      if (i === at) {
+        const project = projects?.get(key);
+        row.keys[i] = project?.name ?? key;
+        sortColumns[i]!.push(project?.sortKey ?? `~${key}`);
+      } else sortColumns[i]!.push(key);
+    });
+    sortColumns[groupBy.length]!.push(row.unit);
   }
-  if (radix <= Math.max(4 * rowCount, 65_536)) return countingOrder(weight, radix);
-  const order = Array.from({ length: rowCount }, (_, i) => i);
-  if (radix <= Number.MAX_SAFE_INTEGER) return order.sort((a, b) => weight[a]! - weight[b]!);
-  // Too many distinct combinations for one exact number (not met in practice): compare the texts.
-  return order.sort((a, b) => {
-    for (const column of columns) {
-      const d = compareText(column[a]!, column[b]!);
-      if (d !== 0) return d;
-    }
-    return 0;
-  });
-}
-
-/** Counting sort of row indices by small integer weights: linear, stable. */
-function countingOrder(weight: Float64Array, radix: number): number[] {
-  const starts = new Int32Array(radix + 1);
-  for (const w of weight) starts[w + 1]! += 1;
-  for (let k = 0; k < radix; k++) starts[k + 1]! += starts[k]!;
-  const order: number[] = new Array(weight.length);
-  for (let r = 0; r < weight.length; r++) order[starts[weight[r]!]!++] = r;
-  return order;
-}
-
-/** Byte order for the ASCII keys (model ids, families, kinds, ISO dates), like COLLATE "C". */
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return sortedOrder(sortColumns, rows.length).map((i) => rows[i]!);
 }
 
 /**
@@ -238,22 +308,3 @@ async function projectNames(db: Pick<Database, 'query'>, scope: readonly string[
   return new Map(rows.map((r, rank) => [r.id, { name: r.name, sortKey: String(rank).padStart(10, '0') }]));
 }
 
-export const CSV_COLUMNS = [
-  'unit', 'amount', 'tasks', 'unpriced_tasks', 'input_tokens', 'output_tokens', 'cache_read_tokens',
-  'cache_write_5m_tokens', 'cache_write_1h_tokens', 'cache_write_tokens', 'video_seconds', 'images',
-] as const;
-
-/**
- * CSV: one header row, stable columns, exact decimals as plain strings, unit in its own column.
- * Cells go through csvCell (quoting, and formula injection neutralised: a project may be named
- * "=HYPERLINK(…)").
- */
-export function toCsv(groupBy: GroupKey[], rows: SpendRow[]): string {
-  const lines = rows.map((r) =>
-    csvLine([
-      ...r.keys, r.unit, r.amount, r.tasks, r.unpricedTasks, r.inputTokens, r.outputTokens, r.cacheReadTokens,
-      r.cacheWrite5mTokens, r.cacheWrite1hTokens, r.cacheWriteTokens, r.videoSeconds, r.images,
-    ]),
-  );
-  return [csvLine([...groupBy, ...CSV_COLUMNS]), ...lines].join('\n') + '\n';
-}

@@ -1,0 +1,33 @@
+/** GraphQL types of attribution (decisions §7): an EACH_USER budget's users, a key as listed. */
+import { Field, GraphQLISODateTime, ObjectType } from '@nestjs/graphql';
+import type { Decimal } from '../pricing/money.js';
+import { PageInfo } from './graphql.types.js';
+import { DecimalValue } from './scalars.js';
+
+@ObjectType({ description: "one end user's own balance of an EACH_USER budget, in the budget's current window" })
+export class UserBalance {
+  @Field() user!: string;
+  @Field(() => DecimalValue) spent!: Decimal;
+  @Field(() => DecimalValue) held!: Decimal;
+  @Field(() => DecimalValue, { description: 'limit − spent − held (negative after an overrun)' }) remaining!: Decimal;
+}
+
+@ObjectType()
+export class UserBalanceEdge {
+  @Field() cursor!: string;
+  @Field(() => UserBalance) node!: UserBalance;
+}
+
+@ObjectType()
+export class UserBalanceConnection {
+  @Field(() => [UserBalanceEdge]) edges!: UserBalanceEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+}
+
+@ObjectType({ description: 'an API key as listed: never its secret' })
+export class ApiKeyInfo {
+  @Field() prefix!: string;
+  @Field(() => [String], { description: 'default tags of the tasks it submits' }) tags!: string[];
+  @Field(() => GraphQLISODateTime) createdAt!: Date;
+  @Field(() => GraphQLISODateTime, { nullable: true }) revokedAt!: Date | null;
+}

@@ -7,9 +7,13 @@
  *     roll-up (what spendReport runs) and by GROUP BY over the raw task and charge-line rows;
  *   - the same with amount and task count only, both ways;
  *   - both through GraphQL over HTTP.
- * Checks that the roll-up and the raw report agree, every measure to the last decimal. Prints
- * figures, writes bench/results/reports.json; asserts nothing.
+ * Checks that the roll-up and the raw report agree, every measure to the last decimal. Then, by
+ * who (issue 21): each task has one of 100,000 end users and a tag, the roll-up by who is built by
+ * the migration's own backfill, and a month's top-100 users by USD is timed (in process and over
+ * GraphQL), with a month grouped by user in full and by tag for scale. Prints figures, writes
+ * bench/results/reports.json; asserts nothing.
  */
+import { readFileSync } from 'node:fs';
 import { startGateway } from '../src/bootstrap.js';
 import { MODEL_ROUTES } from '../src/catalog/catalog.js';
 import { Database } from '../src/database/database.js';
@@ -20,6 +24,7 @@ const TASKS = Number(process.env.BENCH_TASKS ?? 1_000_000);
 const PROJECTS = 50;
 const DAYS = 90;
 const ADMIN = 'bench-admin-token-0123456789';
+const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 
 async function main() {
   await withScratchPostgres('reports', [], async (server) => {
@@ -64,6 +69,30 @@ async function main() {
     };
     const graphqlFull = await overGraphql('keys totals { unit amount } tasks unpricedTasks videoSeconds images tokens { input output cacheRead cacheWrite5m cacheWrite1h cacheWrite }');
     const graphqlSlim = await overGraphql('keys totals { unit amount } tasks');
+
+    // By who: last full month (month-aligned, as user reports are kept).
+    const month = { from: new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 1, 1)), to: new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1)) };
+    const top100 = { ...month, groupBy: ['user'] as ['user'], unit: 'USD' as const, orderBy: 'amount' as const, first: 100, measures: [] as [] };
+    const topUsers = await time(30, () => spendReport(db, top100));
+    const topRows = await spendReport(db, top100);
+    const topOverGraphql = await time(20, async () => {
+      const res = await fetch(`${gw.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+        body: JSON.stringify({
+          query: 'query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["user"], unit: USD, orderBy: AMOUNT_DESC, first: 100) { keys totals { unit amount } tasks } }',
+          variables: { f: month.from.toISOString(), t: month.to.toISOString() },
+        }),
+      });
+      const answer = (await res.json()) as { data?: { spendReport: unknown[] } };
+      if (answer.data?.spendReport.length !== 100) throw new Error(JSON.stringify(answer).slice(0, 500));
+    });
+    const allUsers = await time(5, () => spendReport(db, { ...month, groupBy: ['user'], measures: [] }));
+    const userGroups = (await spendReport(db, { ...month, groupBy: ['user'], measures: [] })).length;
+    const byTag = await time(20, () => spendReport(db, { ...month, groupBy: ['tag:feature'], measures: [] }));
+    const { rows: [sizes] } = await db.query<{ tasks: string; by_user: string; by_key: string; by_tag: string }>(
+      `SELECT (SELECT count(*) FROM task)::text AS tasks, count(*) FILTER (WHERE dimension = 'user')::text AS by_user,
+              count(*) FILTER (WHERE dimension = 'apiKey')::text AS by_key, count(*) FILTER (WHERE dimension = 'tag')::text AS by_tag FROM spend_rollup_by`);
     await gw.close();
 
     const out = {
@@ -94,6 +123,15 @@ async function main() {
         rawGroupByMs: coarseRaw,
         speedupRawVsRollupP50: Math.round(coarseRaw.p50 / coarseRollup.p50),
       },
+      byWho: {
+        users: USERS,
+        month: month.from.toISOString().slice(0, 7),
+        rollupRows: { tasks: Number(sizes!.tasks), byUser: Number(sizes!.by_user), byApiKey: Number(sizes!.by_key), byTag: Number(sizes!.by_tag) },
+        topUsers: { report: "a month's top 100 users by USD (spendReport, in process)", ms: topUsers, first: topRows[0]?.keys[0], graphqlHttpMs: topOverGraphql },
+        allUsers: { report: 'the same month, every user, amount and task count', groups: userGroups, ms: allUsers },
+        byTag: { report: 'the same month by tag:feature, with (none)', ms: byTag },
+        targets: { topUsersP50Ms: 50 },
+      },
       targets: { p50Ms: 50, speedup: 100 },
     };
     publish('reports', out);
@@ -115,12 +153,13 @@ async function seed(db: Database) {
   // Each project uses 6 models; amounts are exact decimals with up to 7 places, like token charges.
   await db.query(`
     INSERT INTO task (project_id, model, family, kind, unit, status, price_basis, price_book_version, exactness,
-                      estimate_amount, hold_amount, charge_amount, charge_exactness, accepted_at, settled_at, updated_at)
+                      estimate_amount, hold_amount, charge_amount, charge_exactness, accepted_at, settled_at, updated_at, end_user, tags)
     SELECT p.id, m.id, m.family, m.kind, m.unit, 'ready',
            CASE m.kind WHEN 'video' THEN jsonb_build_object('kind', 'video', 'duration', 4 + g % 9)
                        WHEN 'image' THEN jsonb_build_object('kind', 'image', 'n', 1 + g % 4)
                        ELSE jsonb_build_object('kind', 'chat') END,
-           1, 'EXACT', a.amount, a.amount, a.amount, 'EXACT', a.at, a.at, a.at
+           1, 'EXACT', a.amount, a.amount, a.amount, 'EXACT', a.at, a.at, a.at,
+           'user-' || lpad((g % ${USERS})::text, 6, '0'), CASE WHEN g % 4 = 0 THEN '{}'::text[] ELSE ARRAY['feature=f' || (g % 7)] END
     FROM generate_series(1, ${TASKS}) g
     CROSS JOIN LATERAL (SELECT g % ${PROJECTS} AS pi, (g % ${PROJECTS} * 3 + (g / ${PROJECTS}) % 6) % (SELECT count(*) FROM m) AS mi) k
     JOIN p ON p.i = k.pi JOIN m ON m.i = k.mi
@@ -140,6 +179,9 @@ async function seed(db: Database) {
     SELECT day, project_id, model, unit, 'ready', tasks, unpriced, amount, input::bigint, output::bigint,
            cache_read::bigint, cw5m::bigint, cw1h::bigint, cw::bigint, seconds::numeric, images
     FROM (${RAW_GROUPED('(t.accepted_at AT TIME ZONE \'UTC\')::date AS day, t.project_id, t.model', '1, 2, 3', 'TRUE')}) r`);
+  // The roll-up by who, as the migration that introduced it builds it from settled tasks.
+  const migration = readFileSync('prisma/migrations/20261123211800_attribution_ledger/migration.sql', 'utf8');
+  await db.query(migration.slice(migration.indexOf('INSERT INTO spend_rollup_by AS s', migration.indexOf('-- Spend by who for what was settled before'))));
   await db.query('VACUUM ANALYZE');
 }
 

@@ -211,3 +211,27 @@ test('period rollover: a hold placed yesterday and settled today counts in yeste
     await gw.close();
   }
 });
+
+test('a budget set after a task was accepted in an earlier period: settling counts the task once (regression)', async () => {
+  // The period row does not exist until settlement makes it from the ledger, which by then holds
+  // the settlement's own entries: moving that fresh row again counted the charge twice.
+  const gw = await gateway(await freshDatabase(), { POLLER_ENABLED: 'false' });
+  try {
+    const { projectId } = await projectWithKey(gw);
+    const startOfToday = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z');
+    const yesterday = new Date(startOfToday.getTime() - 3_600_000);
+    await acceptedTask(gw, { projectId, upstreamTaskId: '43', body: videoBody({ duration: 15 }), acceptedAt: yesterday }); // 0.72 USD
+    const daily = await setBudget(gw, projectId, '1.00', true, 'DAILY');
+    const before = await sql(gw, `SELECT count(*)::int AS n FROM budget_period WHERE budget_id = $1 AND period_start < $2`, [daily, startOfToday]);
+    expect(before[0]!.n).toBe(0);
+
+    const task = await gw.app.get(TaskStore).findByUpstreamId('43', projectId);
+    expect(await gw.app.get(SettlementService).apply(task!, { status: 'ready', usage: undefined })).toBe(true);
+
+    const [row] = await sql(gw, `SELECT spent::text, held::text FROM budget_period WHERE budget_id = $1 AND period_start < $2`, [daily, startOfToday]);
+    expect(row).toEqual({ spent: '0.72', held: '0.00' });
+    expect(await reconcile(gw.db)).toEqual([]);
+  } finally {
+    await gw.close();
+  }
+});

@@ -193,3 +193,31 @@ test('/reports CSV takes its turn too, and answers', async () => {
   const csv = await http(`${gw.url}/reports/spend.csv?from=2026-11-01T00:00:00Z&to=2027-01-01T00:00:00Z`, { key: reader.key });
   expect(csv.status).toBe(200);
 });
+
+test('the same operation with inline Decimal and DateTime literals answers alike every time (no compiled-query drift)', async () => {
+  // graphql-jit, once it compiled an operation, handed resolvers inline custom-scalar literals as
+  // JSON text (a Decimal as a string): the second identical setBudget failed.
+  const { projectId } = await projectWithKey(gw);
+  const mutation = `mutation { setBudget(projectId: "${projectId}", unit: USD, limit: "5.00", period: MONTHLY, hard: false, thresholds: [50]) }`;
+  const report = `{ spendReport(from: "2026-11-01T00:00:00Z", to: "2026-12-01T00:00:00Z", groupBy: ["project"], projectIds: ["${projectId}"]) { keys } }`;
+  for (let i = 0; i < 4; i++) {
+    const set = await graphql(gw, ADMIN, mutation);
+    expect(set.body.errors).toBeUndefined();
+    expect(set.body.data.setBudget).toMatch(/^[0-9a-f-]{36}$/);
+    const read = await graphql(gw, ADMIN, report);
+    expect(read.body).toEqual({ data: { spendReport: [] } });
+  }
+});
+
+test('an unexpected failure in a resolver is "internal error", never the driver\'s message', async () => {
+  const own = await gateway(await freshDatabase(), {});
+  try {
+    await own.db.query('ALTER TABLE project RENAME TO project_elsewhere');
+    const res = await graphql(own, ADMIN, '{ projects { id name } }');
+    expect(res.body.errors).toEqual([expect.objectContaining({ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 } })]);
+    expect(JSON.stringify(res.body)).not.toMatch(/relation|project_elsewhere|does not exist/);
+  } finally {
+    await own.db.query('ALTER TABLE project_elsewhere RENAME TO project');
+    await own.close();
+  }
+});

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { migrate } from '../src/database/migrate.js';
 import { dumpSchema } from '../src/database/schema-dump.js';
-import { emptyDatabase } from './support/harness.js';
+import { chatBody, imageBody, videoBody } from './support/builders.js';
+import { ADMIN, emptyDatabase, freshDatabase, gateway, graphql, http, keyWithTags, pollTask, projectWithKey, sql, submitChat, submitGeneration } from './support/harness.js';
 
 const BEFORE_ESTIMATE_LINES_MOVED = '20261122150000_hold_idempotency_fast_path';
 const PROJECT = '00000000-0000-4000-8000-0000000000a1';
@@ -109,5 +110,50 @@ test('estimate lines written before they moved onto the task are kept, in order,
     await expect(client.query(`SELECT * FROM spendgate_place_holds($1::json)`, [JSON.stringify([bad])])).rejects.toThrow(/invalid input syntax for type numeric/);
   } finally {
     await client.end();
+  }
+});
+
+test('spend by who: the migration backfill gives exactly what settlement keeps, and every dimension adds up to the totals', async () => {
+  const gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false' });
+  try {
+    const { projectId } = await projectWithKey(gw);
+    const key = await keyWithTags(gw, projectId, ['team=ml']);
+    const settle = async (submitted: Promise<{ body: { data: { taskId: number } } }>, status: 'ready' | 'failed', usage?: unknown) => {
+      const taskId = (await submitted).body.data.taskId;
+      await http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, { body: usage === undefined ? { status } : { status, usage } });
+      expect((await pollTask(gw, key, taskId)).body.data.status).toBe(status);
+      return taskId;
+    };
+    const imageTask = await settle(submitGeneration(gw, key, imageBody({ n: 2 }), { 'x-spendgate-user': 'alice', 'x-spendgate-tags': 'feature=x' }), 'ready');
+    await settle(submitGeneration(gw, key, videoBody(), { 'x-spendgate-user': 'bob' }), 'failed');
+    await settle(submitGeneration(gw, key, videoBody(), { 'x-spendgate-tags': 'feature=y' }), 'ready');
+    await settle(submitChat(gw, key, chatBody(), { 'x-spendgate-user': 'alice' }), 'ready', { prompt_tokens: 1_000, completion_tokens: 100 });
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString();
+    for (const vars of [{ t: String(imageTask), e: null }, { t: null, e: yesterday }]) {
+      const res = await graphql(gw, ADMIN, `mutation($p: ID!, $t: ID, $e: DateTime) { adjustLedger(projectId: $p, unit: USD, amount: "-0.0125", reason: "r", taskId: $t, effectiveAt: $e) }`, { p: projectId, ...vars });
+      expect(res.body.errors).toBeUndefined();
+    }
+
+    const snapshot = () => sql(gw, `SELECT dimension, period::text, value, model, unit::text, price_book_version, tasks, unpriced_tasks, amount::text, input_tokens::text,
+      output_tokens::text, cache_read_tokens::text, cache_write_5m_tokens::text, cache_write_1h_tokens::text, cache_write_tokens::text, video_seconds::text, images
+      FROM spend_rollup_by ORDER BY dimension, period, value, model, unit, price_book_version`);
+    const kept = await snapshot();
+    expect(kept.length).toBeGreaterThan(8);
+    // Every task is in one apiKey row and one user row: those dimensions add up to the totals.
+    const measures = `sum(tasks)::int AS tasks, sum(amount)::text AS amount, sum(input_tokens)::text AS input, sum(output_tokens)::text AS output, sum(video_seconds)::text AS seconds, sum(images)::int AS images`;
+    const totals = await sql(gw, `SELECT date_trunc('month', day)::date::text AS m, model, unit::text, ${measures} FROM spend_rollup_total GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`);
+    for (const dimension of ['apiKey', 'user']) {
+      const by = await sql(gw, `SELECT date_trunc('month', period)::date::text AS m, model, unit::text, ${measures} FROM spend_rollup_by WHERE dimension = $1 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, [dimension]);
+      expect(by).toEqual(totals);
+    }
+
+    // What the migration computes from tasks and the ledger for spend settled before it.
+    const migration = readFileSync('prisma/migrations/20261123211800_attribution_ledger/migration.sql', 'utf8');
+    const backfill = migration.slice(migration.indexOf('INSERT INTO spend_rollup_by AS s', migration.indexOf('-- Spend by who for what was settled before this migration')));
+    await sql(gw, 'DELETE FROM spend_rollup_by');
+    await sql(gw, backfill);
+    expect(await snapshot()).toEqual(kept);
+  } finally {
+    await gw.close();
   }
 });

@@ -13,7 +13,7 @@ import { ProjectsService } from '../projects/projects.service.js';
 import { dec } from '../pricing/money.js';
 import { focusCsv } from '../reports/focus-export.js';
 import { toCsv } from '../reports/spend-csv.js';
-import { checkReportQuery, spendReport, type GroupKey } from '../reports/spend-report.js';
+import { checkReportQuery, spendReport, type GroupKey, type ReportQuery } from '../reports/spend-report.js';
 import { createSimulator } from '../simulator/simulator.js';
 import { ApiError } from '../common/api-error.js';
 
@@ -23,7 +23,8 @@ const USAGE = `usage: spendgate <command>
   key create --project <name-or-id>
   simulate [--port N] [--delay-ms N]
   reconcile
-  report --from <date> --to <date> [--group-by project,model,day|apiKey|user|tag:<name>] [--format csv|json|focus]`;
+  report --from <date> --to <date> [--group-by project,model,day|apiKey|user|tag:<name>] [--unit USD|CREDITS]
+         [--order-by keys|amount] [--first N] [--format csv|json|focus]`;
 
 async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env);
@@ -100,7 +101,10 @@ async function main(argv: string[]): Promise<number> {
     case 'report': {
       const { values } = parseArgs({
         args: argv.slice(1),
-        options: { from: { type: 'string' }, to: { type: 'string' }, 'group-by': { type: 'string' }, format: { type: 'string' } },
+        options: {
+          from: { type: 'string' }, to: { type: 'string' }, 'group-by': { type: 'string' }, format: { type: 'string' },
+          unit: { type: 'string' }, 'order-by': { type: 'string' }, first: { type: 'string' },
+        },
       });
       const from = new Date(values.from ?? '');
       const to = new Date(values.to ?? '');
@@ -112,12 +116,18 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       const groupBy = (values['group-by'] ?? 'project,model,day').split(',').filter(Boolean) as GroupKey[];
+      const query: ReportQuery = {
+        from, to, groupBy,
+        ...(values.unit ? { unit: values.unit as 'USD' | 'CREDITS' } : {}),
+        ...(values['order-by'] ? { orderBy: values['order-by'] as 'keys' | 'amount' } : {}),
+        ...(values.first ? { first: /^\d+$/.test(values.first) ? Number(values.first) : Number.NaN } : {}),
+      };
       try {
-        checkReportQuery({ from, to, groupBy });
+        checkReportQuery(query);
       } catch (error) {
-        throw new UsageError((error as Error).message.replace(/^groupBy:/, '--group-by:'));
+        throw new UsageError((error as Error).message.replace(/^(groupBy|orderBy|first|unit):/, (_, f: string) => `--${f === 'groupBy' ? 'group-by' : f === 'orderBy' ? 'order-by' : f}:`));
       }
-      const rows = await withReportsDatabase((db) => spendReport(db, { from, to, groupBy }));
+      const rows = await withReportsDatabase((db) => spendReport(db, query));
       process.stdout.write(values.format === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : toCsv(groupBy, rows));
       return 0;
     }

@@ -33,7 +33,11 @@ export class ErrorFilter implements ExceptionFilter {
       if (error) {
         throw graphqlError(error.message, error.status, error.details);
       }
-      throw exception;
+      if (exception instanceof GraphQLError) throw exception; // a resolver's own refusal
+      // Anything else is our fault: logged whole, told as "internal error" (a driver's or a
+      // runtime's message can name tables, addresses, or values the client must not see).
+      this.logger.error(`unhandled in GraphQL: ${(exception as Error)?.stack ?? String(exception)}`);
+      throw new GraphQLError('internal error', { extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 } });
     }
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const error = toApiError(exception);

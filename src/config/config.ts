@@ -46,7 +46,7 @@ const schema = z
       .string()
       .trim()
       .regex(/^\d+(\.\d+)?$/, 'must be a positive decimal, e.g. 100 (credits per US dollar)')
-      .refine((v) => Number(v) > 0, 'must be above 0')
+      .refine((v) => /[1-9]/.test(v), 'must be above 0')
       .optional(),
     VENDOR_NAME: z.string().trim().min(1).max(100).default('Upstream vendor'),
   })

@@ -1,11 +1,14 @@
 import { scopeProjects } from '../auth/access.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { Args, Context, GraphQLISODateTime, ID, Info, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, GraphQLISODateTime, ID, Info, Int, Query, Resolver, registerEnumType } from '@nestjs/graphql';
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import { dec, ZERO } from '../pricing/money.js';
 import { ReportsService } from '../reports/reports.service.js';
 import type { GroupKey, Measure, SpendRow as ReportRow } from '../reports/spend-report.js';
 import { Dashboard, SpendRow, UnitEnum } from './graphql.types.js';
+
+export enum SpendOrder { KEYS = 'keys', AMOUNT_DESC = 'amount' }
+registerEnumType(SpendOrder, { name: 'SpendOrder', description: 'KEYS: by the grouping keys; AMOUNT_DESC: the largest spend first (needs unit)' });
 
 /**
  * One GraphQL row per group: the SQL's per-unit rows become `totals`, one Money per unit. The
@@ -84,6 +87,9 @@ export class ReportsResolver {
     @Args('apiKeys', { type: () => [String], nullable: true, description: 'key prefixes; (none): tasks without a key' }) apiKeys?: string[],
     @Args('users', { type: () => [String], nullable: true, description: 'end users; (none): tasks without one' }) users?: string[],
     @Args('tags', { type: () => [String], nullable: true, description: 'name=value, values of one tag name' }) tags?: string[],
+    @Args('unit', { type: () => UnitEnum, nullable: true, description: 'only this unit (required to order by amount)' }) unit?: UnitEnum,
+    @Args('orderBy', { type: () => SpendOrder, nullable: true, description: 'default KEYS' }) orderBy?: SpendOrder,
+    @Args('first', { type: () => Int, nullable: true, description: 'at most this many groups, after ordering (1 to 10000)' }) first?: number,
     @Info() info?: GraphQLResolveInfo,
   ) {
     const who = await this.principals.of(ctx);
@@ -101,6 +107,9 @@ export class ReportsResolver {
       ...(apiKeys ? { apiKeys } : {}),
       ...(users ? { users } : {}),
       ...(tags ? { tags } : {}),
+      ...(unit ? { unit } : {}),
+      ...(orderBy ? { orderBy } : {}),
+      ...(first !== undefined && first !== null ? { first } : {}),
     });
     return mergeUnits(rows);
   }

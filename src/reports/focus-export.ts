@@ -58,6 +58,8 @@ interface Row {
   images: number;
   /** The version prices this model per request (by the selected duration), not per second. */
   per_request: boolean;
+  /** The key's default tags ("name=value"), the same for every task of the key. */
+  key_tags: string[] | null;
 }
 
 const COST_PLACES = 10;
@@ -70,8 +72,10 @@ export async function focusRows(db: Pick<Database, 'query'>, o: FocusOptions): P
             s.input_tokens::text AS input, s.output_tokens::text AS output, s.cache_read_tokens::text AS cache_read,
             (s.cache_write_5m_tokens + s.cache_write_1h_tokens + s.cache_write_tokens)::text AS cache_write,
             s.video_seconds::text AS seconds, s.images,
-            EXISTS (SELECT 1 FROM price_rate pr WHERE pr.version = s.price_book_version AND pr.model = s.model AND pr.component = 'request') AS per_request
+            EXISTS (SELECT 1 FROM price_rate pr WHERE pr.version = s.price_book_version AND pr.model = s.model AND pr.component = 'request') AS per_request,
+            k.tags AS key_tags
      FROM spend_rollup_by s JOIN project p ON p.id = s.project_id
+     LEFT JOIN api_key k ON k.prefix = s.value AND s.value <> ''
      WHERE s.dimension = 'apiKey' AND s.period >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND s.period < ($2::timestamptz AT TIME ZONE 'UTC')::date
        AND ($3::uuid[] IS NULL OR s.project_id = ANY($3))
      ORDER BY s.period, p.name COLLATE "C", s.value, s.model, s.unit, s.price_book_version`,
@@ -97,7 +101,7 @@ function focusRecord(r: Row, o: FocusOptions): string[] {
   const status = !credits ? 'exact' : o.creditsPerUsd ? `converted at ${o.creditsPerUsd.toFixed()} credits per USD, ${COST_PLACES} places half-even` : 'credits not converted: set CREDITS_PER_USD for a cost';
   const [quantity, unit] = adjustment ? ['', ''] : consumed(r);
   const pricing = adjustment ? ['', ''] : pricingOf(r, quantity);
-  const tags = JSON.stringify({ 'spendgate/project': r.project_name, 'spendgate/api-key': r.key_prefix || null });
+  const tags = focusTags(r);
   const key = r.key_prefix || 'no key';
   return [
     cost, 'spendgate', 'spendgate', 'USD', iso(monthEnd), iso(monthStart),
@@ -110,6 +114,22 @@ function focusRecord(r: Row, o: FocusOptions): string[] {
     r.key_prefix, r.unit, credits ? r.amount : '', credits && o.creditsPerUsd ? o.creditsPerUsd.toFixed() : '', status,
     String(r.tasks), String(r.unpriced), r.input, r.output, r.cache_read, r.cache_write, r.seconds, String(r.images), String(r.version),
   ];
+}
+
+/**
+ * FOCUS Tags: the key's default tags as user-defined tags (unprefixed), then spendgate's own,
+ * prefixed `spendgate/` as FOCUS asks of provider-defined tags. Request tags vary by task and are
+ * reported by `spendReport` grouped by `tag:<name>`, not here (one row holds many tasks).
+ */
+function focusTags(r: Row): string {
+  const tags: Record<string, string | null> = {};
+  for (const tag of r.key_tags ?? []) {
+    const at = tag.indexOf('=');
+    tags[tag.slice(0, at)] = tag.slice(at + 1);
+  }
+  tags['spendgate/project'] = r.project_name;
+  tags['spendgate/api-key'] = r.key_prefix || null;
+  return JSON.stringify(tags);
 }
 
 /** What was used, in the unit the price list counts: tokens, seconds, images, or requests (per-request video). */

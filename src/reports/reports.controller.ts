@@ -9,7 +9,13 @@ import { ReportsService } from './reports.service.js';
 import { toCsv } from './spend-csv.js';
 import type { GroupKey } from './spend-report.js';
 
-const list = (value: string | undefined) => (value ? value.split(',').map((v) => v.trim()).filter(Boolean) : undefined);
+type QueryValue = string | string[] | undefined;
+/** `a,b` or, for values that hold a comma (an end user may), the parameter repeated: `users=a&users=b`. */
+const list = (value: QueryValue) => {
+  if (Array.isArray(value)) return value.length ? value : undefined;
+  return value ? value.split(',').map((v) => v.trim()).filter(Boolean) : undefined;
+};
+const one = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
 
 @Controller('reports')
 export class ReportsController {
@@ -19,7 +25,7 @@ export class ReportsController {
   ) {}
 
   @Get('spend.csv')
-  async spendCsv(@Headers('authorization') authorization: string | undefined, @Query() q: Record<string, string | undefined>, @Res() reply: FastifyReply) {
+  async spendCsv(@Headers('authorization') authorization: string | undefined, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
     const projectIds = await this.scope(authorization, q);
     const groupBy = (list(q.groupBy) ?? []) as GroupKey[];
     const filters = Object.fromEntries(
@@ -28,12 +34,19 @@ export class ReportsController {
         return values ? [[name, values]] : [];
       }),
     );
+    const unit = one(q.unit);
+    const orderBy = one(q.orderBy);
+    const first = one(q.first);
+    if (first !== undefined && !/^\d{1,6}$/.test(first)) throw ApiError.badRequest('first: must be a whole number from 1 to 10000');
     const rows = await this.reports.spend({
-      from: new Date(q.from!),
-      to: new Date(q.to!),
+      from: new Date(one(q.from)!),
+      to: new Date(one(q.to)!),
       groupBy,
       ...(projectIds ? { projectIds } : {}),
       ...filters,
+      ...(unit ? { unit: unit as 'USD' | 'CREDITS' } : {}),
+      ...(orderBy ? { orderBy: orderBy as 'keys' | 'amount' } : {}),
+      ...(first !== undefined ? { first: Number(first) } : {}),
     });
     void reply
       .header('content-type', 'text/csv; charset=utf-8')
@@ -42,14 +55,14 @@ export class ReportsController {
   }
 
   @Get('focus.csv')
-  async focusCsv(@Headers('authorization') authorization: string | undefined, @Query() q: Record<string, string | undefined>, @Res() reply: FastifyReply) {
+  async focusCsv(@Headers('authorization') authorization: string | undefined, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
     const projectIds = await this.scope(authorization, q);
-    const csv = await this.reports.focus({ from: new Date(q.from!), to: new Date(q.to!), ...(projectIds ? { projectIds } : {}) });
+    const csv = await this.reports.focus({ from: new Date(one(q.from)!), to: new Date(one(q.to)!), ...(projectIds ? { projectIds } : {}) });
     void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="focus.csv"').send(csv);
   }
 
   /** Who may read which projects, and the date range every report needs. */
-  private async scope(authorization: string | undefined, q: Record<string, string | undefined>): Promise<string[] | undefined> {
+  private async scope(authorization: string | undefined, q: Record<string, QueryValue>): Promise<string[] | undefined> {
     const who = await this.principals.resolve(bearer(authorization));
     if (!who) throw ApiError.unauthorized('send Authorization: Bearer <ADMIN_TOKEN or project API key>');
     const projectIds = scopeProjects(who, list(q.projectIds));

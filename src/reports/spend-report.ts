@@ -64,7 +64,15 @@ export interface ReportQuery {
   users?: string[];
   /** "name=value" pairs. */
   tags?: string[];
+  /** Only rows of this unit (ordering by amount needs one: credits and USD are never compared). */
+  unit?: 'CREDITS' | 'USD';
+  /** `keys` (the default): by the grouping keys; `amount`: the largest spend first, ties by keys. */
+  orderBy?: 'keys' | 'amount';
+  /** At most this many groups, after ordering (1 to 10,000): a month's top 100 users. */
+  first?: number;
 }
+
+export const MAX_FIRST = 10_000;
 
 type Dimension = { kind: 'apiKey' | 'user'; values?: string[] } | { kind: 'tag'; name?: string; values?: string[] };
 
@@ -106,6 +114,10 @@ export function checkReportQuery(q: ReportQuery): Dimension | undefined {
     if (value.getTime() % DAY !== 0) throw ApiError.badRequest(`${field}: must be a UTC midnight (reports are kept per UTC day), e.g. 2026-11-01T00:00:00Z`);
   }
   if (q.to <= q.from) throw ApiError.badRequest('to: must be after from');
+  if (q.unit !== undefined && q.unit !== 'USD' && q.unit !== 'CREDITS') throw ApiError.badRequest('unit: is USD or CREDITS');
+  if (q.orderBy !== undefined && q.orderBy !== 'keys' && q.orderBy !== 'amount') throw ApiError.badRequest('orderBy: is keys or amount');
+  if (q.orderBy === 'amount' && !q.unit) throw ApiError.badRequest('orderBy: amount compares amounts of one unit: give unit (USD or CREDITS); credits and USD are never compared');
+  if (q.first !== undefined && !(Number.isInteger(q.first) && q.first >= 1 && q.first <= MAX_FIRST)) throw ApiError.badRequest(`first: must be a whole number from 1 to ${MAX_FIRST}`);
   const badKey = q.groupBy.find((k) => !(GROUP_KEYS as readonly string[]).includes(k) && !TAG_KEY.test(k));
   if (badKey) throw ApiError.badRequest(`groupBy: "${String(badKey).slice(0, 70)}" is not one of ${GROUP_KEYS.join(', ')}, tag:<name>`);
   if (new Set(q.groupBy).size !== q.groupBy.length) throw ApiError.badRequest('groupBy: a key is repeated');
@@ -175,13 +187,40 @@ export async function spendReport(db: Db, q: ReportQuery): Promise<SpendRow[]> {
     q.groupBy.includes('project') ? projectNames(db, q.projectIds) : null,
   ]);
   let report = rows;
-  if (dimension?.kind === 'tag' && dimension.name && !dimension.values) {
+  if (untaggedGroup(q, dimension)) {
     // Tasks without the tag: the same groups' totals minus what the tag's values hold.
-    const at = q.groupBy.indexOf(`tag:${dimension.name}`);
+    const at = q.groupBy.indexOf(`tag:${dimension!.kind === 'tag' ? dimension!.name : ''}`);
     const others = q.groupBy.filter((_, i) => i !== at);
     report = [...rows, ...untagged(rows, await readRows(db, q, others, undefined), at)];
   }
-  return ordered(q.groupBy, report, projects);
+  if (q.orderBy !== 'amount') return firstGroups(ordered(q.groupBy, report, projects), q.first);
+  // Largest first; the database already cut to `first` unless a (none) group was added here.
+  const byKeys = ordered(q.groupBy, report, projects);
+  const amounts = new Map(byKeys.map((row) => [row, dec(row.amount)]));
+  const sorted = byKeys.sort((a, b) => amounts.get(b)!.comparedTo(amounts.get(a)!)); // stable: ties stay by keys
+  return q.first === undefined ? sorted : sorted.slice(0, q.first);
+}
+
+/** A tag report without a value filter adds a `(none)` group computed from two reads. */
+function untaggedGroup(q: ReportQuery, dimension: Dimension | undefined): boolean {
+  return dimension?.kind === 'tag' && !!dimension.name && !dimension.values;
+}
+
+/** The first `first` groups of rows sorted by keys (a group has one row per unit). */
+function firstGroups(rows: SpendRow[], first: number | undefined): SpendRow[] {
+  if (first === undefined) return rows;
+  let groups = 0;
+  let last = '';
+  const out: SpendRow[] = [];
+  for (const row of rows) {
+    const key = JSON.stringify(row.keys);
+    if (key !== last) {
+      if (++groups > first) break;
+      last = key;
+    }
+    out.push(row);
+  }
+  return out;
 }
 
 async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: Dimension | undefined): Promise<SpendRow[]> {
@@ -199,6 +238,9 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
   const values = columns.map(([col, alias, cast]) => (perRow ? `s.${col} AS ${alias}` : `sum(s.${col})${cast ? `::${cast}` : ''} AS ${alias}`));
   const dimensionValues = dimension?.values?.map((v) => (v === NONE ? '' : v)) ?? null;
   const tagPrefix = dimension?.kind === 'tag' && dimension.name ? `${dimension.name}=` : null;
+  // The top `first` by amount, cut in the database (a month's top 100 of 100,000 users), unless a
+  // (none) group is still to be computed from these rows.
+  const limited = q.orderBy === 'amount' && q.first !== undefined && groupBy === q.groupBy && !untaggedGroup(q, dimension);
   const arrays = await db.queryArrays(
     `SELECT ${[...outer, 'g.unit', ...columns.map(([, alias]) => `g.${alias}`)].join(', ')} FROM (
        SELECT ${[...inner, 's.unit', ...values].join(', ')}
@@ -210,10 +252,12 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
          ${q.statuses && !dimension ? 'AND s.status = ANY($7)' : 'AND $7::text[] IS NULL'}
          ${dimension ? 'AND s.dimension = $8' : 'AND $8::text IS NULL'}
          ${dimension ? 'AND ($9::text[] IS NULL OR s.value = ANY($9)) AND ($10::text IS NULL OR starts_with(s.value, $10))' : 'AND $9::text[] IS NULL AND $10::text IS NULL'}
+         AND ($11::"Unit" IS NULL OR s.unit = $11)
        ${perRow ? '' : `GROUP BY ${[...groupBy.map((_, i) => `g${i}`), 's.unit'].join(', ')}`}
-     ) g`,
+     ) g
+     ${limited ? `ORDER BY g.amount DESC, ${[...keys.map((k, i) => `${k.outer(`g.g${i}`)} COLLATE "C"`), 'g.unit'].join(', ')} LIMIT ${q.first}` : ''}`,
     [q.from, q.to, q.projectIds ?? null, q.models ?? null, q.families ?? null, q.kinds ?? null, q.statuses ?? null,
-      dimension?.kind ?? null, dimensionValues, tagPrefix],
+      dimension?.kind ?? null, dimensionValues, tagPrefix, q.unit ?? null],
   );
   // Columns: the keys, unit, then the measures in `columns` order. numeric and bigint sums arrive
   // as exact strings (pg's text protocol), never as floats; a measure not asked for reads as zero.

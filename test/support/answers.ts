@@ -31,6 +31,12 @@ export interface RefusalDetails {
   upstreamMessage?: string;
   upstreamTaskId?: string;
   gatewayTaskId: string;
+  /** A 402: the budget that refused, its scope, and what remains. */
+  budgetId?: string;
+  scope?: string;
+  scopeValue?: string | null;
+  user?: string | null;
+  remaining?: string;
   [field: string]: unknown;
 }
 

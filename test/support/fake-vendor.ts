@@ -9,6 +9,8 @@ export interface FakeVendor {
   url: string;
   /** Submissions the vendor accepted, by taskId. */
   accepted: Map<number, string>;
+  /** The headers and body of every submission the vendor received. */
+  received: Array<{ headers: Record<string, unknown>; body: unknown }>;
   close(): Promise<void>;
 }
 
@@ -21,6 +23,7 @@ export const POLL_ECHO_TASK_ID = 555_000_001;
 export async function fakeVendor(): Promise<FakeVendor> {
   const app = Fastify();
   const accepted = new Map<number, string>();
+  const received: FakeVendor['received'] = [];
   let next = 900_000_000;
   const behaviourOf = (body: Record<string, unknown>): string => {
     const messages = body.messages as Array<{ content: string }> | undefined;
@@ -48,6 +51,9 @@ export async function fakeVendor(): Promise<FakeVendor> {
     }
     return reply.send({ code: 1000, data: { id: `ch_${taskId}`, taskId, type: 'image', model: body.model, status: 'processing' } });
   };
+  app.addHook('preHandler', async (req) => {
+    if (req.method === 'POST') received.push({ headers: { ...req.headers }, body: req.body });
+  });
   app.post('/api-platform/v1/chat/completions', (req, reply) => submit(req.body as Record<string, unknown>, req.headers.authorization, reply));
   app.post('/api-platform/v1/generations', (req, reply) => submit(req.body as Record<string, unknown>, req.headers.authorization, reply));
   app.get<{ Params: { id: string } }>('/api-platform/v1/tasks/:id', async (req, reply) => {
@@ -58,5 +64,5 @@ export async function fakeVendor(): Promise<FakeVendor> {
     return reply.send({ code: 1000, data: { id: `ch_${id}`, taskId: id, status: 'processing' } });
   });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  return { url, accepted, close: () => app.close() };
+  return { url, accepted, received, close: () => app.close() };
 }

@@ -56,6 +56,11 @@ export async function projectWithKey(gw: Gateway, name = `p-${randomBytes(4).toS
   return { projectId: project.id, key: await projects.issueKey(project.id) };
 }
 
+/** A new key of the project, with default tags ("name=value"). */
+export async function keyWithTags(gw: Gateway, projectId: string, tags: string[]): Promise<string> {
+  return new ProjectsService(gw.db).issueKey(projectId, tags);
+}
+
 export interface HttpResult<T = unknown> {
   status: number;
   body: T;

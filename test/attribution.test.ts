@@ -1,0 +1,196 @@
+/**
+ * Who spent it (issue 21, decisions §7), through the running service: attribution headers,
+ * scoped budgets refusing with a clear 402, and the concurrency proof extended to scopes: 200
+ * concurrent submissions over two instances where a key, a tag and an each-user budget each bind
+ * first in turn admit exactly their count, no balance passes its limit at any sampled moment, and
+ * reconcile (which proves every scoped balance) is clean.
+ */
+import type { Gateway } from '../src/bootstrap.js';
+import { reconcile } from '../src/ledger/reconcile.js';
+import { fakeVendor } from './support/fake-vendor.js';
+import { imageBody } from './support/builders.js';
+import { ADMIN, freshDatabase, gateway, graphql, keyWithTags, projectWithKey, sql, submitGeneration } from './support/harness.js';
+
+const IMAGE = imageBody(); // 0.04 USD each, exact
+const who = (user?: string, tags?: string) => ({ ...(user ? { 'x-spendgate-user': user } : {}), ...(tags ? { 'x-spendgate-tags': tags } : {}) });
+const setBudget = async (gw: Gateway, projectId: string, limit: string, scope: string, scopeValue?: string) => {
+  const res = await graphql<{ setBudget: string }>(
+    gw,
+    ADMIN,
+    `mutation($p: ID!, $l: Decimal!, $s: BudgetScope!, $v: String) { setBudget(projectId: $p, unit: USD, limit: $l, period: MONTHLY, hard: true, scope: $s, scopeValue: $v) }`,
+    { p: projectId, l: limit, s: scope, v: scopeValue ?? null },
+  );
+  expect(res.body.errors).toBeUndefined();
+  return res.body.data.setBudget;
+};
+
+describe('attribution on every task', () => {
+  let gw: Gateway;
+  let projectId: string;
+  let key: string;
+  beforeAll(async () => {
+    gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000' });
+    ({ projectId } = await projectWithKey(gw));
+    key = await keyWithTags(gw, projectId, ['team=ml', 'cost-centre=cc-42']);
+  });
+  afterAll(() => gw.close());
+
+  test('a task carries its key, its user and its tags (the key\'s and the request\'s, sorted)', async () => {
+    const res = await submitGeneration(gw, key, IMAGE, who('customer-17', 'feature=search, env=prod'));
+    expect(res.status).toBe(200);
+    const task = await graphql(gw, ADMIN, `query($t: ID!) { task(taskId: $t) { apiKeyPrefix user tags } }`, { t: String(res.body.data.taskId) });
+    expect(task.body.data.task).toEqual({
+      apiKeyPrefix: key.slice(3, 15),
+      user: 'customer-17',
+      tags: ['cost-centre=cc-42', 'env=prod', 'feature=search', 'team=ml'],
+    });
+  });
+
+  test.each([
+    ['an empty user', who(' '), /^X-Spendgate-User: must be 1 to 128 printable ASCII characters$/],
+    ['a 129-character user', who('u'.repeat(129)), /^X-Spendgate-User:/],
+    ['a tag without a value', who(undefined, 'feature'), /^X-Spendgate-Tags: the value of tag feature must be/],
+    ['an upper-case tag name', who(undefined, 'Feature=x'), /^X-Spendgate-Tags: tag name "Feature"/],
+    ['a tag given twice', who(undefined, 'a=1,a=2'), /^X-Spendgate-Tags: tag a is given twice$/],
+    ['eleven tags', who(undefined, Array.from({ length: 11 }, (_, i) => `t${i}=v`).join(',')), /^X-Spendgate-Tags: at most 10 tags$/],
+    ["a tag its key sets", who(undefined, 'team=finance'), /^X-Spendgate-Tags: tag team is set by this API key \(team=ml\); a request cannot change it$/],
+  ])('%s → 400 naming the header, nothing written', async (_name, headers, message) => {
+    const before = (await sql(gw, 'SELECT count(*)::int AS n FROM task'))[0]!.n;
+    const res = await submitGeneration(gw, key, IMAGE, headers);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 4000, message: expect.stringMatching(message) });
+    expect((await sql(gw, 'SELECT count(*)::int AS n FROM task'))[0]!.n).toBe(before);
+  });
+
+  test('the Idempotency-Key identity includes the user and tags: the same body for another user is a conflict', async () => {
+    const first = await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'attr-1', ...who('u-1') });
+    expect(first.status).toBe(200);
+    expect((await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'attr-1', ...who('u-1') })).text).toBe(first.text);
+    expect((await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'attr-1', ...who('u-2') })).status).toBe(409);
+    expect((await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'attr-1', ...who('u-1', 'env=dev') })).status).toBe(409);
+  });
+
+  test('issueApiKey takes default tags; bad ones are refused; the project lists its keys without secrets', async () => {
+    const ok = await graphql(gw, ADMIN, `mutation($p: ID!) { issueApiKey(projectId: $p, tags: ["team=ops"]) }`, { p: projectId });
+    expect(ok.body.data.issueApiKey).toMatch(/^sg_/);
+    const bad = await graphql(gw, ADMIN, `mutation($p: ID!) { issueApiKey(projectId: $p, tags: ["Team=ops"]) }`, { p: projectId });
+    expect(bad.body.errors?.[0]).toMatchObject({ message: expect.stringMatching(/^tags: tag name "Team"/), extensions: { code: 'BAD_USER_INPUT' } });
+    const listed = await graphql<{ projects: Array<{ apiKeys: Array<{ prefix: string; tags: string[] }> }> }>(gw, ADMIN, '{ projects { apiKeys { prefix tags } } }');
+    expect(listed.body.data.projects[0]!.apiKeys.map((k) => k.tags)).toContainEqual(['team=ops']);
+    expect(listed.text).not.toContain(String(ok.body.data.issueApiKey));
+  });
+});
+
+test('the attribution headers never reach the vendor', async () => {
+  const vendor = await fakeVendor();
+  const gw = await gateway(await freshDatabase(), { UPSTREAM_BASE_URL: vendor.url, UPSTREAM_API_KEY: 'vk-live-0123456789', POLLER_ENABLED: 'false' });
+  try {
+    const { key } = await projectWithKey(gw);
+    expect((await submitGeneration(gw, key, IMAGE, who('customer-9', 'feature=x'))).status).toBe(200);
+    const sent = vendor.received.at(-1)!;
+    expect(Object.keys(sent.headers).filter((h) => h.startsWith('x-spendgate'))).toEqual([]);
+    expect(JSON.stringify(sent)).not.toMatch(/customer-9|feature/);
+    expect(sent.body).toEqual(IMAGE);
+  } finally {
+    await gw.close();
+    await vendor.close();
+  }
+});
+
+test('each scope refuses with a 402 naming the budget, its scope and what remains; budgetStatus shows scopes and each user', async () => {
+  const gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000' });
+  try {
+    const { projectId, key } = await projectWithKey(gw);
+    const tagged = await keyWithTags(gw, projectId, ['team=ml']);
+    const prefix = tagged.slice(3, 15);
+    const byKey = await setBudget(gw, projectId, '0.08', 'API_KEY', prefix);
+    const byTag = await setBudget(gw, projectId, '0.12', 'TAG', 'feature=search');
+    const byUser = await setBudget(gw, projectId, '0.04', 'USER', 'vip');
+    const eachUser = await setBudget(gw, projectId, '0.08', 'EACH_USER');
+    const refusal = async (k: string, headers: Record<string, string>) => {
+      for (let i = 0; i < 10; i++) {
+        const res = await submitGeneration(gw, k, IMAGE, headers);
+        if (res.status === 402) return { admitted: i, body: res.body };
+        expect(res.status).toBe(200);
+      }
+      throw new Error('never refused');
+    };
+    const k = await refusal(tagged, {});
+    expect(k.admitted).toBe(2);
+    expect(k.body).toMatchObject({ details: { budgetId: byKey, scope: 'API_KEY', scopeValue: prefix, remaining: '0.00' } });
+    expect(k.body.message).toMatch(new RegExp(`^budget ${byKey} \\(API key ${prefix}, monthly, hard limit 0.08 USD\\) would be exceeded`));
+    const t = await refusal(key, who(undefined, 'feature=search'));
+    expect(t).toMatchObject({ admitted: 3, body: { details: { budgetId: byTag, scope: 'TAG', scopeValue: 'feature=search' } } });
+    const u = await refusal(key, who('vip'));
+    expect(u).toMatchObject({ admitted: 1, body: { details: { budgetId: byUser, scope: 'USER', scopeValue: 'vip' } } });
+    const a = await refusal(key, who('alice'));
+    expect(a).toMatchObject({ admitted: 2, body: { details: { budgetId: eachUser, scope: 'EACH_USER', user: 'alice', remaining: '0.00' } } });
+    expect(a.body.message).toMatch(/\(each user, here alice, monthly, hard limit 0.08 USD\)/);
+    // Bob has his own 0.08; a submission without a user is not any user's.
+    expect((await submitGeneration(gw, key, IMAGE, who('bob'))).status).toBe(200);
+    expect((await submitGeneration(gw, key, IMAGE)).status).toBe(200);
+
+    const status = await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId scope scopeValue user limit spent held remaining users(first: 1) { edges { cursor node { user held remaining } } pageInfo { hasNextPage endCursor } } } }`, { p: projectId });
+    const rows = status.body.data.budgetStatus;
+    expect(rows.find((r) => r.budgetId === byKey)).toMatchObject({ scope: 'API_KEY', scopeValue: prefix, held: '0.08', remaining: '0', users: { edges: [] } });
+    const each = rows.find((r) => r.budgetId === eachUser)! as unknown as { user: string; held: string; users: { edges: Array<{ node: { user: string; held: string } }>; pageInfo: { hasNextPage: boolean; endCursor: string } } };
+    expect(each).toMatchObject({ user: 'alice', held: '0.08', users: { edges: [{ node: { user: 'alice', held: '0.08' } }], pageInfo: { hasNextPage: true } } });
+    const next = await graphql(gw, ADMIN, `query($p: ID!, $a: String) { budgetStatus(projectId: $p) { users(first: 5, after: $a) { edges { node { user held remaining } } } } }`, { p: projectId, a: each.users.pageInfo.endCursor });
+    const pages = next.body.data.budgetStatus.map((r) => (r as unknown as { users: { edges: Array<{ node: { user: string } }> } }).users.edges.map((e) => e.node.user));
+    expect(pages).toContainEqual(['bob', 'vip']);
+
+    const bad = await graphql(gw, ADMIN, `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "1", period: DAILY, hard: true, scope: API_KEY, scopeValue: "ffffffffffff") }`, { p: projectId });
+    expect(bad.body.errors?.[0]?.message).toBe('scopeValue: no API key with prefix "ffffffffffff" in this project');
+    expect(await reconcile(gw.db)).toEqual([]);
+  } finally {
+    await gw.close();
+  }
+});
+
+describe('200 concurrent submissions over two instances: a key, a tag and an each-user budget each bind first in turn', () => {
+  // 0.04 USD a submission; the binding budget's limit / 0.04 are admitted, to the request.
+  const cases: Array<[string, { key: string; tag: string; each: string }, string[], number, string]> = [
+    ['the key budget binds', { key: '1.00', tag: '2.00', each: '3.00' }, ['u1'], 25, 'API_KEY'],
+    ['the tag budget binds', { key: '3.00', tag: '1.00', each: '2.00' }, ['u1'], 25, 'TAG'],
+    ['the each-user budget binds, for each of two users', { key: '4.00', tag: '3.00', each: '1.00' }, ['u1', 'u2'], 50, 'EACH_USER'],
+  ];
+  test.each(cases)('%s', async (_name, limits, users, admitted, binding) => {
+    const url = await freshDatabase();
+    const a = await gateway(url, { SIMULATOR_DELAY_MS: '600000' });
+    const b = await gateway(url, { SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false' });
+    try {
+      const { projectId } = await projectWithKey(a);
+      const key = await keyWithTags(a, projectId, ['team=ml']);
+      await setBudget(a, projectId, limits.key, 'API_KEY', key.slice(3, 15));
+      await setBudget(a, projectId, limits.tag, 'TAG', 'team=ml');
+      await setBudget(a, projectId, limits.each, 'EACH_USER');
+      let sampling = true;
+      let worst = 0;
+      const sampler = (async () => {
+        while (sampling) {
+          const [row] = await sql<{ worst: string | null }>(a, `SELECT max((bp.spent + bp.held) / b."limit")::text AS worst FROM budget_period bp JOIN budget b ON b.id = bp.budget_id`);
+          worst = Math.max(worst, Number(row?.worst ?? 0));
+          await new Promise((r) => setTimeout(r, 2));
+        }
+      })();
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => submitGeneration(i % 2 ? a : b, key, IMAGE, who(users[i % users.length]))),
+      );
+      sampling = false;
+      await sampler;
+      expect(results.filter((r) => r.status === 200)).toHaveLength(admitted);
+      expect(results.filter((r) => r.status === 402)).toHaveLength(200 - admitted);
+      expect(results.every((r) => r.status === 200 || r.status === 402)).toBe(true);
+      // Every refusal names the budget that binds, never another.
+      const scopes = new Set(results.filter((r) => r.status === 402).map((r) => r.body.details.scope));
+      expect([...scopes]).toEqual([binding]);
+      expect(worst).toBeLessThanOrEqual(1);
+      const over = await sql(a, `SELECT count(*)::int AS n FROM budget_period bp JOIN budget b ON b.id = bp.budget_id WHERE bp.spent + bp.held > b."limit"`);
+      expect(over[0]!.n).toBe(0);
+      expect(await reconcile(a.db)).toEqual([]);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+});

@@ -31,6 +31,7 @@ async function main() {
     const hot = await projects(db, 1, '1000000');
     const spread = await projects(db, 100, '1000000');
     await baselineSchema(db, 100);
+    const four = await fourBudgets(db, '1000000');
 
     const results = {
       machine: `${machine()}, PostgreSQL 18 embedded, defaults (fsync on)`,
@@ -39,12 +40,16 @@ async function main() {
       secondsPerPhase: SECONDS,
       spendgateHot: await drive(() => ledger.hold(hold(hot[0]!))),
       spendgateSpread: await drive(() => ledger.hold(hold(spread[Math.floor(Math.random() * spread.length)]!))),
+      // Issue 21: one hot project whose every request matches four budgets (the project's, its
+      // key's, its tag's, and an each-user budget; 1,000 users drawn at random).
+      spendgateHotFourBudgets: await drive(() => ledger.hold({ ...hold(four.projectId), apiKeyId: four.apiKeyId, endUser: `user-${Math.floor(Math.random() * 1000)}`, tags: ['team=bench'] })),
       baselineHot: await baseline(server.url, () => 1),
       baselineSpread: await baseline(server.url, () => 1 + Math.floor(Math.random() * 100)),
       overspend: await exhaustion(db, ledger),
     };
     const ratios = {
       hotVsBaseline: round(results.spendgateHot.perSecond / results.baselineHot.perSecond),
+      fourBudgetsVsOne: round(results.spendgateHotFourBudgets.perSecond / results.spendgateHot.perSecond),
       spreadVsBaseline: round(results.spendgateSpread.perSecond / results.baselineSpread.perSecond),
     };
     const reconciliation = await reconcile(db);
@@ -66,6 +71,21 @@ async function projects(db: Database, n: number, limit: string): Promise<string[
     [n, limit],
   );
   return rows.map((r) => r.id);
+}
+
+/** A project with a key tagged team=bench and four USD budgets: PROJECT, API_KEY, TAG, EACH_USER. */
+async function fourBudgets(db: Database, limit: string): Promise<{ projectId: string; apiKeyId: string }> {
+  const { rows } = await db.query<{ project_id: string; key_id: string }>(
+    `WITH p AS (INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'bench-four') RETURNING id),
+          k AS (INSERT INTO api_key (id, project_id, prefix, hash, tags) SELECT gen_random_uuid(), id, 'sg_bench4', '\\x00', '{team=bench}' FROM p RETURNING id, project_id),
+          b AS (INSERT INTO budget (id, project_id, unit, "limit", period, hard, scope, scope_key_id, scope_value)
+                SELECT gen_random_uuid(), k.project_id, 'USD', $1::numeric, 'MONTHLY', true, s.scope::"BudgetScope",
+                       CASE WHEN s.scope = 'API_KEY' THEN k.id END, CASE WHEN s.scope = 'TAG' THEN 'team=bench' END
+                FROM k, (VALUES ('PROJECT'), ('API_KEY'), ('TAG'), ('EACH_USER')) s(scope) RETURNING project_id)
+     SELECT k.project_id, k.id AS key_id FROM k WHERE (SELECT count(*) FROM b) = 4`,
+    [limit],
+  );
+  return { projectId: rows[0]!.project_id, apiKeyId: rows[0]!.key_id };
 }
 
 /** CLIENTS concurrent loops (worker w calls once(w)) for SECONDS; counts holds placed and refused. */

@@ -87,11 +87,23 @@ async function main() {
       const answer = (await res.json()) as { data?: { spendReport: unknown[] } };
       if (answer.data?.spendReport.length !== 100) throw new Error(JSON.stringify(answer).slice(0, 500));
     });
+    // The same top 100 from raw tasks (exactness), and one project's top 100 (per-project rows).
+    const { rows: rawTop } = await db.query<{ u: string; a: string }>(
+      `SELECT coalesce(end_user, '(none)') AS u, sum(charge_amount)::text AS a FROM task
+       WHERE unit = 'USD' AND accepted_at >= $1 AND accepted_at < $2 GROUP BY 1 ORDER BY sum(charge_amount) DESC, coalesce(end_user, '(none)') COLLATE "C" LIMIT 100`,
+      [month.from, month.to],
+    );
+    const topEqualsRaw = JSON.stringify(rawTop.map((r) => [r.u, r.a])) === JSON.stringify(topRows.map((r) => [r.keys[0], r.amount]));
+    const { rows: [oneProject] } = await db.query<{ id: string }>(`SELECT id::text FROM project ORDER BY name LIMIT 1`);
+    const topOfProject = await time(30, () => spendReport(db, { ...top100, projectIds: [oneProject!.id] }));
+    const topProjectUsers = await time(30, () => spendReport(db, { ...top100, groupBy: ['project', 'user'] }));
     const allUsers = await time(5, () => spendReport(db, { ...month, groupBy: ['user'], measures: [] }));
     const userGroups = (await spendReport(db, { ...month, groupBy: ['user'], measures: [] })).length;
     const byTag = await time(20, () => spendReport(db, { ...month, groupBy: ['tag:feature'], measures: [] }));
-    const { rows: [sizes] } = await db.query<{ tasks: string; by_user: string; by_key: string; by_tag: string }>(
-      `SELECT (SELECT count(*) FROM task)::text AS tasks, count(*) FILTER (WHERE dimension = 'user')::text AS by_user,
+    const { rows: [sizes] } = await db.query<{ tasks: string; by_user: string; by_user_all: string; user_months: string; by_key: string; by_tag: string }>(
+      `SELECT (SELECT count(*) FROM task)::text AS tasks, (SELECT count(*) FROM spend_rollup_user)::text AS by_user,
+              (SELECT count(*) FROM spend_rollup_user_all)::text AS by_user_all,
+              (SELECT count(DISTINCT (end_user, date_trunc('month', accepted_at AT TIME ZONE 'UTC'))) FROM task WHERE end_user IS NOT NULL)::text AS user_months,
               count(*) FILTER (WHERE dimension = 'apiKey')::text AS by_key, count(*) FILTER (WHERE dimension = 'tag')::text AS by_tag FROM spend_rollup_by`);
     await gw.close();
 
@@ -126,8 +138,13 @@ async function main() {
       byWho: {
         users: USERS,
         month: month.from.toISOString().slice(0, 7),
-        rollupRows: { tasks: Number(sizes!.tasks), byUser: Number(sizes!.by_user), byApiKey: Number(sizes!.by_key), byTag: Number(sizes!.by_tag) },
-        topUsers: { report: "a month's top 100 users by USD (spendReport, in process)", ms: topUsers, first: topRows[0]?.keys[0], graphqlHttpMs: topOverGraphql },
+        rollupRows: {
+          tasks: Number(sizes!.tasks), activeUserMonths: Number(sizes!.user_months), byUserPerProject: Number(sizes!.by_user), byUserOverProjects: Number(sizes!.by_user_all),
+          byApiKey: Number(sizes!.by_key), byTag: Number(sizes!.by_tag),
+        },
+        topUsers: { report: "a month's top 100 users by USD (spendReport, in process)", ms: topUsers, first: topRows[0]?.keys[0], equalsRawGroupBy: topEqualsRaw, graphqlHttpMs: topOverGraphql },
+        topUsersOfOneProject: { report: "one project's top 100 users that month", ms: topOfProject },
+        topProjectUsers: { report: 'the top 100 (project, user) pairs that month', ms: topProjectUsers },
         allUsers: { report: 'the same month, every user, amount and task count', groups: userGroups, ms: allUsers },
         byTag: { report: 'the same month by tag:feature, with (none)', ms: byTag },
         targets: { topUsersP50Ms: 50 },
@@ -159,7 +176,7 @@ async function seed(db: Database) {
                        WHEN 'image' THEN jsonb_build_object('kind', 'image', 'n', 1 + g % 4)
                        ELSE jsonb_build_object('kind', 'chat') END,
            1, 'EXACT', a.amount, a.amount, a.amount, 'EXACT', a.at, a.at, a.at,
-           'user-' || lpad((g % ${USERS})::text, 6, '0'), CASE WHEN g % 4 = 0 THEN '{}'::text[] ELSE ARRAY['feature=f' || (g % 7)] END
+           CASE WHEN g % 10 = 5 THEN NULL ELSE 'user-' || lpad((g % ${USERS})::text, 6, '0') END, CASE WHEN g % 4 = 0 THEN '{}'::text[] ELSE ARRAY['feature=f' || (g % 7)] END
     FROM generate_series(1, ${TASKS}) g
     CROSS JOIN LATERAL (SELECT g % ${PROJECTS} AS pi, (g % ${PROJECTS} * 3 + (g / ${PROJECTS}) % 6) % (SELECT count(*) FROM m) AS mi) k
     JOIN p ON p.i = k.pi JOIN m ON m.i = k.mi
@@ -182,6 +199,9 @@ async function seed(db: Database) {
   // The roll-up by who, as the migration that introduced it builds it from settled tasks.
   const migration = readFileSync('prisma/migrations/20261123211800_attribution_ledger/migration.sql', 'utf8');
   await db.query(migration.slice(migration.indexOf('INSERT INTO spend_rollup_by AS s', migration.indexOf('-- Spend by who for what was settled before'))));
+  // ...and the one that moved its user rows to the monthly user tables.
+  const move = readFileSync('prisma/migrations/20261123221600_user_rollup_ledger/migration.sql', 'utf8');
+  await db.query(move.slice(move.indexOf('-- The user rows kept so far move')));
   await db.query('VACUUM ANALYZE');
 }
 

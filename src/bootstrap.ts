@@ -21,6 +21,7 @@ import { PriceBookService } from './pricing/price-book.service.js';
 import { ReadsThread } from './reads/reads-thread.js';
 import { createSimulator, type Simulator } from './simulator/simulator.js';
 import { PollerService } from './tasks/poller.service.js';
+import { WebhookDispatcher } from './alerts/webhook-dispatcher.js';
 
 export interface Gateway {
   app: NestFastifyApplication;
@@ -31,6 +32,8 @@ export interface Gateway {
   reads: ReadsThread;
   simulator?: Simulator;
   simulatorUrl?: string;
+  /** Alerts' dispatcher (absent with WEBHOOKS_ENABLED=false). */
+  webhooks?: WebhookDispatcher;
   close(): Promise<void>;
 }
 
@@ -94,6 +97,11 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const url = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
   poller.start();
+  // Alerts: its own two connections, so a slow receiver or a burst of events never waits for,
+  // or takes, a connection of the submission path.
+  const webhooksDb = config.WEBHOOKS_ENABLED ? new Database(databaseUrl, 2, { applicationName: 'spendgate-webhooks' }) : undefined;
+  const webhooks = webhooksDb ? new WebhookDispatcher(webhooksDb, config, metrics) : undefined;
+  webhooks?.start();
 
   let closed = false;
   return {
@@ -105,11 +113,14 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
     reads,
     simulator,
     simulatorUrl: upstreamBase,
+    webhooks,
     async close() {
       if (closed) return;
       closed = true;
       shuttingDown = true;
       await poller.stop(); // stop claiming work first
+      await webhooks?.stop();
+      await webhooksDb?.close();
       const idle = setInterval(() => fastify.server.closeIdleConnections(), 100);
       try {
         await app.close(); // stops accepting, waits for in-flight requests (forwarded reads too)

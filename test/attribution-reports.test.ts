@@ -129,7 +129,7 @@ describe('spendReport by who agrees with the ledger to the last decimal', () => 
   });
 
   test('filters pick the same tasks the ledger does, with other groupings', async () => {
-    expect(sumOf(await report({ g: ['model'], u: ['alice'] }, true))).toEqual(await ledger(`t.end_user = 'alice'`));
+    expect(sumOf(await report({ g: ['project'], u: ['alice'] }, true))).toEqual(await ledger(`t.end_user = 'alice'`));
     expect(sumOf(await report({ g: ['day'], t: ['team=ml'] }))).toEqual(await ledger('k.prefix = $1', [ml.slice(3, 15)]));
     expect(sumOf(await report({ g: ['project'], k: ['(none)'] }))).toEqual(await ledger('le.task_id IS NULL'));
     expect(sumOf(await report({ g: ['tag:feature'], t: ['feature=search'] }))).toEqual(await ledger(`'feature=search' = ANY(t.tags)`));
@@ -191,6 +191,8 @@ test.each([
   ['a tag filter of another name than grouped', { groupBy: ['tag:feature'], tags: ['team=ml'] }, /^tags: when grouping by tag:<name>, filter only by values of that tag$/],
   ['a tag without a value', { groupBy: ['project'], tags: ['team'] }, /^tags: each is name=value$/],
   ['users by day', { groupBy: ['user', 'day'], month: true }, /^groupBy: user reports are kept per month/],
+  ['users by model', { groupBy: ['user', 'model'], month: true }, /^groupBy: user reports are kept per project and month, not per model$/],
+  ['a user report filtered by model', { groupBy: ['user'], models: ['seedream-4.0'], month: true }, /^models: user reports are kept per project and month, not per model$/],
   ['users over a range that is not whole months', { groupBy: ['user'] }, /user reports are kept per month: (from|to) must be the first of a month/],
   ['a bad tag name', { groupBy: ['tag:Feature'] }, /^groupBy: "tag:Feature" is not one of/],
   ['statuses with a who-report', { groupBy: ['apiKey'], statuses: ['ready'] }, /^statuses: not with apiKey, user or tag reports/],
@@ -200,8 +202,8 @@ test.each([
   const from = month ? monthStart : today.getUTCDate() === 1 ? tomorrow : today;
   const to = month ? monthEnd : new Date(from.getTime() + 86_400_000);
   const res = await graphql(gw, ADMIN,
-    `query($from: DateTime!, $to: DateTime!, $groupBy: [String!], $apiKeys: [String!], $users: [String!], $tags: [String!], $statuses: [String!]) {
-       spendReport(from: $from, to: $to, groupBy: $groupBy, apiKeys: $apiKeys, users: $users, tags: $tags, statuses: $statuses) { keys } }`,
+    `query($from: DateTime!, $to: DateTime!, $groupBy: [String!], $apiKeys: [String!], $users: [String!], $tags: [String!], $statuses: [String!], $models: [String!]) {
+       spendReport(from: $from, to: $to, groupBy: $groupBy, apiKeys: $apiKeys, users: $users, tags: $tags, statuses: $statuses, models: $models) { keys } }`,
     { from: from.toISOString(), to: to.toISOString(), ...args });
   expect(res.body.data).toBeNull();
   expect(res.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
@@ -338,3 +340,27 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
     await expect(gateway(url, { CREDITS_PER_USD: '0' })).rejects.toThrow(/CREDITS_PER_USD/);
   });
 });
+
+test('an end user is summed over projects; grouping or filtering by project splits them', async () => {
+  // Last in this file: it adds spend in a second project.
+  const other = await projectWithKey(gw, 'globex');
+  for (const user of ['alice', 'dave']) {
+    const submitted = await submitGeneration(gw, other.key, imageBody({ n: 3 }), who(user)); // 0.12 USD
+    await settle(other.key, submitted.body.data.taskId, 'ready');
+  }
+  const ask = async (vars: Record<string, unknown>) => {
+    const res = await graphql<{ spendReport: ReportRow[] }>(gw, ADMIN,
+      `query($from: DateTime!, $to: DateTime!, $g: [String!], $p: [ID!], $o: SpendOrder, $n: Int) {
+         spendReport(from: $from, to: $to, groupBy: $g, projectIds: $p, unit: USD, orderBy: $o, first: $n) { keys totals { unit amount } } }`,
+      { from: monthStart.toISOString(), to: monthEnd.toISOString(), ...vars });
+    expect(res.body.errors).toBeUndefined();
+    return res.body.data.spendReport.map((r) => [...r.keys, r.totals[0]!.amount].join(' '));
+  };
+  const aliceEverywhere = (await ledger(`t.end_user = 'alice'`)).USD;
+  expect(aliceEverywhere).toBe('0.36');
+  expect(await ask({ g: ['user'], o: 'AMOUNT_DESC', n: 1 })).toEqual(['alice 0.36']);
+  expect(await ask({ g: ['project', 'user'], o: 'AMOUNT_DESC', n: 3 })).toEqual(['acme alice 0.24', 'acme bob 0.12', 'acme carol, jr. 0.12']);
+  expect(await ask({ g: ['user'], p: [other.projectId] })).toEqual(['alice 0.12', 'dave 0.12']);
+  expect(await ask({ g: ['project', 'user'], p: [other.projectId], o: 'AMOUNT_DESC', n: 1 })).toEqual(['globex alice 0.12']);
+});
+

@@ -113,7 +113,7 @@ test('estimate lines written before they moved onto the task are kept, in order,
   }
 });
 
-test('spend by who: the migration backfill gives exactly what settlement keeps, and every dimension adds up to the totals', async () => {
+test('spend by who: the migrations\' backfill gives exactly what settlement keeps, and every dimension adds up to the totals', async () => {
   const gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false' });
   try {
     const { projectId } = await projectWithKey(gw);
@@ -134,24 +134,34 @@ test('spend by who: the migration backfill gives exactly what settlement keeps, 
       expect(res.body.errors).toBeUndefined();
     }
 
-    const snapshot = () => sql(gw, `SELECT dimension, period::text, value, model, unit::text, price_book_version, tasks, unpriced_tasks, amount::text, input_tokens::text,
-      output_tokens::text, cache_read_tokens::text, cache_write_5m_tokens::text, cache_write_1h_tokens::text, cache_write_tokens::text, video_seconds::text, images
-      FROM spend_rollup_by ORDER BY dimension, period, value, model, unit, price_book_version`);
+    const counters = `tasks, unpriced_tasks, amount::text, input_tokens::text, output_tokens::text, cache_read_tokens::text, cache_write_5m_tokens::text,
+      cache_write_1h_tokens::text, cache_write_tokens::text, video_seconds::text, images`;
+    const snapshot = async () => [
+      await sql(gw, `SELECT dimension, period::text, value, model, unit::text, price_book_version, ${counters} FROM spend_rollup_by ORDER BY dimension, period, value, model, unit, price_book_version`),
+      await sql(gw, `SELECT period::text, value, unit::text, ${counters} FROM spend_rollup_user ORDER BY period, value, unit`),
+      await sql(gw, `SELECT period::text, value, unit::text, ${counters} FROM spend_rollup_user_all ORDER BY period, value, unit`),
+    ];
     const kept = await snapshot();
-    expect(kept.length).toBeGreaterThan(8);
-    // Every task is in one apiKey row and one user row: those dimensions add up to the totals.
+    expect(kept[0]!.length).toBeGreaterThan(6);
+    expect(kept[1]!.map((r) => `${r.value} ${r.unit}`)).toEqual([' USD', 'alice CREDITS', 'alice USD', 'bob USD']); // the adjustment without a task is in ''
+    expect(kept[2]!.map((r) => `${r.value} ${r.unit}`)).toEqual(['alice CREDITS', 'alice USD', 'bob USD']);
+    // Every task is in one apiKey row and one per-project user row: those add up to the totals.
     const measures = `sum(tasks)::int AS tasks, sum(amount)::text AS amount, sum(input_tokens)::text AS input, sum(output_tokens)::text AS output, sum(video_seconds)::text AS seconds, sum(images)::int AS images`;
-    const totals = await sql(gw, `SELECT date_trunc('month', day)::date::text AS m, model, unit::text, ${measures} FROM spend_rollup_total GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`);
-    for (const dimension of ['apiKey', 'user']) {
-      const by = await sql(gw, `SELECT date_trunc('month', period)::date::text AS m, model, unit::text, ${measures} FROM spend_rollup_by WHERE dimension = $1 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, [dimension]);
-      expect(by).toEqual(totals);
-    }
+    const totals = await sql(gw, `SELECT date_trunc('month', day)::date::text AS m, unit::text, ${measures} FROM spend_rollup_total GROUP BY 1, 2 ORDER BY 1, 2`);
+    expect(await sql(gw, `SELECT date_trunc('month', period)::date::text AS m, unit::text, ${measures} FROM spend_rollup_by WHERE dimension = 'apiKey' GROUP BY 1, 2 ORDER BY 1, 2`)).toEqual(totals);
+    expect(await sql(gw, `SELECT period::text AS m, unit::text, ${measures} FROM spend_rollup_user GROUP BY 1, 2 ORDER BY 1, 2`)).toEqual(totals);
+    // Named users over projects are the per-project rows without the '' ones.
+    expect(await sql(gw, `SELECT period::text AS m, value, unit::text, ${measures} FROM spend_rollup_user WHERE value <> '' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`))
+      .toEqual(await sql(gw, `SELECT period::text AS m, value, unit::text, ${measures} FROM spend_rollup_user_all GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`));
 
-    // What the migration computes from tasks and the ledger for spend settled before it.
+    // What the migrations compute from tasks and the ledger for spend settled before them: the
+    // backfill of the one that introduced spend_rollup_by, then the move of its user rows.
     const migration = readFileSync('prisma/migrations/20261123211800_attribution_ledger/migration.sql', 'utf8');
     const backfill = migration.slice(migration.indexOf('INSERT INTO spend_rollup_by AS s', migration.indexOf('-- Spend by who for what was settled before this migration')));
-    await sql(gw, 'DELETE FROM spend_rollup_by');
+    const move = readFileSync('prisma/migrations/20261123221600_user_rollup_ledger/migration.sql', 'utf8');
+    await sql(gw, 'DELETE FROM spend_rollup_by; DELETE FROM spend_rollup_user; DELETE FROM spend_rollup_user_all');
     await sql(gw, backfill);
+    await sql(gw, move.slice(move.indexOf('-- The user rows kept so far move')));
     expect(await snapshot()).toEqual(kept);
   } finally {
     await gw.close();

@@ -20,7 +20,7 @@ import { ApiError } from '../common/api-error.js';
 const USAGE = `usage: spendgate <command>
   migrate
   project create <name>
-  key create --project <name-or-id>
+  key create --project <name-or-id> [--tags name=value,...]
   simulate [--port N] [--delay-ms N]
   reconcile
   report --from <date> --to <date> [--group-by project,model,day|apiKey|user|tag:<name>] [--unit USD|CREDITS]
@@ -71,12 +71,13 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'key create': {
-      const { values } = parseArgs({ args: rest, options: { project: { type: 'string' } } });
-      if (!values.project) throw new UsageError('key create --project <name-or-id>');
+      const { values } = parseArgs({ args: rest, options: { project: { type: 'string' }, tags: { type: 'string' } } });
+      if (!values.project) throw new UsageError('key create --project <name-or-id> [--tags name=value,...]');
       const key = await withDatabase(async (db) => {
         const projects = new ProjectsService(db);
         const project = await projects.resolve(values.project!);
-        return projects.issueKey(project.id);
+        // The key's default tags (decisions §7): every task it submits carries them.
+        return projects.issueKey(project.id, values.tags ? values.tags.split(',') : []);
       });
       process.stdout.write(`${key}\n`);
       return 0;

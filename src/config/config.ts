@@ -49,6 +49,13 @@ const schema = z
       .refine((v) => /[1-9]/.test(v), 'must be above 0')
       .optional(),
     VENDOR_NAME: z.string().trim().min(1).max(100).default('Upstream vendor'),
+    // Alerts (decisions §8): the webhook dispatcher every instance runs.
+    WEBHOOKS_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+    WEBHOOK_TIMEOUT_MS: int(5_000, 100),
+    WEBHOOK_CONCURRENCY: int(8, 1),
+    WEBHOOK_POLL_MS: int(500, 10),
+    WEBHOOK_RETRY_BASE_MS: int(5_000, 1),
+    WEBHOOK_RETRY_FOR_MS: int(86_400_000, 1),
   })
   .superRefine((env, ctx) => {
     if (env.UPSTREAM_BASE_URL && !env.UPSTREAM_API_KEY) {

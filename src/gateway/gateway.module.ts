@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ExhaustionEvents } from '../alerts/exhaustion-events.js';
 import { CONFIG, type Config } from '../config/config.js';
 import { GatewayController } from './gateway.controller.js';
 import { GatewayService } from './gateway.service.js';
@@ -10,6 +11,7 @@ import { StreamRelayService } from './stream-relay.service.js';
   providers: [
     GatewayService,
     StreamRelayService,
+    ExhaustionEvents,
     { provide: RateLimiter, inject: [CONFIG], useFactory: (config: Config) => new RateLimiter(config.RATE_LIMIT_PER_SECOND) },
   ],
 })

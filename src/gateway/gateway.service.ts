@@ -33,6 +33,7 @@ import type { GatewayReply } from './gateway-reply.js';
 import { LandingWrites } from './landing-writes.js';
 import { ProjectPolicies } from '../projects/project-policies.js';
 import { StreamRelayService } from './stream-relay.service.js';
+import { ExhaustionEvents } from '../alerts/exhaustion-events.js';
 
 /** A refusal lists at most this many problems (the rest are counted): a 400 stays small. */
 export const MAX_LISTED_PROBLEMS = 20;
@@ -51,6 +52,7 @@ export class GatewayService implements OnApplicationShutdown {
     private readonly policies: ProjectPolicies,
     private readonly metrics: MetricsService,
     private readonly streams: StreamRelayService,
+    private readonly exhaustion: ExhaustionEvents,
   ) {
     this.landing = new LandingWrites(config.RECORD_RETRY_WINDOW_MS);
   }
@@ -112,6 +114,7 @@ export class GatewayService implements OnApplicationShutdown {
 
     switch (held.outcome) {
       case 'refused':
+        this.exhaustion.record(held.budgetId, held.subject);
         throw budgetRefusal(held, estimate, hold);
       case 'conflict':
         throw ApiError.conflict('Idempotency-Key was already used with a different request body', { idempotencyKey });

@@ -8,8 +8,10 @@ import { DecimalScalar } from './scalars.js';
 import { LedgerResolver } from './ledger.resolver.js';
 import { ReportsResolver } from './reports.resolver.js';
 import { TasksResolver } from './tasks.resolver.js';
+import { WebhooksResolver } from './webhooks.resolver.js';
+import { WebhooksService } from '../alerts/webhooks.service.js';
 
 @Module({
-  providers: [DecimalScalar, Principals, TaskReadsService, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, LedgerResolver],
+  providers: [DecimalScalar, Principals, TaskReadsService, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, LedgerResolver, WebhooksService, WebhooksResolver],
 })
 export class GraphqlApiModule {}

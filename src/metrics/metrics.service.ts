@@ -1,6 +1,6 @@
 /** Prometheus metrics (prom-client), served at GET /metrics. */
 import { Injectable } from '@nestjs/common';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Charge } from '../pricing/pricing.types.js';
 
 /** Latency buckets (seconds) of both duration histograms; bench:gateway reads the 2.5, 5, 10 and 25 ms ones. */
@@ -41,6 +41,25 @@ export class MetricsService {
   });
   /** Spend counters by unit: a float is fine here, this is a dashboard gauge, not the ledger. */
   readonly spend = new Counter({ name: 'spendgate_spend_total', help: 'Settled charges by unit (display only; the ledger is exact)', labelNames: ['unit'], registers: [this.registry] });
+
+  // Alerts (decisions §8): this instance's delivery attempts, and the outbox lag it last measured.
+  readonly webhookDeliveries = new Counter({
+    name: 'spendgate_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome (delivered, retried, failed)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  readonly webhookLatency = new Histogram({
+    name: 'spendgate_webhook_attempt_seconds',
+    help: 'Webhook attempts, request to answer (or timeout)',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly webhookLag = new Gauge({
+    name: 'spendgate_webhook_outbox_lag_seconds',
+    help: 'How long the oldest due webhook delivery has waited (0: none due)',
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

@@ -35,7 +35,7 @@ export class ReadsAppModule {
             queryDepth: MAX_DEPTH,
             validationRules: [fieldLimit],
             hooks: { preExecution: operationGuard(principals, runtime.config.NODE_ENV === 'production') },
-            jit: 0, // off: graphql-jit hands resolvers inline literals of custom scalars as JSON (a Decimal as a string); no measured gain (docs/decisions.md)
+            jit: 0, // off: graphql-jit hands resolvers inline literals of custom scalars as JSON (a Decimal as a string); no measured gain (docs/architecture.md)
           }),
         }),
       ],

@@ -6,8 +6,8 @@
  * - by project, model, family, kind, day, week, month: spend_rollup_total (spend_rollup when
  *   statuses are filtered); grouped at its grain (project × model × day) each row is a group;
  * - by who (decisions §7), spend_rollup_by of one dimension: `apiKey` (by the key's prefix) and
- *   `tag:<name>` per day, `user` per month (so user reports take month-aligned ranges and no day
- *   or week). A task without the tag falls in a `(none)` group: the total of the same other keys
+ *   `tag:<name>` per day; `user` from spend_rollup_user(_all), per project and month (so user
+ *   reports take month-aligned ranges, and no day, week or model). A task without the tag falls in a `(none)` group: the total of the same other keys
  *   minus what the tag's values hold (each task has at most one value per tag name). Tasks without
  *   a key or a user are `(none)` rows of their own. One dimension per report: a task's spend is
  *   rolled up once per key, per user and per tag, never per combination.
@@ -159,6 +159,9 @@ export function checkReportQuery(q: ReportQuery): Dimension | undefined {
   if (dimension && q.statuses) throw ApiError.badRequest('statuses: not with apiKey, user or tag reports (they add up every outcome)');
   if (dimension?.kind === 'user') {
     if (q.groupBy.includes('day') || q.groupBy.includes('week')) throw ApiError.badRequest('groupBy: user reports are kept per month: group by month, not day or week');
+    const perModel = q.groupBy.find((k) => k === 'model' || k === 'family' || k === 'kind');
+    if (perModel) throw ApiError.badRequest(`groupBy: user reports are kept per project and month, not per ${perModel}`);
+    if (q.models || q.families || q.kinds) throw ApiError.badRequest(`${q.models ? 'models' : q.families ? 'families' : 'kinds'}: user reports are kept per project and month, not per model`);
     for (const [field, value] of [['from', q.from], ['to', q.to]] as const) {
       if (value.getUTCDate() !== 1) throw ApiError.badRequest(`${field}: user reports are kept per month: ${field} must be the first of a month (UTC)`);
     }
@@ -227,11 +230,12 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
   const catalog = q.families || q.kinds || groupBy.some((k) => k === 'family' || k === 'kind');
   const measures = new Set(q.measures ?? ALL_MEASURES);
   const columns = (['base', ...ALL_MEASURES] as const).filter((m) => m === 'base' || measures.has(m)).flatMap((m) => MEASURE_COLUMNS[m]);
-  const source = dimension ? 'spend_rollup_by' : q.statuses ? 'spend_rollup' : 'spend_rollup_total';
+  const users = dimension?.kind === 'user' ? userSource(q, groupBy, columns.map(([col]) => col)) : undefined;
+  const source = users?.source ?? (dimension ? 'spend_rollup_by' : q.statuses ? 'spend_rollup' : 'spend_rollup_total');
   const day = dimension ? 's.period' : 's.day';
   // Without a status filter or a dimension, grouped at (or below) the total's grain, each row is a
   // group and the database only filters (naming and sorting happen below).
-  const perRow = source === 'spend_rollup_total' && GRAIN.every((k) => groupBy.includes(k));
+  const perRow = users ? users.perRow : source === 'spend_rollup_total' && GRAIN.every((k) => groupBy.includes(k));
   const keys = groupBy.map((k) => keySql(k, day));
   const inner = keys.map((k, i) => `${k.inner} AS g${i}`);
   const outer = keys.map((k, i) => `${k.outer(`g.g${i}`)} AS k${i}`);
@@ -246,16 +250,17 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
        SELECT ${[...inner, 's.unit', ...values].join(', ')}
        FROM ${source} s
        ${catalog ? `LEFT JOIN (VALUES ${ROUTE_VALUES}) AS c(model, family, kind) ON c.model = s.model` : ''}
-       WHERE ${day} >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND ${day} < ($2::timestamptz AT TIME ZONE 'UTC')::date
-         AND ($3::uuid[] IS NULL OR s.project_id = ANY($3)) AND ($4::text[] IS NULL OR s.model = ANY($4))
+       WHERE ${users?.oneMonth ? `${day} = ($1::timestamptz AT TIME ZONE 'UTC')::date AND $2::timestamptz IS NOT NULL` : `${day} >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND ${day} < ($2::timestamptz AT TIME ZONE 'UTC')::date`}
+         ${users?.overProjects ? 'AND $3::uuid[] IS NULL' : 'AND ($3::uuid[] IS NULL OR s.project_id = ANY($3))'}
+         ${users ? 'AND $4::text[] IS NULL' : 'AND ($4::text[] IS NULL OR s.model = ANY($4))'}
          ${q.families ? 'AND c.family = ANY($5)' : 'AND $5::text[] IS NULL'} ${q.kinds ? 'AND c.kind = ANY($6)' : 'AND $6::text[] IS NULL'}
          ${q.statuses && !dimension ? 'AND s.status = ANY($7)' : 'AND $7::text[] IS NULL'}
-         ${dimension ? 'AND s.dimension = $8' : 'AND $8::text IS NULL'}
+         ${users ? "AND $8::text = 'user'" : dimension ? 'AND s.dimension = $8' : 'AND $8::text IS NULL'}
          ${dimension ? 'AND ($9::text[] IS NULL OR s.value = ANY($9)) AND ($10::text IS NULL OR starts_with(s.value, $10))' : 'AND $9::text[] IS NULL AND $10::text IS NULL'}
          AND ($11::"Unit" IS NULL OR s.unit = $11)
        ${perRow ? '' : `GROUP BY ${[...groupBy.map((_, i) => `g${i}`), 's.unit'].join(', ')}`}
      ) g
-     ${limited ? `ORDER BY g.amount DESC, ${[...keys.map((k, i) => `${k.outer(`g.g${i}`)} COLLATE "C"`), 'g.unit'].join(', ')} LIMIT ${q.first}` : ''}`,
+     ${limited ? `ORDER BY g.amount DESC, ${[...keys.map((k, i) => tieOrder(groupBy[i]!, k.outer(`g.g${i}`), `g.g${i}`)), 'g.unit'].join(', ')} LIMIT ${q.first}` : ''}`,
     [q.from, q.to, q.projectIds ?? null, q.models ?? null, q.families ?? null, q.kinds ?? null, q.statuses ?? null,
       dimension?.kind ?? null, dimensionValues, tagPrefix, q.unit ?? null],
   );
@@ -283,6 +288,33 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
     videoSeconds: text(r, seconds!),
     images: count(r, images!),
   }));
+}
+
+/** Ties at the cut of a top-N go by keys as the report sorts them: a project by its name. */
+function tieOrder(key: GroupKey, outer: string, inner: string): string {
+  return key === 'project' ? `(SELECT p.name FROM project p WHERE p.id = ${inner}) COLLATE "C"` : `${outer} COLLATE "C"`;
+}
+
+/**
+ * Where a user report reads (decisions §7; docs/architecture.md, "Spend by who"): without a
+ * project in its groups or filters, spend_rollup_user_all (a named user's month over all
+ * projects) beside the tasks without a user summed per month; else spend_rollup_user (per
+ * project). `perRow`: every row read is a group already (its top N are its amount index's first
+ * entries); `oneMonth`: the range is one calendar month, read by equality so that index applies.
+ */
+function userSource(q: ReportQuery, groupBy: GroupKey[], columns: string[]) {
+  const next = new Date(Date.UTC(q.from.getUTCFullYear(), q.from.getUTCMonth() + 1, 1));
+  const oneMonth = q.to.getTime() === next.getTime();
+  const overProjects = !groupBy.includes('project') && !q.projectIds;
+  const perRow = (oneMonth || groupBy.includes('month')) && (overProjects || groupBy.includes('project')) && groupBy.includes('user');
+  const cols = columns.join(', ');
+  const source = overProjects
+    ? `(SELECT period, value, unit, ${cols} FROM spend_rollup_user_all
+        UNION ALL
+        SELECT period, '' AS value, unit, ${columns.map((c) => `sum(${c})${c === 'tasks' || c === 'unpriced_tasks' || c === 'images' ? '::int' : ''} AS ${c}`).join(', ')}
+        FROM spend_rollup_user WHERE value = '' GROUP BY period, unit)`
+    : 'spend_rollup_user';
+  return { source, perRow, oneMonth, overProjects };
 }
 
 /** `(none)` rows of a tag report: for each group of the other keys and unit, total − Σ tagged. */

@@ -1,0 +1,149 @@
+/**
+ * Webhook endpoints and their deliveries (decisions §8): the rows the GraphQL API reads and
+ * changes. The dispatcher (webhook-dispatcher.ts) sends; this only records what operators ask.
+ */
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { ApiError } from '../common/api-error.js';
+import { requireUuid } from '../common/ids.js';
+import { DATABASE, type Database } from '../database/database.js';
+import { EVENT_TYPES, type WebhookFormat } from './webhook-message.js';
+
+export interface EndpointRow {
+  id: string;
+  url: string;
+  projectId: string | null;
+  events: string[];
+  format: WebhookFormat;
+  enabled: boolean;
+  createdAt: Date;
+}
+
+export interface DeliveryRow {
+  id: string;
+  eventId: string;
+  eventType: string;
+  endpointId: string;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED';
+  attempts: number;
+  nextAttemptAt: Date | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  deliveredAt: Date | null;
+  createdAt: Date;
+  payload: string;
+}
+
+export interface AttemptRow {
+  attempt: number;
+  at: Date;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+const ENDPOINT_COLUMNS = `id::text, url, project_id::text AS "projectId", events, format::text, enabled, created_at AS "createdAt"`;
+export const MAX_DELIVERIES_PAGE = 200;
+
+@Injectable()
+export class WebhooksService {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  /** A new endpoint and its signing secret: the only time the secret is shown. */
+  async create(input: { url: string; events?: string[] | null; projectId?: string | null; format: WebhookFormat }): Promise<{ endpoint: EndpointRow; secret: string }> {
+    const url = checkUrl(input.url);
+    const events = [...new Set(input.events ?? [])];
+    const unknown = events.find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
+    if (unknown !== undefined) throw ApiError.badRequest(`events: "${unknown.slice(0, 60)}" is not one of ${EVENT_TYPES.join(', ')}`);
+    if (input.projectId != null) {
+      requireUuid('projectId', input.projectId);
+      const { rows } = await this.db.query('SELECT 1 FROM project WHERE id = $1', [input.projectId]);
+      if (!rows[0]) throw ApiError.notFound('projectId: no such project');
+    }
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const { rows } = await this.db.query<EndpointRow>(
+      `INSERT INTO webhook_endpoint (id, url, project_id, events, format, secret) VALUES (gen_random_uuid(), $1, $2, $3, $4::"WebhookFormat", $5)
+       RETURNING ${ENDPOINT_COLUMNS}`,
+      [url, input.projectId ?? null, events, input.format, secret],
+    );
+    return { endpoint: rows[0]!, secret };
+  }
+
+  async list(): Promise<EndpointRow[]> {
+    const { rows } = await this.db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoint WHERE deleted_at IS NULL ORDER BY created_at, id`);
+    return rows;
+  }
+
+  /** Disabled or deleted: its pending deliveries fail at their next attempt, new events skip it. */
+  async setEnabled(id: string, enabled: boolean): Promise<EndpointRow> {
+    requireUuid('id', id);
+    const { rows } = await this.db.query<EndpointRow>(
+      `UPDATE webhook_endpoint SET enabled = $2 WHERE id = $1 AND deleted_at IS NULL RETURNING ${ENDPOINT_COLUMNS}`,
+      [id, enabled],
+    );
+    if (!rows[0]) throw ApiError.notFound('no such webhook endpoint');
+    return rows[0];
+  }
+
+  async delete(id: string): Promise<boolean> {
+    requireUuid('id', id);
+    const { rowCount } = await this.db.query('UPDATE webhook_endpoint SET deleted_at = now(), enabled = false WHERE id = $1 AND deleted_at IS NULL', [id]);
+    if (!rowCount) throw ApiError.notFound('no such webhook endpoint');
+    return true;
+  }
+
+  /** Newest first; `after` is the last id of the previous page. */
+  async deliveries(q: { endpointId?: string | null; status?: string | null; first: number; after?: string | null }): Promise<{ rows: DeliveryRow[]; hasNextPage: boolean }> {
+    if (q.endpointId != null) requireUuid('endpointId', q.endpointId);
+    if (!(Number.isInteger(q.first) && q.first >= 1 && q.first <= MAX_DELIVERIES_PAGE)) throw ApiError.badRequest(`first: must be between 1 and ${MAX_DELIVERIES_PAGE}`);
+    if (q.after != null && !/^\d{1,18}$/.test(q.after)) throw ApiError.badRequest('after: is not a cursor of this list');
+    const { rows } = await this.db.query<DeliveryRow>(
+      `SELECT d.id::text, d.event_id AS "eventId", e.type AS "eventType", d.endpoint_id::text AS "endpointId", d.status::text, d.attempts,
+              CASE WHEN d.status = 'PENDING' THEN d.next_attempt_at END AS "nextAttemptAt", d.last_status_code AS "lastStatusCode",
+              d.last_error AS "lastError", d.delivered_at AS "deliveredAt", d.created_at AS "createdAt", e.payload
+       FROM webhook_delivery d JOIN outbox_event e ON e.id = d.event_id
+       WHERE ($1::uuid IS NULL OR d.endpoint_id = $1) AND ($2::"DeliveryStatus" IS NULL OR d.status = $2) AND ($3::bigint IS NULL OR d.id < $3)
+       ORDER BY d.id DESC LIMIT $4`,
+      [q.endpointId ?? null, q.status ?? null, q.after ?? null, q.first + 1],
+    );
+    return { rows: rows.slice(0, q.first), hasNextPage: rows.length > q.first };
+  }
+
+  async attempts(deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+    const { rows } = await this.db.query<AttemptRow & { deliveryId: string }>(
+      `SELECT delivery_id::text AS "deliveryId", attempt, at, status_code AS "statusCode", latency_ms AS "latencyMs", error
+       FROM webhook_attempt WHERE delivery_id = ANY($1::bigint[]) ORDER BY delivery_id, id`,
+      [deliveryIds],
+    );
+    const byDelivery = new Map<string, AttemptRow[]>();
+    for (const { deliveryId, ...attempt } of rows) byDelivery.set(deliveryId, [...(byDelivery.get(deliveryId) ?? []), attempt]);
+    return byDelivery;
+  }
+
+  /** Sends it again now, with the same event id (webhook-id), whatever it came to before. */
+  async redeliver(deliveryId: string): Promise<boolean> {
+    if (!/^\d{1,18}$/.test(deliveryId)) throw ApiError.badRequest('deliveryId: is not a delivery id');
+    const { rows } = await this.db.query<{ live: boolean }>(
+      `UPDATE webhook_delivery d SET status = 'PENDING', next_attempt_at = now()
+       FROM webhook_endpoint w WHERE d.id = $1 AND w.id = d.endpoint_id RETURNING (w.enabled AND w.deleted_at IS NULL) AS live`,
+      [deliveryId],
+    );
+    if (!rows[0]) throw ApiError.notFound('no such delivery');
+    if (!rows[0].live) throw ApiError.conflict('its endpoint is disabled or deleted: enable it first');
+    return true;
+  }
+}
+
+/** http or https, with a host; no credentials in it (they would show in every listing). */
+function checkUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw ApiError.badRequest('url: must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ApiError.badRequest('url: must be an absolute http or https URL');
+  if (url.username || url.password) throw ApiError.badRequest('url: must not carry a user name or password');
+  if (raw.length > 2048) throw ApiError.badRequest('url: at most 2048 characters');
+  return url.toString();
+}

@@ -1,0 +1,135 @@
+/** Alerts' GraphQL (decisions §8; interfaces.md): endpoints and deliveries, admin only. Thin: WebhooksService does the work. */
+import { Args, Context, Field, GraphQLISODateTime, ID, Int, Mutation, ObjectType, Parent, Query, registerEnumType, ResolveField, Resolver } from '@nestjs/graphql';
+import { WebhooksService, type DeliveryRow } from '../alerts/webhooks.service.js';
+import { assertAdmin } from '../auth/access.js';
+import { Principals, type GraphqlContext } from './graphql-auth.js';
+import { PageInfo } from './graphql.types.js';
+
+export enum WebhookFormatEnum {
+  STANDARD = 'STANDARD',
+  SLACK = 'SLACK',
+}
+export enum DeliveryStatusEnum {
+  PENDING = 'PENDING',
+  DELIVERED = 'DELIVERED',
+  FAILED = 'FAILED',
+}
+registerEnumType(WebhookFormatEnum, { name: 'WebhookFormat' });
+registerEnumType(DeliveryStatusEnum, { name: 'DeliveryStatus' });
+
+@ObjectType({ description: 'where alerts are sent; never its secret' })
+export class WebhookEndpoint {
+  @Field(() => ID) id!: string;
+  @Field() url!: string;
+  @Field(() => ID, { nullable: true, description: "only this project's events; null: every project's" }) projectId!: string | null;
+  @Field(() => [String], { description: 'event types it receives; empty: all' }) events!: string[];
+  @Field(() => WebhookFormatEnum) format!: WebhookFormatEnum;
+  @Field() enabled!: boolean;
+  @Field(() => GraphQLISODateTime) createdAt!: Date;
+}
+
+@ObjectType()
+export class WebhookEndpointCreated {
+  @Field(() => WebhookEndpoint) endpoint!: WebhookEndpoint;
+  @Field({ description: 'the signing secret (whsec_…), shown this once: keep it to verify signatures' }) secret!: string;
+}
+
+@ObjectType({ description: 'one attempt to deliver: when, the answer or the error, how long it took' })
+export class WebhookAttemptLog {
+  @Field(() => Int) attempt!: number;
+  @Field(() => GraphQLISODateTime) at!: Date;
+  @Field(() => Int, { nullable: true }) statusCode!: number | null;
+  @Field(() => Int) latencyMs!: number;
+  @Field(() => String, { nullable: true }) error!: string | null;
+}
+
+@ObjectType({ description: 'one event to one endpoint' })
+export class WebhookDelivery {
+  @Field(() => ID) id!: string;
+  @Field({ description: 'the event id, sent as webhook-id on every attempt' }) eventId!: string;
+  @Field() eventType!: string;
+  @Field(() => ID) endpointId!: string;
+  @Field(() => DeliveryStatusEnum) status!: DeliveryStatusEnum;
+  @Field(() => Int) attempts!: number;
+  @Field(() => GraphQLISODateTime, { nullable: true, description: 'PENDING: when it is tried next' }) nextAttemptAt!: Date | null;
+  @Field(() => Int, { nullable: true }) lastStatusCode!: number | null;
+  @Field(() => String, { nullable: true }) lastError!: string | null;
+  @Field(() => GraphQLISODateTime, { nullable: true }) deliveredAt!: Date | null;
+  @Field(() => GraphQLISODateTime) createdAt!: Date;
+  @Field({ description: 'the event as JSON, as a STANDARD endpoint receives it' }) payload!: string;
+}
+
+@ObjectType()
+export class WebhookDeliveryEdge {
+  @Field() cursor!: string;
+  @Field(() => WebhookDelivery) node!: WebhookDelivery;
+}
+
+@ObjectType()
+export class WebhookDeliveryConnection {
+  @Field(() => [WebhookDeliveryEdge]) edges!: WebhookDeliveryEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+}
+
+@Resolver(() => WebhookDelivery)
+export class WebhooksResolver {
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly principals: Principals,
+  ) {}
+
+  @Mutation(() => WebhookEndpointCreated, { description: 'a new endpoint; its signing secret is shown once' })
+  async createWebhookEndpoint(
+    @Context() ctx: GraphqlContext,
+    @Args('url') url: string,
+    @Args('events', { type: () => [String], nullable: true, description: 'event types to send; none: all' }) events?: string[],
+    @Args('projectId', { type: () => ID, nullable: true, description: "only this project's events" }) projectId?: string,
+    @Args('format', { type: () => WebhookFormatEnum, defaultValue: WebhookFormatEnum.STANDARD }) format: WebhookFormatEnum = WebhookFormatEnum.STANDARD,
+  ) {
+    assertAdmin(await this.principals.of(ctx), 'createWebhookEndpoint');
+    return this.webhooks.create({ url, events: events ?? null, projectId: projectId ?? null, format });
+  }
+
+  @Query(() => [WebhookEndpoint])
+  async webhookEndpoints(@Context() ctx: GraphqlContext) {
+    assertAdmin(await this.principals.of(ctx), 'webhookEndpoints');
+    return this.webhooks.list();
+  }
+
+  @Mutation(() => WebhookEndpoint, { description: 'a disabled endpoint gets no new events; its pending deliveries fail' })
+  async setWebhookEndpointEnabled(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string, @Args('enabled') enabled: boolean) {
+    assertAdmin(await this.principals.of(ctx), 'setWebhookEndpointEnabled');
+    return this.webhooks.setEnabled(id, enabled);
+  }
+
+  @Mutation(() => Boolean)
+  async deleteWebhookEndpoint(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string) {
+    assertAdmin(await this.principals.of(ctx), 'deleteWebhookEndpoint');
+    return this.webhooks.delete(id);
+  }
+
+  @Query(() => WebhookDeliveryConnection, { description: 'newest first' })
+  async webhookDeliveries(
+    @Context() ctx: GraphqlContext,
+    @Args('endpointId', { type: () => ID, nullable: true }) endpointId?: string,
+    @Args('status', { type: () => DeliveryStatusEnum, nullable: true }) status?: DeliveryStatusEnum,
+    @Args('first', { type: () => Int, defaultValue: 50 }) first = 50,
+    @Args('after', { type: () => String, nullable: true }) after?: string,
+  ) {
+    assertAdmin(await this.principals.of(ctx), 'webhookDeliveries');
+    const page = await this.webhooks.deliveries({ endpointId: endpointId ?? null, status: status ?? null, first, after: after ?? null });
+    const edges = page.rows.map((node) => ({ cursor: node.id, node }));
+    return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
+  }
+
+  @ResolveField(() => [WebhookAttemptLog], { description: 'every attempt, oldest first' })
+  async log(@Parent() delivery: DeliveryRow) {
+    return (await this.webhooks.attempts([delivery.id])).get(delivery.id) ?? [];
+  }
+
+  @Mutation(() => Boolean, { description: 'sends it again now, with the same webhook-id' })
+  async redeliverWebhook(@Context() ctx: GraphqlContext, @Args('deliveryId', { type: () => ID }) deliveryId: string) {
+    assertAdmin(await this.principals.of(ctx), 'redeliverWebhook');
+    return this.webhooks.redeliver(deliveryId);
+  }
+}

@@ -52,7 +52,8 @@ function main() {
     const order = i % 2 === 0 ? [base, here] : [here, base];
     for (const checkout of order) {
       const b = run<Budget>(checkout, 'budget', 'budget');
-      const g = run<Sweep>(checkout, 'gateway', 'gateway-sweep', { BENCH_SWEEP: '64' });
+      // BENCH_COMPARE=budget: holds only (a quicker rerun after a change to the hold alone).
+      const g = process.env.BENCH_COMPARE === 'budget' ? { rows: [{ spendgate: { requestsPerSecond: 0 }, portkey: { requestsPerSecond: 0 } }] } : run<Sweep>(checkout, 'gateway', 'gateway-sweep', { BENCH_SWEEP: '64' });
       const row = g.rows[0]!;
       const mine = checkout === here;
       (mine ? rate.hot : rate.baseHot).push(b.spendgateHot.perSecond);

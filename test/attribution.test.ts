@@ -147,6 +147,26 @@ test('each scope refuses with a 402 naming the budget, its scope and what remain
   }
 });
 
+test('an each-user budget set after a user spent this month starts that user from the ledger, a new user from zero', async () => {
+  const gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000' });
+  try {
+    const { projectId, key } = await projectWithKey(gw);
+    for (let i = 0; i < 2; i++) expect((await submitGeneration(gw, key, IMAGE, who('carol'))).status).toBe(200); // 0.08 held
+    const each = await setBudget(gw, projectId, '0.10', 'EACH_USER');
+    // In one batch: carol's first balance comes from her two holds, dave's from nothing.
+    const [carol, dave] = await Promise.all([submitGeneration(gw, key, IMAGE, who('carol')), submitGeneration(gw, key, IMAGE, who('dave'))]);
+    expect(carol.status).toBe(402);
+    expect(carol.body).toMatchObject({ details: { budgetId: each, scope: 'EACH_USER', user: 'carol', remaining: '0.02' } });
+    expect(dave.status).toBe(200);
+    expect(await sql(gw, `SELECT subject, held::text FROM budget_period WHERE budget_id = $1 ORDER BY subject`, [each])).toEqual([
+      { subject: 'carol', held: '0.08' }, { subject: 'dave', held: '0.04' },
+    ]);
+    expect(await reconcile(gw.db)).toEqual([]);
+  } finally {
+    await gw.close();
+  }
+});
+
 describe('200 concurrent submissions over two instances: a key, a tag and an each-user budget each bind first in turn', () => {
   // 0.04 USD a submission; the binding budget's limit / 0.04 are admitted, to the request.
   const cases: Array<[string, { key: string; tag: string; each: string }, string[], number, string]> = [

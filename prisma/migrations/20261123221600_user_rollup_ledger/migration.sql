@@ -124,6 +124,22 @@ BEGIN
               GROUP BY b.id, b.period, s.subject, coalesce(x.accepted_at, batch_at)) g
         GROUP BY g.bid, spendgate_period_start(g.period, g.at), g.subject) k;
 
+  -- Each end user's first balance of an EACH_USER budget in this batch, in one statement, from
+  -- their tasks' ledger entries as spendgate_budget_balance computes it (a new user has none):
+  -- one call per user cost a third of a batch while users were new.
+  INSERT INTO budget_period (budget_id, period_start, subject, period_end, spent, held)
+  SELECT k.bid, k.period_start, k.subject, w.period_end,
+         coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
+         coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
+  FROM (SELECT * FROM unnest(s_bid, s_start, s_subject, s_at) AS k(bid, period_start, subject, at)
+        WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject)
+        OFFSET 0) k -- the missing ones first: only they are looked up in the ledger
+  JOIN budget b ON b.id = k.bid AND b.scope = 'EACH_USER'
+  CROSS JOIN LATERAL spendgate_period_window(b.period, k.at) w
+  LEFT JOIN task t ON t.project_id = b.project_id AND t.end_user = k.subject
+  LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.unit = b.unit AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
+  GROUP BY k.bid, k.period_start, k.subject, w.period_end;
+  -- Any other budget's row for this window, if missing (a new period).
   PERFORM spendgate_budget_period(k.bid, k.at, k.subject) FROM unnest(s_bid, s_start, s_subject, s_at) AS k(bid, period_start, subject, at)
   WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject);
 

@@ -100,6 +100,8 @@ test('200 concurrent submissions over two instances cross 50/80/100 % once each:
     expect(() => verifier.verify(hook.received[0]!.body.replace('budget', 'Budget'), hook.received[0]!.headers as Record<string, string>)).toThrow();
     const exhausted = JSON.parse(hook.received.find((r) => JSON.parse(r.body).type === 'budget.exhausted')!.body);
     expect(exhausted.data.budget).toMatchObject({ scope: 'PROJECT', unit: 'USD', period: 'MONTHLY', hard: true, limit: '1', spent: '0', held: '1.00', remaining: '0.00' });
+    // The receiver answered before the dispatcher recorded it: wait for the records.
+    await eventually(async () => (await sql(a, `SELECT 1 FROM webhook_delivery WHERE status = 'DELIVERED'`)).length === 5);
     const deliveries = await graphql<{ webhookDeliveries: { edges: Array<{ node: { status: string; attempts: number; log: Array<{ statusCode: number }> } }> } }>(a, ADMIN,
       '{ webhookDeliveries(first: 10) { edges { node { status attempts eventType log { statusCode latencyMs } } } } }');
     expect(deliveries.body.data.webhookDeliveries.edges.map((e) => [e.node.status, e.node.attempts, e.node.log.map((l) => l.statusCode)]))

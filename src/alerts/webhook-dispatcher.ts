@@ -39,6 +39,8 @@ export class WebhookDispatcher {
   private running?: Promise<unknown>;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
+  private claiming = false;
+  private backlog = false;
 
   constructor(
     private readonly db: Database,
@@ -66,19 +68,33 @@ export class WebhookDispatcher {
     await Promise.all(this.inFlight);
   }
 
-  /** Claims what is due, up to the free slots, and starts sending it; returns how many it claimed. */
+  /**
+   * Claims what is due, up to the free slots, and starts sending it; returns how many it claimed.
+   * One round at a time per instance. While a round fills every free slot there is a backlog: each
+   * finished delivery then claims the next at once instead of waiting for the poll interval.
+   */
   async round(): Promise<number> {
-    await this.measureLag();
-    const free = this.settings.WEBHOOK_CONCURRENCY - this.inFlight.size;
-    if (free <= 0) return 0;
-    const claimed = await this.claim(free);
-    for (const delivery of claimed) {
-      const sending: Promise<void> = this.send(delivery)
-        .catch((error) => this.logger.warn(`delivery ${delivery.id}: ${(error as Error).message}`))
-        .finally(() => this.inFlight.delete(sending));
-      this.inFlight.add(sending);
+    if (this.claiming) return 0;
+    this.claiming = true;
+    try {
+      await this.measureLag();
+      const free = this.settings.WEBHOOK_CONCURRENCY - this.inFlight.size;
+      if (free <= 0) return 0;
+      const claimed = await this.claim(free);
+      this.backlog = claimed.length === free;
+      for (const delivery of claimed) {
+        const sending: Promise<void> = this.send(delivery)
+          .catch((error) => this.logger.warn(`delivery ${delivery.id}: ${(error as Error).message}`))
+          .finally(() => {
+            this.inFlight.delete(sending);
+            if (this.backlog && !this.stopped) void this.round().catch((error) => this.logger.warn(`webhook round failed: ${(error as Error).message}`));
+          });
+        this.inFlight.add(sending);
+      }
+      return claimed.length;
+    } finally {
+      this.claiming = false;
     }
-    return claimed.length;
   }
 
   /** Resolves when nothing is in flight (tests and the benchmark). */

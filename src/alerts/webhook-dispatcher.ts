@@ -14,6 +14,7 @@
 import { Logger } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
 import { request } from 'undici';
+import { Repeating } from '../common/repeating.js';
 import type { Config } from '../config/config.js';
 import type { Database } from '../database/database.js';
 import type { MetricsService } from '../metrics/metrics.service.js';
@@ -35,8 +36,7 @@ type Settings = Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_CONCURRENCY' | 'WEB
 
 export class WebhookDispatcher {
   private readonly logger = new Logger('Webhooks');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+  private readonly loop: Repeating;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
   private claiming = false;
@@ -46,25 +46,18 @@ export class WebhookDispatcher {
     private readonly db: Database,
     private readonly settings: Settings,
     private readonly metrics: MetricsService,
-  ) {}
+  ) {
+    this.loop = new Repeating(() => this.round(), settings.WEBHOOK_POLL_MS, this.logger, 'webhook round');
+  }
 
   start(): void {
-    const loop = () => {
-      if (this.stopped) return;
-      this.running = this.round()
-        .catch((error) => this.logger.warn(`webhook round failed: ${(error as Error).message}`))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(loop, this.settings.WEBHOOK_POLL_MS);
-        });
-    };
-    this.timer = setTimeout(loop, 0);
+    this.loop.start();
   }
 
   /** Stops claiming; waits for requests in flight (each ends within its timeout). */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop.stop();
     await Promise.all(this.inFlight);
   }
 

@@ -11,6 +11,7 @@ import { polledState } from '../upstream/event-stream.js';
 import { VENDOR_PATHS } from '../upstream/vendor-protocol.js';
 import { SettlementService } from './settlement.service.js';
 import { TaskStore, type DueTask } from './task-store.js';
+import { Repeating } from '../common/repeating.js';
 
 const BATCH = 50;
 const MAX_BACKOFF_MS = 60_000;
@@ -18,16 +19,16 @@ const MAX_BACKOFF_MS = 60_000;
 @Injectable()
 export class PollerService {
   private readonly logger = new Logger('Poller');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
-  private stopped = false;
+  private readonly loop: Repeating;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     private readonly tasks: TaskStore,
     private readonly upstream: UpstreamService,
     private readonly settlement: SettlementService,
-  ) {}
+  ) {
+    this.loop = new Repeating(() => this.round(), config.POLL_INTERVAL_MS, this.logger, 'poll round');
+  }
 
   /** Grace before a `submitting` task counts as abandoned: longer than any upstream call. */
   get abandonAfterMs(): number {
@@ -35,22 +36,11 @@ export class PollerService {
   }
 
   start(): void {
-    if (!this.config.POLLER_ENABLED) return;
-    const loop = () => {
-      if (this.stopped) return;
-      this.running = this.round()
-        .catch((error) => this.logger.warn(`poll round failed: ${(error as Error).message}`))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(loop, this.config.POLL_INTERVAL_MS);
-        });
-    };
-    this.timer = setTimeout(loop, 0);
+    if (this.config.POLLER_ENABLED) this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop.stop();
   }
 
   /** One round: sweep, claim due tasks, poll them, settle terminal ones. Returns how many settled. */

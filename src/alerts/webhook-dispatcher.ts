@@ -47,7 +47,11 @@ export class WebhookDispatcher {
     private readonly settings: Settings,
     private readonly metrics: MetricsService,
   ) {
-    this.loop = new Repeating(() => this.round(), settings.WEBHOOK_POLL_MS, this.logger, 'webhook round');
+    // The lag is measured once per poll, not on every claim a finished delivery makes in a backlog.
+    this.loop = new Repeating(async () => {
+      await this.measureLag();
+      await this.round();
+    }, settings.WEBHOOK_POLL_MS, this.logger, 'webhook round');
   }
 
   start(): void {
@@ -70,7 +74,6 @@ export class WebhookDispatcher {
     if (this.claiming) return 0;
     this.claiming = true;
     try {
-      await this.measureLag();
       const free = this.settings.WEBHOOK_CONCURRENCY - this.inFlight.size;
       if (free <= 0) return 0;
       const claimed = await this.claim(free);
@@ -88,11 +91,6 @@ export class WebhookDispatcher {
     } finally {
       this.claiming = false;
     }
-  }
-
-  /** Resolves when nothing is in flight (tests and the benchmark). */
-  async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
   }
 
   private async claim(limit: number): Promise<Claimed[]> {

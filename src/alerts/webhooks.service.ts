@@ -32,6 +32,8 @@ export interface DeliveryRow {
   deliveredAt: Date | null;
   createdAt: Date;
   payload: string;
+  /** Every attempt, oldest first. */
+  log: AttemptRow[];
 }
 
 export interface AttemptRow {
@@ -97,7 +99,7 @@ export class WebhooksService {
     if (q.endpointId != null) requireUuid('endpointId', q.endpointId);
     if (!(Number.isInteger(q.first) && q.first >= 1 && q.first <= MAX_DELIVERIES_PAGE)) throw ApiError.badRequest(`first: must be between 1 and ${MAX_DELIVERIES_PAGE}`);
     if (q.after != null && !/^\d{1,18}$/.test(q.after)) throw ApiError.badRequest('after: is not a cursor of this list');
-    const { rows } = await this.db.query<DeliveryRow>(
+    const { rows } = await this.db.query<Omit<DeliveryRow, 'log'>>(
       `SELECT d.id::text, d.event_id AS "eventId", e.type AS "eventType", d.endpoint_id::text AS "endpointId", d.status::text, d.attempts,
               CASE WHEN d.status = 'PENDING' THEN d.next_attempt_at END AS "nextAttemptAt", d.last_status_code AS "lastStatusCode",
               d.last_error AS "lastError", d.delivered_at AS "deliveredAt", d.created_at AS "createdAt", e.payload
@@ -106,10 +108,13 @@ export class WebhooksService {
        ORDER BY d.id DESC LIMIT $4`,
       [q.endpointId ?? null, q.status ?? null, q.after ?? null, q.first + 1],
     );
-    return { rows: rows.slice(0, q.first), hasNextPage: rows.length > q.first };
+    const page = rows.slice(0, q.first);
+    const log = await this.attempts(page.map((d) => d.id));
+    return { rows: page.map((d) => ({ ...d, log: log.get(d.id) ?? [] })), hasNextPage: rows.length > q.first };
   }
 
-  async attempts(deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+  /** The attempt logs of a page of deliveries, in one query. */
+  private async attempts(deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
     const { rows } = await this.db.query<AttemptRow & { deliveryId: string }>(
       `SELECT delivery_id::text AS "deliveryId", attempt, at, status_code AS "statusCode", latency_ms AS "latencyMs", error
        FROM webhook_attempt WHERE delivery_id = ANY($1::bigint[]) ORDER BY delivery_id, id`,

@@ -1,6 +1,6 @@
 /** Alerts' GraphQL (decisions §8; interfaces.md): endpoints and deliveries, admin only. Thin: WebhooksService does the work. */
-import { Args, Context, Field, GraphQLISODateTime, ID, Int, Mutation, ObjectType, Parent, Query, registerEnumType, ResolveField, Resolver } from '@nestjs/graphql';
-import { WebhooksService, type DeliveryRow } from '../alerts/webhooks.service.js';
+import { Args, Context, Field, GraphQLISODateTime, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
+import { WebhooksService } from '../alerts/webhooks.service.js';
 import { assertAdmin } from '../auth/access.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { PageInfo } from './graphql.types.js';
@@ -57,6 +57,7 @@ export class WebhookDelivery {
   @Field(() => GraphQLISODateTime, { nullable: true }) deliveredAt!: Date | null;
   @Field(() => GraphQLISODateTime) createdAt!: Date;
   @Field({ description: 'the event as JSON, as a STANDARD endpoint receives it' }) payload!: string;
+  @Field(() => [WebhookAttemptLog], { description: 'every attempt, oldest first' }) log!: WebhookAttemptLog[];
 }
 
 @ObjectType()
@@ -71,7 +72,7 @@ export class WebhookDeliveryConnection {
   @Field(() => PageInfo) pageInfo!: PageInfo;
 }
 
-@Resolver(() => WebhookDelivery)
+@Resolver()
 export class WebhooksResolver {
   constructor(
     private readonly webhooks: WebhooksService,
@@ -120,11 +121,6 @@ export class WebhooksResolver {
     const page = await this.webhooks.deliveries({ endpointId: endpointId ?? null, status: status ?? null, first, after: after ?? null });
     const edges = page.rows.map((node) => ({ cursor: node.id, node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
-  }
-
-  @ResolveField(() => [WebhookAttemptLog], { description: 'every attempt, oldest first' })
-  async log(@Parent() delivery: DeliveryRow) {
-    return (await this.webhooks.attempts([delivery.id])).get(delivery.id) ?? [];
   }
 
   @Mutation(() => Boolean, { description: 'sends it again now, with the same webhook-id' })

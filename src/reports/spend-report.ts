@@ -230,7 +230,7 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
   const catalog = q.families || q.kinds || groupBy.some((k) => k === 'family' || k === 'kind');
   const measures = new Set(q.measures ?? ALL_MEASURES);
   const columns = (['base', ...ALL_MEASURES] as const).filter((m) => m === 'base' || measures.has(m)).flatMap((m) => MEASURE_COLUMNS[m]);
-  const users = dimension?.kind === 'user' ? userSource(q, groupBy, columns.map(([col]) => col)) : undefined;
+  const users = dimension?.kind === 'user' ? userSource(q, groupBy, columns) : undefined;
   const source = users?.source ?? (dimension ? 'spend_rollup_by' : q.statuses ? 'spend_rollup' : 'spend_rollup_total');
   const day = dimension ? 's.period' : 's.day';
   // Without a status filter or a dimension, grouped at (or below) the total's grain, each row is a
@@ -302,16 +302,16 @@ function tieOrder(key: GroupKey, outer: string, inner: string): string {
  * project). `perRow`: every row read is a group already (its top N are its amount index's first
  * entries); `oneMonth`: the range is one calendar month, read by equality so that index applies.
  */
-function userSource(q: ReportQuery, groupBy: GroupKey[], columns: string[]) {
+function userSource(q: ReportQuery, groupBy: GroupKey[], columns: Array<[string, string, string?]>) {
   const next = new Date(Date.UTC(q.from.getUTCFullYear(), q.from.getUTCMonth() + 1, 1));
   const oneMonth = q.to.getTime() === next.getTime();
   const overProjects = !groupBy.includes('project') && !q.projectIds;
   const perRow = (oneMonth || groupBy.includes('month')) && (overProjects || groupBy.includes('project')) && groupBy.includes('user');
-  const cols = columns.join(', ');
+  const cols = columns.map(([col]) => col).join(', ');
   const source = overProjects
     ? `(SELECT period, value, unit, ${cols} FROM spend_rollup_user_all
         UNION ALL
-        SELECT period, '' AS value, unit, ${columns.map((c) => `sum(${c})${c === 'tasks' || c === 'unpriced_tasks' || c === 'images' ? '::int' : ''} AS ${c}`).join(', ')}
+        SELECT period, '' AS value, unit, ${columns.map(([col, , cast]) => `sum(${col})${cast ? `::${cast}` : ''} AS ${col}`).join(', ')}
         FROM spend_rollup_user WHERE value = '' GROUP BY period, unit)`
     : 'spend_rollup_user';
   return { source, perRow, oneMonth, overProjects };

@@ -723,21 +723,13 @@ CREATE OR REPLACE FUNCTION public.spendgate_period_window(p "Period", at timesta
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-  SELECT s, e FROM (
-    SELECT CASE p
-             WHEN 'DAILY' THEN date_trunc('day', at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-             WHEN 'WEEKLY' THEN date_trunc('week', at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-             WHEN 'MONTHLY' THEN date_trunc('month', at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-             ELSE timestamptz '1970-01-01 00:00:00+00'
-           END AS s
-  ) w, LATERAL (
-    SELECT CASE p
-             WHEN 'DAILY' THEN ((w.s AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC'
-             WHEN 'WEEKLY' THEN ((w.s AT TIME ZONE 'UTC') + interval '1 week') AT TIME ZONE 'UTC'
-             WHEN 'MONTHLY' THEN ((w.s AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC'
-             ELSE timestamptz '10000-01-01 00:00:00+00'
-           END AS e
-  ) x;
+  SELECT w.s, CASE p
+                WHEN 'DAILY' THEN ((w.s AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC'
+                WHEN 'WEEKLY' THEN ((w.s AT TIME ZONE 'UTC') + interval '1 week') AT TIME ZONE 'UTC'
+                WHEN 'MONTHLY' THEN ((w.s AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC'
+                ELSE timestamptz '10000-01-01 00:00:00+00'
+              END
+  FROM (SELECT spendgate_period_start(p, at) AS s) w;
 $function$;
 
 CREATE OR REPLACE FUNCTION public.spendgate_place_holds(p_requests json)

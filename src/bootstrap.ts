@@ -22,6 +22,7 @@ import { ReadsThread } from './reads/reads-thread.js';
 import { createSimulator, type Simulator } from './simulator/simulator.js';
 import { PollerService } from './tasks/poller.service.js';
 import { WebhookDispatcher } from './alerts/webhook-dispatcher.js';
+import { serveWebPages } from './console/web-pages.js';
 
 export interface Gateway {
   app: NestFastifyApplication;
@@ -85,6 +86,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
 
   await app.get(PriceBookService).init(); // seeds the price book before the worker reads it
   reads.forward(fastify);
+  serveWebPages(fastify, { graphiql: config.NODE_ENV !== 'production' });
   const cacheEvents = app.get(CacheEvents);
   reads.cacheEventsTo((event) => cacheEvents.receive(event));
   const readsStarted = reads.run();

@@ -4,6 +4,7 @@
  * last decimal with the ledger; credits and USD never summed; a project key sees only its project.
  */
 import fc from 'fast-check';
+import { getIntrospectionQuery } from 'graphql';
 import type { Gateway } from '../src/bootstrap.js';
 import { sortedOrder } from '../src/reports/report-order.js';
 import { dec, Money } from '../src/pricing/money.js';
@@ -231,14 +232,28 @@ describe('safety and clear errors', () => {
     expect(body.errors?.[0].message).toMatch(/more than 1000 fields/);
   });
 
-  test('a query nested deeper than 10 levels is refused; 10 levels are answered', async () => {
+  test('introspection nests up to 20 levels (the standard query GraphiQL sends is 15), not deeper', async () => {
     // Introspection nests without end (__Type.ofType is a __Type), so it reaches any depth:
     // __schema, queryType, k × ofType, name = k + 3 levels.
     const nested = (depth: number) => `{ __schema { queryType { ${'ofType { '.repeat(depth - 3)}name${' }'.repeat(depth - 3)} } } }`;
-    const ten = await gql(ADMIN, nested(10));
-    expect(ten).toEqual({ data: { __schema: { queryType: { ofType: null } } } });
-    const eleven = await gql(ADMIN, nested(11));
-    expect(eleven).toEqual({ data: null, errors: [{ message: expect.stringMatching(/query depth \(11\) exceeds the query depth limit of 10/) }] });
+    const twenty = await gql(ADMIN, nested(20));
+    expect(twenty).toEqual({ data: { __schema: { queryType: { ofType: null } } } });
+    const deeper = await gql(ADMIN, nested(21));
+    expect(deeper).toMatchObject({ data: null, errors: [{ message: expect.stringMatching(/query depth \(21\) exceeds the query depth limit of 20 for introspection/) }] });
+    // Regression: the standard introspection query (depth 15) was refused by a depth limit of 10, so GraphiQL had no schema.
+    const standard = await gql(ADMIN, getIntrospectionQuery());
+    expect(standard.errors).toBeUndefined();
+    expect(standard.data.__schema.queryType).toEqual({ name: 'Query' });
+  });
+
+  test('tagNames lists the tag names of a range; a bad project id is a clear refusal', async () => {
+    const names = await gql(ADMIN, `query($f: DateTime!, $t: DateTime!) { tagNames(from: $f, to: $t) }`, { f: from, t: to });
+    expect(names.errors).toBeUndefined();
+    expect(Array.isArray(names.data.tagNames)).toBe(true);
+    const bad = await gql(ADMIN, `query($f: DateTime!, $t: DateTime!) { tagNames(from: $f, to: $t, projectIds: ["nope"]) }`, { f: from, t: to });
+    expect(bad.errors?.[0].message).toMatch(/^projectIds/);
+    const backwards = await gql(ADMIN, `query($f: DateTime!, $t: DateTime!) { tagNames(from: $f, to: $t) }`, { f: to, t: from });
+    expect(backwards.errors?.[0].message).toBe('to: must be after from');
   });
 
   test('report arguments are checked and named', async () => {

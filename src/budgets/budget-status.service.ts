@@ -138,6 +138,33 @@ export class BudgetStatusService {
     });
     return { users, hasNextPage: rows.length > first };
   }
+
+  /**
+   * A budget's events in its current window, newest first: thresholds crossed (budget_alert) and
+   * refusals. A refusal writes no row of its own: its trace is the budget.exhausted event, one per
+   * window and user, whose cause is 'exhausted:<budget>:<window start>:<user>'.
+   */
+  async events(budget: { budgetId: string; periodStart: Date }, first: number): Promise<BudgetEventView[]> {
+    const refusals = `exhausted:${budget.budgetId}:${budget.periodStart.toISOString()}:`;
+    const { rows } = await this.reads.query<{ kind: 'THRESHOLD' | 'REFUSED'; at: Date; threshold: number | null; subject: string | null }>(
+      `SELECT * FROM (
+         SELECT 'THRESHOLD' AS kind, a.crossed_at AS at, a.threshold, nullif(a.subject, '') AS subject
+         FROM budget_alert a WHERE a.budget_id = $1 AND a.period_start = $2
+         UNION ALL
+         SELECT 'REFUSED', e.created_at, NULL, nullif(substr(e.cause, length($3) + 1), '')
+         FROM outbox_event e WHERE e.cause LIKE $3 || '%') x
+       ORDER BY at DESC, kind LIMIT $4`,
+      [budget.budgetId, budget.periodStart, refusals, first],
+    );
+    return rows.map((r) => ({ kind: r.kind, at: r.at, threshold: r.threshold, user: r.subject }));
+  }
+}
+
+export interface BudgetEventView {
+  kind: 'THRESHOLD' | 'REFUSED';
+  at: Date;
+  threshold: number | null;
+  user: string | null;
 }
 
 /** Burn-rate projection to the end of the window; a display figure, so rounded (half-even, 6 places). */

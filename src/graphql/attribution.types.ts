@@ -1,5 +1,5 @@
 /** GraphQL types of attribution (decisions §7): an EACH_USER budget's users, a key as listed. */
-import { Field, GraphQLISODateTime, ObjectType } from '@nestjs/graphql';
+import { Field, GraphQLISODateTime, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import type { Decimal } from '../pricing/money.js';
 import { PageInfo } from './graphql.types.js';
 import { DecimalValue } from './scalars.js';
@@ -30,4 +30,15 @@ export class ApiKeyInfo {
   @Field(() => [String], { description: 'default tags of the tasks it submits' }) tags!: string[];
   @Field(() => GraphQLISODateTime) createdAt!: Date;
   @Field(() => GraphQLISODateTime, { nullable: true }) revokedAt!: Date | null;
+}
+
+export enum BudgetEventKind { THRESHOLD = 'THRESHOLD', REFUSED = 'REFUSED' }
+registerEnumType(BudgetEventKind, { name: 'BudgetEventKind', description: 'THRESHOLD: use crossed a threshold; REFUSED: the budget refused a submission' });
+
+@ObjectType({ description: "what happened to a budget in its current window: a threshold crossed, or the first refusal (per user for EACH_USER)" })
+export class BudgetEvent {
+  @Field(() => BudgetEventKind) kind!: BudgetEventKind;
+  @Field(() => GraphQLISODateTime) at!: Date;
+  @Field(() => Int, { nullable: true, description: 'THRESHOLD: the percentage crossed' }) threshold!: number | null;
+  @Field(() => String, { nullable: true, description: 'EACH_USER: the end user' }) user!: string | null;
 }

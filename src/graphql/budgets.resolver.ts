@@ -5,7 +5,7 @@ import { BudgetsService } from '../budgets/budgets.service.js';
 import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
 import type { Decimal } from '../pricing/money.js';
-import { UserBalanceConnection } from './attribution.types.js';
+import { BudgetEvent, UserBalanceConnection } from './attribution.types.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { BudgetScopeEnum, BudgetStatus, PeriodEnum, UnitEnum } from './graphql.types.js';
 import { DecimalValue } from './scalars.js';
@@ -40,6 +40,12 @@ export class BudgetsResolver {
     const page = await this.statuses.users(budget.budgetId, first, cursor);
     const edges = page.users.map((node) => ({ cursor: Buffer.from(node.user).toString('base64url'), node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
+  }
+
+  @ResolveField(() => [BudgetEvent], { description: 'its current window\'s thresholds crossed and refusals (the first per user), newest first' })
+  async events(@Parent() budget: BudgetStatusView, @Args('first', { type: () => Int, defaultValue: 10 }) first: number) {
+    if (first < 1 || first > MAX_USERS_PAGE) throw ApiError.badRequest(`first: must be between 1 and ${MAX_USERS_PAGE}`);
+    return this.statuses.events(budget, first);
   }
 
   @Mutation(() => ID, { description: "creates the project's budget for (unit, period, scope), or changes its limit" })

@@ -9,9 +9,10 @@ import { LedgerResolver } from './ledger.resolver.js';
 import { ReportsResolver } from './reports.resolver.js';
 import { TasksResolver } from './tasks.resolver.js';
 import { WebhooksResolver } from './webhooks.resolver.js';
+import { ViewerResolver } from './viewer.resolver.js';
 import { WebhooksService } from '../alerts/webhooks.service.js';
 
 @Module({
-  providers: [DecimalScalar, Principals, TaskReadsService, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, LedgerResolver, WebhooksService, WebhooksResolver],
+  providers: [DecimalScalar, Principals, TaskReadsService, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, LedgerResolver, WebhooksService, WebhooksResolver, ViewerResolver],
 })
 export class GraphqlApiModule {}

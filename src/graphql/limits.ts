@@ -1,8 +1,9 @@
 /**
  * GraphQL safety limits. A query is bounded before it runs, by three measures:
  *
- * - depth (Mercurius' queryDepth, MAX_DEPTH) and selected fields (MAX_FIELDS, fragments
- *   expanded): the size of the query text;
+ * - depth (MAX_DEPTH; MAX_SCHEMA_DEPTH under __schema and __type, whose standard query, the
+ *   one GraphiQL and code generators send, nests 15 deep) and selected fields (MAX_FIELDS,
+ *   fragments expanded): the size of the query text;
  * - cost (MAX_COST): the rows the answer can hold. Every object costs 1, scalars nothing, and a
  *   list multiplies what it holds by its size: `first` where the field takes it, otherwise the
  *   size written in LIST_SIZES. Introspection reads no rows: the depth limit bounds it. 160 aliases of tasks(first: 200) with their ledger entries cost
@@ -29,6 +30,7 @@ import {
 } from 'graphql';
 
 export const MAX_DEPTH = 10;
+export const MAX_SCHEMA_DEPTH = 20;
 export const MAX_FIELDS = 1_000;
 export const MAX_COST = 10_000;
 
@@ -72,6 +74,51 @@ export function fieldLimit(context: ValidationContext): ASTVisitor {
       const n = count(node.selectionSet, new Set());
       if (n > MAX_FIELDS) {
         context.reportError(new GraphQLError(`query selects more than ${MAX_FIELDS} fields; split it into smaller queries`, { nodes: [node] }));
+      }
+    },
+  };
+}
+
+/**
+ * The longest chain of fields in each operation, fragments expanded. Under __schema and __type the
+ * limit is MAX_SCHEMA_DEPTH: the schema is in memory and __Type.ofType nests without end, so it is
+ * still bounded, but the standard introspection query (depth 15) must pass.
+ */
+export function depthLimit(context: ValidationContext): ASTVisitor {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of context.getDocument().definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  }
+  const deepest = (set: SelectionSetNode | undefined, seen: ReadonlySet<string>): number => {
+    if (!set) return 0;
+    let max = 0;
+    for (const sel of set.selections) {
+      let d = 0;
+      if (sel.kind === Kind.FIELD) d = 1 + deepest(sel.selectionSet, seen);
+      else if (sel.kind === Kind.INLINE_FRAGMENT) d = deepest(sel.selectionSet, seen);
+      else if (!seen.has(sel.name.value)) d = deepest(fragments.get(sel.name.value)?.selectionSet, new Set([...seen, sel.name.value]));
+      max = Math.max(max, d);
+    }
+    return max;
+  };
+  const rootFields = (set: SelectionSetNode, seen: ReadonlySet<string>): { name: string; depth: number }[] =>
+    set.selections.flatMap((sel) => {
+      if (sel.kind === Kind.FIELD) return [{ name: sel.name.value, depth: 1 + deepest(sel.selectionSet, seen) }];
+      if (sel.kind === Kind.INLINE_FRAGMENT) return rootFields(sel.selectionSet, seen);
+      const fragment = seen.has(sel.name.value) ? undefined : fragments.get(sel.name.value);
+      return fragment ? rootFields(fragment.selectionSet, new Set([...seen, sel.name.value])) : [];
+    });
+  return {
+    OperationDefinition(node) {
+      let data = 0;
+      let schema = 0;
+      for (const field of rootFields(node.selectionSet, new Set())) {
+        if (field.name === '__schema' || field.name === '__type') schema = Math.max(schema, field.depth);
+        else data = Math.max(data, field.depth);
+      }
+      const over = data > MAX_DEPTH ? { depth: data, limit: MAX_DEPTH } : schema > MAX_SCHEMA_DEPTH ? { depth: schema, limit: MAX_SCHEMA_DEPTH } : undefined;
+      if (over) {
+        context.reportError(new GraphQLError(`query depth (${over.depth}) exceeds the query depth limit of ${over.limit}${over.limit === MAX_SCHEMA_DEPTH ? ' for introspection' : ''}`, { nodes: [node] }));
       }
     },
   };

@@ -1,4 +1,6 @@
 import { scopeProjects } from '../auth/access.js';
+import { ApiError } from '../common/api-error.js';
+import { requireUuid } from '../common/ids.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, GraphQLISODateTime, ID, Info, Int, Query, Resolver, registerEnumType } from '@nestjs/graphql';
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
@@ -112,6 +114,19 @@ export class ReportsResolver {
       ...(first !== undefined && first !== null ? { first } : {}),
     });
     return mergeUnits(rows);
+  }
+
+  @Query(() => [String], { description: 'tag names that tasks carried in [from, to), for spendReport groupBy tag:<name> (at most 200)' })
+  async tagNames(
+    @Context() ctx: GraphqlContext,
+    @Args('from', { type: () => GraphQLISODateTime }) from: Date,
+    @Args('to', { type: () => GraphQLISODateTime }) to: Date,
+    @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
+  ) {
+    const who = await this.principals.of(ctx);
+    if (!(to > from)) throw ApiError.badRequest('to: must be after from');
+    for (const id of projectIds ?? []) requireUuid('projectIds', id);
+    return this.reports.tagNames(from, to, scopeProjects(who, projectIds));
   }
 
   @Query(() => Dashboard, { description: 'today and month to date per unit, top models and projects, budgets at 80 % or more' })

@@ -11,7 +11,7 @@ import { PrincipalsService } from '../auth/principals.service.js';
 import { CoreModule } from '../core.module.js';
 import { GraphqlApiModule } from '../graphql/graphql-api.module.js';
 import { graphqlContext } from '../graphql/graphql-auth.js';
-import { fieldLimit, MAX_DEPTH } from '../graphql/limits.js';
+import { depthLimit, fieldLimit } from '../graphql/limits.js';
 import { operationGuard } from '../graphql/operation-guard.js';
 import { ReportsController } from '../reports/reports.controller.js';
 
@@ -29,11 +29,10 @@ export class ReadsAppModule {
           useFactory: (principals: PrincipalsService) => ({
             autoSchemaFile: true,
             sortSchema: true,
-            graphiql: runtime.config.NODE_ENV !== 'production',
+            graphiql: false, // served by the main thread from local files (console/web-pages.ts)
             path: '/graphql',
             context: graphqlContext,
-            queryDepth: MAX_DEPTH,
-            validationRules: [fieldLimit],
+            validationRules: [depthLimit, fieldLimit],
             hooks: { preExecution: operationGuard(principals, runtime.config.NODE_ENV === 'production') },
             jit: 0, // off: graphql-jit hands resolvers inline literals of custom scalars as JSON (a Decimal as a string); no measured gain (docs/architecture.md)
           }),

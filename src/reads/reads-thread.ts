@@ -1,6 +1,6 @@
 /**
  * The main thread's side of the reads worker (reads.worker.ts): starts it, forwards the read
- * paths to it (GraphQL, GraphiQL, CSV reports), restarts it if it dies, and stops it last.
+ * paths to it (GraphQL, CSV reports), restarts it if it dies, and stops it last.
  * Forwarding costs the main thread a loopback hop and a copy of the bytes, not the read's work.
  */
 import { existsSync } from 'node:fs';
@@ -23,7 +23,7 @@ export interface ReadsWorkerData {
 }
 
 /** The paths the reads worker serves. */
-export const READ_PATHS = ['/graphql', '/graphiql', '/reports/'];
+export const READ_PATHS = ['/graphql', '/reports/'];
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
 
@@ -54,8 +54,6 @@ export class ReadsThread {
     fastify.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) => done(null, body));
     const handler = (request: FastifyRequest, reply: FastifyReply) => this.pass(request, reply);
     fastify.route({ method: ['GET', 'POST'], url: '/graphql', handler });
-    fastify.get('/graphiql', handler);
-    fastify.get('/graphiql/*', handler);
     fastify.get('/reports/*', handler);
   }
 

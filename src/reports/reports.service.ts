@@ -41,6 +41,7 @@ export interface Dashboard {
 }
 
 const TOP = 5;
+const MAX_TAG_NAMES = 200;
 
 @Injectable()
 export class ReportsService {
@@ -56,6 +57,17 @@ export class ReportsService {
 
   spend(query: ReportQuery): Promise<SpendRow[]> {
     return spendReport(this.db, query);
+  }
+
+  /** The tag names tasks carried in [from, to) (from the tag roll-up), for grouping by tag:<name>. */
+  async tagNames(from: Date, to: Date, projectIds: string[] | undefined): Promise<string[]> {
+    const { rows } = await this.db.query<{ name: string }>(
+      `SELECT DISTINCT split_part(s.value, '=', 1) AS name FROM spend_rollup_by s
+       WHERE s.dimension = 'tag' AND s.period >= $1::date AND s.period < $2::date AND ($3::uuid[] IS NULL OR s.project_id = ANY($3))
+       ORDER BY 1 LIMIT ${MAX_TAG_NAMES}`,
+      [from.toISOString().slice(0, 10), to.toISOString().slice(0, 10), projectIds ?? null],
+    );
+    return rows.map((r) => r.name);
   }
 
   /** Today and month to date per unit, top models and projects this month per unit, budgets ≥ 80 %

@@ -1,0 +1,31 @@
+/**
+ * The console's GraphQL client (urql): it talks only to the gateway's public /graphql, with the
+ * signed-in token as a bearer header, like any other client of the API.
+ */
+import { cacheExchange, Client, CombinedError, fetchExchange } from '@urql/core';
+
+export function apiClient(token: string): Client {
+  return new Client({
+    url: '/graphql',
+    exchanges: [cacheExchange, fetchExchange],
+    fetchOptions: () => ({ headers: { authorization: `Bearer ${token}` } }),
+    requestPolicy: 'cache-and-network',
+    preferGetMethod: false,
+  });
+}
+
+/** The API's own message (its refusals say what to change), without urql's prefix. */
+export function errorText(error: CombinedError | Error | undefined): string {
+  if (!error) return '';
+  if (error instanceof CombinedError) {
+    if (error.graphQLErrors.length) return error.graphQLErrors.map((e) => e.message).join('; ');
+    if (error.networkError) return `the gateway did not answer: ${error.networkError.message}`;
+  }
+  return error.message;
+}
+
+export type Unit = 'USD' | 'CREDITS';
+export interface Money {
+  unit: Unit;
+  amount: string;
+}

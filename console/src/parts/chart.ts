@@ -1,0 +1,40 @@
+/** uPlot drawing of stacked daily spend (loaded lazily by spend-chart.tsx). */
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { Unit } from '../api';
+import type { Stacked } from './spend-chart';
+
+const COLORS = ['#2563eb', '#16a34a', '#ea580c', '#9333ea', '#0891b2', '#ca8a04', '#db2777', '#4b5563', '#94a3b8'];
+
+export function drawStacked(host: HTMLElement, data: Stacked, unit: Unit): () => void {
+  const xs = data.days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
+  // Cumulative sums, drawn largest first so each band shows on top of the one below.
+  const cumulative: number[][] = [];
+  data.series.forEach((s, k) => cumulative.push(s.values.map((v, i) => v + (k ? cumulative[k - 1]![i]! : 0))));
+  const order = cumulative.map((_, k) => k).reverse();
+  const bars = uPlot.paths.bars!({ size: [0.7, 40] });
+  const plot = new uPlot(
+    {
+      width: Math.max(320, host.clientWidth),
+      height: 240,
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+      legend: { show: true },
+      axes: [{}, { size: 70, values: (_u, splits) => splits.map((v) => (unit === 'USD' ? `$${v}` : `${v}`)) }],
+      series: [
+        { label: 'day (UTC)' },
+        ...order.map((k) => ({
+          label: data.series[k]!.name,
+          fill: COLORS[k % COLORS.length],
+          stroke: COLORS[k % COLORS.length],
+          paths: bars,
+          points: { show: false },
+          value: (_u: uPlot, _v: number | null, _s: number, i: number | null) => (i === null ? '' : String(Number(data.series[k]!.values[i]!.toPrecision(12)))),
+        })),
+      ],
+      scales: { x: { time: true } },
+    },
+    [xs, ...order.map((k) => cumulative[k]!)],
+    host,
+  );
+  return () => plot.destroy();
+}

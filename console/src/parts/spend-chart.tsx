@@ -1,0 +1,66 @@
+/**
+ * Spend per day for one unit, stacked by model or project. The chart library (uPlot) loads on
+ * first use, so it is not part of the first page load. The table under it keeps the exact figures.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Money, Unit } from '../api';
+import { day } from '../format';
+
+interface Row {
+  keys: string[];
+  totals: Money[];
+}
+
+export interface Stacked {
+  days: string[];
+  /** Largest first; the last may be "other". Values are display floats, one per day. */
+  series: { name: string; values: number[] }[];
+}
+
+const MAX_SERIES = 8;
+
+/** Day × key amounts of one unit, keys ordered by their range total (display only: floats). */
+export function stack(rows: Row[], unit: Unit, from: Date, days: number): Stacked {
+  const dayList = Array.from({ length: days }, (_, i) => day(new Date(from.getTime() + i * 86_400_000)));
+  const index = new Map(dayList.map((d, i) => [d, i]));
+  const byKey = new Map<string, number[]>();
+  for (const row of rows) {
+    const amount = row.totals.find((t) => t.unit === unit);
+    const i = index.get(row.keys[0]!.slice(0, 10));
+    if (!amount || i === undefined) continue;
+    const values = byKey.get(row.keys[1]!) ?? new Array<number>(days).fill(0);
+    values[i]! += Number(amount.amount);
+    byKey.set(row.keys[1]!, values);
+  }
+  const total = (v: number[]) => v.reduce((a, b) => a + b, 0);
+  const ordered = [...byKey.entries()].sort((a, b) => total(b[1]) - total(a[1]) || a[0].localeCompare(b[0]));
+  const series = ordered.slice(0, MAX_SERIES).map(([name, values]) => ({ name, values }));
+  const rest = ordered.slice(MAX_SERIES);
+  if (rest.length) series.push({ name: `${rest.length} others`, values: dayList.map((_, i) => rest.reduce((s, [, v]) => s + v[i]!, 0)) });
+  return { days: dayList, series };
+}
+
+export function SpendChart({ unit, from, days, rows }: { unit: Unit; from: Date; days: number; rows: Row[] }) {
+  const host = useRef<HTMLDivElement>(null);
+  const [drawn, setDrawn] = useState(false);
+  const data = stack(rows, unit, from, days);
+  useEffect(() => {
+    let dispose: (() => void) | undefined;
+    let live = true;
+    void import('./chart').then(({ drawStacked }) => {
+      if (!live || !host.current) return;
+      dispose = drawStacked(host.current, data, unit);
+      setDrawn(true);
+    });
+    return () => {
+      live = false;
+      dispose?.();
+    };
+  }, [JSON.stringify(data), unit]);
+  return (
+    <div class="card chart" data-testid={`chart-${unit}`} data-drawn={drawn ? 'yes' : undefined}>
+      <h2>Spend per day · {unit === 'USD' ? 'USD' : 'credits'}</h2>
+      <div ref={host} class="plot" role="img" aria-label={`spend per day in ${unit}, stacked`} />
+    </div>
+  );
+}

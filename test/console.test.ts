@@ -1,0 +1,196 @@
+/**
+ * The console in a real browser (Debian's Chromium through playwright-core) against a real
+ * gateway on real PostgreSQL: sign-in as admin and as a project key, the overview's figures equal
+ * spendReport's to the last decimal, a refusal on the budgets page, resolving a review-queue task,
+ * publishing prices, what a project key cannot see or do, and that no page fetches anything from
+ * outside the gateway (GraphiQL included). Issue 23.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { openBrowser, outsideRequests, signIn } from '../bench/browser.js';
+import type { Gateway } from '../src/bootstrap.js';
+import { CONTENT_SECURITY_POLICY } from '../src/console/web-pages.js';
+import { ADMIN, eventually, freshDatabase, gateway, graphql, http, keyWithTags, projectWithKey, submitGeneration } from './support/harness.js';
+
+let gw: Gateway;
+let browser: Browser;
+let a: { projectId: string; key: string };
+let b: { projectId: string; key: string };
+const day = (offset: number) => {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + offset)).toISOString();
+};
+const image = { model: 'seedream-4.0', prompt: 'a red fox', resolution: '2K' };
+
+async function settled(projectId: string, count: number): Promise<void> {
+  await eventually(async () => {
+    const res = await graphql(gw, ADMIN, `query($p: [ID!]) { tasks(first: 50, filter: { projectIds: $p, statuses: ["ready"] }) { edges { node { taskId } } } }`, { p: [projectId] });
+    return res.body.data.tasks.edges.length >= count;
+  }, 20_000);
+}
+
+/** A page that also records any request leaving the gateway and any CSP violation. */
+async function newPage(): Promise<{ page: Page; outside: string[]; violations: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const outside = outsideRequests(page, gw.url);
+  const violations: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
+  page.on('pageerror', (e) => violations.push(`page error: ${e.message}`));
+  return { page, outside, violations };
+}
+
+const go = async (page: Page, route: string, ready: string) => {
+  await page.goto(`${gw.url}/console/#/${route}`);
+  await page.waitForSelector(`[data-ready=${ready}]`);
+};
+
+beforeAll(async () => {
+  gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '100', UPSTREAM_TIMEOUT_MS: '400', UPSTREAM_CONNECT_TIMEOUT_MS: '200' });
+  browser = await openBrowser();
+  a = await projectWithKey(gw, 'search-team');
+  b = await projectWithKey(gw, 'video-team');
+  const tagged = await keyWithTags(gw, a.projectId, ['team=search']);
+  for (const [key, user] of [[a.key, 'customer-1'], [tagged, 'customer-2'], [tagged, 'customer-1'], [b.key, 'customer-9']] as const) {
+    expect((await submitGeneration(gw, key, image, { 'x-spendgate-user': user, 'x-spendgate-tags': 'feature=summaries' })).status).toBe(200);
+  }
+  await settled(a.projectId, 3);
+  await settled(b.projectId, 1);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.close();
+});
+
+test('served by the gateway: / leads to /console/, a strict CSP, and GraphiQL renders with nothing fetched from outside', async () => {
+  const root = await http(`${gw.url}/`);
+  expect(root.status).toBe(200); // fetch followed the redirect
+  expect(root.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+  expect(CONTENT_SECURITY_POLICY).toMatch(/^default-src 'self';/);
+  expect(root.text).not.toMatch(/https?:\/\//);
+  const redirect = await fetch(`${gw.url}/`, { redirect: 'manual' });
+  expect([redirect.status, redirect.headers.get('location')]).toEqual([302, '/console/']);
+  const missing = await http(`${gw.url}/console/assets/nope.js`);
+  expect(missing.status).toBe(404);
+
+  const { page, outside, violations } = await newPage();
+  const introspection = page.waitForResponse(async (r) => r.url() === `${gw.url}/graphql` && (await r.text()).includes('"__schema"'));
+  await page.goto(`${gw.url}/graphiql`);
+  await page.waitForSelector('.graphiql-container');
+  expect((await introspection).status()).toBe(200);
+  expect(outside).toEqual([]);
+  expect(violations).toEqual([]);
+  await page.close();
+});
+
+test('admin: every page renders from the gateway alone; the overview equals spendReport to the last decimal', async () => {
+  const { page, outside, violations } = await newPage();
+  await signIn(page, gw.url, ADMIN);
+  expect(await page.textContent('[data-testid=viewer]')).toBe('admin');
+  await page.waitForSelector('[data-ready=overview]');
+  await page.waitForSelector('[data-testid=chart-USD][data-drawn=yes]');
+
+  const report = async (from: string, to: string) => (await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t) { totals { unit amount } } }`, { f: from, t: to })).body.data.spendReport[0].totals[0].amount;
+  const shown = (id: string) => page.getAttribute(`[data-testid=${id}-USD]`, 'data-amount');
+  expect(await shown('today')).toBe(await report(day(0), day(1)));
+  expect(await shown('range')).toBe(await report(day(-29), day(1)));
+  expect(await shown('today')).toBe('0.24'); // four 2K images at 0.06
+  const top = await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["project"], unit: USD, orderBy: AMOUNT_DESC, first: 5) { keys totals { amount } } }`, { f: day(-29), t: day(1) });
+  const rows = await page.$$eval('[data-testid=top-projects] tr', (trs) => trs.map((tr) => [tr.querySelector('.key')!.textContent, tr.querySelector('[data-amount]')!.getAttribute('data-amount')]));
+  expect(rows).toEqual(top.body.data.spendReport.map((r: { keys: string[]; totals: { amount: string }[] }) => [r.keys[0], r.totals[0]!.amount]));
+  expect(await page.textContent('[data-testid=top-users]')).toContain('customer-1');
+  expect(await page.textContent('[data-testid=top-tags]')).toContain('summaries');
+
+  for (const [route, ready] of [['budgets', 'budgets'], ['tasks', 'tasks'], ['review', 'review'], ['prices', 'prices'], ['alerts', 'alerts']]) await go(page, route!, ready!);
+  expect(outside).toEqual([]);
+  expect(violations).toEqual([]);
+
+  // The token: in this tab's sessionStorage only, never in the URL; sign-out forgets it.
+  expect(await page.evaluate(`[sessionStorage.getItem('spendgate.token'), localStorage.length, document.cookie, location.href.includes('token')]`)).toEqual([ADMIN, 0, '', false]);
+  await page.click('text=Sign out');
+  await page.waitForSelector('input[name=token]');
+  expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  await page.close();
+}, 60_000);
+
+test('a project key sees its own project read-only: no admin actions, and the API refuses them', async () => {
+  const { page } = await newPage();
+  await signIn(page, gw.url, b.key);
+  expect(await page.textContent('[data-testid=viewer]')).toBe('project video-team · read-only');
+  expect(await page.$('select[name=project]')).toBeNull();
+  await go(page, 'tasks', 'tasks');
+  expect(await page.$$('tr[data-testid^=task-]')).toHaveLength(1);
+  await go(page, 'prices', 'prices');
+  expect(await page.$('form.publish')).toBeNull();
+  await page.goto(`${gw.url}/console/#/alerts`);
+  await page.waitForSelector('text=set up by the admin');
+  // What the page hides, the API refuses: the same token trying an admin mutation from the page.
+  const refused = await page.evaluate(async () => {
+    const res = await fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${sessionStorage.getItem('spendgate.token')}` },
+      body: JSON.stringify({ query: 'mutation { createProject(name: "sneaky") }' }),
+    });
+    return ((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code;
+  });
+  expect(refused).toBe('FORBIDDEN');
+  await page.close();
+}, 60_000);
+
+test('a budget refusal shows on the budgets page', async () => {
+  await graphql(gw, ADMIN, `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "0.2", period: MONTHLY, hard: true, thresholds: [50]) }`, { p: b.projectId });
+  let status = 200;
+  for (let i = 0; i < 6 && status !== 402; i++) status = (await submitGeneration(gw, b.key, image)).status;
+  expect(status).toBe(402);
+  const { page } = await newPage();
+  await signIn(page, gw.url, ADMIN);
+  await page.selectOption('select[name=project]', b.projectId);
+  await go(page, 'budgets', 'budgets');
+  const card = page.locator('article.budget');
+  await card.locator('li.refused').waitFor();
+  expect(await card.locator('li.refused').textContent()).toMatch(/refused a submission/);
+  expect(await card.textContent()).toMatch(/crossed 50 %/);
+  const api = await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { remaining } }`, { p: b.projectId });
+  expect(await card.locator('[data-testid=remaining]').getAttribute('data-amount')).toBe(api.body.data.budgetStatus[0].remaining);
+  await page.close();
+}, 60_000);
+
+test('resolving a review-queue task in the console appends to the ledger', async () => {
+  await http(`${gw.simulatorUrl}/__sim/config`, { body: { resetRate: 1 } });
+  const unknown = await submitGeneration(gw, a.key, image);
+  await http(`${gw.simulatorUrl}/__sim/config`, { body: { resetRate: 0 } });
+  expect(unknown.status).toBe(504);
+  const taskId = unknown.body.details.gatewayTaskId as string;
+
+  const { page } = await newPage();
+  await signIn(page, gw.url, ADMIN);
+  await go(page, 'review', 'review');
+  await page.click(`tr[data-testid="task-${taskId}"] a`);
+  await page.waitForSelector('[data-ready=task]');
+  await page.check('input[value=RELEASE]');
+  await page.fill('input[name=reason]', 'vendor confirmed it never ran');
+  await page.click('form.resolve button[type=submit]');
+  await page.waitForSelector('[data-testid=resolution]');
+  expect(await page.textContent('[data-testid=resolution]')).toMatch(/release — vendor confirmed it never ran/);
+  const task = await graphql(gw, ADMIN, `query($t: ID!) { task(taskId: $t) { needsReview ledgerEntries { kind amount } } }`, { t: taskId });
+  expect(task.body.data.task).toEqual({ needsReview: false, ledgerEntries: [{ kind: 'hold', amount: '0.06' }, { kind: 'release', amount: '0.06' }] });
+  expect(await page.$$eval('[data-testid=ledger] td[data-amount]', (tds) => tds.map((td) => td.getAttribute('data-amount')))).toEqual(['0.06', '0.06']);
+  await go(page, 'review', 'review');
+  expect(await page.$(`tr[data-testid="task-${taskId}"]`)).toBeNull();
+  await page.close();
+}, 60_000);
+
+test('the price book shows what a version published from the console changed', async () => {
+  const { page } = await newPage();
+  await signIn(page, gw.url, ADMIN);
+  await go(page, 'prices', 'prices');
+  await page.fill('textarea[name=rates]', 'seedream-4.0,image,2K,0.07,USD');
+  await page.fill('input[name=note]', 'seedream up');
+  await page.click('form.publish button[type=submit]');
+  await page.waitForSelector('text=Published version 2.');
+  await page.waitForSelector('[data-testid=price-diff]');
+  const diff = await page.$$eval('[data-testid=price-diff] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  expect(diff).toEqual([['seedream-4.0 · image · 2K', '0.06', '0.07', 'USD']]);
+  await page.close();
+}, 60_000);

@@ -412,6 +412,8 @@ CREATE UNIQUE INDEX ledger_entry_task_kind_once ON public.ledger_entry USING btr
 
 CREATE UNIQUE INDEX outbox_event_cause_key ON public.outbox_event USING btree (cause);
 
+CREATE INDEX outbox_event_cause_prefix ON public.outbox_event USING btree (cause text_pattern_ops);
+
 CREATE INDEX outbox_event_created_at_idx ON public.outbox_event USING btree (created_at);
 
 CREATE UNIQUE INDEX price_rate_version_model_component_key_tier_key ON public.price_rate USING btree (version, model, component, key, tier);

@@ -1,0 +1,92 @@
+/**
+ * `npm run bench:console`: the console's overview and budgets pages in Debian's Chromium on the
+ * bench:reports data set (1,000,000 settled tasks, 50 projects, 100,000 end users), against a real
+ * gateway. Each sample is a fresh page load: from navigation to the page's figures on screen (the
+ * overview's chart drawn). Prints p50 and worst of each, and the first-load JavaScript gzipped;
+ * writes bench/results/console.json. Targets (issue 23): under 1 s; under 250 KB.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { Browser } from 'playwright-core';
+import { startGateway } from '../src/bootstrap.js';
+import { Database } from '../src/database/database.js';
+import { ProjectsService } from '../src/projects/projects.service.js';
+import { openBrowser } from './browser.js';
+import { seed, TASKS, USERS } from './reports-data.js';
+import { machine, publish, withScratchPostgres } from './support.js';
+
+const ADMIN = 'bench-admin-token-0123456789';
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+
+/** The JavaScript and CSS the console's page loads before it shows anything (the chart comes later). */
+function firstLoadBytes(): { js: number; css: number } {
+  const dir = path.join('dist', 'console');
+  const html = readFileSync(path.join(dir, 'index.html'), 'utf8');
+  const sizes = { js: 0, css: 0 };
+  for (const [, file] of html.matchAll(/(?:src|href)="\/console\/(assets\/[^"]+)"/g)) {
+    const gz = gzipSync(readFileSync(path.join(dir, file!))).length;
+    if (file!.endsWith('.js')) sizes.js += gz;
+    else sizes.css += gz;
+  }
+  return sizes;
+}
+
+async function timeLoads(browser: Browser, url: string, token: string, route: string, ready: string): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // Signed in as a person would be: the token already in this tab's session.
+    await context.addInitScript(`sessionStorage.setItem('spendgate.token', ${JSON.stringify(token)})`);
+    const page = await context.newPage();
+    const started = performance.now();
+    await page.goto(`${url}/console/#/${route}`);
+    await page.waitForSelector(ready, { timeout: 30_000 });
+    samples.push(performance.now() - started);
+    await context.close();
+  }
+  return samples.sort((a, b) => a - b);
+}
+
+const p50 = (xs: number[]) => xs[Math.floor(xs.length / 2)]!;
+const round = (ms: number) => Math.round(ms);
+
+await withScratchPostgres('console', [], async (server) => {
+  const db = new Database(server.url, 4);
+  const seeded = Date.now();
+  await seed(db);
+  console.log(`seeded ${TASKS.toLocaleString('en')} tasks, ${USERS.toLocaleString('en')} users in ${((Date.now() - seeded) / 1000).toFixed(0)} s`);
+  const gw = await startGateway({ DATABASE_URL: server.url, PORT: '0', LOG_LEVEL: 'silent', ADMIN_TOKEN: ADMIN, POLLER_ENABLED: 'false', NODE_ENV: 'production' });
+  const browser = await openBrowser();
+  try {
+    // The busiest project's budgets: the whole project, one key, one tag and each end user.
+    const project = (await db.query<{ id: string }>(`SELECT id FROM project ORDER BY name LIMIT 1`)).rows[0]!.id;
+    const key = await new ProjectsService(db).issueKey(project, ['team=search']);
+    const gql = (query: string) => fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ query }) }).then((r) => r.json());
+    for (const scope of ['', ', scope: TAG, scopeValue: "feature=f1"', ', scope: EACH_USER']) {
+      const set = (await gql(`mutation { setBudget(projectId: "${project}", unit: USD, limit: "100000", period: MONTHLY, hard: true, thresholds: [50, 80]${scope}) }`)) as { errors?: unknown };
+      if (set.errors) throw new Error(JSON.stringify(set.errors));
+    }
+    const overview = await timeLoads(browser, gw.url, ADMIN, 'overview', '[data-ready=overview] [data-testid=chart-USD][data-drawn=yes]');
+    const budgets = await timeLoads(browser, gw.url, key, 'budgets', '[data-ready=budgets] article.budget');
+    const bytes = firstLoadBytes();
+    const out = {
+      machine: `${machine()}, PostgreSQL 18 embedded, Chromium ${browser.version()}`,
+      date: new Date().toISOString(),
+      tasks: TASKS,
+      users: USERS,
+      runs: RUNS,
+      overviewMs: { p50: round(p50(overview)), worst: round(overview.at(-1)!) },
+      budgetsMs: { p50: round(p50(budgets)), worst: round(budgets.at(-1)!) },
+      firstLoadGzipBytes: bytes,
+    };
+    console.log(`overview (admin, all projects, 30 days, chart drawn): p50 ${out.overviewMs.p50} ms, worst ${out.overviewMs.worst} ms (target < 1000)`);
+    console.log(`budgets (project key, 3 budgets incl. each-user): p50 ${out.budgetsMs.p50} ms, worst ${out.budgetsMs.worst} ms (target < 1000)`);
+    console.log(`first-load JavaScript ${(bytes.js / 1024).toFixed(1)} KB gzipped, CSS ${(bytes.css / 1024).toFixed(1)} KB (target < 250 KB; the chart library loads after)`);
+    publish('console', out);
+  } finally {
+    await browser.close();
+    await gw.close();
+    await db.close();
+  }
+});

@@ -50,11 +50,15 @@ export const LIST_SIZES: Readonly<Record<string, number>> = {
 };
 const DEFAULT_LIST_SIZE = 20;
 
-export function fieldLimit(context: ValidationContext): ASTVisitor {
+/** The document's fragments by name, for expanding spreads. */
+function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
   const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const def of context.getDocument().definitions) {
-    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
-  }
+  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  return fragments;
+}
+
+export function fieldLimit(context: ValidationContext): ASTVisitor {
+  const fragments = fragmentsOf(context.getDocument());
   const count = (set: SelectionSetNode | undefined, seen: Set<string>): number => {
     if (!set) return 0;
     let n = 0;
@@ -85,10 +89,7 @@ export function fieldLimit(context: ValidationContext): ASTVisitor {
  * still bounded, but the standard introspection query (depth 15) must pass.
  */
 export function depthLimit(context: ValidationContext): ASTVisitor {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const def of context.getDocument().definitions) {
-    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
-  }
+  const fragments = fragmentsOf(context.getDocument());
   const deepest = (set: SelectionSetNode | undefined, seen: ReadonlySet<string>): number => {
     if (!set) return 0;
     let max = 0;
@@ -163,8 +164,7 @@ export function costOf(schema: GraphQLSchema, document: DocumentNode, variables:
 
 /** Whether the document asks for the schema (introspection): __schema or __type on the root, fragments followed. */
 export function asksForSchema(document: DocumentNode): boolean {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const fragments = fragmentsOf(document);
   const seen = new Set<string>();
   const onRoot = (set: SelectionSetNode): boolean =>
     set.selections.some((s) => {

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
+import { requirePageSize } from '../common/paging.js';
 import { DATABASE, type Database } from '../database/database.js';
 import { EVENT_TYPES, type WebhookFormat } from './webhook-message.js';
 
@@ -97,7 +98,7 @@ export class WebhooksService {
   /** Newest first; `after` is the last id of the previous page. */
   async deliveries(q: { endpointId?: string | null; status?: string | null; first: number; after?: string | null }): Promise<{ rows: DeliveryRow[]; hasNextPage: boolean }> {
     if (q.endpointId != null) requireUuid('endpointId', q.endpointId);
-    if (!(Number.isInteger(q.first) && q.first >= 1 && q.first <= MAX_DELIVERIES_PAGE)) throw ApiError.badRequest(`first: must be between 1 and ${MAX_DELIVERIES_PAGE}`);
+    requirePageSize(q.first, MAX_DELIVERIES_PAGE);
     if (q.after != null && !/^\d{1,18}$/.test(q.after)) throw ApiError.badRequest('after: is not a cursor of this list');
     const { rows } = await this.db.query<Omit<DeliveryRow, 'log'>>(
       `SELECT d.id::text, d.event_id AS "eventId", e.type AS "eventType", d.endpoint_id::text AS "endpointId", d.status::text, d.attempts,

@@ -4,6 +4,7 @@ import { BudgetStatusService, type BudgetStatus as BudgetStatusView } from '../b
 import { BudgetsService } from '../budgets/budgets.service.js';
 import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
+import { requirePageSize } from '../common/paging.js';
 import type { Decimal } from '../pricing/money.js';
 import { BudgetEvent, UserBalanceConnection } from './attribution.types.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
@@ -34,7 +35,7 @@ export class BudgetsResolver {
     @Args('first', { type: () => Int, defaultValue: 50 }) first: number,
     @Args('after', { type: () => String, nullable: true }) after?: string,
   ) {
-    if (first < 1 || first > MAX_USERS_PAGE) throw ApiError.badRequest(`first: must be between 1 and ${MAX_USERS_PAGE}`);
+    requirePageSize(first, MAX_USERS_PAGE);
     if (budget.scope !== 'EACH_USER') return { edges: [], pageInfo: { hasNextPage: false, endCursor: null } };
     const cursor = after === undefined || after === null ? undefined : Buffer.from(after, 'base64url').toString();
     const page = await this.statuses.users(budget.budgetId, first, cursor);
@@ -44,7 +45,7 @@ export class BudgetsResolver {
 
   @ResolveField(() => [BudgetEvent], { description: 'its current window\'s thresholds crossed and refusals (the first per user), newest first' })
   async events(@Parent() budget: BudgetStatusView, @Args('first', { type: () => Int, defaultValue: 10 }) first: number) {
-    if (first < 1 || first > MAX_USERS_PAGE) throw ApiError.badRequest(`first: must be between 1 and ${MAX_USERS_PAGE}`);
+    requirePageSize(first, MAX_USERS_PAGE);
     return this.statuses.events(budget, first);
   }
 

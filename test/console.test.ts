@@ -116,6 +116,11 @@ test('admin: every page renders from the gateway alone; the overview equals spen
 
 test('a project key sees its own project read-only: no admin actions, and the API refuses them', async () => {
   const { page } = await newPage();
+  await page.goto(`${gw.url}/`);
+  await page.fill('input[name=token]', 'sg_not_a_key');
+  await page.click('button[type=submit]');
+  expect(await page.textContent('.sign-in [role=alert]')).toMatch(/neither the ADMIN_TOKEN nor a valid project API key/);
+  expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   await signIn(page, gw.url, b.key);
   expect(await page.textContent('[data-testid=viewer]')).toBe('project video-team · read-only');
   expect(await page.$('select[name=project]')).toBeNull();

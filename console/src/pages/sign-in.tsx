@@ -3,6 +3,7 @@
  * (`viewer`) before it is kept, and only in this tab's sessionStorage (session.ts).
  */
 import { useEffect, useState } from 'preact/hooks';
+import { apiClient, errorText } from '../api';
 
 export interface Viewer {
   admin: boolean;
@@ -10,15 +11,13 @@ export interface Viewer {
   projectName: string | null;
 }
 
+const VIEWER = `query Viewer { viewer { admin projectId projectName } }`;
+
+/** Who the token is, asked through the same GraphQL client as every page; the API's refusal if it is nobody. */
 async function viewerOf(token: string): Promise<Viewer> {
-  const res = await fetch('/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query: '{ viewer { admin projectId projectName } }' }),
-  });
-  const body = (await res.json()) as { data?: { viewer: Viewer } | null; errors?: { message: string }[]; message?: string };
-  if (body.data?.viewer) return body.data.viewer;
-  throw new Error(body.errors?.[0]?.message ?? body.message ?? `HTTP ${res.status}`);
+  const result = await apiClient(token).query<{ viewer: Viewer }>(VIEWER, {}, { requestPolicy: 'network-only' }).toPromise();
+  if (result.data?.viewer) return result.data.viewer;
+  throw new Error(errorText(result.error) || 'the gateway gave no answer');
 }
 
 export function SignIn({ token, onSignedIn, onForget }: { token: string | null; onSignedIn(token: string, viewer: Viewer): void; onForget(): void }) {

@@ -145,6 +145,9 @@ export class BudgetStatusService {
    * window and user, whose cause is 'exhausted:<budget>:<window start>:<user>'.
    */
   async events(budget: { budgetId: string; periodStart: Date }, first: number): Promise<BudgetEventView[]> {
+    // The prefix is built here, not in SQL: only a constant LIKE pattern lets outbox_event_cause_prefix
+    // serve it (format() is not folded at planning; measured: a sequential scan). toISOString spells
+    // the window start as spendgate_iso does in the cause.
     const refusals = `exhausted:${budget.budgetId}:${budget.periodStart.toISOString()}:`;
     const { rows } = await this.reads.query<{ kind: 'THRESHOLD' | 'REFUSED'; at: Date; threshold: number | null; subject: string | null }>(
       `SELECT * FROM (

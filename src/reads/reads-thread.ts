@@ -22,9 +22,6 @@ export interface ReadsWorkerData {
   upstream: UpstreamOptions;
 }
 
-/** The paths the reads worker serves. */
-export const READ_PATHS = ['/graphql', '/reports/'];
-
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
 
 export class ReadsThread {

@@ -748,6 +748,16 @@ DECLARE
   s_subject text[];
   s_at timestamptz[];
   s_total numeric[];
+  s_hard boolean[];
+  s_limit numeric[];
+  s_alert_from numeric[];
+  r_alert_from numeric[];
+  r_bid uuid[];
+  r_start timestamptz[];
+  r_subject text[];
+  r_after numeric[];
+  r_total numeric[];
+  attempt int := 0;
 BEGIN
   reqs := ARRAY(SELECT r FROM json_populate_recordset(NULL::spendgate_hold_request, p_requests) r ORDER BY r.i);
 
@@ -763,56 +773,70 @@ BEGIN
     END IF;
   END IF;
 
-  -- Every (budget, period window, subject) the batch touches, with the batch's total for it.
-  SELECT array_agg(k.bid), array_agg(k.period_start), array_agg(k.subject), array_agg(k.at), array_agg(k.total)
-  INTO s_bid, s_start, s_subject, s_at, s_total
-  -- The window's start is spendgate_period_start, a scalar SQL function PostgreSQL inlines: the
-  -- record-returning spendgate_period_window was called once per subject (an EACH_USER budget
-  -- has one per user of the batch), a sixth of a batch's time.
-  FROM (SELECT g.bid, spendgate_period_start(g.period, g.at) AS period_start, g.subject, min(g.at) AS at, sum(g.total) AS total
-        FROM (SELECT b.id AS bid, b.period, s.subject, coalesce(x.accepted_at, batch_at) AS at, sum(x.hold_amount) AS total
-              FROM unnest(reqs) x
-              JOIN budget b ON b.project_id = x.project_id AND b.unit = x.unit AND b.deleted_at IS NULL
-              CROSS JOIN LATERAL (SELECT spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, x.api_key_id,
-                                                                 x.end_user, coalesce(x.tags, '{}')) AS subject) s
-              WHERE s.subject IS NOT NULL
-              GROUP BY b.id, b.period, s.subject, coalesce(x.accepted_at, batch_at)) g
-        GROUP BY g.bid, spendgate_period_start(g.period, g.at), g.subject) k;
+  -- Every (budget, period window, subject) the batch touches, with the batch's total for it. A
+  -- budget's window is computed once for the batch's own time; only requests that carry their
+  -- own acceptance time (recorded earlier) compute theirs.
+  SELECT array_agg(k.bid), array_agg(k.period_start), array_agg(k.subject), array_agg(k.at), array_agg(k.total),
+         array_agg(k.hard), array_agg(k."limit"), array_agg(k.alert_from)
+  INTO s_bid, s_start, s_subject, s_at, s_total, s_hard, s_limit, s_alert_from
+  FROM (SELECT b.id AS bid, CASE WHEN x.accepted_at IS NULL THEN b.batch_start ELSE spendgate_period_start(b.period, x.accepted_at) END AS period_start,
+               s.subject, min(coalesce(x.accepted_at, batch_at)) AS at, sum(x.hold_amount) AS total, b.hard, b."limit", b.alert_from
+        FROM (SELECT bb.id, bb.project_id, bb.unit, bb.period, bb.hard, bb."limit", bb.scope, bb.scope_key_id, bb.scope_value,
+                     spendgate_period_start(bb.period, batch_at) AS batch_start,
+                     -- the use from which a hold can cross a threshold: below it, no alert to look for
+                     bb."limit" * (SELECT min(th) FROM unnest(bb.thresholds) th) / 100 AS alert_from
+              FROM budget bb WHERE bb.project_id = ANY (ARRAY(SELECT DISTINCT x.project_id FROM unnest(reqs) x)) AND bb.deleted_at IS NULL
+              OFFSET 0) b -- a fence: each budget's figures once, not once per request
+        JOIN (SELECT x.project_id, x.unit, x.api_key_id, x.end_user, x.tags, x.accepted_at, x.hold_amount FROM unnest(reqs) x) x
+          ON x.project_id = b.project_id AND x.unit = b.unit
+        CROSS JOIN LATERAL (SELECT spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, x.api_key_id,
+                                                           x.end_user, coalesce(x.tags, '{}')) AS subject) s
+        WHERE s.subject IS NOT NULL
+        GROUP BY 1, 2, 3, b.hard, b."limit", b.alert_from) k;
 
-  -- Each end user's first balance of an EACH_USER budget in this batch, in one statement, from
-  -- their tasks' ledger entries as spendgate_budget_balance computes it (a new user has none):
-  -- one call per user cost a third of a batch while users were new.
-  INSERT INTO budget_period (budget_id, period_start, subject, period_end, spent, held)
-  SELECT k.bid, k.period_start, k.subject, w.period_end,
-         coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
-         coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
-  FROM (SELECT * FROM unnest(s_bid, s_start, s_subject, s_at) AS k(bid, period_start, subject, at)
-        WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject)
-        OFFSET 0) k -- the missing ones first: only they are looked up in the ledger
-  JOIN budget b ON b.id = k.bid AND b.scope = 'EACH_USER'
-  CROSS JOIN LATERAL spendgate_period_window(b.period, k.at) w
-  LEFT JOIN task t ON t.project_id = b.project_id AND t.end_user = k.subject
-  LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.unit = b.unit AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
-  GROUP BY k.bid, k.period_start, k.subject, w.period_end;
-  -- Any other budget's row for this window, if missing (a new period).
-  PERFORM spendgate_budget_period(k.bid, k.at, k.subject) FROM unnest(s_bid, s_start, s_subject, s_at) AS k(bid, period_start, subject, at)
-  WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject);
+  LOOP
+    attempt := attempt + 1;
+    -- Every balance raised by the batch's total in one statement, each only where a hard limit
+    -- still fits: if all of them were raised the batch is in (the project's lock keeps this
+    -- true until commit). One pass over the batch's balances, the usual case.
+    WITH raised AS (
+      UPDATE budget_period p SET held = p.held + k.total
+      FROM unnest(s_bid, s_start, s_subject, s_total, s_hard, s_limit, s_alert_from) AS k(bid, period_start, subject, total, hard, lim, alert_from)
+      WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject
+        AND (NOT k.hard OR p.spent + p.held + k.total <= k.lim)
+      RETURNING p.budget_id, p.period_start, p.subject, p.spent + p.held AS after, k.total, k.alert_from
+    )
+    SELECT array_agg(u.budget_id), array_agg(u.period_start), array_agg(u.subject), array_agg(u.after), array_agg(u.total), array_agg(u.alert_from)
+    INTO r_bid, r_start, r_subject, r_after, r_total, r_alert_from FROM raised u;
+    EXIT WHEN coalesce(cardinality(r_bid), 0) = coalesce(cardinality(s_bid), 0);
 
-  -- Each balance by its whole key (a LATERAL lookup on k alone): joined to the budget first, a
-  -- plan cached while budget_period was small looked rows up by budget_id only and filtered the
-  -- rest, reading every user's row of an EACH_USER budget for each request (1,600 holds/s
-  -- instead of 6,000 with 1,000 users).
-  SELECT coalesce(bool_and(NOT b.hard OR p.spent + p.held + k.total <= b."limit"), true) INTO fits
-  FROM unnest(s_bid, s_start, s_subject, s_total) AS k(bid, period_start, subject, total)
-  JOIN budget b ON b.id = k.bid
-  CROSS JOIN LATERAL (SELECT bp.spent, bp.held FROM budget_period bp
-                      WHERE bp.budget_id = k.bid AND bp.period_start = k.period_start AND bp.subject = k.subject
-                      OFFSET 0) p; -- a fence: not flattened, so looked up by k's whole key
+    -- Some balance is missing (a new user, a new period) or a hard limit does not fit: undo.
+    UPDATE budget_period p SET held = p.held - k.total
+    FROM unnest(r_bid, r_start, r_subject, r_total) AS k(bid, period_start, subject, total)
+    WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject;
+    IF attempt > 1 THEN
+      RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
+      RETURN;
+    END IF;
 
-  IF NOT fits THEN
-    RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
-    RETURN;
-  END IF;
+    -- Each end user's first balance of an EACH_USER budget in this batch, in one statement, from
+    -- their tasks' ledger entries as spendgate_budget_balance computes it (a new user has none).
+    INSERT INTO budget_period (budget_id, period_start, subject, period_end, spent, held)
+    SELECT k.bid, k.period_start, k.subject, w.period_end,
+           coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
+           coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
+    FROM (SELECT * FROM unnest(s_bid, s_start, s_subject, s_at) AS k(bid, period_start, subject, at)
+          WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject)
+          OFFSET 0) k -- the missing ones first: only they are looked up in the ledger
+    JOIN budget b ON b.id = k.bid AND b.scope = 'EACH_USER'
+    CROSS JOIN LATERAL spendgate_period_window(b.period, k.at) w
+    LEFT JOIN task t ON t.project_id = b.project_id AND t.end_user = k.subject
+    LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.unit = b.unit AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
+    GROUP BY k.bid, k.period_start, k.subject, w.period_end;
+    -- Any other budget's row for this window, if missing (a new period).
+    PERFORM spendgate_budget_period(k.bid, k.at, k.subject) FROM unnest(s_bid, s_start, s_subject, s_at) AS k(bid, period_start, subject, at)
+    WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject);
+  END LOOP;
 
   RETURN QUERY
   WITH n AS (SELECT x.*, nextval('task_id_seq'::regclass) AS task_id, coalesce(x.accepted_at, batch_at) AS at FROM unnest(reqs) x),
@@ -829,17 +853,12 @@ BEGIN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
     SELECT n.project_id, n.task_id, 'hold', n.unit, n.hold_amount, n.at FROM n WHERE n.hold_amount > 0
   ),
-  raised AS (
-    UPDATE budget_period p SET held = p.held + k.total
-    FROM unnest(s_bid, s_start, s_subject, s_total) AS k(bid, period_start, subject, total)
-    WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject AND k.total > 0
-    RETURNING p.budget_id, p.period_start, p.subject, p.spent + p.held AS after, k.total
-  ),
   a AS (
     INSERT INTO budget_alert (budget_id, period_start, subject, threshold, used_amount)
-    SELECT u.budget_id, u.period_start, u.subject, th, u.after
-    FROM raised u JOIN budget b ON b.id = u.budget_id, unnest(b.thresholds) th
-    WHERE u.after - u.total < b."limit" * th / 100 AND u.after >= b."limit" * th / 100
+    SELECT u.bid, u.period_start, u.subject, th, u.after
+    FROM unnest(r_bid, r_start, r_subject, r_after, r_total, r_alert_from) AS u(bid, period_start, subject, after, total, alert_from)
+    JOIN budget b ON b.id = u.bid, unnest(b.thresholds) th
+    WHERE u.total > 0 AND u.after >= u.alert_from AND u.after - u.total < b."limit" * th / 100 AND u.after >= b."limit" * th / 100
     ON CONFLICT DO NOTHING
   )
   SELECT n.i, 'held'::text, n.task_id, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean, NULL::text, NULL::int,

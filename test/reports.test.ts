@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { getIntrospectionQuery } from 'graphql';
 import type { Gateway } from '../src/bootstrap.js';
+import { WARM_UP_QUERY } from '../src/reads/warm-up.js';
 import { sortedOrder } from '../src/reports/report-order.js';
 import { dec, Money } from '../src/pricing/money.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, pollTask, sql, submitChat, submitGeneration, type GraphqlAnswer, type GraphqlData } from './support/harness.js';
@@ -244,6 +245,12 @@ describe('safety and clear errors', () => {
     const standard = await gql(ADMIN, getIntrospectionQuery());
     expect(standard.errors).toBeUndefined();
     expect(standard.data.__schema.queryType).toMatchObject({ name: 'Query' });
+  });
+
+  test("the reads worker's start-up warm-up query is valid (a broken one would fail silently and the first page load would be slow again)", async () => {
+    const body = await gql(ADMIN, WARM_UP_QUERY);
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toMatchObject({ viewer: { admin: true }, totals: [], series: [], top: [], tagNames: [] });
   });
 
   test('tagNames lists the tag names of a range; a bad project id is a clear refusal', async () => {

@@ -19,6 +19,7 @@ import { createNestApp } from '../http/nest-app.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import { ReadsAppModule } from './reads-app.module.js';
 import type { ReadsWorkerData } from './reads-thread.js';
+import { warmUp } from './warm-up.js';
 
 const data = workerData as ReadsWorkerData;
 const config = { ...loadConfig(data.env), ADMIN_TOKEN: data.adminToken };
@@ -43,6 +44,7 @@ try {
   await app.get(PriceBookService).init();
   await app.init();
   await app.listen(0, '127.0.0.1');
+  if (config.ADMIN_TOKEN) await warmUp(fastify, config.ADMIN_TOKEN);
   const address = fastify.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   parentPort!.postMessage({ type: 'listening', url: `http://127.0.0.1:${port}` });

@@ -9,7 +9,7 @@ import { errorText, type Money, type Unit } from '../api';
 import { useSigned } from '../app';
 import { day, monthStart, UNITS, utcMidnight } from '../format';
 import { Amounts } from '../parts/amounts';
-import { SpendChart } from '../parts/spend-chart';
+import { loadChart, SpendChart } from '../parts/spend-chart';
 import { TopList, type Ranked } from '../parts/top-list';
 import { Empty } from '../parts/empty';
 
@@ -55,6 +55,7 @@ export function Overview() {
     stack: ['day', stack],
   };
   const [{ data, error, fetching }] = useQuery<Record<string, Row[] | string[]>>({ query: OVERVIEW, variables });
+  void loadChart(); // beside the query, not after it: the chart draws as soon as the data is in
   const tagNames = (data?.tagNames as string[] | undefined) ?? [];
   const tagName = tag && tagNames.includes(tag) ? tag : tagNames[0];
   const [tags] = useQuery<Record<string, Row[]>>({

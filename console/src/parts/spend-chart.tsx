@@ -19,6 +19,13 @@ export interface Stacked {
 
 const MAX_SERIES = 8;
 
+let chartModule: Promise<typeof import('./chart')> | undefined;
+/** The chart library, fetched once. The overview asks for it as it mounts, beside its data. */
+export function loadChart(): Promise<typeof import('./chart')> {
+  chartModule ??= import('./chart');
+  return chartModule;
+}
+
 /** Day × key amounts of one unit, keys ordered by their range total (display only: floats). */
 export function stack(rows: Row[], unit: Unit, from: Date, days: number): Stacked {
   const dayList = Array.from({ length: days }, (_, i) => day(new Date(from.getTime() + i * 86_400_000)));
@@ -47,7 +54,7 @@ export function SpendChart({ unit, from, days, rows }: { unit: Unit; from: Date;
   useEffect(() => {
     let dispose: (() => void) | undefined;
     let live = true;
-    void import('./chart').then(({ drawStacked }) => {
+    void loadChart().then(({ drawStacked }) => {
       if (!live || !host.current) return;
       dispose = drawStacked(host.current, data, unit);
       setDrawn(true);

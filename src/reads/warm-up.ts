@@ -19,8 +19,12 @@ export const WARM_UP_QUERY = `{
   tagNames(${DAY})
 }`;
 
-export async function warmUp(fastify: FastifyInstance, adminToken: string): Promise<void> {
-  await fastify
+/** Waits at most `limitMs`: a reports database that does not answer must not hold up the start. */
+export async function warmUp(fastify: FastifyInstance, adminToken: string, limitMs = 3_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const request = fastify
     .inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, payload: JSON.stringify({ query: WARM_UP_QUERY }) })
-    .catch(() => undefined);
+    .then(() => undefined, () => undefined);
+  await Promise.race([request, new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs).unref()))]);
+  clearTimeout(timer);
 }

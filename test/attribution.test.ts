@@ -6,6 +6,7 @@
  * reconcile (which proves every scoped balance) is clean.
  */
 import type { Gateway } from '../src/bootstrap.js';
+import pg from 'pg';
 import { Database } from '../src/database/database.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { fakeVendor } from './support/fake-vendor.js';
@@ -216,8 +217,8 @@ describe('200 concurrent submissions over two instances: a key, a tag and an eac
   });
 });
 
-describe('reconcile on a large each-user budget', () => {
-  test('stays fast when the planner believes every task has the same end user', async () => {
+describe("an each-user budget's balances from the ledger on a large ledger", () => {
+  test('reconcile stays fast when the planner believes every task has the same end user', async () => {
     // Regression: a user's balance from the ledger joined task and ledger_entry; with statistics
     // that made end_user look constant, PostgreSQL read every ledger entry of the database once
     // per user (bench:budget's reconcile of 1,000 users on 364,000 tasks ran for over 10 minutes;
@@ -251,6 +252,38 @@ describe('reconcile on a large each-user budget', () => {
       expect(performance.now() - started).toBeLessThan(1500);
     } finally {
       await db.close();
+    }
+  });
+
+  test("a user's balance stays a few look-ups on a ledger that grew after the plan was cached", async () => {
+    // Regression: the balance asked for `task_id = ANY(the user's tasks)`; planned while the
+    // tables were small, a connection kept answering it from the (project, unit, effective_at)
+    // index with a filter, reading every entry of the period on each call (a new user's first
+    // balance took 0.5 ms in the hold's load and more as the ledger grew).
+    const url = await freshDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const [p] = (await client.query<{ id: string }>(`INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'cached-plan') RETURNING id`)).rows;
+      const [b] = (await client.query<{ id: string }>(
+        `INSERT INTO budget (id, project_id, unit, "limit", period, hard, scope) VALUES (gen_random_uuid(), $1, 'USD', 1000000, 'MONTHLY', true, 'EACH_USER') RETURNING id`,
+        [p!.id],
+      )).rows;
+      const balance = `SELECT l.held::text FROM spendgate_budget_balance($1, $2, spendgate_period_start('MONTHLY', now()), spendgate_period_start('MONTHLY', now() + interval '40 days')) l`;
+      // Planned and cached on this connection while the ledger is empty (the sixth call on is generic).
+      for (let i = 0; i < 8; i++) await client.query(balance, [b!.id, `nobody-${i}`]);
+      await client.query(
+        `WITH t AS (INSERT INTO task (project_id, end_user, model, family, kind, unit, status, price_basis, price_book_version, exactness, estimate_amount, hold_amount, accepted_at, updated_at)
+                    SELECT $1, 'user-' || (g % 500), 'seedream-4.0', 'seedream', 'image', 'USD', 'submitting', '{}', 1, 'EXACT', 0.04, 0.04, now(), now()
+                    FROM generate_series(1, 50000) g RETURNING id, accepted_at)
+         INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at) SELECT $1, id, 'hold', 'USD', 0.04, accepted_at FROM t`,
+        [p!.id],
+      );
+      const started = performance.now();
+      for (let i = 0; i < 100; i++) expect((await client.query(balance, [b!.id, `user-${i}`])).rows[0].held).toBe('4.00');
+      expect(performance.now() - started).toBeLessThan(500);
+    } finally {
+      await client.end();
     }
   });
 });

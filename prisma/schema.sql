@@ -748,7 +748,6 @@ AS $function$
 DECLARE
   batch_at timestamptz := clock_timestamp();
   reqs spendgate_hold_request[];
-  fits boolean;
   s_bid uuid[];
   s_start timestamptz[];
   s_subject text[];
@@ -763,14 +762,18 @@ DECLARE
   r_subject text[];
   r_after numeric[];
   r_total numeric[];
+  t_i int[];
+  t_id bigint[];
+  alert_due boolean;
   attempt int := 0;
 BEGIN
   reqs := ARRAY(SELECT r FROM json_populate_recordset(NULL::spendgate_hold_request, p_requests) r ORDER BY r.i);
 
-  PERFORM spendgate_lock_project(p) FROM (SELECT DISTINCT x.project_id AS p FROM unnest(reqs) x) q
-  ORDER BY hashtextextended(p::text, 7);
-
+  -- A batch with Idempotency-Keys takes the lock first: its keys are checked and its rows
+  -- written under it, so a concurrent batch with the same key waits and then sees it.
   IF EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.idempotency_key IS NOT NULL) THEN
+    PERFORM spendgate_lock_project(p) FROM (SELECT DISTINCT x.project_id AS p FROM unnest(reqs) x) q
+    ORDER BY hashtextextended(p::text, 7);
     IF spendgate_idempotency_keys_seen(reqs)
        OR EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.idempotency_key IS NOT NULL
                   GROUP BY x.project_id, x.idempotency_key HAVING count(*) > 1) THEN
@@ -779,97 +782,132 @@ BEGIN
     END IF;
   END IF;
 
-  -- Every (budget, period window, subject) the batch touches, with the batch's total for it. A
-  -- budget's window is computed once for the batch's own time; only requests that carry their
-  -- own acceptance time (recorded earlier) compute theirs.
-  SELECT array_agg(k.bid), array_agg(k.period_start), array_agg(k.subject), array_agg(k.at), array_agg(k.total),
-         array_agg(k.hard), array_agg(k."limit"), array_agg(k.alert_from)
-  INTO s_bid, s_start, s_subject, s_at, s_total, s_hard, s_limit, s_alert_from
-  FROM (SELECT b.id AS bid, CASE WHEN x.accepted_at IS NULL THEN b.batch_start ELSE spendgate_period_start(b.period, x.accepted_at) END AS period_start,
-               s.subject, min(coalesce(x.accepted_at, batch_at)) AS at, sum(x.hold_amount) AS total, b.hard, b."limit", b.alert_from
-        FROM (SELECT bb.id, bb.project_id, bb.unit, bb.period, bb.hard, bb."limit", bb.scope, bb.scope_key_id, bb.scope_value,
-                     spendgate_period_start(bb.period, batch_at) AS batch_start,
-                     -- the use from which a hold can cross a threshold: below it, no alert to look for
-                     bb."limit" * (SELECT min(th) FROM unnest(bb.thresholds) th) / 100 AS alert_from
-              FROM budget bb WHERE bb.project_id = ANY (ARRAY(SELECT DISTINCT x.project_id FROM unnest(reqs) x)) AND bb.deleted_at IS NULL
-              OFFSET 0) b -- a fence: each budget's figures once, not once per request
-        JOIN (SELECT x.project_id, x.unit, x.api_key_id, x.end_user, x.tags, x.accepted_at, x.hold_amount FROM unnest(reqs) x) x
-          ON x.project_id = b.project_id AND x.unit = b.unit
-        CROSS JOIN LATERAL (SELECT spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, x.api_key_id,
-                                                           x.end_user, coalesce(x.tags, '{}')) AS subject) s
-        WHERE s.subject IS NOT NULL
-        GROUP BY 1, 2, 3, b.hard, b."limit", b.alert_from) k;
-
   LOOP
     attempt := attempt + 1;
-    -- Every balance raised by the batch's total in one statement, each only where a hard limit
-    -- still fits: if all of them were raised the batch is in (the project's lock keeps this
-    -- true until commit). One pass over the batch's balances, the usual case.
-    WITH raised AS (
-      UPDATE budget_period p SET held = p.held + k.total
-      FROM unnest(s_bid, s_start, s_subject, s_total, s_hard, s_limit, s_alert_from) AS k(bid, period_start, subject, total, hard, lim, alert_from)
-      WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject
-        AND (NOT k.hard OR p.spent + p.held + k.total <= k.lim)
-      RETURNING p.budget_id, p.period_start, p.subject, p.spent + p.held AS after, k.total, k.alert_from
-    )
-    SELECT array_agg(u.budget_id), array_agg(u.period_start), array_agg(u.subject), array_agg(u.after), array_agg(u.total), array_agg(u.alert_from)
-    INTO r_bid, r_start, r_subject, r_after, r_total, r_alert_from FROM raised u;
-    EXIT WHEN coalesce(cardinality(r_bid), 0) = coalesce(cardinality(s_bid), 0);
+    BEGIN
+      -- The batch's tasks and hold entries, before the lock (on the second attempt the lock is
+      -- already held). SG001 below undoes them with everything else the block did.
+      WITH n AS (SELECT x.*, nextval('task_id_seq'::regclass) AS task_id, coalesce(x.accepted_at, batch_at) AS at FROM unnest(reqs) x),
+      t AS (
+        INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
+                          exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
+                          idempotency_key, request_hash, accepted_at, updated_at)
+        SELECT n.task_id, n.project_id, n.api_key_id, n.end_user, coalesce(n.tags, '{}'), n.model, n.family, n.kind, n.unit, 'submitting',
+               n.price_basis, n.price_book_version, n.exactness, n.estimate_amount, n.estimate_tier, coalesce(n.estimate_warnings, '{}'),
+               coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at
+        FROM n
+      ),
+      e AS (
+        INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
+        SELECT n.project_id, n.task_id, 'hold', n.unit, n.hold_amount, n.at FROM n WHERE n.hold_amount > 0
+      )
+      SELECT array_agg(n.i), array_agg(n.task_id) INTO t_i, t_id FROM n;
 
-    -- Some balance is missing (a new user, a new period) or a hard limit does not fit: undo.
-    UPDATE budget_period p SET held = p.held - k.total
-    FROM unnest(r_bid, r_start, r_subject, r_total) AS k(bid, period_start, subject, total)
-    WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject;
-    IF attempt > 1 THEN
-      RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
+      PERFORM spendgate_lock_project(p) FROM (SELECT DISTINCT x.project_id AS p FROM unnest(reqs) x) q
+      ORDER BY hashtextextended(p::text, 7);
+
+      -- Every (budget, period window, subject) the batch touches, with the batch's total for it. A
+      -- budget's window is computed once for the batch's own time; only requests that carry their
+      -- own acceptance time (recorded earlier) compute theirs.
+      SELECT array_agg(k.bid), array_agg(k.period_start), array_agg(k.subject), array_agg(k.at), array_agg(k.total),
+             array_agg(k.hard), array_agg(k."limit"), array_agg(k.alert_from)
+      INTO s_bid, s_start, s_subject, s_at, s_total, s_hard, s_limit, s_alert_from
+      FROM (SELECT b.id AS bid, CASE WHEN x.accepted_at IS NULL THEN b.batch_start ELSE spendgate_period_start(b.period, x.accepted_at) END AS period_start,
+                   s.subject, min(coalesce(x.accepted_at, batch_at)) AS at, sum(x.hold_amount) AS total, b.hard, b."limit", b.alert_from
+            FROM (SELECT bb.id, bb.project_id, bb.unit, bb.period, bb.hard, bb."limit", bb.scope, bb.scope_key_id, bb.scope_value,
+                         spendgate_period_start(bb.period, batch_at) AS batch_start,
+                         -- the use from which a hold can cross a threshold: below it, no alert to look for
+                         bb."limit" * (SELECT min(th) FROM unnest(bb.thresholds) th) / 100 AS alert_from
+                  FROM budget bb WHERE bb.project_id = ANY (ARRAY(SELECT DISTINCT x.project_id FROM unnest(reqs) x)) AND bb.deleted_at IS NULL
+                  OFFSET 0) b -- a fence: each budget's figures once, not once per request
+            JOIN (SELECT x.project_id, x.unit, x.api_key_id, x.end_user, x.tags, x.accepted_at, x.hold_amount FROM unnest(reqs) x) x
+              ON x.project_id = b.project_id AND x.unit = b.unit
+            CROSS JOIN LATERAL (SELECT spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, x.api_key_id,
+                                                               x.end_user, coalesce(x.tags, '{}')) AS subject) s
+            WHERE s.subject IS NOT NULL
+            GROUP BY 1, 2, 3, b.hard, b."limit", b.alert_from) k;
+
+      -- Every balance raised by the batch's total in one statement, each only where a hard limit
+      -- still fits: if all of them were raised the batch is in (the lock keeps this true until
+      -- commit).
+      WITH raised AS (
+        UPDATE budget_period p SET held = p.held + k.total
+        FROM unnest(s_bid, s_start, s_subject, s_total, s_hard, s_limit, s_alert_from) AS k(bid, period_start, subject, total, hard, lim, alert_from)
+        WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject
+          AND (NOT k.hard OR p.spent + p.held + k.total <= k.lim)
+        RETURNING p.budget_id, p.period_start, p.subject, p.spent + p.held AS after, k.total, k.alert_from
+      )
+      SELECT array_agg(u.budget_id), array_agg(u.period_start), array_agg(u.subject), array_agg(u.after), array_agg(u.total), array_agg(u.alert_from),
+             coalesce(bool_or(u.total > 0 AND u.after >= u.alert_from), false)
+      INTO r_bid, r_start, r_subject, r_after, r_total, r_alert_from, alert_due FROM raised u;
+
+      IF coalesce(cardinality(r_bid), 0) <> coalesce(cardinality(s_bid), 0) THEN
+        -- Each end user's first balance of an EACH_USER budget, already raised by the batch's
+        -- total where it fits: their tasks' ledger entries as spendgate_budget_balance computes
+        -- them, without this batch's own (a new user has none).
+        WITH made AS (
+          INSERT INTO budget_period (budget_id, period_start, subject, period_end, spent, held)
+          SELECT m.bid, m.period_start, m.subject, m.period_end, m.spent, m.held + m.total
+          FROM (SELECT k.bid, k.period_start, k.subject, w.period_end, k.total, k.hard, k.lim,
+                       coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0) AS spent,
+                       coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0) AS held
+                FROM (SELECT * FROM unnest(s_bid, s_start, s_subject, s_at, s_total, s_hard, s_limit) AS k(bid, period_start, subject, at, total, hard, lim)
+                      WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject)
+                      OFFSET 0) k -- the missing ones first: only they are looked up in the ledger
+                JOIN budget b ON b.id = k.bid AND b.scope = 'EACH_USER'
+                CROSS JOIN LATERAL spendgate_period_window(b.period, k.at) w
+                LEFT JOIN task t ON t.project_id = b.project_id AND t.end_user = k.subject AND t.id <> ALL (t_id)
+                LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.unit = b.unit AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
+                GROUP BY k.bid, k.period_start, k.subject, w.period_end, k.total, k.hard, k.lim) m
+          WHERE NOT m.hard OR m.spent + m.held + m.total <= m.lim
+          RETURNING budget_period.budget_id, budget_period.period_start, budget_period.subject, budget_period.spent + budget_period.held AS after
+        )
+        SELECT r_bid || array_agg(u.budget_id), r_start || array_agg(u.period_start), r_subject || array_agg(u.subject),
+               r_after || array_agg(u.after), r_total || array_agg(k.total), r_alert_from || array_agg(k.alert_from),
+               alert_due OR coalesce(bool_or(k.total > 0 AND u.after >= k.alert_from), false)
+        INTO r_bid, r_start, r_subject, r_after, r_total, r_alert_from, alert_due
+        FROM made u
+        JOIN unnest(s_bid, s_start, s_subject, s_total, s_alert_from) AS k(bid, period_start, subject, total, alert_from)
+          ON k.bid = u.budget_id AND k.period_start = u.period_start AND k.subject = u.subject;
+        IF coalesce(cardinality(r_bid), 0) <> coalesce(cardinality(s_bid), 0) THEN
+          RAISE EXCEPTION USING ERRCODE = 'SG001'; -- a new period, or a hard limit that does not fit
+        END IF;
+      END IF;
+
+      -- Thresholds crossed, looked for only where a balance reached its budget's lowest one.
+      IF alert_due THEN
+        INSERT INTO budget_alert (budget_id, period_start, subject, threshold, used_amount)
+        SELECT u.bid, u.period_start, u.subject, th, u.after
+        FROM unnest(r_bid, r_start, r_subject, r_after, r_total, r_alert_from) AS u(bid, period_start, subject, after, total, alert_from)
+        JOIN budget b ON b.id = u.bid, unnest(b.thresholds) th
+        WHERE u.total > 0 AND u.after >= u.alert_from AND u.after - u.total < b."limit" * th / 100 AND u.after >= b."limit" * th / 100
+        ON CONFLICT DO NOTHING;
+      END IF;
+
+      RETURN QUERY
+      SELECT u.i, 'held'::text, u.id, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean, NULL::text, NULL::int,
+             NULL::"BudgetScope", NULL::text, NULL::text
+      FROM unnest(t_i, t_id) AS u(i, id);
       RETURN;
-    END IF;
+    EXCEPTION WHEN SQLSTATE 'SG001' THEN
+      NULL; -- everything the block wrote is undone, its lock too
+    END;
+    EXIT WHEN attempt > 1;
 
-    -- Each end user's first balance of an EACH_USER budget in this batch, in one statement, from
-    -- their tasks' ledger entries as spendgate_budget_balance computes it (a new user has none).
-    INSERT INTO budget_period (budget_id, period_start, subject, period_end, spent, held)
-    SELECT k.bid, k.period_start, k.subject, w.period_end,
-           coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
-           coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
-    FROM (SELECT * FROM unnest(s_bid, s_start, s_subject, s_at) AS k(bid, period_start, subject, at)
-          WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject)
-          OFFSET 0) k -- the missing ones first: only they are looked up in the ledger
-    JOIN budget b ON b.id = k.bid AND b.scope = 'EACH_USER'
-    CROSS JOIN LATERAL spendgate_period_window(b.period, k.at) w
-    LEFT JOIN task t ON t.project_id = b.project_id AND t.end_user = k.subject
-    LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.unit = b.unit AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
-    GROUP BY k.bid, k.period_start, k.subject, w.period_end;
-    -- Any other budget's row for this window, if missing (a new period).
-    PERFORM spendgate_budget_period(k.bid, k.at, k.subject) FROM unnest(s_bid, s_start, s_subject, s_at) AS k(bid, period_start, subject, at)
+    -- Under the lock until commit: any missing balance of a budget other than EACH_USER (a new
+    -- period), then the batch once more as a whole (new end users' balances are made in it).
+    PERFORM spendgate_lock_project(p) FROM (SELECT DISTINCT x.project_id AS p FROM unnest(reqs) x) q
+    ORDER BY hashtextextended(p::text, 7);
+    PERFORM spendgate_budget_period(k.bid, k.at, k.subject)
+    FROM unnest(s_bid, s_start, s_subject, s_at) AS k(bid, period_start, subject, at)
+    JOIN budget b ON b.id = k.bid AND b.scope <> 'EACH_USER'
     WHERE NOT EXISTS (SELECT 1 FROM budget_period p WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject);
+    -- None missing: a hard limit did not fit (or another batch made the rows meanwhile, once a period).
+    EXIT WHEN NOT FOUND;
   END LOOP;
 
-  RETURN QUERY
-  WITH n AS (SELECT x.*, nextval('task_id_seq'::regclass) AS task_id, coalesce(x.accepted_at, batch_at) AS at FROM unnest(reqs) x),
-  t AS (
-    INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
-                      exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
-                      idempotency_key, request_hash, accepted_at, updated_at)
-    SELECT n.task_id, n.project_id, n.api_key_id, n.end_user, coalesce(n.tags, '{}'), n.model, n.family, n.kind, n.unit, 'submitting',
-           n.price_basis, n.price_book_version, n.exactness, n.estimate_amount, n.estimate_tier, coalesce(n.estimate_warnings, '{}'),
-           coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at
-    FROM n
-  ),
-  e AS (
-    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
-    SELECT n.project_id, n.task_id, 'hold', n.unit, n.hold_amount, n.at FROM n WHERE n.hold_amount > 0
-  ),
-  a AS (
-    INSERT INTO budget_alert (budget_id, period_start, subject, threshold, used_amount)
-    SELECT u.bid, u.period_start, u.subject, th, u.after
-    FROM unnest(r_bid, r_start, r_subject, r_after, r_total, r_alert_from) AS u(bid, period_start, subject, after, total, alert_from)
-    JOIN budget b ON b.id = u.bid, unnest(b.thresholds) th
-    WHERE u.total > 0 AND u.after >= u.alert_from AND u.after - u.total < b."limit" * th / 100 AND u.after >= b."limit" * th / 100
-    ON CONFLICT DO NOTHING
-  )
-  SELECT n.i, 'held'::text, n.task_id, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean, NULL::text, NULL::int,
-         NULL::"BudgetScope", NULL::text, NULL::text
-  FROM n;
+  -- A hard limit does not fit the batch as a whole: one request at a time, in order.
+  RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.spendgate_place_holds_in_order(p_requests spendgate_hold_request[])

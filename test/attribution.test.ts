@@ -169,6 +169,23 @@ test('an each-user budget set after a user spent this month starts that user fro
   }
 });
 
+test("a new user's first hold that crosses an each-user budget's threshold records the alert", async () => {
+  const gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000' });
+  try {
+    const { projectId, key } = await projectWithKey(gw);
+    const each = await setBudget(gw, projectId, '0.06', 'EACH_USER'); // thresholds 50, 80, 100 %
+    // One batch: each user's balance is made and raised in the same step, to 0.04 (67 %).
+    const results = await Promise.all(['eve', 'frank'].map((u) => submitGeneration(gw, key, IMAGE, who(u))));
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    expect(await sql(gw, `SELECT subject, threshold, used_amount::text AS used FROM budget_alert WHERE budget_id = $1 ORDER BY subject, threshold`, [each])).toEqual([
+      { subject: 'eve', threshold: 50, used: '0.04' }, { subject: 'frank', threshold: 50, used: '0.04' },
+    ]);
+    expect(await reconcile(gw.db)).toEqual([]);
+  } finally {
+    await gw.close();
+  }
+});
+
 describe('200 concurrent submissions over two instances: a key, a tag and an each-user budget each bind first in turn', () => {
   // 0.04 USD a submission; the binding budget's limit / 0.04 are admitted, to the request.
   const cases: Array<[string, { key: string; tag: string; each: string }, string[], number, string]> = [

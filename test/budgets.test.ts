@@ -4,6 +4,7 @@
  * limit at any sampled moment, settlement raced by polls and the poller charges once, a crash
  * between hold and upstream answer leaves a held `unknown` task, and reconcile stays clean.
  */
+import pg from 'pg';
 import type { Gateway } from '../src/bootstrap.js';
 import { BudgetStatusService } from '../src/budgets/budget-status.service.js';
 import { dec } from '../src/pricing/money.js';
@@ -103,6 +104,39 @@ test('two gateway instances on one database: exactly K accepted in total', async
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+test('hold batches write their tasks before the project lock: two batches of one project in flight, rows unseen until they fit', async () => {
+  const url = await freshDatabase();
+  const gw = await gateway(url, { SIMULATOR_DELAY_MS: '600000' });
+  const blocker = new pg.Client({ connectionString: url });
+  await blocker.connect();
+  try {
+    const { projectId, key } = await projectWithKey(gw);
+    await setBudget(gw, projectId, '0.40'); // 10 of the 30 below fit
+    // What a batch holding the project's lock looks like to the next ones: the lock, held.
+    await blocker.query('BEGIN');
+    await blocker.query('SELECT spendgate_lock_project($1)', [projectId]);
+    const work = Promise.all(Array.from({ length: 30 }, () => submitGeneration(gw, key, IMAGE_1K)));
+    // Two hold batches wait for the lock having written already (a transaction id: rows written).
+    await eventually(async () => {
+      const [w] = await sql(gw, `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND backend_xid IS NOT NULL`);
+      return w!.n === 2;
+    });
+    const [seen] = await sql(gw, 'SELECT count(*)::int AS tasks FROM task WHERE project_id = $1', [projectId]);
+    expect(seen).toEqual({ tasks: 0 }); // not committed, not seen
+    await blocker.query('COMMIT');
+    const results = await work;
+    expect(results.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(results.filter((r) => r.status === 402)).toHaveLength(20);
+    // The refused requests' rows, written before the lock, were taken back.
+    const [counts] = await sql(gw, `SELECT count(*)::int AS tasks, (SELECT count(*)::int FROM ledger_entry WHERE project_id = $1) AS entries FROM task WHERE project_id = $1`, [projectId]);
+    expect(counts).toEqual({ tasks: 10, entries: 10 });
+    expect(await reconcile(gw.db)).toEqual([]);
+  } finally {
+    await blocker.end();
+    await gw.close();
   }
 });
 

@@ -18,6 +18,15 @@ export class Batcher<I, O> {
     private readonly maxBatch = 256,
     private readonly maxInFlight = 2,
     private readonly isolate: (error: unknown) => boolean = () => false,
+    /**
+     * A batch goes out beside those in flight only when at least this many items wait (fewer
+     * wait for one to finish and go together); with nothing in flight, twice as many go out as
+     * two halves, one right behind the other. For writes whose first part runs in parallel and
+     * whose last part is serial (holds: rows written, then the project's lock), the second batch
+     * does its parallel part while the first holds the serial one; at low load, where batches
+     * are a request or two, it stays one batch at a time. 1: any free slot takes what waits.
+     */
+    private readonly pipelineFrom = 1,
   ) {}
 
   push(item: I): Promise<O> {
@@ -27,8 +36,13 @@ export class Batcher<I, O> {
     });
   }
 
+  private mayFlush(): boolean {
+    if (this.queue.length === 0 || this.inFlight >= this.maxInFlight) return false;
+    return this.inFlight === 0 || this.queue.length >= this.pipelineFrom;
+  }
+
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+    if (this.scheduled || !this.mayFlush()) return;
     this.scheduled = true;
     // setImmediate lets every request parsed in this turn of the event loop join the batch.
     setImmediate(() => {
@@ -38,9 +52,12 @@ export class Batcher<I, O> {
   }
 
   private async flush(): Promise<void> {
-    if (this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
-    const batch = this.queue.splice(0, this.maxBatch);
+    if (!this.mayFlush()) return;
+    const split = this.inFlight === 0 && this.pipelineFrom > 1 && this.maxInFlight > 1 && this.queue.length >= 2 * this.pipelineFrom;
+    const batch = this.queue.splice(0, Math.min(this.maxBatch, split ? Math.ceil(this.queue.length / 2) : this.queue.length));
     this.inFlight += 1;
+    // What is left (half a burst, or more than maxBatch) goes out now if another batch may.
+    this.schedule();
     try {
       const results = await this.write(batch.map((b) => b.item));
       batch.forEach((b, i) => b.resolve(results[i]!));

@@ -89,21 +89,24 @@ export function linesJson(lines: readonly ChargeLine[]): string {
  * lanes touch different projects, so they never wait for each other's project locks and run on
  * separate connections in parallel; one hot project stays in one lane.
  *
- * One batch in flight per lane: a second batch of the same lane would only wait in PostgreSQL for
- * the first one's project lock, which is held through its commit. Measured at 500 req/s on one
- * project: with two in flight, ~34 hold statements in 10 s waited 3-23 ms on that lock and the
- * open-loop p99 was 18 ms; with one, requests that arrive meanwhile join the next batch instead,
- * p99 10.5 ms, and closed-loop throughput did not drop (3,358 vs 3,159 req/s).
+ * Two batches in flight per lane once 8 requests wait, and a burst of 16 or more split in two: a
+ * batch writes its tasks and hold entries before it takes the project's lock
+ * (spendgate_place_holds), so the second one writes while the first raises balances and commits,
+ * on the machine's other core. Measured with 64 concurrent holds on one project matching four
+ * budgets (bench/FINDINGS.md, "Writing before the lock"): one batch of 64 at a time, 9,900/s; two
+ * halves in flight, 17,000/s. Below 8 waiting, the next batch waits for the one in flight: at 500
+ * requests a second a second batch of one or two requests only queued for the lock (p99 +2 ms).
  */
 const HOLD_LANES = 2;
-const HOLD_BATCHES_IN_FLIGHT_PER_LANE = 1;
+const HOLD_BATCHES_IN_FLIGHT_PER_LANE = 2;
+const HOLD_PIPELINE_FROM = 8;
 
 @Injectable()
 export class LedgerService {
   private readonly holdLanes: Array<Batcher<HoldRequest, HoldOutcome>>;
 
   constructor(@Inject(DATABASE) private readonly db: Database) {
-    this.holdLanes = Array.from({ length: HOLD_LANES }, () => new Batcher<HoldRequest, HoldOutcome>((items) => this.placeHolds(items), 256, HOLD_BATCHES_IN_FLIGHT_PER_LANE));
+    this.holdLanes = Array.from({ length: HOLD_LANES }, () => new Batcher<HoldRequest, HoldOutcome>((items) => this.placeHolds(items), 256, HOLD_BATCHES_IN_FLIGHT_PER_LANE, undefined, HOLD_PIPELINE_FROM));
   }
 
   /** Atomically checks every budget of the unit and places the hold; batched with concurrent calls. */

@@ -8,26 +8,48 @@
  * again on its own, so only the bad one gets the error. Errors of the connection itself (the
  * database is gone) fail the whole batch at once: writing item by item would not help.
  */
+/**
+ * A second batch beside one in flight (`BatcherOptions.pipeline`): worth it when the write's
+ * first part runs in parallel and its last part is serial (a hold writes its rows, then takes its
+ * project's lock), so the second batch does the first part while the one ahead holds the lock.
+ * Not worth it when every core is busy already (other lanes each writing a batch): then it only
+ * halves the batches and doubles their fixed cost. `slots` is shared by the batchers of those
+ * lanes: a lane's first batch always goes; a second one only while fewer than `max` are in flight
+ * in all of them together.
+ */
+export interface Pipeline {
+  /** A second batch goes only when at least this many items wait; twice as many, with none in flight, go out as two halves. */
+  from: number;
+  slots: { inFlight: number; readonly max: number };
+}
+
+export interface BatcherOptions {
+  maxBatch?: number;
+  maxInFlight?: number;
+  /** Whether a failed batch's error belongs to one item's data: then each item is written alone. */
+  isolate?: (error: unknown) => boolean;
+  /** Without it, any free slot (up to maxInFlight) takes what waits. */
+  pipeline?: Pipeline;
+}
+
 export class Batcher<I, O> {
   private queue: Array<{ item: I; resolve: (o: O) => void; reject: (e: unknown) => void }> = [];
   private inFlight = 0;
   private scheduled = false;
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
+  private readonly isolate: (error: unknown) => boolean;
+  private readonly pipeline: Pipeline | undefined;
 
   constructor(
     private readonly write: (items: I[]) => Promise<O[]>,
-    private readonly maxBatch = 256,
-    private readonly maxInFlight = 2,
-    private readonly isolate: (error: unknown) => boolean = () => false,
-    /**
-     * A batch goes out beside those in flight only when at least this many items wait (fewer
-     * wait for one to finish and go together); with nothing in flight, twice as many go out as
-     * two halves, one right behind the other. For writes whose first part runs in parallel and
-     * whose last part is serial (holds: rows written, then the project's lock), the second batch
-     * does its parallel part while the first holds the serial one; at low load, where batches
-     * are a request or two, it stays one batch at a time. 1: any free slot takes what waits.
-     */
-    private readonly pipelineFrom = 1,
-  ) {}
+    options: BatcherOptions = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 256;
+    this.maxInFlight = options.maxInFlight ?? 2;
+    this.isolate = options.isolate ?? (() => false);
+    this.pipeline = options.pipeline;
+  }
 
   push(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
@@ -38,7 +60,14 @@ export class Batcher<I, O> {
 
   private mayFlush(): boolean {
     if (this.queue.length === 0 || this.inFlight >= this.maxInFlight) return false;
-    return this.inFlight === 0 || this.queue.length >= this.pipelineFrom;
+    if (this.inFlight === 0 || !this.pipeline) return true;
+    return this.queue.length >= this.pipeline.from && this.pipeline.slots.inFlight < this.pipeline.slots.max;
+  }
+
+  /** With nothing in flight, a large enough burst goes out as two halves if a second batch may go. */
+  private takesHalf(): boolean {
+    const p = this.pipeline;
+    return !!p && this.inFlight === 0 && this.maxInFlight > 1 && this.queue.length >= 2 * p.from && p.slots.inFlight + 2 <= p.slots.max;
   }
 
   private schedule(): void {
@@ -53,9 +82,9 @@ export class Batcher<I, O> {
 
   private async flush(): Promise<void> {
     if (!this.mayFlush()) return;
-    const split = this.inFlight === 0 && this.pipelineFrom > 1 && this.maxInFlight > 1 && this.queue.length >= 2 * this.pipelineFrom;
-    const batch = this.queue.splice(0, Math.min(this.maxBatch, split ? Math.ceil(this.queue.length / 2) : this.queue.length));
-    this.inFlight += 1;
+    const take = this.takesHalf() ? Math.ceil(this.queue.length / 2) : this.queue.length;
+    const batch = this.queue.splice(0, Math.min(this.maxBatch, take));
+    this.started(1);
     // What is left (half a burst, or more than maxBatch) goes out now if another batch may.
     this.schedule();
     try {
@@ -68,8 +97,13 @@ export class Batcher<I, O> {
         batch.forEach((b) => b.reject(error));
       }
     } finally {
-      this.inFlight -= 1;
+      this.started(-1);
       this.schedule();
     }
+  }
+
+  private started(n: 1 | -1): void {
+    this.inFlight += n;
+    if (this.pipeline) this.pipeline.slots.inFlight += n;
   }
 }

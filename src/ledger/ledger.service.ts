@@ -89,24 +89,28 @@ export function linesJson(lines: readonly ChargeLine[]): string {
  * lanes touch different projects, so they never wait for each other's project locks and run on
  * separate connections in parallel; one hot project stays in one lane.
  *
- * Two batches in flight per lane once 8 requests wait, and a burst of 16 or more split in two: a
- * batch writes its tasks and hold entries before it takes the project's lock
- * (spendgate_place_holds), so the second one writes while the first raises balances and commits,
- * on the machine's other core. Measured with 64 concurrent holds on one project matching four
- * budgets (bench/FINDINGS.md, "Writing before the lock"): one batch of 64 at a time, 9,900/s; two
- * halves in flight, 17,000/s. Below 8 waiting, the next batch waits for the one in flight: at 500
- * requests a second a second batch of one or two requests only queued for the lock (p99 +2 ms).
+ * A lane may have a second batch in flight (`Pipeline` in batcher.ts): a batch writes its tasks
+ * and hold entries before it takes the project's lock (spendgate_place_holds), so the second one
+ * writes while the first raises balances and commits, on a core the other lane leaves idle. It
+ * goes once 8 requests wait, a burst of 16 or more as two halves, and only while fewer than two
+ * batches are in flight over both lanes. Measured (bench/FINDINGS.md, "Writing before the lock"):
+ * 64 concurrent holds on one project matching four budgets, one batch at a time 9,900/s, two
+ * halves 17,000/s; spread over 100 projects, where both lanes already keep both cores busy, a
+ * second batch per lane cost a quarter (12,600 against 17,000/s), hence the shared limit; at 500
+ * requests a second a second batch of one or two requests only queued for the lock (p99 +2 ms),
+ * hence the 8.
  */
 const HOLD_LANES = 2;
-const HOLD_BATCHES_IN_FLIGHT_PER_LANE = 2;
-const HOLD_PIPELINE_FROM = 8;
+const HOLD_SECOND_BATCH_FROM = 8;
+const HOLD_BATCHES_IN_FLIGHT = HOLD_LANES; // over all lanes, unless a lane's first
 
 @Injectable()
 export class LedgerService {
   private readonly holdLanes: Array<Batcher<HoldRequest, HoldOutcome>>;
 
   constructor(@Inject(DATABASE) private readonly db: Database) {
-    this.holdLanes = Array.from({ length: HOLD_LANES }, () => new Batcher<HoldRequest, HoldOutcome>((items) => this.placeHolds(items), 256, HOLD_BATCHES_IN_FLIGHT_PER_LANE, undefined, HOLD_PIPELINE_FROM));
+    const pipeline = { from: HOLD_SECOND_BATCH_FROM, slots: { inFlight: 0, max: HOLD_BATCHES_IN_FLIGHT } }; // shared by the lanes
+    this.holdLanes = Array.from({ length: HOLD_LANES }, () => new Batcher<HoldRequest, HoldOutcome>((items) => this.placeHolds(items), { maxBatch: 256, maxInFlight: 2, pipeline }));
   }
 
   /** Atomically checks every budget of the unit and places the hold; batched with concurrent calls. */

@@ -68,7 +68,7 @@ export class TaskStore {
   constructor(@Inject(DATABASE) private readonly db: Database) {
     // A row the vendor answered wrongly (a taskId already recorded for another task) must not fail
     // the innocent ones in its batch: on a data error, each record is written alone.
-    this.accepted = new Batcher((items) => this.recordAcceptedBatch(items), 512, 4, (error) => !isDatabaseUnavailable(error));
+    this.accepted = new Batcher((items) => this.recordAcceptedBatch(items), { maxBatch: 512, maxInFlight: 4, isolate: (error) => !isDatabaseUnavailable(error) });
   }
 
   /** The vendor accepted: the task is now `processing` and will be polled. Batched with concurrent calls. */

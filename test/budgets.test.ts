@@ -114,12 +114,13 @@ test('hold batches write their tasks before the project lock: two batches of one
   await blocker.connect();
   try {
     const { projectId, key } = await projectWithKey(gw);
-    await setBudget(gw, projectId, '0.40'); // 10 of the 30 below fit
+    await setBudget(gw, projectId, '0.40'); // 10 of the 64 below fit
     // What a batch holding the project's lock looks like to the next ones: the lock, held.
     await blocker.query('BEGIN');
     await blocker.query('SELECT spendgate_lock_project($1)', [projectId]);
-    const work = Promise.all(Array.from({ length: 30 }, () => submitGeneration(gw, key, IMAGE_1K)));
-    // Two hold batches wait for the lock having written already (a transaction id: rows written).
+    const work = Promise.all(Array.from({ length: 64 }, () => submitGeneration(gw, key, IMAGE_1K)));
+    // Two hold batches (the second once 24 requests wait) wait for the lock having written
+    // already: a transaction id means rows written.
     await eventually(async () => {
       const [w] = await sql(gw, `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND backend_xid IS NOT NULL`);
       return w!.n === 2;
@@ -129,7 +130,7 @@ test('hold batches write their tasks before the project lock: two batches of one
     await blocker.query('COMMIT');
     const results = await work;
     expect(results.filter((r) => r.status === 200)).toHaveLength(10);
-    expect(results.filter((r) => r.status === 402)).toHaveLength(20);
+    expect(results.filter((r) => r.status === 402)).toHaveLength(54);
     // The refused requests' rows, written before the lock, were taken back.
     const [counts] = await sql(gw, `SELECT count(*)::int AS tasks, (SELECT count(*)::int FROM ledger_entry WHERE project_id = $1) AS entries FROM task WHERE project_id = $1`, [projectId]);
     expect(counts).toEqual({ tasks: 10, entries: 10 });

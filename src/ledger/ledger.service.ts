@@ -92,16 +92,17 @@ export function linesJson(lines: readonly ChargeLine[]): string {
  * A lane may have a second batch in flight (`Pipeline` in batcher.ts): a batch writes its tasks
  * and hold entries before it takes the project's lock (spendgate_place_holds), so the second one
  * writes while the first raises balances and commits, on a core the other lane leaves idle. It
- * goes once 8 requests wait, a burst of 16 or more as two halves, and only while fewer than two
- * batches are in flight over both lanes. Measured (bench/FINDINGS.md, "Writing before the lock"):
- * 64 concurrent holds on one project matching four budgets, one batch at a time 9,900/s, two
- * halves 17,000/s; spread over 100 projects, where both lanes already keep both cores busy, a
- * second batch per lane cost a quarter (12,600 against 17,000/s), hence the shared limit; at 500
- * requests a second a second batch of one or two requests only queued for the lock (p99 +2 ms),
- * hence the 8.
+ * goes once 24 requests wait (a burst of 48 as two halves), and only while fewer than two
+ * batches are in flight over both lanes. Why (bench/FINDINGS.md, "Writing before the lock"): a
+ * batch's fixed cost, ≈0.45 ms of PostgreSQL, is repaid by the ≈45 µs per hold of writing it
+ * overlaps only from about 20 holds: 64 concurrent holds on one project matching four budgets,
+ * one batch at a time 9,900/s, two halves 17,000/s; chat submissions (batches of ~7) and 500
+ * requests a second (one or two) stay one batch at a time, as second batches there only queued
+ * for the lock (p99 +2 ms). Spread over 100 projects both lanes already keep both cores busy,
+ * and a second batch per lane cost a quarter (12,600 against 17,000/s): hence the shared limit.
  */
 const HOLD_LANES = 2;
-const HOLD_SECOND_BATCH_FROM = 8;
+const HOLD_SECOND_BATCH_FROM = 24;
 const HOLD_BATCHES_IN_FLIGHT = HOLD_LANES; // over all lanes, unless a lane's first
 
 @Injectable()

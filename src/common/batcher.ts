@@ -1,21 +1,11 @@
 /**
- * Group commit: callers push one item each; items that arrive while a batch is being written
- * are written together in the next one. At low load a batch is a single item (no added delay);
- * under load one database round trip and one commit serve many requests.
- *
- * One bad item must not fail its neighbours: when a batch's write fails with an error that
- * `isolate` says belongs to the data (a constraint a single row broke, say), each item is written
- * again on its own, so only the bad one gets the error. Errors of the connection itself (the
- * database is gone) fail the whole batch at once: writing item by item would not help.
- */
-/**
  * A second batch beside one in flight (`BatcherOptions.pipeline`): worth it when the write's
  * first part runs in parallel and its last part is serial (a hold writes its rows, then takes its
  * project's lock), so the second batch does the first part while the one ahead holds the lock.
  * Not worth it when every core is busy already (other lanes each writing a batch): then it only
  * halves the batches and doubles their fixed cost. `slots` is shared by the batchers of those
  * lanes: a lane's first batch always goes; a second one only while fewer than `max` are in flight
- * in all of them together.
+ * in all of them together (a lane looks again at its next push or finished batch).
  */
 export interface Pipeline {
   /** A second batch goes only when at least this many items wait; twice as many, with none in flight, go out as two halves. */
@@ -32,6 +22,16 @@ export interface BatcherOptions {
   pipeline?: Pipeline;
 }
 
+/**
+ * Group commit: callers push one item each; items that arrive while a batch is being written
+ * are written together in the next one. At low load a batch is a single item (no added delay);
+ * under load one database round trip and one commit serve many requests.
+ *
+ * One bad item must not fail its neighbours: when a batch's write fails with an error that
+ * `isolate` says belongs to the data (a constraint a single row broke, say), each item is written
+ * again on its own, so only the bad one gets the error. Errors of the connection itself (the
+ * database is gone) fail the whole batch at once: writing item by item would not help.
+ */
 export class Batcher<I, O> {
   private queue: Array<{ item: I; resolve: (o: O) => void; reject: (e: unknown) => void }> = [];
   private inFlight = 0;

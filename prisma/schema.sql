@@ -158,7 +158,8 @@ CREATE TABLE ledger_entry (
   effective_at timestamp(6) with time zone NOT NULL,
   created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
   reason text,
-  CONSTRAINT ledger_entry_pkey PRIMARY KEY (id)
+  CONSTRAINT ledger_entry_pkey PRIMARY KEY (id),
+  CONSTRAINT ledger_entry_effective_in_epoch CHECK (((effective_at >= '1970-01-01 00:00:00+00'::timestamp with time zone) AND (effective_at < '10000-01-01 00:00:00+00'::timestamp with time zone)))
 );
 
 CREATE TABLE outbox_event (
@@ -169,6 +170,19 @@ CREATE TABLE outbox_event (
   payload text NOT NULL,
   created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
   CONSTRAINT outbox_event_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE poll_pace (
+  id integer NOT NULL DEFAULT 1,
+  next_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  CONSTRAINT poll_pace_pkey PRIMARY KEY (id),
+  CONSTRAINT poll_pace_one_row CHECK ((id = 1))
+);
+
+CREATE TABLE poller_instance (
+  id text NOT NULL,
+  seen_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  CONSTRAINT poller_instance_pkey PRIMARY KEY (id)
 );
 
 CREATE TABLE price_book_version (
@@ -345,6 +359,8 @@ CREATE TABLE task (
   response_status integer,
   end_user text,
   tags text[] DEFAULT ARRAY[]::text[],
+  missing_polls integer NOT NULL DEFAULT 0,
+  missing_since timestamp(6) with time zone,
   CONSTRAINT task_pkey PRIMARY KEY (id),
   CONSTRAINT task_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT,
   CONSTRAINT task_resolution_known CHECK (((resolution IS NULL) OR (resolution = ANY (ARRAY['CHARGE'::text, 'RELEASE'::text]))))
@@ -435,6 +451,8 @@ CREATE INDEX task_project_id_accepted_at_idx ON public.task USING btree (project
 CREATE UNIQUE INDEX task_project_idempotency_key ON public.task USING btree (project_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 
 CREATE INDEX task_submitting_since ON public.task USING btree (updated_at) WHERE (status = 'submitting'::"TaskStatus");
+
+CREATE INDEX task_under_review ON public.task USING btree (project_id, accepted_at) WHERE (needs_review AND (settled_at IS NULL));
 
 CREATE UNIQUE INDEX task_upstream_task_id_key ON public.task USING btree (upstream_task_id);
 
@@ -639,6 +657,40 @@ BEGIN
     USING ERRCODE = 'raise_exception';
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.spendgate_claim_polls(p_instance text, p_limit integer, p_per_second integer, p_lease_seconds integer)
+ RETURNS TABLE(id text, model text, unit "Unit", price_basis jsonb, price_book_version integer, failure_policy "FailurePolicy", upstream_task_id text, poll_attempts integer, kind text, accepted_at timestamp with time zone, slot_ms integer)
+ LANGUAGE plpgsql
+AS $function$
+#variable_conflict use_column
+DECLARE
+  now_at timestamptz := clock_timestamp();
+  start_at timestamptz;
+  live integer;
+  n integer;
+  spacing double precision := 1.02 / p_per_second; -- seconds between two slots
+BEGIN
+  INSERT INTO poller_instance AS pi (id, seen_at) VALUES (p_instance, now_at)
+  ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at;
+  SELECT greatest(pp.next_at, now_at) INTO start_at FROM poll_pace pp WHERE pp.id = 1 FOR UPDATE;
+  SELECT count(*) INTO live FROM poller_instance pi WHERE pi.seen_at > now_at - interval '10 seconds';
+  n := least(p_limit, ceil(p_per_second::numeric / greatest(live, 1))::integer,
+             floor(extract(epoch FROM (now_at + interval '1 second') - start_at) / spacing)::integer);
+  IF n <= 0 THEN RETURN; END IF;
+  RETURN QUERY
+  WITH c AS (
+    UPDATE task t SET next_poll_at = now_at + make_interval(secs => p_lease_seconds), poll_attempts = t.poll_attempts + 1
+    WHERE t.id IN (SELECT d.id FROM task d WHERE d.status = 'processing' AND d.next_poll_at <= now_at
+                   ORDER BY d.accepted_at DESC LIMIT n FOR UPDATE SKIP LOCKED)
+    RETURNING t.id, t.model, t.unit, t.price_basis, t.price_book_version, t.project_id, t.upstream_task_id, t.poll_attempts, t.kind, t.accepted_at
+  )
+  SELECT c.id::text, c.model, c.unit, c.price_basis, c.price_book_version,
+         (SELECT p.failure_policy FROM project p WHERE p.id = c.project_id), c.upstream_task_id::text, c.poll_attempts, c.kind, c.accepted_at,
+         (extract(epoch FROM start_at - now_at) * 1000 + (row_number() OVER (ORDER BY c.accepted_at DESC) - 1) * 1000 * spacing)::integer
+  FROM c;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  UPDATE poll_pace pp SET next_at = start_at + make_interval(secs => n * spacing) WHERE pp.id = 1;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.spendgate_emit(p_type text, p_project uuid, p_cause text, p_data jsonb)
  RETURNS void
  LANGUAGE sql
@@ -746,7 +798,8 @@ CREATE OR REPLACE FUNCTION public.spendgate_place_holds(p_requests json)
  SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
-  batch_at timestamptz := clock_timestamp();
+  batch_at timestamptz;
+  in_force integer;
   reqs spendgate_hold_request[];
   s_bid uuid[];
   s_start timestamptz[];
@@ -767,7 +820,24 @@ DECLARE
   alert_due boolean;
   attempt int := 0;
 BEGIN
+  -- The price book as the database has it (issue 36): a publication takes this table in EXCLUSIVE
+  -- mode, so this lock waits for one in progress, and the acceptance time is read after it. A
+  -- request quoted with any version other than the one in force at that time is not held: its
+  -- gateway loads the versions and quotes it again. So no instance accepts a task under a
+  -- superseded version, whatever its cache knew.
+  LOCK TABLE price_book_version IN ROW SHARE MODE;
+  batch_at := clock_timestamp();
+  in_force := (SELECT v.version FROM price_book_version v WHERE v.effective_at <= batch_at ORDER BY v.version DESC LIMIT 1);
   reqs := ARRAY(SELECT r FROM json_populate_recordset(NULL::spendgate_hold_request, p_requests) r ORDER BY r.i);
+  -- Requests that carry their own acceptance time (recorded earlier, tests) keep their version; a
+  -- database without any version yet (before the first start seeded it) has nothing to compare.
+  IF in_force IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM in_force) THEN
+    RETURN QUERY SELECT x.i, 'stale_price'::text, NULL::bigint, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean,
+                        NULL::text, in_force, NULL::"BudgetScope", NULL::text, NULL::text
+                 FROM unnest(reqs) x WHERE x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM in_force;
+    reqs := ARRAY(SELECT x FROM unnest(reqs) x WHERE NOT (x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM in_force) ORDER BY x.i);
+    IF cardinality(reqs) = 0 THEN RETURN; END IF;
+  END IF;
 
   -- A batch with Idempotency-Keys takes the lock first: its keys are checked and its rows
   -- written under it, so a concurrent batch with the same key waits and then sees it.
@@ -917,7 +987,9 @@ AS $function$
 DECLARE
   r record;
   b record;
-  bp budget_period;
+  w record;
+  v_spent numeric;
+  v_held numeric;
   existing record;
   refused record;
   -- A flag, not `refused IS NOT NULL`: a record is NULL-tested field by field, and a project
@@ -928,6 +1000,9 @@ DECLARE
   budget_ids uuid[];
   period_starts timestamptz[];
   subjects text[];
+  -- balances this request would start (not written unless it is admitted: a refusal writes nothing)
+  m_bid uuid[];
+  m_subject text[];
   batch_at timestamptz := clock_timestamp();
   at timestamptz;
 BEGIN
@@ -958,18 +1033,26 @@ BEGIN
     budget_ids := '{}';
     period_starts := '{}';
     subjects := '{}';
+    m_bid := '{}';
+    m_subject := '{}';
     FOR b IN SELECT bb.*, spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, true, r.api_key_id, r.end_user, coalesce(r.tags, '{}')) AS subject
              FROM budget bb WHERE bb.project_id = r.project_id AND bb.unit = r.unit AND bb.deleted_at IS NULL ORDER BY bb.id LOOP
       CONTINUE WHEN b.subject IS NULL;
-      SELECT p.* INTO bp FROM budget_period p, spendgate_period_window(b.period, at) w
+      SELECT * INTO w FROM spendgate_period_window(b.period, at);
+      SELECT p.spent, p.held INTO v_spent, v_held FROM budget_period p
       WHERE p.budget_id = b.id AND p.period_start = w.period_start AND p.subject = b.subject;
-      IF NOT FOUND THEN bp := spendgate_budget_period(b.id, at, b.subject); END IF;
+      IF NOT FOUND THEN
+        -- What its row would start from; made below only if the request is admitted.
+        SELECT l.spent, l.held INTO v_spent, v_held FROM spendgate_budget_balance(b.id, b.subject, w.period_start, w.period_end) l;
+        m_bid := m_bid || b.id;
+        m_subject := m_subject || b.subject;
+      END IF;
       budget_ids := budget_ids || b.id;
-      period_starts := period_starts || bp.period_start;
+      period_starts := period_starts || w.period_start;
       subjects := subjects || b.subject;
-      IF b.hard AND bp.spent + bp.held + amount > b."limit" THEN
+      IF b.hard AND v_spent + v_held + amount > b."limit" THEN
         -- As it is: negative when settled charges ran past the limit (an overrun).
-        SELECT b.id AS id, b."limit" AS lim, b."limit" - bp.spent - bp.held AS remaining, b.period AS period,
+        SELECT b.id AS id, b."limit" AS lim, b."limit" - v_spent - v_held AS remaining, b.period AS period,
                b.scope AS scope, coalesce(b.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = b.scope_key_id)) AS scope_value,
                b.subject AS subject INTO refused;
         was_refused := true;
@@ -982,6 +1065,9 @@ BEGIN
       budget_scope := refused.scope; budget_scope_value := refused.scope_value; budget_subject := refused.subject;
       RETURN NEXT; CONTINUE;
     END IF;
+
+    -- Admitted: its new balances first, from the ledger before this task's hold is in it.
+    PERFORM spendgate_budget_period(k.bid, at, k.subject) FROM unnest(m_bid, m_subject) AS k(bid, subject);
 
     INSERT INTO task (project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
@@ -1085,10 +1171,9 @@ BEGIN
   IF NOT t.needs_review THEN
     RAISE EXCEPTION 'task % is not under review', p_task USING ERRCODE = 'check_violation';
   END IF;
-  IF t.status IN ('submitting', 'processing') THEN
-    RAISE EXCEPTION 'task % is still in flight (%): it settles by itself', p_task, t.status USING ERRCODE = 'check_violation';
-  END IF;
-  target := CASE p_outcome WHEN 'CHARGE' THEN coalesce(p_amount, t.hold_amount) ELSE 0 END;
+  -- CHARGE without an amount: what the task stands at. Settled, its charge as settled (an overrun
+  -- is the vendor's usage: accepting it changes nothing); not settled, its hold.
+  target := CASE p_outcome WHEN 'CHARGE' THEN coalesce(p_amount, CASE WHEN t.settled_at IS NOT NULL THEN t.charge_amount ELSE t.hold_amount END) ELSE 0 END;
   IF target < 0 THEN RAISE EXCEPTION 'a charge cannot be negative' USING ERRCODE = 'check_violation'; END IF;
   PERFORM spendgate_lock_project(t.project_id);
 
@@ -1103,8 +1188,11 @@ BEGIN
     END IF;
     PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.accepted_at, t.hold_amount, target);
     PERFORM spendgate_rollup_add(t, 'resolved', t.exactness, target, '{}'::jsonb);
+    -- A task still in flight at the vendor (flagged for its age) stops being polled; its outcome
+    -- is what the operator decided: unknown to the vendor's side of the books.
     UPDATE task SET settled_at = clock_timestamp(), updated_at = clock_timestamp(), charge_amount = target,
-                    charge_exactness = t.exactness, next_poll_at = NULL
+                    charge_exactness = t.exactness, next_poll_at = NULL,
+                    status = CASE WHEN t.status IN ('submitting', 'processing') THEN 'unknown'::"TaskStatus" ELSE t.status END
     WHERE id = p_task;
     delta := target;
   ELSE

@@ -116,18 +116,27 @@ describe('resolveTask (decisions §10)', () => {
     expect(await reconcile(gw.db)).toEqual([]);
   });
 
-  test('an overrun task: CHARGE at the hold forgives the excess with an adjustment; nothing is edited', async () => {
+  test('an overrun task: CHARGE without an amount accepts the vendor\'s charge; an explicit lower amount is a credit (an adjustment); nothing is edited', async () => {
     const { key } = await projectWithKey(gw);
-    const res = await submitChat(gw, key, { model: 'gemini-3.8-flash', messages: [{ role: 'user', content: 'x' }], max_tokens: 16 });
-    await complete(res.body.data.taskId, { promptTokenCount: 10, candidatesTokenCount: 16, thoughtsTokenCount: 1_000 });
-    await pollTask(gw, key, res.body.data.taskId);
-    const before = await taskOf(res.body.data.taskId);
-    const resolved = await resolve(String(res.body.data.taskId), 'CHARGE', 'customer goodwill: charge what was held');
-    expect(resolved.body.errors).toBeUndefined();
-    const entries = resolved.body.data.resolveTask.ledgerEntries;
-    expect(entries.at(-1)).toEqual({ kind: 'adjustment', amount: `-${before.overrun}` });
+    const overrun = async () => {
+      const res = await submitChat(gw, key, { model: 'gemini-3.8-flash', messages: [{ role: 'user', content: 'x' }], max_tokens: 16 });
+      await complete(res.body.data.taskId, { promptTokenCount: 10, candidatesTokenCount: 16, thoughtsTokenCount: 1_000 });
+      await pollTask(gw, key, res.body.data.taskId);
+      return { id: String(res.body.data.taskId), before: await taskOf(res.body.data.taskId) };
+    };
+    const accepted = await overrun();
+    const kept = await resolve(accepted.id, 'CHARGE', 'the vendor bills the usage');
+    expect(kept.body.errors).toBeUndefined();
+    expect(kept.body.data.resolveTask.ledgerEntries.at(-1)).toEqual({ kind: 'charge', amount: accepted.before.charge.amount });
+    expect(kept.body.data.resolveTask.ledgerEntries.some((e: { kind: string }) => e.kind === 'adjustment')).toBe(false);
+
+    const forgiven = await overrun();
+    const credited = await resolve(forgiven.id, 'CHARGE', 'customer goodwill: charge what was held', forgiven.before.estimate.amount);
+    expect(credited.body.errors).toBeUndefined();
+    const entries = credited.body.data.resolveTask.ledgerEntries;
+    expect(entries.at(-1)).toEqual({ kind: 'adjustment', amount: `-${forgiven.before.overrun}` });
     const net = entries.filter((e: { kind: string }) => e.kind === 'charge' || e.kind === 'adjustment').reduce((s: ReturnType<typeof dec>, e: { amount: string }) => s.plus(e.amount), dec(0));
-    expect(net.toFixed()).toBe(before.estimate.amount);
+    expect(net.toFixed()).toBe(forgiven.before.estimate.amount);
     expect(await reconcile(gw.db)).toEqual([]);
   });
 

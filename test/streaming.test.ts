@@ -130,7 +130,7 @@ test('a stream cut off after naming the task keeps its hold; the vendor record s
   await http(`${gw.simulatorUrl}/__sim/tasks/${task.upstream_task_id}/complete`, {
     body: { status: 'ready', usage: { prompt_tokens: 20, completion_tokens: 50 } },
   });
-  await gw.app.get(TaskStore).pollAgainIn(task.id, 0); // due now, not in a second
+  await gw.app.get(TaskStore).pollAgainIn(task.id, 0, 3_600_000, true); // due now, not in a second
   expect(await gw.app.get(PollerService).round()).toBe(1);
   task = await lastTask();
   // 20 input × 1400/1M = 0.028; 50 output × 4900/1M = 0.245.
@@ -220,7 +220,7 @@ test('a poll answered with a stream is relayed and settles the task; the poller 
 
   const second = await http(`${gw.url}/api-platform/v1/chat/completions`, { key, body: { ...GLM, stream: false } });
   await http(`${gw.simulatorUrl}/__sim/tasks/${second.body.data.taskId}/complete`, { body: { status: 'ready', usage: { prompt_tokens: 1, completion_tokens: 1 } } });
-  await gw.app.get(TaskStore).pollAgainIn((await lastTask()).id, 0);
+  await gw.app.get(TaskStore).pollAgainIn((await lastTask()).id, 0, 3_600_000, true);
   expect(await gw.app.get(PollerService).round()).toBe(1);
   // 1 × 1400/1M + 1 × 4900/1M = 0.0014 + 0.0049.
   expect(await lastTask()).toMatchObject({ status: 'ready', charge_amount: '0.0063' });

@@ -27,6 +27,8 @@ export interface BudgetStatus {
   limit: Decimal;
   spent: Decimal;
   held: Decimal;
+  /** Of held: the holds of tasks under review (unknown outcome, in flight past their review age). */
+  heldUnderReview: Decimal;
   /** limit − spent − held; negative when settled charges ran past the limit. */
   remaining: Decimal;
   thresholds: number[];
@@ -59,6 +61,7 @@ interface StatusRow {
   users: number;
   spent: string;
   held: string;
+  under_review: string;
   period_start: Date;
   period_end: Date;
 }
@@ -74,7 +77,7 @@ export class BudgetStatusService {
     const { rows } = await this.reads.query<StatusRow>(
       `SELECT b.id, b.project_id, b.unit, b.period, b.hard, b.scope,
               coalesce(b.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = b.scope_key_id)) AS scope_value,
-              b."limit"::text AS lim, b.thresholds, s.subject, s.users, s.spent::text AS spent, s.held::text AS held,
+              b."limit"::text AS lim, b.thresholds, s.subject, s.users, s.spent::text AS spent, s.held::text AS held, r.under_review,
               w.period_start, w.period_end
        FROM budget b
        CROSS JOIN LATERAL spendgate_period_window(b.period, $2) w
@@ -91,6 +94,12 @@ export class BudgetStatusService {
          LEFT JOIN LATERAL (SELECT p.subject, p.spent, p.held FROM budget_period p WHERE p.budget_id = b.id AND p.period_start = w.period_start
                             ORDER BY p.spent + p.held DESC, p.subject LIMIT 1) top ON true
          WHERE b.scope = 'EACH_USER') s
+       -- Of held, the holds of tasks under review (index task_under_review: flagged, unsettled tasks only).
+       CROSS JOIN LATERAL (
+         SELECT coalesce(sum(t.hold_amount), 0)::text AS under_review FROM task t
+         WHERE t.project_id = b.project_id AND t.needs_review AND t.settled_at IS NULL AND t.unit = b.unit
+           AND t.accepted_at >= w.period_start AND t.accepted_at < w.period_end
+           AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, t.api_key_id, t.end_user, coalesce(t.tags, '{}')) = coalesce(s.subject, '')) r
        WHERE b.project_id = $1 AND b.deleted_at IS NULL ORDER BY b.created_at, b.id`,
       [projectId, at],
     );
@@ -113,6 +122,7 @@ export class BudgetStatusService {
         limit,
         spent,
         held,
+        heldUnderReview: dec(r.under_review),
         remaining: limit.minus(spent).minus(held),
         thresholds: r.thresholds,
         periodStart: r.period_start,

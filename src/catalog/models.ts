@@ -22,10 +22,18 @@ const chatBase = {
   stream: { type: 'boolean', default: false },
 } satisfies Record<string, FieldSpec>;
 
+/**
+ * The vendor shows no upper bound for max_tokens or wan2.7-video's duration; these are stated sane
+ * maxima (docs/decisions.md, issue 36), far above any route's real output limit or clip, so that a
+ * request cannot hold an absurd amount (max_tokens 1e308 held 2×10^305 credits).
+ */
+export const SANE_MAX_TOKENS = 200_000;
+export const SANE_MAX_VIDEO_SECONDS = 60;
+
 function maxTokens(defaultValue?: number): FieldSpec {
   return defaultValue === undefined
-    ? { type: 'integer', min: 1 }
-    : { type: 'integer', min: 1, default: defaultValue };
+    ? { type: 'integer', min: 1, max: SANE_MAX_TOKENS }
+    : { type: 'integer', min: 1, max: SANE_MAX_TOKENS, default: defaultValue };
 }
 
 function temperature(shown: boolean): FieldSpec {
@@ -144,7 +152,7 @@ export const MODEL_ROUTES: readonly ModelRoute[] = [
     ...video('wan2.7-video', 'wan', {
       // The pricing table names the resolutions; duration and aspect bounds are not shown.
       resolution: { type: 'string', allowed: ['720p', '1080p'] },
-      duration: { type: 'integer', min: 1 },
+      duration: { type: 'integer', min: 1, max: SANE_MAX_VIDEO_SECONDS },
       aspectRatio: { type: 'string', minLength: 1 },
       imageUrl: url,
       last_frame_url: url,

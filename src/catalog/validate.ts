@@ -65,8 +65,9 @@ function checkField(route: ModelRoute, field: string, spec: FieldSpec, value: un
       }
       return;
     case 'integer':
-      if (typeof value !== 'number' || !Number.isInteger(value)) {
-        return void out.push({ field, reason: 'must be an integer' });
+      // Past 2^53 a JSON number is no longer the integer that was written (…993 reads as …992).
+      if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
+        return void out.push({ field, reason: Number.isInteger(value) ? 'must be an integer below 2^53' : 'must be an integer' });
       }
       if (spec.allowed && !spec.allowed.includes(value)) {
         return void out.push({ field, reason: `${value} is not allowed on ${route.id}; allowed: ${spec.allowed.join(', ')}` });

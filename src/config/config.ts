@@ -33,6 +33,10 @@ const schema = z
     SUBMIT_GRACE_MS: int(30_000, 0),
     RECORD_RETRY_WINDOW_MS: int(5_000, 0),
     POLLER_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+    // Tasks that do not finish (issue 36; docs/operations.md): unset, the defaults per kind below.
+    TASK_REVIEW_AFTER_MS: z.coerce.number().int().min(1).optional(),
+    TASK_NOT_FOUND_AFTER_MS: int(600_000, 0),
+    POLL_MAX_PER_SECOND: int(100, 1),
     SIMULATOR_DELAY_MS: int(3_000, 0),
     BODY_LIMIT_BYTES: int(8 * 1024 * 1024, 1024),
     RATE_LIMIT_PER_SECOND: int(0, 0),
@@ -73,6 +77,13 @@ export type Config = z.infer<typeof schema> & {
   /** Where the sandbox's ADMIN_TOKEN is kept when none was configured (it is the same at every start). */
   adminTokenFile?: string;
 };
+
+/** How long a task may stay in flight before it is flagged for review, per kind, unless TASK_REVIEW_AFTER_MS says. */
+export const TASK_REVIEW_AFTER_DEFAULT_MS = { chat: 30 * 60_000, image: 60 * 60_000, video: 3 * 3600_000 } as const;
+
+export function reviewAfterMs(config: Pick<Config, 'TASK_REVIEW_AFTER_MS'>, kind: string): number {
+  return config.TASK_REVIEW_AFTER_MS ?? TASK_REVIEW_AFTER_DEFAULT_MS[kind as keyof typeof TASK_REVIEW_AFTER_DEFAULT_MS] ?? TASK_REVIEW_AFTER_DEFAULT_MS.video;
+}
 
 export class ConfigError extends Error {}
 

@@ -7,9 +7,8 @@
  * recorded even through a database outage (LandingWrites); an unknown outcome keeps its hold and
  * its answer, which a repeated Idempotency-Key gets again (decisions §10).
  */
-import { createHash } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import type { Endpoint } from '../catalog/catalog.types.js';
+import type { Endpoint, ModelRoute } from '../catalog/catalog.types.js';
 import { validateSubmission } from '../catalog/validate.js';
 import { ApiError } from '../common/api-error.js';
 import { isDatabaseUnavailable } from '../common/error.filter.js';
@@ -18,29 +17,41 @@ import { safeJson } from '../common/json.js';
 import { CONFIG, type Config } from '../config/config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { LedgerService, type HoldOutcome } from '../ledger/ledger.service.js';
-import { quote } from '../pricing/engine.js';
+import { quote, type Quote } from '../pricing/engine.js';
 import { Money } from '../pricing/money.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import type { Attribution } from '../attribution/attribution.js';
 import type { KeyContext } from '../auth/principals.service.js';
 import { SettlementService } from '../tasks/settlement.service.js';
-import { TaskStore } from '../tasks/task-store.js';
-import { acceptanceOf, upstreamState, VENDOR_PATHS } from '../upstream/vendor-protocol.js';
+import { TaskStore, type TaskForSettlement } from '../tasks/task-store.js';
+import { acceptanceOf, isTaskNotFound, upstreamState, VENDOR_PATHS } from '../upstream/vendor-protocol.js';
+import { budgetRefusal, recordAnswer, requestHash, unknownOutcome } from './gateway-answers.js';
 import { upstreamSummary } from '../upstream/redact.js';
 import { UpstreamError } from '../upstream/upstream.client.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
 import type { GatewayReply } from './gateway-reply.js';
 import { LandingWrites } from './landing-writes.js';
-import { ProjectPolicies } from '../projects/project-policies.js';
+import { ProjectPolicies, type SubmissionPolicies } from '../projects/project-policies.js';
 import { StreamRelayService } from './stream-relay.service.js';
 import { ExhaustionEvents } from '../alerts/exhaustion-events.js';
 
 /** A refusal lists at most this many problems (the rest are counted): a 400 stays small. */
 export const MAX_LISTED_PROBLEMS = 20;
+/** Quotes of one request against a price book that changed meanwhile (one change is the rule). */
+const STALE_PRICE_ATTEMPTS = 3;
+
+interface Priced {
+  quote: Quote;
+  version: number;
+  estimate: Money;
+  hold: Money;
+}
 
 @Injectable()
 export class GatewayService implements OnApplicationShutdown {
   private readonly landing: LandingWrites;
+  private readonly pollInterval: number;
+  private readonly notFoundAfterMs: number;
 
   constructor(
     @Inject(CONFIG) config: Config,
@@ -55,6 +66,8 @@ export class GatewayService implements OnApplicationShutdown {
     private readonly exhaustion: ExhaustionEvents,
   ) {
     this.landing = new LandingWrites(config.RECORD_RETRY_WINDOW_MS);
+    this.pollInterval = config.POLL_INTERVAL_MS;
+    this.notFoundAfterMs = config.TASK_NOT_FOUND_AFTER_MS;
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -73,44 +86,20 @@ export class GatewayService implements OnApplicationShutdown {
       });
     }
     const { route } = validation;
-    const book = this.priceBooks.inForce();
-    const q = quote({ route, body: validation.body }, book);
     const policies = await this.policies.of(ctx.projectId);
-
-    if (q.exactness === 'UNPRICED' && policies.unpriced === 'block') {
-      this.metrics.holds.inc({ outcome: 'unpriced_blocked' });
-      throw ApiError.paymentRequired(4021, `${q.warnings[0]}; this project blocks unpriced tasks (an operator can allow them or publish a price)`, {
-        model: route.id,
-        reason: q.warnings[0],
-        unpricedPolicy: 'block',
-      });
-    }
-    // A chat estimate covers the most output the request allows; a project may hold more (§6).
-    const estimate = Money.of(q.unit, q.amount);
-    const hold = q.exactness === 'ESTIMATE' ? estimate.times(policies.chatHoldMultiplier) : estimate;
     const requestJson = JSON.stringify(validation.body);
-    const holdTimer = this.metrics.submissionStages.startTimer({ stage: 'hold' });
+    const hash = idempotencyKey ? requestHash(endpoint, validation.body, attribution) : undefined;
     let held: HoldOutcome;
-    try {
-      held = await this.ledger.hold({
-        projectId: ctx.projectId,
-        apiKeyId: ctx.apiKeyId,
-        model: route.id,
-        family: route.family,
-        kind: route.kind,
-        hold,
-        endUser: attribution.user,
-        tags: attribution.tags,
-        quote: q,
-        priceBookVersion: book.version,
-        ...(idempotencyKey ? { idempotencyKey, requestHash: requestHash(endpoint, validation.body, attribution) } : {}),
-      });
-    } catch (error) {
-      if (!isDatabaseUnavailable(error)) throw error;
-      throw ApiError.serviceUnavailable('the database is unavailable, so the request was not sent to the vendor; retry shortly');
+    let priced: Priced;
+    // Quoted with the version this instance knows; if the database has another in force at the
+    // hold, the versions are read again and it is quoted once more (issue 36).
+    for (let attempt = 1; ; attempt++) {
+      priced = this.price(route, validation.body, policies);
+      held = await this.holdFor(ctx, route, priced, attribution, idempotencyKey, hash);
+      if (held.outcome !== 'stale_price' || attempt === STALE_PRICE_ATTEMPTS) break;
+      await this.priceBooks.refreshNow();
     }
-    this.metrics.holds.inc({ outcome: held.outcome });
-    holdTimer();
+    const { estimate, hold } = priced;
 
     switch (held.outcome) {
       case 'refused':
@@ -124,9 +113,55 @@ export class GatewayService implements OnApplicationShutdown {
         throw unknownOutcome(held.taskId, 'the first request with this Idempotency-Key has an unknown outcome');
       case 'replay':
         return { status: held.responseStatus ?? 200, contentType: 'application/json', body: held.responseBody };
+      case 'stale_price':
+        throw ApiError.serviceUnavailable('the price book changed while this request was quoted; nothing was charged, retry', { priceBookVersion: held.inForce });
     }
 
     return this.forward(endpoint, held.taskId, requestJson);
+  }
+
+  /** The quote with the version in force as this instance knows it, and what it holds (or the unpriced refusal). */
+  private price(route: ModelRoute, body: Record<string, unknown>, policies: SubmissionPolicies): Priced {
+    const book = this.priceBooks.inForce();
+    const q = quote({ route, body }, book);
+    if (q.exactness === 'UNPRICED' && policies.unpriced === 'block') {
+      this.metrics.holds.inc({ outcome: 'unpriced_blocked' });
+      throw ApiError.paymentRequired(4021, `${q.warnings[0]}; this project blocks unpriced tasks (an operator can allow them or publish a price)`, {
+        model: route.id,
+        reason: q.warnings[0],
+        unpricedPolicy: 'block',
+      });
+    }
+    // A chat estimate covers the most output the request allows; a project may hold more (§6).
+    const estimate = Money.of(q.unit, q.amount);
+    const hold = q.exactness === 'ESTIMATE' ? estimate.times(policies.chatHoldMultiplier) : estimate;
+    return { quote: q, version: book.version, estimate, hold };
+  }
+
+  private async holdFor(ctx: KeyContext, route: ModelRoute, priced: Priced, attribution: Attribution, idempotencyKey: string | undefined, hash: string | undefined): Promise<HoldOutcome> {
+    const holdTimer = this.metrics.submissionStages.startTimer({ stage: 'hold' });
+    let held: HoldOutcome;
+    try {
+      held = await this.ledger.hold({
+        projectId: ctx.projectId,
+        apiKeyId: ctx.apiKeyId,
+        model: route.id,
+        family: route.family,
+        kind: route.kind,
+        hold: priced.hold,
+        endUser: attribution.user,
+        tags: attribution.tags,
+        quote: priced.quote,
+        priceBookVersion: priced.version,
+        ...(idempotencyKey ? { idempotencyKey, requestHash: hash } : {}),
+      });
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      throw ApiError.serviceUnavailable('the database is unavailable, so the request was not sent to the vendor; retry shortly');
+    }
+    this.metrics.holds.inc({ outcome: held.outcome });
+    holdTimer();
+    return held;
   }
 
   private async forward(endpoint: Endpoint, taskId: string, requestJson: string): Promise<GatewayReply> {
@@ -198,6 +233,11 @@ export class GatewayService implements OnApplicationShutdown {
     );
   }
 
+  private async vendorForgot(task: TaskForSettlement): Promise<GatewayReply> {
+    await this.tasks.vendorMissing(task.id, this.pollInterval, this.notFoundAfterMs);
+    return recordAnswer((await this.tasks.recordView(task.id))!);
+  }
+
   /** Marks the task unknown with the answer its client gets (kept for a repeated Idempotency-Key); returns that answer. */
   private async unknown(taskId: string, reason: string, answer: ApiError): Promise<ApiError> {
     await this.landing.land(`unknown mark of task ${taskId}`, () =>
@@ -222,6 +262,7 @@ export class GatewayService implements OnApplicationShutdown {
     }
     if ('stream' in res) return this.streams.poll(task, res);
     const text = this.upstream.redactor.redact(res.body.toString('utf8'));
+    if (res.status !== 200 && isTaskNotFound(res.status, safeJson(text))) return this.vendorForgot(task);
     if (res.status !== 200) {
       throw ApiError.badGateway(`upstream answered the poll with HTTP ${res.status}`, upstreamSummary(this.upstream.redactor, res.status, safeJson(text)));
     }
@@ -232,71 +273,3 @@ export class GatewayService implements OnApplicationShutdown {
   }
 }
 
-/** The 402 of a hard budget: what the request would hold and what remains, or by how much the budget is already overrun. */
-function budgetRefusal(held: Extract<HoldOutcome, { outcome: 'refused' }>, estimate: Money, hold: Money): ApiError {
-  const unit = hold.unit;
-  const remaining = held.remaining;
-  const overrunBy = remaining.startsWith('-') ? remaining.slice(1) : undefined;
-  const scope = held.scope === 'PROJECT' ? '' : `${describeScope(held)}, `;
-  const budget = `budget ${held.budgetId} (${scope}${held.period.toLowerCase()}, hard limit ${held.limit} ${unit})`;
-  const message = overrunBy
-    ? `${budget} is overrun by ${overrunBy} ${unit}: it refuses every submission in ${unit} until its next period or a higher limit`
-    : `${budget} would be exceeded: this request holds ${hold} and ${remaining} ${unit} remain`;
-  return ApiError.paymentRequired(4020, message, {
-    budgetId: held.budgetId,
-    scope: held.scope,
-    ...(held.scopeValue !== null ? { scopeValue: held.scopeValue } : {}),
-    ...(held.subject ? { user: held.subject } : {}),
-    period: held.period,
-    unit,
-    limit: held.limit,
-    remaining,
-    estimate: estimate.toFixed(),
-    hold: hold.toFixed(),
-    ...(overrunBy ? { overrunBy } : {}),
-  });
-}
-
-/** What a scoped budget counts, as a person reads it: "API key ab12…", "tag team=ml", "user u-7", "each user, here u-7". */
-function describeScope(held: Extract<HoldOutcome, { outcome: 'refused' }>): string {
-  switch (held.scope) {
-    case 'PROJECT':
-      return 'project';
-    case 'API_KEY':
-      return `API key ${held.scopeValue}`;
-    case 'TAG':
-      return `tag ${held.scopeValue}`;
-    case 'USER':
-      return `user ${held.scopeValue}`;
-    case 'EACH_USER':
-      return `each user, here ${held.subject}`;
-  }
-}
-
-/** A repeated Idempotency-Key whose first request's outcome is unknown and was never answered. */
-function unknownOutcome(taskId: string, why: string): ApiError {
-  return ApiError.gatewayTimeout(`${why} (task gw-${taskId}): its hold is kept for review and it is not sent to the vendor again`, {
-    gatewayTaskId: `gw-${taskId}`,
-  });
-}
-
-/**
- * Same key + same body + same attribution means the same request (decisions §7): key order in the
- * body does not matter; a different end user or different tags make it a different request.
- */
-export function requestHash(endpoint: Endpoint, body: unknown, attribution: Attribution = { user: null, tags: [] }): string {
-  const hash = createHash('sha256').update(endpoint).update('\n').update(canonical(body));
-  if (attribution.user !== null || attribution.tags.length > 0) hash.update('\n').update(canonical(attribution));
-  return hash.digest('hex');
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.keys(value as object)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
-}

@@ -84,6 +84,10 @@ export class Task {
   @Field(() => DecimalValue, { nullable: true, description: 'charge minus hold when the settled charge passed the hold, else null' })
   overrun!: Decimal | null;
   @Field(() => Resolution, { nullable: true }) resolution!: Resolution | null;
+  @Field(() => DecimalValue, { description: "the sum of the task's adjustments (negative: a credit), e.g. a resolution below its settled charge" })
+  adjustments!: Decimal;
+  @Field(() => DecimalValue, { nullable: true, description: 'what the task costs after its adjustments (charge + adjustments); null until charged' })
+  net!: Decimal | null;
   @Field(() => [LedgerEntry]) ledgerEntries!: LedgerEntry[];
 }
 
@@ -104,6 +108,8 @@ export class BudgetStatus {
   @Field(() => DecimalValue) limit!: Decimal;
   @Field(() => DecimalValue) spent!: Decimal;
   @Field(() => DecimalValue) held!: Decimal;
+  @Field(() => DecimalValue, { description: 'of held: the holds of tasks under review (unknown outcome, in flight too long), kept until they settle or are resolved' })
+  heldUnderReview!: Decimal;
   @Field(() => DecimalValue, { description: 'limit − spent − held (negative after an overrun by settled usage)' }) remaining!: Decimal;
   @Field(() => [Int]) thresholds!: number[];
   @Field(() => GraphQLISODateTime, { nullable: true }) periodStart!: Date | null;

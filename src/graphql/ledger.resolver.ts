@@ -4,6 +4,10 @@ import { requireUuid } from '../common/ids.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, GraphQLISODateTime, ID, Mutation, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
+import { dateWithin, LEDGER_EPOCH } from '../common/bounds.js';
+
+/** A client's clock may run a little ahead of ours. */
+const FUTURE_SKEW_MS = 60_000;
 import { LedgerService } from '../ledger/ledger.service.js';
 import { Money, type Decimal } from '../pricing/money.js';
 import { TaskReadsService } from './task-reads.service.js';
@@ -37,7 +41,8 @@ export class LedgerResolver {
     const why = cleanText('reason', reason, 1000, { multiline: true });
     if (amount.isZero()) throw graphqlRefusal('amount: must not be zero', 'BAD_USER_INPUT');
     let internalTaskId: string | undefined;
-    let at = effectiveAt ?? undefined;
+    // Within the ledger's epoch and never in the future (a correction of what happened).
+    let at = effectiveAt ? dateWithin('effectiveAt', effectiveAt, LEDGER_EPOCH, new Date(Date.now() + FUTURE_SKEW_MS)) : undefined;
     if (taskId) {
       const task = await this.tasks.find(taskId);
       if (!task || task.projectId !== projectId) throw graphqlRefusal(`taskId: task ${taskId} is not a task of project ${projectId}`, 'BAD_USER_INPUT');

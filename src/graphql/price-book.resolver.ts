@@ -40,12 +40,14 @@ export class PriceBookResolver {
   }
 
   @Mutation(() => Int, {
-    description: 'publishes a new price-book version effective at `effectiveAt`; models listed get these rates, others carry over',
+    description:
+      'publishes a new price-book version effective at `effectiveAt` (now or later; omitted: now); models listed get these rates, others carry over. ' +
+      'Every instance prices with it from that moment (holds check the version in force in the database)',
   })
   async publishPrices(
     @Context() ctx: GraphqlContext,
-    @Args('effectiveAt', { type: () => GraphQLISODateTime }) effectiveAt: Date,
     @Args('rates', { type: () => [PriceRateInput] }) rates: PriceRateInput[],
+    @Args('effectiveAt', { type: () => GraphQLISODateTime, nullable: true }) effectiveAt?: Date,
     @Args('note', { nullable: true }) note?: string,
   ) {
     assertAdmin(await this.principals.of(ctx), 'publishPrices');
@@ -53,7 +55,7 @@ export class PriceBookResolver {
       if (!COMPONENTS.has(r.component)) throw graphqlRefusal(`rates.component: "${r.component}" must be token, second, request or image`, 'BAD_USER_INPUT');
     }
     return this.books.publish(
-      effectiveAt,
+      effectiveAt ?? undefined,
       rates.map((r) => ({ ...r, component: r.component as RateComponent, tierMaxInput: r.tierMaxInput ?? null })),
       note === undefined || note === null ? undefined : cleanText('note', note, 500, { multiline: true }),
     );

@@ -4,6 +4,7 @@ import { Scalar, type CustomScalar } from '@nestjs/graphql';
 import { Kind, type ValueNode } from 'graphql';
 import { Decimal as DecimalJs } from 'decimal.js';
 import { dec, type Decimal } from '../pricing/money.js';
+import { amountProblem } from '../common/bounds.js';
 
 const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
 
@@ -31,7 +32,14 @@ export class DecimalScalar implements CustomScalar<string, Decimal> {
   }
 }
 
+/**
+ * Every Decimal a client sends is an amount an operator typed: bounded (common/bounds.ts), so a
+ * 140,000-digit or 60-decimal "amount" is refused as bad input, never computed with.
+ */
 function parse(value: unknown): Decimal {
-  if (typeof value === 'string' && DECIMAL_TEXT.test(value.trim())) return dec(value.trim());
-  throw graphqlRefusal(`"${String(value).slice(0, 40)}" is not a decimal; write it as a string, e.g. "12.50"`, 'BAD_USER_INPUT');
+  if (typeof value !== 'string') throw graphqlRefusal(`"${String(value).slice(0, 40)}" is not a decimal; write it as a string, e.g. "12.50"`, 'BAD_USER_INPUT');
+  const text = value.trim();
+  const problem = amountProblem(text);
+  if (problem) throw graphqlRefusal(problem.startsWith('"') ? problem : `a Decimal ${problem}`, 'BAD_USER_INPUT');
+  return dec(text);
 }

@@ -29,6 +29,10 @@ export interface TaskView {
   resolution: { outcome: 'CHARGE' | 'RELEASE'; reason: string; resolvedAt: Date } | null;
   estimate: ChargeView;
   charge: ChargeView | null;
+  /** Σ of the task's adjustments (negative: credits), e.g. a resolution below the settled charge. */
+  adjustments: Decimal;
+  /** What the task costs after its adjustments: charge + adjustments; null until it is charged. */
+  net: Decimal | null;
   ledgerEntries: Array<{ id: string; kind: string; unit: Unit; amount: Decimal; effectiveAt: Date; createdAt: Date; reason: string | null }>;
 }
 
@@ -164,6 +168,7 @@ export class TaskReadsService {
         own.filter((l) => l.stage === stage).map((l) => ({ component: l.component, quantity: dec(l.quantity), rate: dec(l.rate), per: dec(l.per), amount: dec(l.amount) }));
       const ownEntries = entriesByTask.get(t.id) ?? [];
       const released = ownEntries.some((e) => e.kind === 'release');
+      const adjustments = ownEntries.filter((e) => e.kind === 'adjustment').reduce((sum, e) => sum.plus(dec(e.amount)), dec(0));
       return {
         taskId: t.upstream_task_id ?? `gw-${t.id}`,
         internalId: t.id,
@@ -189,6 +194,8 @@ export class TaskReadsService {
           t.charge_amount === null
             ? null
             : { unit: t.unit, amount: dec(t.charge_amount), exactness: t.charge_exactness ?? t.exactness, tier: t.charge_tier, lines: linesOf('charge'), warnings: t.charge_warnings },
+        adjustments,
+        net: t.charge_amount === null ? null : dec(t.charge_amount).plus(adjustments),
         ledgerEntries: ownEntries.map((e) => ({ id: e.id, kind: e.kind, unit: e.unit, amount: dec(e.amount), effectiveAt: e.effective_at, createdAt: e.created_at, reason: e.reason })),
       };
     });

@@ -52,15 +52,16 @@ export class TasksResolver {
 
   @Mutation(() => Task, {
     description:
-      'resolves a task under review (unknown outcome, settled at its estimate, overrun): CHARGE `amount` (the hold by default) or RELEASE, ' +
-      'with a reason. Appends ledger entries; nothing is edited. Once per task.',
+      'resolves a task under review (unknown outcome, settled at its estimate, overrun, in flight too long): CHARGE `amount` or RELEASE, ' +
+      'with a reason. CHARGE without an amount accepts what the task stands at: its settled charge (an overrun is the vendor\'s usage), ' +
+      'or its hold when it never settled; an amount below a settled charge is a credit (an adjustment). Appends ledger entries; nothing is edited. Once per task.',
   })
   async resolveTask(
     @Context() ctx: GraphqlContext,
     @Args('taskId', { type: () => ID }) taskId: string,
     @Args('outcome', { type: () => TaskResolutionEnum }) outcome: TaskResolutionEnum,
     @Args('reason') reason: string,
-    @Args('amount', { type: () => DecimalValue, nullable: true, description: 'CHARGE only; default: the hold' }) amount?: Decimal,
+    @Args('amount', { type: () => DecimalValue, nullable: true, description: 'CHARGE only; default: the settled charge, or the hold when unsettled' }) amount?: Decimal,
   ) {
     assertAdmin(await this.principals.of(ctx), 'resolveTask');
     const why = cleanText('reason', reason, 1000, { multiline: true });
@@ -71,10 +72,8 @@ export class TasksResolver {
     const task = await this.query.find(taskId);
     if (!task) throw graphqlRefusal(`task ${taskId} not found`, 'NOT_FOUND');
     if (task.resolution) throw graphqlRefusal(`task ${taskId} was already resolved (${task.resolution.outcome} on ${task.resolution.resolvedAt.toISOString()})`, 'CONFLICT');
+    // A task still in flight is under review only once flagged for its age: then it may be resolved.
     if (!task.needsReview) throw graphqlRefusal(`task ${taskId} is not under review: nothing to resolve`, 'CONFLICT');
-    if (task.status === 'submitting' || task.status === 'processing') {
-      throw graphqlRefusal(`task ${taskId} is still ${task.status}: it settles by itself`, 'CONFLICT');
-    }
     await this.ledger.resolve(task.internalId, outcome, outcome === TaskResolutionEnum.CHARGE ? amount : undefined, why);
     return (await this.query.find(taskId))!;
   }

@@ -44,7 +44,9 @@ export type HoldOutcome =
   /** The first answer to this Idempotency-Key: the vendor's body (status null: 200) or the gateway's refusal. */
   | { outcome: 'replay'; taskId: string; responseBody: string; responseStatus: number | null }
   /** The first request's outcome is unknown and the gateway never answered it (it stopped). */
-  | { outcome: 'unknown' | 'conflict' | 'in_progress'; taskId: string };
+  | { outcome: 'unknown' | 'conflict' | 'in_progress'; taskId: string }
+  /** Quoted with a price-book version that is not the one in force in the database: quote again (nothing written). */
+  | { outcome: 'stale_price'; inForce: number };
 
 interface HoldRow {
   i: number;
@@ -232,6 +234,8 @@ function toOutcome(row: HoldRow): HoldOutcome {
       };
     case 'replay':
       return { outcome: 'replay', taskId: String(row.task_id), responseBody: row.response_body!, responseStatus: row.response_status };
+    case 'stale_price':
+      return { outcome: 'stale_price', inForce: row.response_status! };
     default:
       return { outcome: row.outcome, taskId: String(row.task_id) };
   }

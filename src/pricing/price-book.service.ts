@@ -11,25 +11,30 @@ import { findRoute } from '../catalog/catalog.js';
 import { buildPriceBook, SPEC_PRICE_BOOK_EFFECTIVE_AT, SPEC_PRICE_ROWS, type PriceBook, type PriceRow } from './price-book.js';
 import { unitOf } from './engine.js';
 import { dec } from './money.js';
+import { boundedAmount } from '../common/bounds.js';
 import { TOKEN_CLASSES, type Unit } from './pricing.types.js';
 
 const REFRESH_MS = 5_000;
-/** A new version may start "now" as the publisher's clock saw it, give or take this much skew; never earlier. */
-const EFFECTIVE_SKEW_MS = 5_000;
+/** A version may be published to start at most this far ahead. */
+const MAX_LEAD_MS = 10 * 365 * 86_400_000;
 /** The components each kind of route is priced by (price-book.ts). */
 const COMPONENTS_OF = { chat: ['token'], video: ['second', 'request'], image: ['image'] } as const;
 
 /**
  * Refuses a version that would rewrite history (effective before now: tasks already accepted
  * were priced by the version then in force) or price something that does not exist. Each problem
- * names the row.
+ * names the row. `effectiveAt` omitted means "now": the moment the version is written, under the
+ * price book's lock (publish).
  */
-export function checkPublishable(effectiveAt: Date, rows: readonly PriceRow[], now = new Date()): void {
-  if (Number.isNaN(effectiveAt.getTime())) throw ApiError.badRequest('effectiveAt: must be a date-time');
-  if (effectiveAt.getTime() < now.getTime() - EFFECTIVE_SKEW_MS) {
-    throw ApiError.badRequest(
-      `effectiveAt: ${effectiveAt.toISOString()} is in the past; a price-book version starts now or later (tasks already accepted keep the version they were priced by)`,
-    );
+export function checkPublishable(effectiveAt: Date | undefined, rows: readonly PriceRow[], now = new Date()): void {
+  if (effectiveAt) {
+    if (Number.isNaN(effectiveAt.getTime())) throw ApiError.badRequest('effectiveAt: must be a date-time');
+    if (effectiveAt.getTime() < now.getTime()) {
+      throw ApiError.badRequest(
+        `effectiveAt: ${effectiveAt.toISOString()} is in the past; a price-book version starts now (omit effectiveAt) or later (tasks already accepted keep the version they were priced by)`,
+      );
+    }
+    if (effectiveAt.getTime() > now.getTime() + MAX_LEAD_MS) throw ApiError.badRequest('effectiveAt: must be within ten years from now');
   }
   if (rows.length === 0) throw ApiError.badRequest('rates: give at least one rate');
   rows.forEach((row, i) => {
@@ -48,6 +53,7 @@ export function checkPublishable(effectiveAt: Date, rows: readonly PriceRow[], n
     if (row.component !== 'token' && row.component !== 'request' && !/^[A-Za-z0-9.:]{1,20}$/.test(row.key)) {
       throw ApiError.badRequest(`${at}.key: "${row.key.slice(0, 40)}" is not a resolution`);
     }
+    boundedAmount(`${at}.rate`, row.rate, { negative: false });
   });
 }
 
@@ -94,6 +100,25 @@ export class PriceBookService implements OnModuleDestroy {
     return this.books.find((b) => b.version === version);
   }
 
+  /**
+   * A task's own version, loaded from the database when this instance has not seen it yet (another
+   * instance published it moments ago). Never another version: a task is priced with the one it
+   * was accepted under, or not yet (issue 36).
+   */
+  async ensure(version: number): Promise<PriceBook> {
+    const known = this.version(version);
+    if (known) return known;
+    await this.reload();
+    const loaded = this.version(version);
+    if (!loaded) throw new Error(`price-book version ${version} is not in the database`);
+    return loaded;
+  }
+
+  /** Re-reads the versions now (a hold found this instance's in-force version stale). */
+  async refreshNow(): Promise<void> {
+    await this.reload();
+  }
+
   /** A version as published: its times, note and every rate row (rates as exact strings). */
   async describe(version: number) {
     const head = await this.db.query<{ version: number; effective_at: Date; published_at: Date; note: string | null }>(
@@ -120,17 +145,19 @@ export class PriceBookService implements OnModuleDestroy {
    * Publishes a new version effective at `effectiveAt`. Each row given sets one rate (model,
    * component, key, tier); every other rate of the previous version carries over unchanged.
    */
-  async publish(effectiveAt: Date, rows: PriceRow[], note?: string): Promise<number> {
+  async publish(effectiveAt: Date | undefined, rows: PriceRow[], note?: string): Promise<number> {
     checkPublishable(effectiveAt, rows);
-    for (const row of rows) {
-      if (!/^\d+(\.\d+)?$/.test(row.rate)) throw ApiError.badRequest(`rate for ${row.model} ${row.key}: must be a non-negative decimal string`);
-    }
     const version = await this.db.transaction(async (client) => {
+      // EXCLUSIVE: a hold batch takes ROW SHARE on this table before it reads its acceptance time
+      // (spendgate_place_holds), so no batch straddles this publication: one that started before
+      // commits first, one that starts after sees the new version.
       await client.query('LOCK TABLE price_book_version IN EXCLUSIVE MODE');
-      const { rows: last } = await client.query<{ v: number }>('SELECT max(version) AS v FROM price_book_version');
+      const { rows: last } = await client.query<{ v: number; now: Date }>('SELECT max(version) AS v, clock_timestamp() AS now FROM price_book_version');
       const previous = last[0]!.v;
       const next = previous + 1;
-      await client.query('INSERT INTO price_book_version (version, effective_at, note) VALUES ($1, $2, $3)', [next, effectiveAt, note ?? null]);
+      const at = effectiveAt ?? last[0]!.now;
+      if (at < last[0]!.now) checkPublishable(at, rows, last[0]!.now); // the past, by the database's clock
+      await client.query('INSERT INTO price_book_version (version, effective_at, note) VALUES ($1, $2, $3)', [next, at, note ?? null]);
       // Carry forward every rate this version does not set.
       const keys = rows.map((r) => [r.model, r.component, r.key, r.tier ?? ''].join('|'));
       await client.query(

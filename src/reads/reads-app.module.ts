@@ -12,6 +12,7 @@ import { CoreModule } from '../core.module.js';
 import { GraphqlApiModule } from '../graphql/graphql-api.module.js';
 import { graphqlContext } from '../graphql/graphql-auth.js';
 import { depthLimit, fieldLimit } from '../graphql/limits.js';
+import { errorFormatter } from '../graphql/error-format.js';
 import { operationGuard } from '../graphql/operation-guard.js';
 import { ReportsController } from '../reports/reports.controller.js';
 
@@ -34,6 +35,7 @@ export class ReadsAppModule {
             context: graphqlContext,
             validationRules: [depthLimit, fieldLimit],
             hooks: { preExecution: operationGuard(principals, runtime.config.NODE_ENV === 'production') },
+            errorFormatter,
             jit: 0, // off: graphql-jit hands resolvers inline literals of custom scalars as JSON (a Decimal as a string); no measured gain (docs/architecture.md)
           }),
         }),

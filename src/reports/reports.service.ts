@@ -83,11 +83,12 @@ export class ReportsService {
     const top = (key: string, join = '') =>
       this.db
         .query<Ranked>(
-          `SELECT key, unit, amount::text, tasks FROM (
+          // ORDER BY names r's columns: the output column amount is text, and "9.1" > "10.40" as text.
+          `SELECT r.key, r.unit, r.amount::text AS amount, r.tasks FROM (
              SELECT ${key} AS key, s.unit, sum(s.amount) AS amount, sum(s.tasks)::int AS tasks,
                     row_number() OVER (PARTITION BY s.unit ORDER BY sum(s.amount) DESC, ${key}) AS rank
              FROM spend_rollup_total s ${join} WHERE s.day >= $1::date ${scope} GROUP BY ${key}, s.unit) r
-           WHERE rank <= ${TOP} ORDER BY unit, amount DESC, key`,
+           WHERE r.rank <= ${TOP} ORDER BY r.unit, r.amount DESC, r.key`,
           [month.toISOString().slice(0, 10), projectIds],
         )
         .then((r) => r.rows);

@@ -5,13 +5,13 @@
  * connection resets and malformed bodies. Every accepted task is recorded so tests can prove that
  * nothing was lost. Control endpoints live under /__sim.
  */
-import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, type WriteStream } from 'node:fs';
-import path from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { findRoute } from '../catalog/catalog.js';
 import type { ModelRoute } from '../catalog/catalog.types.js';
 import { estimateInputTokens } from '../pricing/token-estimate.js';
 import { VENDOR_PATHS } from '../upstream/vendor-protocol.js';
+import { durable, loadJournal, openJournal } from './journal.js';
+import type { SimTask } from './sim-task.js';
 
 export interface SimulatorKnobs {
   /** Time from acceptance to a terminal state. */
@@ -48,24 +48,7 @@ export interface SimulatorKnobs {
   seed: number;
 }
 
-export interface SimTask {
-  id: string;
-  taskId: number;
-  model: string;
-  kind: ModelRoute['kind'];
-  family: ModelRoute['family'];
-  acceptedAt: number;
-  readyAt: number;
-  status: 'processing' | 'ready' | 'failed';
-  /** Forced outcome set through /__sim/tasks/:taskId/complete. */
-  forced?: { status: 'ready' | 'failed'; usage?: unknown };
-  /** The request as sent (after a restart: only the fields the answers read, n and max_tokens). */
-  request: Record<string, unknown>;
-  /** Input tokens estimated from the request's messages, for the usage the task reports. */
-  promptEstimate: number;
-  /** Whether the client received the acceptance (false for hangs, resets, malformed bodies). */
-  answered: boolean;
-}
+export type { SimTask };
 
 export interface SimulatorOptions extends Partial<SimulatorKnobs> {
   /** When set, requests must carry `Authorization: Bearer <apiKey>`. */
@@ -174,7 +157,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
     await pause();
     if (!authorised(req.headers.authorization)) return reply.code(401).send({ code: 4010, message: 'invalid API key' });
     const task = tasks.get(Number(req.params.taskId));
-    if (!task) return reply.code(404).send({ code: 4040, message: 'task not found' });
+    if (!task || task.fate === 'forgotten') return reply.code(404).send({ code: 4040, message: 'task not found' });
     if (chance() < knobs.pollErrorRate) return reply.code(503).send({ code: 5030, message: 'simulated poll outage' });
     if (chance() < knobs.pollMalformedRate) {
       return reply.header('content-type', 'application/json').send('{"code":1000,"data":');
@@ -231,7 +214,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
   }
 
   function advance(task: SimTask): void {
-    if (task.status !== 'processing') return;
+    if (task.status !== 'processing' || task.fate === 'stalled') return;
     if (task.forced) task.status = task.forced.status;
     else if (Date.now() >= task.readyAt) task.status = prng(knobs.seed ^ task.taskId)() < knobs.failRate ? 'failed' : 'ready';
   }
@@ -284,6 +267,15 @@ export function createSimulator(options: SimulatorOptions = {}) {
       return view(task);
     },
   );
+  for (const fate of ['stall', 'forget'] as const) {
+    app.post<{ Params: { taskId: string } }>(`/__sim/tasks/:taskId/${fate}`, async (req, reply) => {
+      const task = tasks.get(Number(req.params.taskId));
+      if (!task) return reply.code(404).send({ code: 4040, message: 'task not found' });
+      task.fate = fate === 'stall' ? 'stalled' : 'forgotten';
+      journal?.write(`${JSON.stringify({ fate: { taskId: task.taskId, fate: task.fate } })}\n`);
+      return { taskId: task.taskId, fate: task.fate };
+    });
+  }
   app.addHook('onClose', async () => {
     for (const reply of hanging) reply.raw.destroy();
     if (journal) await new Promise((resolve) => journal.end(resolve));
@@ -295,49 +287,6 @@ export function createSimulator(options: SimulatorOptions = {}) {
   }
 
   return { app, knobs, tasks };
-}
-
-const JOURNAL_KEEP_MS = 7 * 24 * 3600_000;
-
-/** What a task needs to be answered after a restart: never the prompt itself. */
-function durable(task: SimTask): Omit<SimTask, 'request' | 'forced'> & { request: Record<string, unknown> } {
-  const { request, forced: _forced, ...rest } = task;
-  const kept = Object.fromEntries(['n', 'max_tokens'].filter((k) => typeof request[k] === 'number').map((k) => [k, request[k]]));
-  return { ...rest, request: kept };
-}
-
-function loadJournal(file: string): Map<number, SimTask> {
-  const tasks = new Map<number, SimTask>();
-  if (!existsSync(file)) return tasks;
-  const since = Date.now() - JOURNAL_KEEP_MS;
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (!line) continue;
-    let entry: { task?: SimTask; forced?: { taskId: number } & NonNullable<SimTask['forced']> };
-    try {
-      entry = JSON.parse(line);
-    } catch {
-      continue; // a line cut by a crash
-    }
-    if (entry.task && entry.task.acceptedAt >= since) tasks.set(entry.task.taskId, entry.task);
-    if (entry.forced) {
-      const { taskId, ...outcome } = entry.forced;
-      const task = tasks.get(taskId);
-      if (task) task.forced = outcome;
-    }
-  }
-  return tasks;
-}
-
-/** Rewrites the journal with what was kept (old tasks dropped), then appends to it. */
-function openJournal(file: string, tasks: Map<number, SimTask>): WriteStream {
-  mkdirSync(path.dirname(file), { recursive: true });
-  const lines = [...tasks.values()].flatMap((t) => [
-    JSON.stringify({ task: durable(t) }),
-    ...(t.forced ? [JSON.stringify({ forced: { taskId: t.taskId, ...t.forced } })] : []),
-  ]);
-  writeFileSync(`${file}.tmp`, lines.length ? `${lines.join('\n')}\n` : '');
-  renameSync(`${file}.tmp`, file);
-  return createWriteStream(file, { flags: 'a' });
 }
 
 /** How the vendor names a task in every answer. The spec: video routes return type video, image routes image, and chat routes also image. */

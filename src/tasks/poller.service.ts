@@ -2,24 +2,43 @@
  * Background poller: advances tasks no client polls. Safe with several gateway instances on one
  * database: a task is claimed with a lease (TaskStore.claimDue), so two instances never poll the
  * same task at once, and settlement is exactly-once anyway.
+ *
+ * What a task costs the vendor falls with its age (issue 36): it is polled again after a tenth of
+ * its age (at least POLL_INTERVAL_MS, at most an hour: seconds, then minutes, then hourly), and
+ * all instances together poll at most POLL_MAX_PER_SECOND times a second, each its fair share,
+ * youngest tasks first (spendgate_claim_polls). A task still in flight past its kind's review age
+ * is flagged for review; one the vendor keeps answering "not found" becomes unknown.
  * Each round also sweeps tasks abandoned in `submitting` by a gateway that died.
  */
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CONFIG, type Config } from '../config/config.js';
+import { CONFIG, reviewAfterMs, type Config } from '../config/config.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
 import { polledState } from '../upstream/event-stream.js';
-import { VENDOR_PATHS } from '../upstream/vendor-protocol.js';
+import { safeJson } from '../common/json.js';
+import { isTaskNotFound, VENDOR_PATHS } from '../upstream/vendor-protocol.js';
 import { SettlementService } from './settlement.service.js';
 import { TaskStore, type DueTask } from './task-store.js';
 import { Repeating } from '../common/repeating.js';
 
 const BATCH = 50;
-const MAX_BACKOFF_MS = 60_000;
+const MAX_DELAY_MS = 3_600_000;
+/** A round keeps claiming while tasks are due, for at most this long, then lets the loop breathe. */
+const ROUND_MS = 5_000;
+
+/** The next poll of a task that did not settle: a tenth of its age, within [interval, an hour], ±10 %. */
+export function nextPollDelay(ageMs: number, intervalMs: number, random: () => number = Math.random): number {
+  const base = Math.min(MAX_DELAY_MS, Math.max(intervalMs, ageMs / 10));
+  return Math.round(base * (0.9 + 0.2 * random()));
+}
 
 @Injectable()
 export class PollerService {
   private readonly logger = new Logger('Poller');
   private readonly loop: Repeating;
+  /** This instance's name in the shared pace (poller_instance). */
+  private readonly instance = `poller-${randomBytes(6).toString('hex')}`;
+  private stopping = false;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -40,30 +59,53 @@ export class PollerService {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.loop.stop();
   }
 
-  /** One round: sweep, claim due tasks, poll them, settle terminal ones. Returns how many settled. */
+  /**
+   * One round: sweep, then claim due tasks and poll each at its slot, again while tasks are due
+   * (for at most ROUND_MS), settle terminal ones. Returns how many settled.
+   */
   async round(): Promise<number> {
     await this.tasks.sweepAbandoned(this.abandonAfterMs);
-    const due = await this.tasks.claimDue(BATCH);
-    const results = await Promise.all(due.map((task) => this.pollOne(task)));
+    await this.tasks.flagAgedSubmitting((kind) => reviewAfterMs(this.config, kind));
+    const started = Date.now();
+    const polls: Array<Promise<boolean>> = [];
+    while (!this.stopping) {
+      const due = await this.tasks.claimDue(BATCH, this.config.POLL_MAX_PER_SECOND, this.instance);
+      if (due.length === 0) break;
+      const claimedAt = Date.now();
+      for (const task of due) polls.push(after(task.slot_ms - (Date.now() - claimedAt)).then(() => this.pollOne(task)));
+      // The next claim once this one's slots have passed: the pace has none free before.
+      await after(Math.max(...due.map((t) => t.slot_ms)) - (Date.now() - claimedAt));
+      if (Date.now() - started > ROUND_MS) break;
+    }
+    const results = await Promise.all(polls);
     return results.filter(Boolean).length;
   }
 
   private async pollOne(task: DueTask): Promise<boolean> {
-    let settled = false;
+    const delay = nextPollDelay(Date.now() - new Date(task.accepted_at).getTime(), this.config.POLL_INTERVAL_MS);
+    let answered = false;
     try {
       const res = await this.upstream.client.get(VENDOR_PATHS.task(task.upstream_task_id));
-      const state = res.status === 200 ? polledState(res.contentType, res.body.toString('utf8')) : undefined;
-      if (state) settled = await this.settlement.apply(task, state);
+      const text = res.body.toString('utf8');
+      const state = res.status === 200 ? polledState(res.contentType, text) : undefined;
+      if (!state && isTaskNotFound(res.status, safeJson(text))) {
+        await this.tasks.vendorMissing(task.id, delay, this.config.TASK_NOT_FOUND_AFTER_MS);
+        return false;
+      }
+      answered = state !== undefined;
+      if (state && (await this.settlement.apply(task, state))) return true;
     } catch (error) {
       this.logger.debug(`task ${task.upstream_task_id}: ${(error as Error).message}`);
     }
-    if (!settled) {
-      const backoff = Math.min(MAX_BACKOFF_MS, this.config.POLL_INTERVAL_MS * 2 ** Math.min(task.poll_attempts, 10));
-      await this.tasks.pollAgainIn(task.id, backoff);
-    }
-    return settled;
+    await this.tasks.pollAgainIn(task.id, delay, reviewAfterMs(this.config, task.kind), answered);
+    return false;
   }
+}
+
+function after(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
 }

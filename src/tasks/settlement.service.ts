@@ -27,7 +27,7 @@ export class SettlementService {
    */
   async apply(task: TaskForSettlement, state: UpstreamState, review?: string): Promise<boolean> {
     if (state.status === 'processing') return false;
-    const priced = this.chargeFor(task, state);
+    const priced = await this.chargeFor(task, state);
     const charge = review ? { ...priced, warnings: [...priced.warnings, review], needsReview: true } : priced;
     const { settled, overrun } = await this.ledger.settle({
       taskId: task.id,
@@ -40,13 +40,13 @@ export class SettlementService {
     return settled;
   }
 
-  private chargeFor(task: TaskForSettlement, state: Exclude<UpstreamState, { status: 'processing' }>): Charge {
-    const book = this.priceBooks.version(task.price_book_version) ?? this.priceBooks.inForce();
-    const pricedTask = { model: task.model, unit: task.unit, basis: task.price_basis };
+  /** Priced with the task's own price-book version, loaded if this instance has not seen it yet: never another (issue 36). */
+  private async chargeFor(task: TaskForSettlement, state: Exclude<UpstreamState, { status: 'processing' }>): Promise<Charge> {
     if (state.status === 'failed' && task.failure_policy === 'release') {
       return { unit: task.unit, exactness: 'EXACT', amount: ZERO, lines: [], warnings: ['task failed: hold released, nothing charged'], needsReview: false };
     }
-    return price(pricedTask, state.usage, book);
+    const book = await this.priceBooks.ensure(task.price_book_version);
+    return price({ model: task.model, unit: task.unit, basis: task.price_basis }, state.usage, book);
   }
 }
 

@@ -53,13 +53,33 @@ export interface TaskForSettlement {
 export interface DueTask extends TaskForSettlement {
   upstream_task_id: string;
   poll_attempts: number;
+  kind: string;
+  accepted_at: Date;
+  /** When its poll may go, in ms from the claim: its slot in the pace shared by every instance. */
+  slot_ms: number;
 }
+
+/** What a client's poll is told when the vendor does not know the task: our own record of it. */
+export interface TaskRecordView {
+  upstreamId: string | null;
+  upstreamTaskId: string | null;
+  model: string;
+  kind: string;
+  status: string;
+  needsReview: boolean;
+  reviewReason: string | null;
+}
+
+/** How long a task has been in flight, as a person reads it ("2 days 03:04:05"). */
+const AGE = `justify_interval(date_trunc('second', clock_timestamp() - accepted_at))::text`;
 
 const FOR_SETTLEMENT = `t.id::text AS id, t.model, t.unit, t.price_basis, t.price_book_version,
   (SELECT failure_policy FROM project p WHERE p.id = t.project_id) AS failure_policy`;
 
 /** How long a claimed task is the claimer's before another instance may poll it. */
 const LEASE_SECONDS = 30;
+/** "Not found" this many times in a row (over TASK_NOT_FOUND_AFTER_MS) makes a task unknown. */
+export const MISSING_POLLS = 3;
 
 @Injectable()
 export class TaskStore {
@@ -110,27 +130,85 @@ export class TaskStore {
   }
 
   /**
-   * Claims up to `limit` tasks due for a poll, each with a lease (next_poll_at moved ahead), with
-   * FOR UPDATE SKIP LOCKED: two instances never poll one task at once.
+   * Claims up to `limit` tasks due for a poll, youngest first, each with a lease, with FOR UPDATE
+   * SKIP LOCKED (two instances never poll one task at once), and reserves their slots in the pace
+   * shared by every instance (at most `perSecond` polls a second over all of them, each instance
+   * its fair share): spendgate_claim_polls.
    */
-  async claimDue(limit: number): Promise<DueTask[]> {
-    const { rows } = await this.db.query<DueTask>(
-      `UPDATE task t SET next_poll_at = clock_timestamp() + interval '${LEASE_SECONDS} seconds', poll_attempts = t.poll_attempts + 1
-       WHERE t.id IN (SELECT id FROM task WHERE status = 'processing' AND next_poll_at <= clock_timestamp()
-                      ORDER BY next_poll_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING ${FOR_SETTLEMENT}, t.upstream_task_id::text AS upstream_task_id, t.poll_attempts`,
-      [limit],
-    );
+  async claimDue(limit: number, perSecond: number, instance: string): Promise<DueTask[]> {
+    const { rows } = await this.db.query<DueTask>('SELECT * FROM spendgate_claim_polls($1, $2, $3, $4)', [instance, limit, perSecond, LEASE_SECONDS]);
     return rows;
   }
 
-  /** A polled task that did not settle: its next poll after `delayMs`. */
-  async pollAgainIn(taskId: string, delayMs: number): Promise<void> {
+  /**
+   * A polled task that did not settle: its next poll after `delayMs`. `answered`: the vendor
+   * answered with the task's record (a "not found" streak ends). Past `reviewAfterMs` in flight
+   * it is flagged for review once (its task.needs_review event comes from the trigger), with its
+   * age and polls; its hold stays until it settles or an operator resolves it.
+   */
+  async pollAgainIn(taskId: string, delayMs: number, reviewAfterMs: number, answered: boolean): Promise<void> {
     await this.db.query(
-      `UPDATE task SET next_poll_at = clock_timestamp() + make_interval(secs => $2::double precision / 1000)
+      `UPDATE task SET next_poll_at = clock_timestamp() + make_interval(secs => $2::double precision / 1000),
+              missing_polls = CASE WHEN $4 THEN 0 ELSE missing_polls END,
+              missing_since = CASE WHEN $4 THEN NULL ELSE missing_since END,
+              needs_review = needs_review OR accepted_at < clock_timestamp() - make_interval(secs => $3::double precision / 1000),
+              review_reason = CASE WHEN NOT needs_review AND accepted_at < clock_timestamp() - make_interval(secs => $3::double precision / 1000)
+                                   THEN format('still processing at the vendor %s after it was accepted (%s polls); its hold is kept until it settles or an operator resolves it', ${AGE}, poll_attempts)
+                                   ELSE review_reason END
        WHERE id = $1 AND status = 'processing'`,
-      [taskId, delayMs],
+      [taskId, delayMs, reviewAfterMs, answered],
     );
+  }
+
+  /**
+   * The vendor answered "not found" for the task. Once it has said so `3` times in a row over at
+   * least `windowMs`, the task is `unknown` and flagged for review (hold kept, no more polls);
+   * until then it is polled again after `delayMs`. Returns the task's status after.
+   */
+  async vendorMissing(taskId: string, delayMs: number, windowMs: number): Promise<string | undefined> {
+    const { rows } = await this.db.query<{ status: string }>(
+      `WITH seen AS (
+         SELECT id, missing_polls + 1 AS polls, coalesce(missing_since, clock_timestamp()) AS since FROM task WHERE id = $1 AND status = 'processing' FOR UPDATE
+       ), gone AS (SELECT seen.*, seen.polls >= ${MISSING_POLLS} AND seen.since <= clock_timestamp() - make_interval(secs => $3::double precision / 1000) AS gone FROM seen)
+       UPDATE task t SET missing_polls = g.polls, missing_since = g.since, updated_at = clock_timestamp(),
+              status = CASE WHEN g.gone THEN 'unknown'::"TaskStatus" ELSE t.status END,
+              needs_review = t.needs_review OR g.gone,
+              review_reason = CASE WHEN g.gone THEN format('the vendor answered "not found" to %s polls over %s: the task is unknown, its hold is kept for review',
+                                                           g.polls, justify_interval(date_trunc('second', clock_timestamp() - g.since))::text)
+                                   ELSE t.review_reason END,
+              next_poll_at = CASE WHEN g.gone THEN NULL ELSE clock_timestamp() + make_interval(secs => $2::double precision / 1000) END
+       FROM gone g WHERE t.id = g.id
+       RETURNING t.status::text AS status`,
+      [taskId, delayMs, windowMs],
+    );
+    return rows[0]?.status;
+  }
+
+  /**
+   * Tasks still `submitting` past their kind's review age (a stream relayed for that long) are
+   * flagged for review, once. Processing tasks are flagged as they are polled (pollAgainIn).
+   */
+  async flagAgedSubmitting(reviewAfterMs: (kind: string) => number): Promise<number> {
+    const ages = ['chat', 'image', 'video'].map(reviewAfterMs);
+    const { rowCount } = await this.db.query(
+      `UPDATE task SET needs_review = true, updated_at = clock_timestamp(),
+              review_reason = format('still submitting %s after it was accepted; its hold is kept until it settles or an operator resolves it', ${AGE})
+       WHERE status = 'submitting' AND NOT needs_review
+         AND accepted_at < clock_timestamp() - make_interval(secs => (CASE kind WHEN 'chat' THEN $1 WHEN 'image' THEN $2 ELSE $3 END)::double precision / 1000)`,
+      ages,
+    );
+    return rowCount ?? 0;
+  }
+
+  /** A project's task as we recorded it, for a client's poll the vendor cannot answer. */
+  async recordView(taskId: string): Promise<TaskRecordView | undefined> {
+    const { rows } = await this.db.query<TaskRecordView>(
+      `SELECT upstream_id AS "upstreamId", upstream_task_id::text AS "upstreamTaskId", model, kind, status::text AS status,
+              needs_review AS "needsReview", review_reason AS "reviewReason"
+       FROM task WHERE id = $1`,
+      [taskId],
+    );
+    return rows[0];
   }
 
   async findByUpstreamId(upstreamTaskId: string, projectId: string): Promise<TaskForSettlement | undefined> {

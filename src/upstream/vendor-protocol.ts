@@ -64,3 +64,18 @@ function stateOf(status: unknown, usage: unknown): UpstreamState | undefined {
   if (!isVendorTaskStatus(status)) return undefined;
   return status === 'processing' ? { status } : { status, usage };
 }
+
+/**
+ * The vendor says it does not know the task: HTTP 404, or a body whose code says "not found"
+ * (4040 or 404; the vendor documents no error codes, these are the common spellings). Repeated
+ * over TASK_NOT_FOUND_AFTER_MS, the task becomes unknown and goes to review (issue 36).
+ */
+export function isTaskNotFound(status: number, body: unknown): boolean {
+  if (status === 404) return true;
+  return isObject(body) && (body.code === 4040 || body.code === 404);
+}
+
+/** The vendor's `data.type` for a kind of task: video routes say video; image and chat routes say image. */
+export function vendorTypeOf(kind: string): string {
+  return kind === 'video' ? 'video' : 'image';
+}

@@ -6,7 +6,7 @@
 import type { Gateway } from '../../src/bootstrap.js';
 import { findRoute } from '../../src/catalog/catalog.js';
 import type { Endpoint } from '../../src/catalog/catalog.types.js';
-import { requestHash } from '../../src/gateway/gateway.service.js';
+import { requestHash } from '../../src/gateway/gateway-answers.js';
 import { LedgerService, type HoldOutcome } from '../../src/ledger/ledger.service.js';
 import { quote, type Quote } from '../../src/pricing/engine.js';
 import { Money } from '../../src/pricing/money.js';

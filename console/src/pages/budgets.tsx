@@ -20,6 +20,7 @@ interface Budget {
   limit: string;
   spent: string;
   held: string;
+  heldUnderReview: string;
   remaining: string;
   percentUsed: string;
   projectedSpend: string | null;
@@ -33,7 +34,7 @@ interface Budget {
 
 const BUDGETS = `query Budgets($projectId: ID!) {
   budgetStatus(projectId: $projectId) {
-    budgetId unit period hard scope scopeValue limit spent held remaining percentUsed projectedSpend thresholds periodStart periodEnd user
+    budgetId unit period hard scope scopeValue limit spent held heldUnderReview remaining percentUsed projectedSpend thresholds periodStart periodEnd user
     users(first: 20) { edges { node { user spent held remaining } } pageInfo { hasNextPage } }
     events(first: 10) { kind at threshold user }
   }
@@ -117,7 +118,10 @@ function BudgetCard({ budget: b }: { budget: Budget }) {
         <dt>Spent</dt>
         <dd data-amount={b.spent}>{money(b.spent, b.unit)}</dd>
         <dt>Held</dt>
-        <dd data-amount={b.held}>{money(b.held, b.unit)}</dd>
+        <dd data-amount={b.held}>
+          {money(b.held, b.unit)}
+          {b.heldUnderReview !== '0' && <span class="badge hard" data-testid="under-review"> {money(b.heldUnderReview, b.unit)} under review</span>}
+        </dd>
         <dt>Remaining</dt>
         <dd data-amount={b.remaining} data-testid="remaining">
           {money(b.remaining, b.unit)}

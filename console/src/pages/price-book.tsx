@@ -23,7 +23,7 @@ const TWO = `query Two($a: Int!, $b: Int!) {
   a: priceBook(version: $a) { version note rates { model component key tier tierMaxInput unit rate } }
   b: priceBook(version: $b) { version note rates { model component key tier tierMaxInput unit rate } }
 }`;
-const PUBLISH = `mutation Publish($effectiveAt: DateTime!, $note: String, $rates: [PriceRateInput!]!) { publishPrices(effectiveAt: $effectiveAt, note: $note, rates: $rates) }`;
+const PUBLISH = `mutation Publish($effectiveAt: DateTime, $note: String, $rates: [PriceRateInput!]!) { publishPrices(effectiveAt: $effectiveAt, note: $note, rates: $rates) }`;
 
 const id = (r: Rate) => `${r.model} · ${r.component} · ${r.key}${r.tier ? ` · ${r.tier}` : ''}`;
 
@@ -145,7 +145,7 @@ function Publish({ onDone }: { onDone(): void }) {
         } catch (err) {
           return setProblem((err as Error).message);
         }
-        const at = effectiveAt ? new Date(`${effectiveAt}Z`).toISOString() : new Date().toISOString();
+        const at = effectiveAt ? new Date(`${effectiveAt}Z`).toISOString() : null; // none: now, by the server's clock
         const done = await publish({ effectiveAt: at, note: note || null, rates });
         if (!done.error) onDone();
       }}

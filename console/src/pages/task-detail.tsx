@@ -1,6 +1,7 @@
 /**
  * One task: its attribution, estimate and charge lines, ledger entries, and for a task under
- * review (admin only) the resolution: charge a stated amount (the hold by default) or release.
+ * review (admin only) the resolution: charge a stated amount (by default what it stands at: its
+ * settled charge, or its hold when unsettled) or release. Its net is the charge and adjustments.
  */
 import { useMutation, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
@@ -20,7 +21,7 @@ interface Charge {
 const CHARGE = 'unit amount exactness tier warnings lines { component quantity rate per amount }';
 const TASK = `query Task($taskId: ID!) {
   task(taskId: $taskId) {
-    taskId projectId model kind status acceptedAt settledAt held overrun priceBookVersion needsReview reviewReason exactness
+    taskId projectId model kind status acceptedAt settledAt held overrun net adjustments priceBookVersion needsReview reviewReason exactness
     user apiKeyPrefix tags
     estimate { ${CHARGE} } charge { ${CHARGE} }
     ledgerEntries { id kind amount unit createdAt effectiveAt reason }
@@ -60,6 +61,10 @@ export function TaskDetail({ taskId }: { taskId: string }) {
         <dd>{money(t.held, unit)}</dd>
         <dt>Overrun</dt>
         <dd>{t.overrun ? money(t.overrun, unit) : '—'}</dd>
+        <dt>Adjustments</dt>
+        <dd data-testid="adjustments">{t.adjustments === '0' ? '—' : t.adjustments.startsWith('-') ? `credit of ${money(t.adjustments.slice(1), unit)}` : money(t.adjustments, unit)}</dd>
+        <dt>Net (charge and adjustments)</dt>
+        <dd data-testid="net" data-amount={t.net ?? ''}>{t.net === null ? '— (not charged yet)' : money(t.net, unit)}</dd>
         <dt>Price book</dt>
         <dd>version {t.priceBookVersion}</dd>
         <dt>API key</dt>
@@ -99,7 +104,7 @@ export function TaskDetail({ taskId }: { taskId: string }) {
           Resolved {dateTime(t.resolution.resolvedAt)}: {t.resolution.outcome.toLowerCase()} — {t.resolution.reason}
         </p>
       )}
-      {t.needsReview && <Resolve taskId={t.taskId} held={t.held} unit={unit} onDone={() => refetch({ requestPolicy: 'network-only' })} />}
+      {t.needsReview && <Resolve taskId={t.taskId} standing={t.charge?.amount ?? t.held} settled={Boolean(t.charge)} unit={unit} onDone={() => refetch({ requestPolicy: 'network-only' })} />}
     </section>
   );
 }
@@ -141,7 +146,8 @@ function ChargeTable({ title, charge }: { title: string; charge: Charge | null }
   );
 }
 
-function Resolve({ taskId, held, unit, onDone }: { taskId: string; held: string; unit: Unit; onDone(): void }) {
+/** `standing`: what CHARGE without an amount keeps: the settled charge, or the hold when unsettled. */
+function Resolve({ taskId, standing, settled, unit, onDone }: { taskId: string; standing: string; settled: boolean; unit: Unit; onDone(): void }) {
   const { viewer } = useSigned();
   const [outcome, setOutcome] = useState<'CHARGE' | 'RELEASE'>('CHARGE');
   const [amount, setAmount] = useState('');
@@ -167,9 +173,10 @@ function Resolve({ taskId, held, unit, onDone }: { taskId: string; held: string;
       {outcome === 'CHARGE' && (
         <label>
           Amount ({unit}){' '}
-          <input name="amount" inputMode="decimal" value={amount} placeholder={`${held} (the hold)`} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
+          <input name="amount" inputMode="decimal" value={amount} placeholder={`${standing} (${settled ? 'the charge as settled' : 'the hold'})`} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
         </label>
       )}
+      {outcome === 'CHARGE' && settled && <p class="hint">An amount below the settled charge is a credit to the project: the vendor still bills its usage.</p>}
       <label>
         Reason (required) <input name="reason" required value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
       </label>

@@ -23,12 +23,15 @@ export interface TaskRow {
   user: string | null;
   apiKeyPrefix: string | null;
   estimate: { unit: Unit; amount: string } | null;
-  charge: { unit: Unit; amount: string } | null;
+  charge: { unit: Unit; amount: string; exactness: string } | null;
+  /** charge + adjustments (a credit is negative); null until charged */
+  net: string | null;
+  adjustments: string;
 }
 
 const TASKS = `query Tasks($first: Int!, $after: String, $filter: TaskFilterInput) {
   tasks(first: $first, after: $after, filter: $filter) {
-    edges { node { taskId projectId model kind status acceptedAt held needsReview reviewReason exactness user apiKeyPrefix estimate { unit amount } charge { unit amount } } }
+    edges { node { taskId projectId model kind status acceptedAt held needsReview reviewReason exactness user apiKeyPrefix estimate { unit amount } charge { unit amount exactness } net adjustments } }
     pageInfo { hasNextPage endCursor }
   }
 }`;
@@ -97,7 +100,7 @@ export function Tasks({ review }: { review: boolean }) {
               <th>Model</th>
               <th>Status</th>
               <th class="num">Held</th>
-              <th class="num">Charge</th>
+              <th class="num">Charge (net)</th>
               <th>User</th>
               <th>Key</th>
               <th>Review</th>
@@ -115,7 +118,7 @@ export function Tasks({ review }: { review: boolean }) {
                   <td>{t.model}</td>
                   <td>{t.status}</td>
                   <td class="num">{money(t.held, unit)}</td>
-                  <td class="num">{t.charge ? `${money(t.charge.amount, t.charge.unit)}${t.exactness === 'ESTIMATE' ? ' (estimate)' : ''}` : '—'}</td>
+                  <td class="num">{t.charge ? <NetCharge task={t} /> : '—'}</td>
                   <td>{t.user ?? '—'}</td>
                   <td>{t.apiKeyPrefix ?? '—'}</td>
                   <td>{t.needsReview ? <span class="badge hard">{t.reviewReason ?? 'needs review'}</span> : ''}</td>
@@ -134,5 +137,19 @@ export function Tasks({ review }: { review: boolean }) {
         </button>
       </div>
     </section>
+  );
+}
+
+/** What a task costs after its adjustments; the charge and the credit beside it when they differ. */
+export function NetCharge({ task }: { task: Pick<TaskRow, 'charge' | 'net' | 'adjustments'> }) {
+  const charge = task.charge!;
+  const label = charge.exactness === 'ESTIMATE' ? ' (estimate)' : '';
+  if (task.adjustments === '0' || task.net === null) return <span data-net={task.net ?? charge.amount}>{money(charge.amount, charge.unit)}{label}</span>;
+  const credit = task.adjustments.startsWith('-');
+  return (
+    <span data-net={task.net} title={`charge ${charge.amount}, ${credit ? 'credit' : 'adjustment'} ${task.adjustments}`}>
+      {money(task.net, charge.unit)}
+      {label} <small>({credit ? 'after a credit of' : 'after an adjustment of'} {money(credit ? task.adjustments.slice(1) : task.adjustments, charge.unit)})</small>
+    </span>
   );
 }

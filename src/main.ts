@@ -1,6 +1,7 @@
 /** `npm start`: the gateway. */
 import { ConfigError } from './config/config.js';
 import { startGateway } from './bootstrap.js';
+import { StartRefused } from './database/data-dir-lock.js';
 
 const say = (line: string) => process.stdout.write(`spendgate: ${line}\n`);
 
@@ -36,6 +37,14 @@ try {
   if (error instanceof ConfigError) {
     process.stderr.write(`spendgate: ${error.message}\n`);
     process.exit(78);
+  }
+  if (error instanceof StartRefused) {
+    process.stderr.write(`spendgate: ${error.message}\n`);
+    process.exit(1);
+  }
+  if ((error as { code?: string }).code === 'EADDRINUSE') {
+    process.stderr.write(`spendgate: ${(error as { address?: string; port?: number }).address ?? ''}:${(error as { port?: number }).port ?? ''} is in use: another program listens there; set PORT (or HOST) to another\n`);
+    process.exit(1);
   }
   process.stderr.write(`spendgate: failed to start: ${(error as Error).stack ?? error}\n`);
   process.exit(1);

@@ -4,47 +4,15 @@
  * signatures to a real HTTP receiver here, retried with the same webhook-id, surviving SIGKILL,
  * never slowing submissions; Slack text; GraphQL endpoints and deliveries.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Gateway } from '../src/bootstrap.js';
 import { TaskStore } from '../src/tasks/task-store.js';
 import { imageBody } from './support/builders.js';
+import { receiver } from './support/receiver.js';
 import { heldTask } from './support/builders.js';
 import {
   ADMIN, eventually, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, spawnGateway, sql, submitChat, submitGeneration,
 } from './support/harness.js';
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A webhook receiver: answers with `answer(n)` (the n-th request, from 1); 'hang' never answers. */
-async function receiver(answer: (n: number) => number | 'hang' = () => 200) {
-  const received: Received[] = [];
-  const hanging = new Set<import('node:http').ServerResponse>();
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body });
-      const a = answer(received.length);
-      if (a === 'hang') hanging.add(res);
-      else res.writeHead(a).end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return {
-    url,
-    received,
-    close: async () => {
-      for (const res of hanging) res.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
 
 async function createEndpoint(gw: Gateway, url: string, extra: Record<string, unknown> = {}) {
   const res = await graphql<{ createWebhookEndpoint: { endpoint: { id: string }; secret: string } }>(gw, ADMIN,

@@ -7,6 +7,9 @@
  *   their latency: reads have their own pool, statement timeout and turns (measured here).
  * - tasks(first, after) pages newest first by id, over more than 100 tasks, while new tasks arrive.
  */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Gateway } from '../src/bootstrap.js';
 import { ReadGate } from '../src/common/read-gate.js';
 import { Database } from '../src/database/database.js';
@@ -52,7 +55,7 @@ test('the amplified query is refused by its cost before it runs; a full page wit
 
 test('another project\'s submissions keep their latency while the largest allowed reads run (the bulkhead, measured)', async () => {
   // The gateway in its own process, as in production: the readers here do not share its event loop.
-  const child = await spawnGateway({ DATABASE_URL: gw.databaseUrl, ADMIN_TOKEN: ADMIN, SIMULATOR_DELAY_MS: '0', LOG_LEVEL: 'silent', POLLER_ENABLED: 'false', DATA_DIR: gw.config.DATA_DIR });
+  const child = await spawnGateway({ DATABASE_URL: gw.databaseUrl, ADMIN_TOKEN: ADMIN, SIMULATOR_DELAY_MS: '0', LOG_LEVEL: 'silent', POLLER_ENABLED: 'false', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-child-')) }); // its own simulator's journal
   const post = (path: string, key: string, body: unknown): Promise<HttpResult<GatewayAnswer & Partial<GraphqlAnswer<unknown>>>> => http(`${child.url}${path}`, { key, body });
   try {
     const latencies = async (n: number) => {

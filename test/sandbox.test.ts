@@ -28,12 +28,6 @@ test('the lockfile is complete: `npm ci` accepts it (dry run), and CI and the Do
   expect(readFileSync('Dockerfile', 'utf8')).toMatch(/^RUN npm ci /m);
 }, 150_000);
 
-test('docker-compose has no public default ADMIN_TOKEN: it refuses to start without one', () => {
-  const compose = readFileSync('docker-compose.yml', 'utf8');
-  expect(compose).toMatch(/ADMIN_TOKEN: \$\{ADMIN_TOKEN:\?[^}]+\}/);
-  expect(compose).not.toMatch(/ADMIN_TOKEN:-/);
-});
-
 test('outside the sandbox the gateway refuses to start without ADMIN_TOKEN, with one line naming it', async () => {
   const result = await run(process.execPath, ['dist/src/main.js'], {
     env: { PATH: process.env.PATH, UPSTREAM_BASE_URL: 'https://vendor.example', UPSTREAM_API_KEY: 'k-123456789' },
@@ -51,6 +45,16 @@ test('a sandbox restart keeps its tasks and its admin token: earlier tasks poll 
   const tokenOf = (gw: ChildGateway) => /ADMIN_TOKEN for this sandbox \(GraphQL admin; kept in .*admin-token\): (\S+)/.exec(gw.output())?.[1];
   let gw = await spawnGateway(env);
   try {
+    // A second start on the same DATA_DIR refuses in one line and touches nothing (issue 37, item 8).
+    const journal = path.join(dir, 'simulator', 'tasks.jsonl');
+    const before = readFileSync(journal, 'utf8');
+    const second = await run(process.execPath, ['dist/src/main.js'], { env: { PATH: process.env.PATH, ...env, PORT: '0' } }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/^spendgate: another spendgate gateway \(pid \d+\) is running with DATA_DIR .*: stop it first, or start this one with another DATA_DIR and PORT\n$/);
+    expect(readFileSync(journal, 'utf8')).toBe(before);
     const admin = tokenOf(gw)!;
     expect(admin).toMatch(/^sga_/);
     const gql = async (query: string, variables?: Record<string, unknown>) => (await http<GraphqlAnswer<GraphqlData>>(`${gw.url}/graphql`, { key: admin, body: { query, variables } })).body;
@@ -81,3 +85,9 @@ test('a sandbox restart keeps its tasks and its admin token: earlier tasks poll 
     rmSync(dir, { recursive: true, force: true });
   }
 }, 120_000);
+
+test('`spendgate --help` (and `npm run cli -- --help`) prints the commands and exits 0', async () => {
+  const out = await run(process.execPath, ['dist/src/cli/main.js', '--help'], { env: { PATH: process.env.PATH } });
+  expect(out.stdout).toMatch(/^usage: spendgate <command>/);
+  expect(out.stdout).toMatch(/reconcile/);
+});

@@ -13,12 +13,13 @@
  */
 import { Logger } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { Repeating } from '../common/repeating.js';
 import type { Config } from '../config/config.js';
 import type { Database } from '../database/database.js';
 import type { MetricsService } from '../metrics/metrics.service.js';
 import { deliveryBody, retryDelayMs, type WebhookFormat } from './webhook-message.js';
+import { checkTargetUrl, guardedAgent, TargetRefused, targetsGuarded } from './webhook-target.js';
 
 interface Claimed {
   id: string;
@@ -32,7 +33,7 @@ interface Claimed {
   live: boolean;
 }
 
-type Settings = Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_CONCURRENCY' | 'WEBHOOK_POLL_MS' | 'WEBHOOK_RETRY_BASE_MS' | 'WEBHOOK_RETRY_FOR_MS'>;
+type Settings = Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_CONCURRENCY' | 'WEBHOOK_POLL_MS' | 'WEBHOOK_RETRY_BASE_MS' | 'WEBHOOK_RETRY_FOR_MS' | 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'sandbox'>;
 
 export class WebhookDispatcher {
   private readonly logger = new Logger('Webhooks');
@@ -41,12 +42,15 @@ export class WebhookDispatcher {
   private readonly inFlight = new Set<Promise<void>>();
   private claiming = false;
   private backlog = false;
+  /** Guarded deliveries connect only to the public addresses their names resolve to (webhook-target.ts). */
+  private readonly agent?: Agent;
 
   constructor(
     private readonly db: Database,
     private readonly settings: Settings,
     private readonly metrics: MetricsService,
   ) {
+    if (targetsGuarded(settings)) this.agent = guardedAgent();
     // The lag is measured once per poll, not on every claim a finished delivery makes in a backlog.
     this.loop = new Repeating(async () => {
       await this.measureLag();
@@ -63,6 +67,7 @@ export class WebhookDispatcher {
     this.stopped = true;
     await this.loop.stop();
     await Promise.all(this.inFlight);
+    await this.agent?.close();
   }
 
   /**
@@ -129,6 +134,7 @@ export class WebhookDispatcher {
     let statusCode: number | null = null;
     let error: string | null = null;
     try {
+      if (this.agent) checkTargetUrl(d.url, true); // a literal address is connected to without a look-up
       const timeout = this.settings.WEBHOOK_TIMEOUT_MS;
       const res = await request(d.url, {
         method: 'POST',
@@ -137,14 +143,16 @@ export class WebhookDispatcher {
         headersTimeout: timeout,
         bodyTimeout: timeout,
         signal: AbortSignal.timeout(timeout),
+        ...(this.agent ? { dispatcher: this.agent } : {}),
       });
       statusCode = res.statusCode;
       await res.body.dump({ limit: 64 * 1024 }); // the receiver's answer is not read, only drained
       if (statusCode < 200 || statusCode > 299) error = `HTTP ${statusCode}`;
     } catch (e) {
-      error = describe(e as Error, this.settings.WEBHOOK_TIMEOUT_MS);
+      error = describe(e as Error);
     }
-    const latencyMs = Math.round(performance.now() - started);
+    // How long a failed connection took would tell open ports from closed ones: only answers are timed.
+    const latencyMs = statusCode === null ? 0 : Math.round(performance.now() - started);
     const delivered = error === null;
     const final = delivered || Date.now() - d.event_at.getTime() >= this.settings.WEBHOOK_RETRY_FOR_MS;
     await this.finish(d, { delivered, final, statusCode, latencyMs, error });
@@ -176,8 +184,13 @@ export class WebhookDispatcher {
   }
 }
 
-/** A short reason for the attempt log: never the receiver's body, never a stack. */
-function describe(error: Error & { code?: string }, timeoutMs: number): string {
-  if (error.name === 'TimeoutError' || error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT') return `no answer within ${timeoutMs} ms`;
-  return `${error.code ?? error.name}: ${error.message}`.slice(0, 200);
+/**
+ * A short reason for the attempt log: never the receiver's body, never a stack, and never the
+ * socket's own error (refused, reset, timed out, unreachable): told apart, they would make the
+ * delivery log a port scanner. A target refused by the rules says so.
+ */
+function describe(error: Error): string {
+  const refused = error instanceof TargetRefused ? error : error.cause instanceof TargetRefused ? error.cause : undefined;
+  if (refused) return `refused: ${refused.message.replace(/^url: /, '')}`;
+  return 'no HTTP answer';
 }

@@ -40,14 +40,40 @@ export function deliveryBody(format: WebhookFormat, payload: string): string {
   return format === 'SLACK' ? JSON.stringify({ text: slackText(JSON.parse(payload) as EventBody) }) : payload;
 }
 
-/** One or two lines a person reads in a channel, amounts exact, in the event's unit. */
+/**
+ * Slack's control characters in text anyone can send (an end user's name, a tag, a project name,
+ * a reason): `<!channel>` would notify a channel and `<https://…|label>` would be a disguised link.
+ * Slack reads only &, < and > as markup, so those three are escaped (api.slack.com, "Escaping text").
+ */
+export function slackEscape(text: string | number | null | undefined): string {
+  return String(text ?? '').replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
+
+/** One or two lines a person reads in a channel, amounts exact, in the event's unit; every value escaped. */
 export function slackText(event: EventBody): string {
+  const e = escapeAll(event.data);
+  return plainText(event.type, e);
+}
+
+/** Every string of the event's data escaped for Slack (nested objects too). */
+function escapeAll<T>(value: T): T {
+  if (typeof value === 'string') return slackEscape(value) as T;
+  if (Array.isArray(value)) return value.map(escapeAll) as T;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeAll(v)])) as T;
+  return value;
+}
+
+function plainText(type: EventType, data: EventBody['data']): string {
+  const event = { type, data };
   const { project, budget, task } = event.data;
   const where = `project *${project.name}*`;
   if (budget) {
-    const scope = budget.scope === 'PROJECT' ? '' : ` (${budget.scope === 'EACH_USER' ? `each user: ${budget.user}` : `${budget.scope.toLowerCase().replace('_', ' ')} ${budget.scopeValue}`})`;
+    const scope = budget.scope === 'PROJECT' ? '' : ` (${budget.scope === 'EACH_USER' ? (budget.user ? `each user: ${budget.user}` : 'each user') : `${budget.scope.toLowerCase().replace('_', ' ')} ${budget.scopeValue}`})`;
     const name = `${budget.period.toLowerCase()} ${budget.unit} budget${scope} of ${where}`;
     const balance = `spent ${budget.spent}, held ${budget.held}, ${budget.remaining} of ${budget.limit} ${budget.unit} left`;
+    if (event.type === 'budget.exhausted' && (event.data as { capped?: boolean }).capped) {
+      return `:no_entry: The ${name} has refused more end users this period than are announced one by one; further refusals are counted, not announced.`;
+    }
     return event.type === 'budget.exhausted'
       ? `:no_entry: The ${name} is exhausted: it refused a request. ${balance}.`
       : `:warning: The ${name} crossed ${event.data.threshold}%: ${balance}.`;

@@ -9,6 +9,8 @@ import { requireUuid } from '../common/ids.js';
 import { requirePageSize } from '../common/paging.js';
 import { DATABASE, type Database } from '../database/database.js';
 import { EVENT_TYPES, type WebhookFormat } from './webhook-message.js';
+import { checkTargetUrl, TargetRefused, targetsGuarded } from './webhook-target.js';
+import { CONFIG, type Config } from '../config/config.js';
 
 export interface EndpointRow {
   id: string;
@@ -50,11 +52,14 @@ export const MAX_DELIVERIES_PAGE = 200;
 
 @Injectable()
 export class WebhooksService {
-  constructor(@Inject(DATABASE) private readonly db: Database) {}
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    @Inject(CONFIG) private readonly config: Config,
+  ) {}
 
   /** A new endpoint and its signing secret: the only time the secret is shown. */
   async create(input: { url: string; events?: string[] | null; projectId?: string | null; format: WebhookFormat }): Promise<{ endpoint: EndpointRow; secret: string }> {
-    const url = checkUrl(input.url);
+    const url = checkUrl(input.url, targetsGuarded(this.config));
     const events = [...new Set(input.events ?? [])];
     const unknown = events.find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
     if (unknown !== undefined) throw ApiError.badRequest(`events: "${unknown.slice(0, 60)}" is not one of ${EVENT_TYPES.join(', ')}`);
@@ -141,15 +146,13 @@ export class WebhooksService {
 }
 
 /** http or https, with a host; no credentials in it (they would show in every listing). */
-function checkUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw ApiError.badRequest('url: must be an absolute http or https URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ApiError.badRequest('url: must be an absolute http or https URL');
-  if (url.username || url.password) throw ApiError.badRequest('url: must not carry a user name or password');
+/** The URL as given, checked (webhook-target.ts): guarded outside the sandbox unless private targets are allowed. */
+function checkUrl(raw: string, guarded: boolean): string {
   if (raw.length > 2048) throw ApiError.badRequest('url: at most 2048 characters');
-  return url.toString();
+  try {
+    return checkTargetUrl(raw, guarded);
+  } catch (error) {
+    if (error instanceof TargetRefused) throw ApiError.badRequest(error.message);
+    throw error;
+  }
 }

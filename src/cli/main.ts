@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { Database } from '../database/database.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../database/embedded.js';
+import type { EmbeddedDatabase } from '../database/embedded.js';
 import { migrate } from '../database/migrate.js';
 import { reconcile } from '../ledger/reconcile.js';
 import { ProjectsService } from '../projects/projects.service.js';
@@ -21,7 +21,7 @@ const USAGE = `usage: spendgate <command>
   migrate
   project create <name>
   key create --project <name-or-id> [--tags name=value,...]
-  simulate [--port N] [--delay-ms N]
+  simulate [--port N] [--host H] [--delay-ms N]
   reconcile
   report --from <date> --to <date> [--group-by project,model,day|apiKey|user|tag:<name>] [--unit USD|CREDITS]
          [--order-by keys|amount] [--first N] [--format csv|json|focus]`;
@@ -31,6 +31,7 @@ async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   let embedded: EmbeddedDatabase | undefined;
   let url = config.DATABASE_URL;
   if (!url) {
+    const { startEmbeddedPostgres } = await import('../database/embedded.js'); // not in a production image
     embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR });
     url = embedded.url;
   }
@@ -58,6 +59,10 @@ async function withReportsDatabase<T>(fn: (db: Database) => Promise<T>): Promise
 
 async function main(argv: string[]): Promise<number> {
   const [command, sub, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return command === undefined ? 2 : 0;
+  }
   switch (`${command ?? ''} ${command === 'project' || command === 'key' ? (sub ?? '') : ''}`.trim()) {
     case 'migrate':
       await withDatabase(async () => {});
@@ -83,9 +88,9 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'simulate': {
-      const { values } = parseArgs({ args: argv.slice(1), options: { port: { type: 'string' }, 'delay-ms': { type: 'string' } } });
+      const { values } = parseArgs({ args: argv.slice(1), options: { port: { type: 'string' }, host: { type: 'string' }, 'delay-ms': { type: 'string' } } });
       const sim = createSimulator({ delayMs: Number(values['delay-ms'] ?? 3000) });
-      const url = await sim.app.listen({ port: Number(values.port ?? 8090), host: '127.0.0.1' });
+      const url = await sim.app.listen({ port: Number(values.port ?? 8090), host: values.host ?? '127.0.0.1' });
       process.stderr.write(`upstream simulator listening on ${url} (any API key; control endpoints under /__sim)\n`);
       await new Promise(() => {});
       return 0;

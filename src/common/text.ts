@@ -17,3 +17,8 @@ export function cleanText(field: string, value: string, max: number, { multiline
   }
   return text;
 }
+
+/** Whether text holds a control character (NUL included), which no name or filter value means. */
+export function hasControl(text: string): boolean {
+  return CONTROL.test(text) || /[\n\r]/.test(text);
+}

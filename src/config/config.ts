@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -39,11 +40,17 @@ const schema = z
     POLL_MAX_PER_SECOND: int(100, 1),
     SIMULATOR_DELAY_MS: int(3_000, 0),
     BODY_LIMIT_BYTES: int(8 * 1024 * 1024, 1024),
+    // What a client may hold open (issue 37; http/connection-guard.ts).
+    REQUEST_TIMEOUT_MS: int(30_000, 100),
+    MAX_UNAUTHENTICATED_CONNECTIONS_PER_ADDRESS: int(1024, 1),
+    // In production /metrics answers only with Authorization: Bearer <METRICS_TOKEN>.
+    METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
     RATE_LIMIT_PER_SECOND: int(0, 0),
     DB_POOL_SIZE: int(20, 1),
     READ_POOL_SIZE: int(4, 1),
     READ_STATEMENT_TIMEOUT_MS: int(10_000, 100),
-    READ_CONCURRENCY: int(4, 1),
+    // Reads at once: half the cores (one on two), so heavy reads never take every core from submissions (issue 37).
+    READ_CONCURRENCY: int(Math.max(1, Math.floor(availableParallelism() / 2)), 1),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     NODE_ENV: z.string().default('development'),
     CREDITS_PER_USD: z
@@ -55,6 +62,8 @@ const schema = z
     VENDOR_NAME: z.string().trim().min(1).max(100).default('Upstream vendor'),
     // Alerts (decisions §8): the webhook dispatcher every instance runs.
     WEBHOOKS_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+    // Outside the sandbox webhooks go to public https addresses only, unless this is true (decisions §11).
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
     WEBHOOK_TIMEOUT_MS: int(5_000, 100),
     WEBHOOK_CONCURRENCY: int(8, 1),
     WEBHOOK_POLL_MS: int(500, 10),
@@ -88,12 +97,29 @@ export function reviewAfterMs(config: Pick<Config, 'TASK_REVIEW_AFTER_MS'>, kind
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(env);
+  const parsed = schema.safeParse(withTokenFile(env));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(`Invalid configuration: ${issue.path.join('.')} ${issue.message}`);
   }
   return { ...parsed.data, sandbox: !parsed.data.UPSTREAM_BASE_URL };
+}
+
+/**
+ * ADMIN_TOKEN_FILE: the admin token read from a file (a Docker or Kubernetes secret), so it never
+ * sits in the environment or a compose file. Both set is a mistake, named.
+ */
+function withTokenFile(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const file = env.ADMIN_TOKEN_FILE?.trim();
+  if (!file) return env;
+  if (env.ADMIN_TOKEN) throw new ConfigError('Invalid configuration: ADMIN_TOKEN_FILE and ADMIN_TOKEN are both set; keep one');
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch {
+    throw new ConfigError(`Invalid configuration: ADMIN_TOKEN_FILE ${file} cannot be read`);
+  }
+  return { ...env, ADMIN_TOKEN: token };
 }
 
 /**

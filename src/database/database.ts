@@ -7,6 +7,7 @@
  * the submission path needs.
  */
 import { PrismaPg } from '@prisma/adapter-pg';
+import { setPriority } from 'node:os';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 
@@ -16,12 +17,19 @@ export class Database {
 
   /**
    * `readOnly`: every transaction on these connections is read-only, so a reports URL that names
-   * the primary by mistake still cannot write (a replica refuses writes on its own).
+   * the primary by mistake still cannot write (a replica refuses writes on its own). `nice`: when
+   * the database runs on this machine (the embedded one, or a local server), its backends serving
+   * this pool run at this lower CPU priority, so reads leave the cores to submissions (issue 37).
    */
   constructor(
     url: string,
     poolSize: number,
-    { readOnly = false, statementTimeoutMs, applicationName = 'spendgate' }: { readOnly?: boolean; statementTimeoutMs?: number; applicationName?: string } = {},
+    {
+      readOnly = false,
+      statementTimeoutMs,
+      applicationName = 'spendgate',
+      nice,
+    }: { readOnly?: boolean; statementTimeoutMs?: number; applicationName?: string; nice?: number } = {},
   ) {
     const options = [
       ...(readOnly ? ['-c default_transaction_read_only=on'] : []),
@@ -37,6 +45,7 @@ export class Database {
     });
     // A dropped connection (database restart) must not crash the process; the pool reconnects.
     this.pool.on('error', () => {});
+    if (nice !== undefined && isLocal(url)) this.pool.on('connect', (client) => void lowerBackendPriority(client, nice));
     this.prisma = new PrismaClient({ adapter: new PrismaPg(this.pool) });
   }
 
@@ -84,3 +93,18 @@ export const DATABASE = Symbol('DATABASE');
 export const READS_DATABASE = Symbol('READS_DATABASE');
 /** Where reports and the dashboard read: REPORTS_DATABASE_URL's pool, or DATABASE itself. */
 export const REPORTS_DATABASE = Symbol('REPORTS_DATABASE');
+
+function isLocal(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host === '[::1]' || host === '';
+}
+
+/** Renices the backend process of a new connection; where that is not allowed, nothing changes. */
+async function lowerBackendPriority(client: pg.PoolClient, nice: number): Promise<void> {
+  try {
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    setPriority(rows[0]!.pid, nice);
+  } catch {
+    // another user's server, or not Linux: the reads keep normal priority
+  }
+}

@@ -1,5 +1,7 @@
 /** Liveness, readiness (database and upstream; the reports replica, if any) and Prometheus metrics. */
-import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Res } from '@nestjs/common';
+import { bearer, sameSecret } from '../auth/api-keys.js';
+import { ApiError } from '../common/api-error.js';
 import type { FastifyReply } from 'fastify';
 import { CONFIG, type Config } from '../config/config.js';
 import { Database, DATABASE, REPORTS_DATABASE } from '../database/database.js';
@@ -43,8 +45,18 @@ export class HealthController {
     void reply.code(ok ? 200 : 503).send({ status, database, upstream, ...(separateReports ? { reportsDatabase } : {}), reads });
   }
 
+  /**
+   * Prometheus text. Its counters tell spend and traffic: in production only with
+   * `Authorization: Bearer <METRICS_TOKEN>` (unset: refused, saying so); elsewhere open.
+   */
   @Get('metrics')
-  async prometheus(@Res() reply: FastifyReply) {
+  async prometheus(@Headers('authorization') authorization: string | undefined, @Res() reply: FastifyReply) {
+    if (this.config.NODE_ENV === 'production') {
+      const token = this.config.METRICS_TOKEN;
+      if (!token) throw ApiError.forbidden('/metrics is closed in production until METRICS_TOKEN is set; then scrape it with Authorization: Bearer <METRICS_TOKEN>');
+      const given = bearer(authorization);
+      if (!given || !sameSecret(given, token)) throw ApiError.unauthorized('send Authorization: Bearer <METRICS_TOKEN>');
+    }
     void reply.header('content-type', this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
   }
 }

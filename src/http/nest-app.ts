@@ -11,6 +11,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiError, fromFastifyError } from '../common/api-error.js';
 import { ErrorFilter } from '../common/error.filter.js';
 import type { Config } from '../config/config.js';
+import type { ConnectionGuard } from './connection-guard.js';
 
 /**
  * Fastify's error handler sees only what fails before a Nest handler runs (body parsing, limits):
@@ -24,9 +25,14 @@ class GatewayFastifyAdapter extends FastifyAdapter {
   }
 }
 
-export async function createNestApp(module: DynamicModule, config: Config): Promise<NestFastifyApplication> {
+/**
+ * `guard`: the public listener's limits (connection-guard.ts): timeouts, per-address connections,
+ * parser errors in the refusal shape. The reads worker, which only the main thread calls, has none.
+ */
+export async function createNestApp(module: DynamicModule, config: Config, guard?: ConnectionGuard): Promise<NestFastifyApplication> {
   const adapter = new GatewayFastifyAdapter({
     bodyLimit: config.BODY_LIMIT_BYTES,
+    ...(guard ? { serverFactory: guard.serverFactory, clientErrorHandler: guard.clientError, requestTimeout: config.REQUEST_TIMEOUT_MS } : {}),
     logger:
       config.LOG_LEVEL === 'silent'
         ? false
@@ -40,6 +46,7 @@ export async function createNestApp(module: DynamicModule, config: Config): Prom
   });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { logger: config.LOG_LEVEL === 'silent' ? false : ['error', 'warn'] });
   app.useGlobalFilters(new ErrorFilter());
+  if (guard) app.getHttpAdapter().getInstance().addHook('onResponse', async (request, reply) => guard.answered(request.raw.socket, reply.statusCode));
   // Body-parsing errors (bad JSON, too large, wrong type) happen before Nest sees the request and
   // would get Fastify's own shape: this handler gives them the one refusal shape.
   app.getHttpAdapter().getInstance().setErrorHandler((error, _request, reply) => {

@@ -9,7 +9,12 @@
  * read-only, statement timeout) and turns (ReadGate) bound what reads take from the database.
  */
 import 'reflect-metadata';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+
+/** How much lower than the submission path reads run (nice, 0 to 19). */
+const READS_NICE = 19;
 import { ApiError } from '../common/api-error.js';
 import { CacheEvents } from '../common/cache-events.js';
 import { ReadGate } from '../common/read-gate.js';
@@ -22,8 +27,9 @@ import type { ReadsWorkerData } from './reads-thread.js';
 import { warmUp } from './warm-up.js';
 
 const data = workerData as ReadsWorkerData;
+lowerThisThreadsPriority();
 const config = { ...loadConfig(data.env), ADMIN_TOKEN: data.adminToken };
-const readPool = { readOnly: true, statementTimeoutMs: config.READ_STATEMENT_TIMEOUT_MS };
+const readPool = { readOnly: true, statementTimeoutMs: config.READ_STATEMENT_TIMEOUT_MS, nice: READS_NICE };
 // The read pools, and a few read-write connections for the admin mutations (budgets, prices, projects).
 const db = new Database(data.databaseUrl, Math.min(4, config.DB_POOL_SIZE), { applicationName: 'spendgate-admin' });
 const readsDb = new Database(data.databaseUrl, config.READ_POOL_SIZE, { ...readPool, applicationName: 'spendgate-reads' });
@@ -81,4 +87,18 @@ try {
   parentPort!.postMessage({ type: 'failed', error: (error as Error).stack ?? String(error) });
   await Promise.all([db.close(), readsDb.close(), reportsDb.close()]);
   process.exit(1);
+}
+
+/**
+ * The reads thread yields the CPU to the submission path: on Linux a thread has its own nice value
+ * (setpriority on its thread id), so under load the scheduler runs the main thread first. Where
+ * the thread id cannot be found, nothing changes.
+ */
+function lowerThisThreadsPriority(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, READS_NICE);
+  } catch {
+    // not Linux, or not allowed: reads keep the process's priority
+  }
 }

@@ -25,6 +25,11 @@ const BATCH = 50;
 const MAX_DELAY_MS = 3_600_000;
 /** A round keeps claiming while tasks are due, for at most this long, then lets the loop breathe. */
 const ROUND_MS = 5_000;
+/**
+ * How late after its slot a poll may still go. With slots 1.02/cap apart, polls sent within 15 ms of
+ * their slots never put more than the cap into any calendar second (spendgate_claim_polls).
+ */
+const LATE_MS = 15;
 
 /** The next poll of a task that did not settle: a tenth of its age, within [interval, an hour], ±10 %. */
 export function nextPollDelay(ageMs: number, intervalMs: number, random: () => number = Math.random): number {
@@ -76,7 +81,15 @@ export class PollerService {
       const due = await this.tasks.claimDue(BATCH, this.config.POLL_MAX_PER_SECOND, this.instance);
       if (due.length === 0) break;
       const claimedAt = Date.now();
-      for (const task of due) polls.push(after(task.slot_ms - (Date.now() - claimedAt)).then(() => this.pollOne(task)));
+      for (const task of due) {
+        polls.push(
+          after(task.slot_ms - (Date.now() - claimedAt)).then(() =>
+            // A poll whose slot passed while the event loop was busy is not sent late (late polls
+            // bunch up past the cap): its task is due again at once, for a slot of its own.
+            Date.now() - claimedAt - task.slot_ms > LATE_MS ? this.tasks.pollAgainIn(task.id, 0, reviewAfterMs(this.config, task.kind), false).then(() => false) : this.pollOne(task),
+          ),
+        );
+      }
       // The next claim once this one's slots have passed: the pace has none free before.
       await after(Math.max(...due.map((t) => t.slot_ms)) - (Date.now() - claimedAt));
       if (Date.now() - started > ROUND_MS) break;

@@ -18,6 +18,10 @@ CREATE TYPE "LedgerKind" AS ENUM ('hold', 'release', 'charge', 'adjustment');
 
 CREATE TYPE "Period" AS ENUM ('DAILY', 'WEEKLY', 'MONTHLY', 'LIFETIME');
 
+CREATE TYPE "PersonState" AS ENUM ('invited', 'active', 'disabled');
+
+CREATE TYPE "Role" AS ENUM ('OWNER', 'FINANCE', 'LEAD', 'VIEWER');
+
 CREATE TYPE "TaskStatus" AS ENUM ('submitting', 'processing', 'ready', 'failed', 'unknown', 'rejected');
 
 CREATE TYPE "Unit" AS ENUM ('CREDITS', 'USD');
@@ -81,6 +85,23 @@ CREATE SEQUENCE webhook_delivery_id_seq;
 -- Tables
 -- ==============================================================================================
 
+CREATE TABLE access_token (
+  id uuid NOT NULL,
+  prefix text NOT NULL,
+  hash bytea NOT NULL,
+  name text NOT NULL,
+  person_id uuid,
+  service_account_id uuid,
+  created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  expires_at timestamp(6) with time zone,
+  last_used_at timestamp(6) with time zone,
+  revoked_at timestamp(6) with time zone,
+  CONSTRAINT access_token_pkey PRIMARY KEY (id),
+  CONSTRAINT access_token_person_id_fkey FOREIGN KEY (person_id) REFERENCES person(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT access_token_service_account_id_fkey FOREIGN KEY (service_account_id) REFERENCES service_account(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT access_token_one_holder CHECK (((person_id IS NULL) <> (service_account_id IS NULL)))
+);
+
 CREATE TABLE api_key (
   id uuid NOT NULL,
   project_id uuid NOT NULL,
@@ -89,8 +110,41 @@ CREATE TABLE api_key (
   created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
   revoked_at timestamp(6) with time zone,
   tags text[] DEFAULT ARRAY[]::text[],
+  created_by text,
+  expires_at timestamp(6) with time zone,
+  last_used_at timestamp(6) with time zone,
+  name text,
+  previous_hash bytea,
+  previous_valid_until timestamp(6) with time zone,
   CONSTRAINT api_key_pkey PRIMARY KEY (id),
   CONSTRAINT api_key_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT
+);
+
+CREATE TABLE audit_record (
+  seq bigint NOT NULL,
+  at timestamp(6) with time zone NOT NULL,
+  actor_kind text NOT NULL,
+  actor_id text,
+  actor text NOT NULL,
+  action text NOT NULL,
+  target_kind text,
+  target_id text,
+  project_id uuid,
+  before text,
+  after text,
+  request_id text,
+  client_address text,
+  user_agent text,
+  prev_hash bytea NOT NULL,
+  hash bytea NOT NULL,
+  CONSTRAINT audit_record_pkey PRIMARY KEY (seq)
+);
+
+CREATE TABLE auth_failure (
+  key character varying(255) NOT NULL,
+  points integer NOT NULL DEFAULT 0,
+  expire bigint,
+  CONSTRAINT auth_failure_pkey PRIMARY KEY (key)
 );
 
 CREATE TABLE budget (
@@ -172,6 +226,24 @@ CREATE TABLE outbox_event (
   CONSTRAINT outbox_event_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE person (
+  id uuid NOT NULL,
+  email text NOT NULL,
+  display_name text,
+  role "Role" NOT NULL,
+  all_projects boolean NOT NULL DEFAULT false,
+  project_ids uuid[] DEFAULT ARRAY[]::uuid[],
+  state "PersonState" NOT NULL DEFAULT 'invited'::"PersonState",
+  oidc_issuer text,
+  oidc_subject text,
+  invited_by text,
+  created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  last_sign_in_at timestamp(6) with time zone,
+  disabled_at timestamp(6) with time zone,
+  CONSTRAINT person_pkey PRIMARY KEY (id),
+  CONSTRAINT person_email_lower CHECK ((email = lower(email)))
+);
+
 CREATE TABLE poll_pace (
   id integer NOT NULL DEFAULT 1,
   next_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
@@ -216,6 +288,42 @@ CREATE TABLE project (
   chat_hold_multiplier numeric NOT NULL DEFAULT 1,
   CONSTRAINT project_pkey PRIMARY KEY (id),
   CONSTRAINT project_chat_hold_multiplier_range CHECK (((chat_hold_multiplier >= (1)::numeric) AND (chat_hold_multiplier <= (1000)::numeric)))
+);
+
+CREATE TABLE service_account (
+  id uuid NOT NULL,
+  name text NOT NULL,
+  role "Role" NOT NULL,
+  all_projects boolean NOT NULL DEFAULT false,
+  project_ids uuid[] DEFAULT ARRAY[]::uuid[],
+  created_by text,
+  created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  disabled_at timestamp(6) with time zone,
+  CONSTRAINT service_account_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE session (
+  id bytea NOT NULL,
+  kind text NOT NULL,
+  person_id uuid,
+  api_key_id uuid,
+  created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  last_seen_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  expires_at timestamp(6) with time zone NOT NULL,
+  ended_at timestamp(6) with time zone,
+  user_agent text,
+  client_address text,
+  CONSTRAINT session_pkey PRIMARY KEY (id),
+  CONSTRAINT session_person_id_fkey FOREIGN KEY (person_id) REFERENCES person(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT session_kind_known CHECK ((kind = ANY (ARRAY['person'::text, 'admin'::text, 'project_key'::text])))
+);
+
+CREATE TABLE sign_in_attempt (
+  state text NOT NULL,
+  nonce text NOT NULL,
+  code_verifier text NOT NULL,
+  created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  CONSTRAINT sign_in_attempt_pkey PRIMARY KEY (state)
 );
 
 CREATE TABLE spend_rollup (
@@ -412,9 +520,19 @@ CREATE TABLE webhook_endpoint (
 -- Indexes (beyond primary keys and unique constraints)
 -- ==============================================================================================
 
+CREATE INDEX access_token_person_id_idx ON public.access_token USING btree (person_id);
+
+CREATE UNIQUE INDEX access_token_prefix_key ON public.access_token USING btree (prefix);
+
+CREATE INDEX access_token_service_account_id_idx ON public.access_token USING btree (service_account_id);
+
 CREATE UNIQUE INDEX api_key_prefix_key ON public.api_key USING btree (prefix);
 
 CREATE INDEX api_key_project_id_idx ON public.api_key USING btree (project_id);
+
+CREATE INDEX audit_record_at_idx ON public.audit_record USING btree (at);
+
+CREATE INDEX audit_record_project_id_seq_idx ON public.audit_record USING btree (project_id, seq);
 
 CREATE INDEX budget_project_id_unit_idx ON public.budget USING btree (project_id, unit);
 
@@ -432,9 +550,17 @@ CREATE INDEX outbox_event_cause_prefix ON public.outbox_event USING btree (cause
 
 CREATE INDEX outbox_event_created_at_idx ON public.outbox_event USING btree (created_at);
 
+CREATE UNIQUE INDEX person_email_key ON public.person USING btree (email);
+
+CREATE UNIQUE INDEX person_oidc_issuer_oidc_subject_key ON public.person USING btree (oidc_issuer, oidc_subject);
+
 CREATE UNIQUE INDEX price_rate_version_model_component_key_tier_key ON public.price_rate USING btree (version, model, component, key, tier);
 
 CREATE UNIQUE INDEX project_name_key ON public.project USING btree (name);
+
+CREATE UNIQUE INDEX service_account_name_key ON public.service_account USING btree (name);
+
+CREATE INDEX session_person_id_idx ON public.session USING btree (person_id);
 
 CREATE INDEX spend_rollup_user_none ON public.spend_rollup_user USING btree (period, unit) WHERE (value = ''::text);
 
@@ -546,6 +672,14 @@ BEGIN
     END IF;
     PERFORM spendgate_record_crossings(b.id, bp.period_start, b.subject, b."limit", b.thresholds, before, bp.spent + bp.held);
   END LOOP;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.spendgate_audit_append_only()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION 'audit_record is append-only: % refused', TG_OP USING ERRCODE = 'raise_exception';
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.spendgate_budget_balance(p_budget uuid, p_subject text, p_start timestamp with time zone, p_end timestamp with time zone, OUT spent numeric, OUT held numeric)
@@ -1461,6 +1595,10 @@ END $function$;
 -- ==============================================================================================
 -- Triggers
 -- ==============================================================================================
+
+CREATE TRIGGER audit_record_append_only BEFORE DELETE OR UPDATE ON audit_record FOR EACH ROW EXECUTE FUNCTION spendgate_audit_append_only();
+
+CREATE TRIGGER audit_record_no_truncate BEFORE TRUNCATE ON audit_record FOR EACH STATEMENT EXECUTE FUNCTION spendgate_audit_append_only();
 
 CREATE TRIGGER budget_alert_event AFTER INSERT ON budget_alert FOR EACH ROW EXECUTE FUNCTION spendgate_threshold_event();
 

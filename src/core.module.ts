@@ -1,6 +1,7 @@
 /**
  * Shared services every domain uses: configuration, the database, the upstream client, the price
- * book, projects and keys, the ledger, settlement and metrics. Global, so domain modules stay small.
+ * book, projects and keys, the ledger, settlement, metrics, the audit trail, people and who is
+ * calling. Global, so domain modules stay small.
  */
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { CacheEvents } from './common/cache-events.js';
@@ -19,9 +20,17 @@ import { PollerService } from './tasks/poller.service.js';
 import { SettlementService } from './tasks/settlement.service.js';
 import { TaskStore } from './tasks/task-store.js';
 import { UpstreamService } from './upstream/upstream.service.js';
+import { AuditService } from './audit/audit.service.js';
+import { ChangesService } from './audit/changes.service.js';
+import { AuthFailures } from './auth/auth-failures.js';
+import { PeopleService } from './people/people.service.js';
+import { TokensService } from './people/tokens.service.js';
 import type { Runtime } from './runtime.js';
 
-const SHARED = [CacheEvents, PriceBookService, ProjectsService, ProjectPolicies, LedgerService, SettlementService, TaskStore, MetricsService, PollerService, BudgetsService, BudgetStatusService, PrincipalsService, ReportsService];
+const SHARED = [
+  CacheEvents, PriceBookService, ProjectsService, ProjectPolicies, LedgerService, SettlementService, TaskStore, MetricsService, PollerService,
+  BudgetsService, BudgetStatusService, PrincipalsService, ReportsService, AuditService, ChangesService, AuthFailures, PeopleService, TokensService,
+];
 
 @Global()
 @Module({})

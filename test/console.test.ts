@@ -106,11 +106,16 @@ test('admin: every page renders from the gateway alone; the overview equals spen
   expect(outside).toEqual([]);
   expect(violations).toEqual([]);
 
-  // The token: in this tab's sessionStorage only, never in the URL; sign-out forgets it.
-  expect(await page.evaluate(`[sessionStorage.getItem('spendgate.token'), localStorage.length, document.cookie, location.href.includes('token')]`)).toEqual([ADMIN, 0, '', false]);
+  // The token is kept nowhere the page can read: the session is an HttpOnly cookie, never in the URL.
+  expect(await page.evaluate(`[sessionStorage.length, localStorage.length, document.cookie, location.href.includes('token')]`)).toEqual([0, 0, '', false]);
+  const cookies = await page.context().cookies();
+  expect(cookies.find((c) => c.name === 'sg_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+  // Sign-out ends the session on the server: a reload finds no session.
   await page.click('text=Sign out');
   await page.waitForSelector('input[name=token]');
-  expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  await page.reload();
+  await page.waitForSelector('input[name=token]');
+  expect(await page.$('[data-testid=viewer]')).toBeNull();
   await page.close();
 }, 60_000);
 
@@ -119,8 +124,7 @@ test('a project key sees its own project read-only: no admin actions, and the AP
   await page.goto(`${gw.url}/`);
   await page.fill('input[name=token]', 'sg_not_a_key');
   await page.click('button[type=submit]');
-  expect(await page.textContent('.sign-in [role=alert]')).toMatch(/neither the ADMIN_TOKEN nor a valid project API key/);
-  expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  expect(await page.textContent('.sign-in [role=alert]')).toMatch(/not a valid token or key/);
   await signIn(page, gw.url, b.key);
   expect(await page.textContent('[data-testid=viewer]')).toBe('project video-team · read-only');
   expect(await page.$('select[name=project]')).toBeNull();
@@ -129,12 +133,14 @@ test('a project key sees its own project read-only: no admin actions, and the AP
   await go(page, 'prices', 'prices');
   expect(await page.$('form.publish')).toBeNull();
   await page.goto(`${gw.url}/console/#/alerts`);
-  await page.waitForSelector('text=set up by the admin');
-  // What the page hides, the API refuses: the same token trying an admin mutation from the page.
+  await page.waitForSelector('text=a project key cannot see endpoints');
+  for (const hidden of ['people', 'tokens', 'audit']) expect(await page.$(`nav a[href="#/${hidden}"]`)).toBeNull();
+  // What the page hides, the API refuses: the same session trying an owner's mutation from the page.
   const refused = await page.evaluate(async () => {
+    const { csrfToken } = (await (await fetch('/auth/session')).json()) as { csrfToken: string };
     const res = await fetch('/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${sessionStorage.getItem('spendgate.token')}` },
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
       body: JSON.stringify({ query: 'mutation { createProject(name: "sneaky") }' }),
     });
     return ((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code;

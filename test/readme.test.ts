@@ -35,6 +35,8 @@ test('every README example runs verbatim against a fresh sandbox, with no GraphQ
     expect(out).toMatch(/"code":4020,"message":"budget [0-9a-f-]+ \(each user, here customer-8812, monthly/); // the EACH_USER refusal
     expect(out).toMatch(/"resolveTask":\{"status":"ready","needsReview":false,"net":"/);
     expect(out).toMatch(/reconcile: clean/);
+    expect(out).toMatch(/"viewer":\{"kind":"PERSON","role":"OWNER","email":"owner@example.com"/);
+    expect(out).toMatch(/^audit verify: \d+ records chain; head /m);
     expect(out).toMatch(/^BilledCost,BillingAccountId,/m); // the FOCUS export's header
   } finally {
     gw.proc.kill('SIGTERM');

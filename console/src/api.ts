@@ -1,14 +1,15 @@
 /**
- * The console's GraphQL client (urql): it talks only to the gateway's public /graphql, with the
- * signed-in token as a bearer header, like any other client of the API.
+ * The console's GraphQL client (urql): it talks only to the gateway's public /graphql, like any
+ * other client of the API, authenticated by the session cookie and carrying the CSRF token.
  */
 import { cacheExchange, Client, CombinedError, fetchExchange } from '@urql/core';
+import { session } from './session';
 
-export function apiClient(token: string): Client {
+export function apiClient(): Client {
   return new Client({
     url: '/graphql',
     exchanges: [cacheExchange, fetchExchange],
-    fetchOptions: () => ({ headers: { authorization: `Bearer ${token}` } }),
+    fetchOptions: () => ({ credentials: 'same-origin', headers: { 'x-csrf-token': session.csrf() } }),
     requestPolicy: 'cache-and-network',
     preferGetMethod: false,
   });

@@ -77,9 +77,30 @@ export class WebhooksService {
     return { endpoint: rows[0]!, secret };
   }
 
-  async list(): Promise<EndpointRow[]> {
-    const { rows } = await this.db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoint WHERE deleted_at IS NULL ORDER BY created_at, id`);
+  /** Endpoints, all or those of the projects named (an endpoint of every project is then not listed). */
+  async list(projectIds?: string[]): Promise<EndpointRow[]> {
+    const { rows } = await this.db.query<EndpointRow>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoint WHERE deleted_at IS NULL AND ($1::uuid[] IS NULL OR project_id = ANY($1)) ORDER BY created_at, id`,
+      [projectIds ?? null],
+    );
     return rows;
+  }
+
+  /** An endpoint's project (null: every project's), or undefined when there is no such endpoint. */
+  async projectOfEndpoint(id: string): Promise<string | null | undefined> {
+    requireUuid('id', id);
+    const { rows } = await this.db.query<{ project_id: string | null }>('SELECT project_id::text FROM webhook_endpoint WHERE id = $1 AND deleted_at IS NULL', [id]);
+    return rows[0] ? rows[0].project_id : undefined;
+  }
+
+  /** A delivery's endpoint's project, or undefined. */
+  async projectOfDelivery(deliveryId: string): Promise<string | null | undefined> {
+    if (!/^\d{1,18}$/.test(deliveryId)) throw ApiError.badRequest('deliveryId: is not a delivery id');
+    const { rows } = await this.db.query<{ project_id: string | null }>(
+      'SELECT w.project_id::text FROM webhook_delivery d JOIN webhook_endpoint w ON w.id = d.endpoint_id WHERE d.id = $1',
+      [deliveryId],
+    );
+    return rows[0] ? rows[0].project_id : undefined;
   }
 
   /** Disabled or deleted: its pending deliveries fail at their next attempt, new events skip it. */
@@ -101,7 +122,7 @@ export class WebhooksService {
   }
 
   /** Newest first; `after` is the last id of the previous page. */
-  async deliveries(q: { endpointId?: string | null; status?: string | null; first: number; after?: string | null }): Promise<{ rows: DeliveryRow[]; hasNextPage: boolean }> {
+  async deliveries(q: { endpointId?: string | null; status?: string | null; first: number; after?: string | null; projectIds?: string[] }): Promise<{ rows: DeliveryRow[]; hasNextPage: boolean }> {
     if (q.endpointId != null) requireUuid('endpointId', q.endpointId);
     requirePageSize(q.first, MAX_DELIVERIES_PAGE);
     if (q.after != null && !/^\d{1,18}$/.test(q.after)) throw ApiError.badRequest('after: is not a cursor of this list');
@@ -111,8 +132,9 @@ export class WebhooksService {
               d.last_error AS "lastError", d.delivered_at AS "deliveredAt", d.created_at AS "createdAt", e.payload
        FROM webhook_delivery d JOIN outbox_event e ON e.id = d.event_id
        WHERE ($1::uuid IS NULL OR d.endpoint_id = $1) AND ($2::"DeliveryStatus" IS NULL OR d.status = $2) AND ($3::bigint IS NULL OR d.id < $3)
+         AND ($5::uuid[] IS NULL OR d.endpoint_id IN (SELECT w.id FROM webhook_endpoint w WHERE w.project_id = ANY($5)))
        ORDER BY d.id DESC LIMIT $4`,
-      [q.endpointId ?? null, q.status ?? null, q.after ?? null, q.first + 1],
+      [q.endpointId ?? null, q.status ?? null, q.after ?? null, q.first + 1, q.projectIds ?? null],
     );
     const page = rows.slice(0, q.first);
     const log = await this.attempts(page.map((d) => d.id));
@@ -145,7 +167,6 @@ export class WebhooksService {
   }
 }
 
-/** http or https, with a host; no credentials in it (they would show in every listing). */
 /** The URL as given, checked (webhook-target.ts): guarded outside the sandbox unless private targets are allowed. */
 function checkUrl(raw: string, guarded: boolean): string {
   if (raw.length > 2048) throw ApiError.badRequest('url: at most 2048 characters');

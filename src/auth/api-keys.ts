@@ -11,10 +11,27 @@ export interface NewKey {
   hash: Buffer;
 }
 
-export function generateKey(): NewKey {
+/**
+ * The bearer secrets spendgate issues, told apart by their first letters: `sg_` a project's API
+ * key, `sgp_` a person's access token, `sgs_` a service account's. The same shape for all three.
+ */
+export type SecretKind = 'sg' | 'sgp' | 'sgs';
+
+export function generateKey(kind: SecretKind = 'sg'): NewKey {
   const prefix = randomBytes(6).toString('hex');
-  const key = `sg_${prefix}_${randomBytes(24).toString('base64url')}`;
+  const key = `${kind}_${prefix}_${randomBytes(24).toString('base64url')}`;
   return { key, prefix, hash: hashKey(key) };
+}
+
+/** A token of a person or service account: its kind and public prefix, or undefined. */
+export function parseToken(token: string): { kind: 'sgp' | 'sgs'; prefix: string } | undefined {
+  const match = /^(sgp|sgs)_([0-9a-f]{12})_[A-Za-z0-9_-]{32}$/.exec(token);
+  return match ? { kind: match[1] as 'sgp' | 'sgs', prefix: match[2]! } : undefined;
+}
+
+/** A secret of any of the three kinds, with the prefix replaced: safe to show or log. */
+export function redactSecret(text: string): string {
+  return text.replace(/\b(sg|sgp|sgs|sga)_([0-9a-f]{12}_)?[A-Za-z0-9_-]{20,}/g, (_m, kind: string, prefix?: string) => `${kind}_${prefix ?? ''}…`);
 }
 
 export function hashKey(key: string): Buffer {

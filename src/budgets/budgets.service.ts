@@ -28,6 +28,18 @@ export interface BudgetInput {
   scopeValue?: string;
 }
 
+export interface BudgetRow {
+  id: string;
+  projectId: string;
+  unit: Unit;
+  limit: string;
+  period: Period;
+  hard: boolean;
+  thresholds: number[];
+  scope: BudgetScope;
+  scopeValue: string | null;
+}
+
 /** A scope as stored: the key's id for API_KEY, the canonical value for TAG and USER. */
 interface StoredScope {
   scope: BudgetScope;
@@ -39,8 +51,11 @@ interface StoredScope {
 export class BudgetsService {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
-  /** Creates the project's budget for (unit, period, scope), or changes its limit, kind and thresholds. */
-  async set(input: BudgetInput): Promise<string> {
+  /**
+   * Creates the project's budget for (unit, period, scope), or changes its limit, kind and
+   * thresholds. Returns its id and, when it existed, what it was (for the audit trail).
+   */
+  async set(input: BudgetInput): Promise<{ id: string; before: BudgetRow | undefined }> {
     if (input.limit.isNegative()) throw ApiError.badRequest('limit: must not be negative');
     const thresholds = input.thresholds ?? [50, 80, 100];
     checkThresholds(thresholds);
@@ -52,6 +67,7 @@ export class BudgetsService {
         [input.projectId, input.unit, input.period, scope.scope, scope.keyId, scope.value],
       );
       let id = existing.rows[0]?.id;
+      const before = id ? await this.get(id) : undefined;
       if (id) {
         await client.query(`UPDATE budget SET "limit" = $2::numeric, hard = $3, thresholds = $4::int[] WHERE id = $1`, [id, input.limit.toFixed(), input.hard, thresholds]);
       } else {
@@ -65,8 +81,19 @@ export class BudgetsService {
       // The current window's balance, from what the ledger already holds (an EACH_USER budget's
       // users get theirs from the ledger on first use).
       if (scope.scope !== 'EACH_USER') await client.query(`SELECT spendgate_budget_period($1, clock_timestamp(), '')`, [id]);
-      return id;
+      return { id, before };
     });
+  }
+
+  /** A live budget as it stands (for the audit trail's before and after), or undefined. */
+  async get(budgetId: string): Promise<BudgetRow | undefined> {
+    const { rows } = await this.db.query<BudgetRow>(
+      `SELECT b.id, b.project_id AS "projectId", b.unit, b."limit"::text AS "limit", b.period, b.hard, b.thresholds, b.scope,
+              coalesce(b.scope_value, k.prefix) AS "scopeValue"
+       FROM budget b LEFT JOIN api_key k ON k.id = b.scope_key_id WHERE b.id = $1 AND b.deleted_at IS NULL`,
+      [budgetId],
+    );
+    return rows[0];
   }
 
   /** Changes a budget's limit, kind or thresholds; its balances stay as the ledger has them. */

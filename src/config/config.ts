@@ -60,6 +60,25 @@ const schema = z
       .refine((v) => /[1-9]/.test(v), 'must be above 0')
       .optional(),
     VENDOR_NAME: z.string().trim().min(1).max(100).default('Upstream vendor'),
+    // People and sign-in (decisions §11; docs/people.md).
+    PUBLIC_URL: optionalUrl,
+    OIDC_ISSUER: optionalUrl,
+    OIDC_CLIENT_ID: z.string().trim().min(1).optional(),
+    OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+    OIDC_ALLOWED_DOMAINS: z
+      .string()
+      .trim()
+      .optional()
+      .transform((v) => (v ? v.split(',').map((d) => d.trim().toLowerCase()).filter(Boolean) : [])),
+    OIDC_DEFAULT_ROLE: z
+      .string()
+      .trim()
+      .regex(/^(owner|finance|lead|viewer)(:all)?$/i, 'must be a role (owner, finance, lead, viewer), optionally with :all (every project)')
+      .default('viewer'),
+    SESSION_IDLE_MS: int(8 * 3600_000, 60_000),
+    AUTH_FAILURES_PER_MINUTE: int(20, 1),
+    AUTH_BLOCK_SECONDS: int(300, 1),
+    SESSION_MAX_MS: int(24 * 3600_000, 60_000),
     // Alerts (decisions §8): the webhook dispatcher every instance runs.
     WEBHOOKS_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
     // Outside the sandbox webhooks go to public https addresses only, unless this is true (decisions §11).
@@ -73,6 +92,16 @@ const schema = z
   .superRefine((env, ctx) => {
     if (env.UPSTREAM_BASE_URL && !env.UPSTREAM_API_KEY) {
       ctx.addIssue({ code: 'custom', path: ['UPSTREAM_API_KEY'], message: 'is required when UPSTREAM_BASE_URL is set' });
+    }
+    if (env.OIDC_ISSUER) {
+      for (const name of ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'PUBLIC_URL'] as const) {
+        if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when OIDC_ISSUER is set' });
+      }
+      // An http issuer only on loopback: development and tests run a real provider there.
+      const issuer = new URL(env.OIDC_ISSUER);
+      if (issuer.protocol !== 'https:' && !['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname)) {
+        ctx.addIssue({ code: 'custom', path: ['OIDC_ISSUER'], message: 'must be https (http only on a loopback address)' });
+      }
     }
     // Outside the sandbox there is no default admin: a public default would be everyone's admin.
     if (env.UPSTREAM_BASE_URL && !env.ADMIN_TOKEN) {

@@ -1,19 +1,29 @@
 /**
- * A pg pool and the Prisma client on it (through @prisma/adapter-pg). The gateway keeps three:
+ * A pg pool. The gateway keeps three:
  * the primary's, which the submission path and every money movement use; a small read-only one
  * on the primary for GraphQL's task and budget reads; and a small read-only one for reports (on
  * REPORTS_DATABASE_URL when set). The read pools are the bulkhead: a heavy read waits for one of
  * their few connections and is cut off by their statement timeout, and never takes a connection
  * the submission path needs.
  */
-import { PrismaPg } from '@prisma/adapter-pg';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setPriority } from 'node:os';
 import pg from 'pg';
-import { PrismaClient } from '../generated/prisma/client.js';
+
+/** The transaction a piece of work runs in (Database.inTransaction), and what waits for its commit. */
+interface Transaction {
+  client: pg.PoolClient;
+  afterCommit: Array<() => Promise<void> | void>;
+}
 
 export class Database {
   readonly pool: pg.Pool;
-  readonly prisma: PrismaClient;
+  /**
+   * The transaction of the async context, if any: every query made while it runs joins it, so a
+   * change and its audit record commit together (audit/changes.ts) without each service taking a
+   * client as an argument.
+   */
+  private readonly current = new AsyncLocalStorage<Transaction>();
 
   /**
    * `readOnly`: every transaction on these connections is read-only, so a reports URL that names
@@ -42,15 +52,15 @@ export class Database {
       // Named, so an operator sees in pg_stat_activity which pool a connection belongs to.
       application_name: applicationName,
       ...(options.length ? { options: options.join(' ') } : {}),
-    });
+      // Awaited by the pool before the connection serves its first query (pg-pool's onConnect).
+      ...(nice !== undefined && isLocal(url) ? { onConnect: (client: pg.PoolClient) => lowerBackendPriority(client, nice) } : {}),
+    } as pg.PoolConfig);
     // A dropped connection (database restart) must not crash the process; the pool reconnects.
     this.pool.on('error', () => {});
-    if (nice !== undefined && isLocal(url)) this.pool.on('connect', (client) => void lowerBackendPriority(client, nice));
-    this.prisma = new PrismaClient({ adapter: new PrismaPg(this.pool) });
   }
 
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    return this.pool.query<R>(text, values);
+    return (this.current.getStore()?.client ?? this.pool).query<R>(text, values);
   }
 
   /**
@@ -58,32 +68,56 @@ export class Database {
    * call. For the statements on the submission path, which run thousands of times a second.
    */
   prepared<R extends pg.QueryResultRow = pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    return this.pool.query<R>({ name, text, values });
+    return (this.current.getStore()?.client ?? this.pool).query<R>({ name, text, values });
   }
 
   /** Rows as arrays in column order: cheaper than one object per row for large results (reports). */
   async queryArrays(text: string, values?: unknown[]): Promise<unknown[][]> {
-    return (await this.pool.query<unknown[]>({ text, values, rowMode: 'array' })).rows;
+    return (await (this.current.getStore()?.client ?? this.pool).query<unknown[]>({ text, values, rowMode: 'array' })).rows;
   }
 
-  /** Runs `fn` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
+  /**
+   * Runs `fn` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it
+   * throws. Inside another transaction of this context, `fn` joins it (one commit for both).
+   */
   async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const joined = this.current.getStore();
+    if (joined) return fn(joined.client);
+    return this.inTransaction(() => fn(this.current.getStore()!.client));
+  }
+
+  /**
+   * Runs `fn` in a transaction that every query of its async context joins (query, prepared,
+   * transaction, and the services that use them). After COMMIT, the work `afterCommit` queued runs
+   * (telling caches of the change, which must not see it before it is committed).
+   */
+  async inTransaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.current.getStore()) return fn();
     const client = await this.pool.connect();
+    const tx: Transaction = { client, afterCommit: [] };
+    let result: T;
     try {
       await client.query('BEGIN');
-      const result = await fn(client);
+      result = await this.current.run(tx, fn);
       await client.query('COMMIT');
-      return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
       client.release();
     }
+    for (const work of tx.afterCommit) await work();
+    return result;
+  }
+
+  /** Work for after the current transaction commits; at once when there is none. */
+  async afterCommit(work: () => Promise<void> | void): Promise<void> {
+    const tx = this.current.getStore();
+    if (tx) tx.afterCommit.push(work);
+    else await work();
   }
 
   async close(): Promise<void> {
-    await this.prisma.$disconnect().catch(() => {});
     await this.pool.end().catch(() => {});
   }
 }

@@ -1,6 +1,7 @@
 /** The vendor's three paths, unchanged, behind project keys. Thin: authenticate, call, reply. */
-import { Body, Controller, Get, Headers, Inject, Param, Post, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Body, Controller, Get, Headers, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AuthFailures, presented } from '../auth/auth-failures.js';
 import { bearer } from '../auth/api-keys.js';
 import { attributionOf } from '../attribution/attribution.js';
 import { ApiError } from '../common/api-error.js';
@@ -16,25 +17,26 @@ export class GatewayController {
     private readonly gateway: GatewayService,
     private readonly principals: PrincipalsService,
     @Inject(RateLimiter) private readonly limiter: RateLimiter,
+    private readonly failures: AuthFailures,
   ) {}
 
   @Post('chat/completions')
-  async chat(@Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
-    const ctx = await this.authenticate(headers);
+  async chat(@Req() request: FastifyRequest, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
+    const ctx = await this.authenticate(request, headers);
     this.requireJson(headers);
     send(reply, await this.gateway.submit('chat', ctx, body, idempotencyKey(headers), attributionOf(headers, ctx.tags)));
   }
 
   @Post('generations')
-  async generations(@Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
-    const ctx = await this.authenticate(headers);
+  async generations(@Req() request: FastifyRequest, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
+    const ctx = await this.authenticate(request, headers);
     this.requireJson(headers);
     send(reply, await this.gateway.submit('generations', ctx, body, idempotencyKey(headers), attributionOf(headers, ctx.tags)));
   }
 
   @Get('tasks/:taskId')
-  async task(@Headers() headers: Record<string, string | undefined>, @Param('taskId') taskId: string, @Res() reply: FastifyReply) {
-    const ctx = await this.authenticate(headers);
+  async task(@Req() request: FastifyRequest, @Headers() headers: Record<string, string | undefined>, @Param('taskId') taskId: string, @Res() reply: FastifyReply) {
+    const ctx = await this.authenticate(request, headers);
     send(reply, await this.gateway.poll(ctx, taskId));
   }
 
@@ -44,9 +46,14 @@ export class GatewayController {
     if (type !== 'application/json') throw new ApiError(415, 4150, 'Content-Type must be application/json');
   }
 
-  private async authenticate(headers: Record<string, string | undefined>): Promise<KeyContext> {
-    const ctx = await this.principals.authenticateKey(bearer(headers.authorization));
-    if (!ctx) throw ApiError.unauthorized();
+  /** A good key is never slowed; a bad one costs its address a point (429 past the limit) and is audited. */
+  private async authenticate(request: FastifyRequest, headers: Record<string, string | undefined>): Promise<KeyContext> {
+    const key = bearer(headers.authorization);
+    const ctx = await this.principals.authenticateKey(key);
+    if (!ctx) {
+      const client = { requestId: request.id, clientAddress: request.ip, userAgent: headers['user-agent'] ?? null };
+      throw await this.failures.failed(client, { action: 'auth.failed', presented: presented(key) }, ApiError.unauthorized());
+    }
     if (!this.limiter.take(ctx.apiKeyId)) throw ApiError.tooMany('rate limit for this API key exceeded; retry shortly');
     return ctx;
   }

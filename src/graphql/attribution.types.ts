@@ -28,7 +28,11 @@ export class UserBalanceConnection {
 export class ApiKeyInfo {
   @Field() prefix!: string;
   @Field(() => [String], { description: 'default tags of the tasks it submits' }) tags!: string[];
+  @Field(() => String, { nullable: true, description: 'what people call it' }) name!: string | null;
+  @Field(() => String, { nullable: true, description: 'who issued it (the audit trail names them the same way)' }) createdBy!: string | null;
   @Field(() => GraphQLISODateTime) createdAt!: Date;
+  @Field(() => GraphQLISODateTime, { nullable: true }) expiresAt!: Date | null;
+  @Field(() => GraphQLISODateTime, { nullable: true, description: 'to the minute' }) lastUsedAt!: Date | null;
   @Field(() => GraphQLISODateTime, { nullable: true }) revokedAt!: Date | null;
 }
 

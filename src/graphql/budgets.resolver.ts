@@ -1,5 +1,6 @@
 import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
-import { assertAdmin, assertCanRead } from '../auth/access.js';
+import { requireAccess, requireOnTarget } from '../auth/access.js';
+import { ChangesService } from '../audit/changes.service.js';
 import { BudgetStatusService, type BudgetStatus as BudgetStatusView } from '../budgets/budget-status.service.js';
 import { BudgetsService } from '../budgets/budgets.service.js';
 import { ApiError } from '../common/api-error.js';
@@ -19,12 +20,13 @@ export class BudgetsResolver {
     private readonly budgets: BudgetsService,
     private readonly statuses: BudgetStatusService,
     private readonly principals: Principals,
+    private readonly changes: ChangesService,
   ) {}
 
   @Query(() => [BudgetStatus])
   async budgetStatus(@Context() ctx: GraphqlContext, @Args('projectId', { type: () => ID }) projectId: string) {
     const who = await this.principals.of(ctx);
-    assertCanRead(who, projectId);
+    requireAccess(who, 'read', projectId, 'budgetStatus');
     requireUuid('projectId', projectId);
     return this.statuses.status(projectId);
   }
@@ -62,9 +64,10 @@ export class BudgetsResolver {
     @Args('scopeValue', { type: () => String, nullable: true, description: "API_KEY: the key's public prefix; TAG: name=value; USER: the end user" })
     scopeValue?: string,
   ) {
-    assertAdmin(await this.principals.of(ctx), 'setBudget');
+    const who = await this.principals.of(ctx);
+    requireAccess(who, 'budgets', projectId, 'setBudget');
     requireUuid('projectId', projectId);
-    return this.budgets.set({
+    const input = {
       projectId,
       unit,
       limit,
@@ -73,7 +76,13 @@ export class BudgetsResolver {
       scope,
       ...(thresholds ? { thresholds } : {}),
       ...(scopeValue !== undefined && scopeValue !== null ? { scopeValue } : {}),
-    });
+    };
+    return this.changes.run(
+      who,
+      ctx.client,
+      async (r: { id: string; before: unknown }) => ({ action: 'budget.set', targetKind: 'budget', targetId: r.id, projectId, before: r.before ?? null, after: await this.budgets.get(r.id) }),
+      () => this.budgets.set(input),
+    ).then((r) => r.id);
   }
 
   @Mutation(() => Boolean, { description: "changes a budget's limit, kind or thresholds" })
@@ -84,15 +93,26 @@ export class BudgetsResolver {
     @Args('hard', { nullable: true }) hard?: boolean,
     @Args('thresholds', { type: () => [Int], nullable: true }) thresholds?: number[],
   ) {
-    assertAdmin(await this.principals.of(ctx), 'updateBudget');
+    const who = await this.principals.of(ctx);
     requireUuid('budgetId', budgetId);
-    return this.budgets.update(budgetId, { ...(limit ? { limit } : {}), ...(hard !== undefined && hard !== null ? { hard } : {}), ...(thresholds ? { thresholds } : {}) });
+    const before = await this.budgets.get(budgetId);
+    requireOnTarget(who, 'budgets', before?.projectId, `budget ${budgetId}`, 'updateBudget');
+    return this.changes.run(
+      who,
+      ctx.client,
+      async () => ({ action: 'budget.update', targetKind: 'budget', targetId: budgetId, projectId: before!.projectId, before, after: await this.budgets.get(budgetId) }),
+      () => this.budgets.update(budgetId, { ...(limit ? { limit } : {}), ...(hard !== undefined && hard !== null ? { hard } : {}), ...(thresholds ? { thresholds } : {}) }),
+    );
   }
 
   @Mutation(() => Boolean)
   async deleteBudget(@Context() ctx: GraphqlContext, @Args('budgetId', { type: () => ID }) budgetId: string) {
-    assertAdmin(await this.principals.of(ctx), 'deleteBudget');
+    const who = await this.principals.of(ctx);
     requireUuid('budgetId', budgetId);
-    return this.budgets.remove(budgetId);
+    const before = await this.budgets.get(budgetId);
+    requireOnTarget(who, 'budgets', before?.projectId, `budget ${budgetId}`, 'deleteBudget');
+    return this.changes.run(who, ctx.client, { action: 'budget.delete', targetKind: 'budget', targetId: budgetId, projectId: before!.projectId, before, after: null }, () =>
+      this.budgets.remove(budgetId),
+    );
   }
 }

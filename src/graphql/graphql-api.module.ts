@@ -1,5 +1,5 @@
-import { Principals } from './graphql-auth.js';
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
 import { TaskReadsService } from './task-reads.service.js';
 import { BudgetsResolver } from './budgets.resolver.js';
 import { PriceBookResolver } from './price-book.resolver.js';
@@ -13,6 +13,7 @@ import { ViewerResolver } from './viewer.resolver.js';
 import { WebhooksService } from '../alerts/webhooks.service.js';
 
 @Module({
-  providers: [DecimalScalar, Principals, TaskReadsService, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, LedgerResolver, WebhooksService, WebhooksResolver, ViewerResolver],
+  imports: [AuthModule],
+  providers: [DecimalScalar, TaskReadsService, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, LedgerResolver, WebhooksService, WebhooksResolver, ViewerResolver],
 })
 export class GraphqlApiModule {}

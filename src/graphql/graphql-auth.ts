@@ -1,32 +1,69 @@
 /**
- * GraphQL's side of "who is calling": the bearer token goes into the context, and resolvers ask
- * `Principals.of(ctx)` for the caller (auth/principals.service.ts decides; auth/access.ts says
- * what each caller may do).
+ * GraphQL's side of "who is calling": the request's bearer token or session cookie goes into the
+ * context, and resolvers ask `Principals.of(ctx)` for the caller (resolved once per request;
+ * auth/principals.service.ts and auth/sessions.service.ts decide; auth/access.ts says what each
+ * may do). `clientOf(ctx)` is what the audit trail records of the request.
  */
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { bearer } from '../auth/api-keys.js';
-import { PrincipalsService, type Principal } from '../auth/principals.service.js';
+import type { Principal } from '../auth/access.js';
+import { PrincipalsService } from '../auth/principals.service.js';
+import { SESSION_COOKIE, SessionsService, type ClientInfo } from '../auth/sessions.service.js';
 import { ApiError } from '../common/api-error.js';
+import { isWarmUp } from '../reads/warm-up.js';
 
 export interface GraphqlContext {
   /** The bearer token as sent; resolved to a principal lazily, by the resolvers that need one. */
   token?: string;
+  /** The console session cookie, when no bearer token was sent. */
+  session?: string;
+  client: ClientInfo;
+  /** The reads worker's own warm-up request: an admin whose reads are not audited. */
+  internal?: boolean;
+  /** The resolved caller, once asked for. */
+  principal?: Promise<Principal | null>;
 }
 
 export function graphqlContext(request: FastifyRequest): GraphqlContext {
-  return { token: bearer(request.headers.authorization) };
+  const token = bearer(request.headers.authorization);
+  const session = token ? undefined : (request.cookies as Record<string, string | undefined> | undefined)?.[SESSION_COOKIE];
+  return { ...(token ? { token } : {}), ...(session ? { session } : {}), client: clientInfo(request), internal: isWarmUp(request) };
 }
 
-/** Resolves the GraphQL caller: the admin token, or a project API key; refuses anyone else. */
+/** What the audit trail keeps of a request: its id, the client's address, its user agent. */
+export function clientInfo(request: FastifyRequest): ClientInfo {
+  const ua = request.headers['user-agent'];
+  return { requestId: request.id ?? null, clientAddress: clientAddress(request), userAgent: typeof ua === 'string' ? ua : null };
+}
+
+/**
+ * The client's address. The main thread forwards reads to this worker and says whom from in
+ * x-spendgate-client (set by the main thread, after removing any the client sent).
+ */
+export function clientAddress(request: FastifyRequest): string {
+  const forwarded = request.headers['x-spendgate-client'];
+  return typeof forwarded === 'string' && forwarded ? forwarded : request.ip;
+}
+
+/** Resolves the GraphQL caller: a token or a session; refuses anyone else. */
 @Injectable()
 export class Principals {
-  constructor(private readonly principals: PrincipalsService) {}
+  constructor(
+    private readonly principals: PrincipalsService,
+    private readonly sessions: SessionsService,
+  ) {}
 
   async of(ctx: GraphqlContext): Promise<Principal> {
-    if (!ctx.token) throw ApiError.unauthorized('send Authorization: Bearer <ADMIN_TOKEN or project API key>');
-    const who = await this.principals.resolve(ctx.token);
-    if (!who) throw ApiError.unauthorized('the bearer token is neither the ADMIN_TOKEN nor a valid project API key');
-    return who;
+    const who = await this.maybe(ctx);
+    if (who) return who;
+    if (!ctx.token && !ctx.session) throw ApiError.unauthorized('send Authorization: Bearer <a token or key>, or sign in to the console');
+    throw ApiError.unauthorized(ctx.token ? 'the bearer token is not a valid token or key' : 'the session has ended: sign in again');
+  }
+
+  /** The caller, or null when the request names nobody valid. */
+  maybe(ctx: GraphqlContext): Promise<Principal | null> {
+    ctx.principal ??= ctx.token ? this.principals.resolve(ctx.token) : this.sessions.principal(ctx.session);
+    return ctx.principal;
   }
 }

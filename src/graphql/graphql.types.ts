@@ -156,6 +156,7 @@ export class SpendRow {
   @Field(() => TokenSums) tokens!: TokenSums;
   @Field(() => DecimalValue) videoSeconds!: string;
   @Field(() => Int) images!: number;
+  @Field(() => String, { nullable: true, description: "grouped by apiKey: the key's name, beside its prefix in keys" }) apiKeyName!: string | null;
 }
 
 @ObjectType()

@@ -1,4 +1,5 @@
-import { assertAdmin } from '../auth/access.js';
+import { requireAccess } from '../auth/access.js';
+import { ChangesService } from '../audit/changes.service.js';
 import { graphqlRefusal } from '../common/error.filter.js';
 import { requireUuid } from '../common/ids.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
@@ -20,6 +21,7 @@ export class LedgerResolver {
     private readonly ledger: LedgerService,
     private readonly tasks: TaskReadsService,
     private readonly principals: Principals,
+    private readonly changes: ChangesService,
   ) {}
 
   @Mutation(() => ID, {
@@ -35,7 +37,8 @@ export class LedgerResolver {
     @Args('taskId', { type: () => ID, nullable: true }) taskId?: string,
     @Args('effectiveAt', { type: () => GraphQLISODateTime, nullable: true }) effectiveAt?: Date,
   ) {
-    assertAdmin(await this.principals.of(ctx), 'adjustLedger');
+    const who = await this.principals.of(ctx);
+    requireAccess(who, 'corrections', projectId, 'adjustLedger');
     requireUuid('projectId', projectId);
     if (!reason.trim()) throw graphqlRefusal('reason: an adjustment needs a reason', 'BAD_USER_INPUT');
     const why = cleanText('reason', reason, 1000, { multiline: true });
@@ -50,6 +53,12 @@ export class LedgerResolver {
       internalTaskId = task.internalId;
       at ??= task.acceptedAt;
     }
-    return this.ledger.adjust(projectId, Money.of(unit, amount), why, internalTaskId, at);
+    const money = Money.of(unit, amount);
+    return this.changes.run(
+      who,
+      ctx.client,
+      (entryId: string) => ({ action: 'ledger.adjust', targetKind: 'ledger-entry', targetId: entryId, projectId, after: { unit, amount: money.toFixed(), reason: why, taskId: taskId ?? null, effectiveAt: at ?? null } }),
+      () => this.ledger.adjust(projectId, money, why, internalTaskId, at),
+    );
   }
 }

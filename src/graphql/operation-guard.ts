@@ -1,24 +1,31 @@
 /**
  * Checks every GraphQL operation before it runs (a Mercurius preExecution hook, where the
- * variables are known, so `first: $n` counts at its value): its cost must be within MAX_COST,
- * and in production the schema is shown only to a caller with a valid token.
+ * variables are known, so `first: $n` counts at its value):
+ * - its cost must be within MAX_COST;
+ * - in production the schema is shown only to a caller who is someone;
+ * - every root field must have a rule in the permission table (auth/permissions.ts), and the
+ *   caller's role must hold its capability somewhere: refused here, before any resolver runs.
+ *   Resolvers then check the project their target belongs to (auth/access.ts).
+ * - a read with the ADMIN_TOKEN is audited (decisions §11: every use of the break-glass token).
  */
-import type { DocumentNode, GraphQLSchema } from 'graphql';
+import { Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import mercurius from 'mercurius';
-import type { FastifyReply } from 'fastify';
-import { bearer } from '../auth/api-keys.js';
-import type { PrincipalsService } from '../auth/principals.service.js';
+import { hasCapability, requireAccess } from '../auth/access.js';
+import { FIELD_RULES } from '../auth/permissions.js';
+import type { AuditService } from '../audit/audit.service.js';
+import { presented, type AuthFailures } from '../auth/auth-failures.js';
+import { ApiError } from '../common/api-error.js';
 import { asksForSchema, costOf, MAX_COST } from './limits.js';
+import type { GraphqlContext, Principals } from './graphql-auth.js';
 
 const { ErrorWithProps } = mercurius;
 
-export function operationGuard(principals: PrincipalsService, production: boolean) {
-  return async (schema: GraphQLSchema, document: DocumentNode, context: { reply: FastifyReply }, variables?: Record<string, unknown>) => {
+export function operationGuard(principals: Principals, audit: AuditService, failures: AuthFailures, production: boolean) {
+  return async (schema: GraphQLSchema, document: DocumentNode, mercuriusContext: object, variables?: Record<string, unknown>) => {
+    const context = mercuriusContext as GraphqlContext; // Mercurius merges graphqlContext()'s fields into its own
     if (production && asksForSchema(document)) {
-      const who = await principals.resolve(bearer(context.reply.request.headers.authorization));
-      if (!who) {
-        throw new ErrorWithProps('introspection needs a valid token in production: send Authorization: Bearer <ADMIN_TOKEN or project API key>', { code: 'UNAUTHENTICATED', status: 401 }, 401);
-      }
+      const who = await principals.maybe(context);
+      if (!who) throw new ErrorWithProps('introspection needs a valid token in production: send Authorization: Bearer <a token or key>', { code: 'UNAUTHENTICATED', status: 401 }, 401);
     }
     const cost = costOf(schema, document, variables);
     if (cost > MAX_COST) {
@@ -29,5 +36,53 @@ export function operationGuard(principals: PrincipalsService, production: boolea
         400,
       );
     }
+    const fields = rootFields(document);
+    if (fields.length === 0) return; // introspection only
+    const who = await principals.maybe(context);
+    for (const field of fields) {
+      const rule = FIELD_RULES[field];
+      if (!rule) throw new ErrorWithProps(`${field.split('.')[1]}: no permission rule names it, so nobody may use it`, { code: 'FORBIDDEN', status: 403 }, 403);
+      if (!who) {
+        let refusal = ApiError.unauthorized(context.token ? 'the bearer token is not a valid token or key' : context.session ? 'the session has ended: sign in again' : 'send Authorization: Bearer <a token or key>, or sign in to the console');
+        if (context.token || context.session) refusal = await failures.failed(context.client, { action: 'auth.failed', presented: presented(context.token) }, refusal);
+        throw new ErrorWithProps(refusal.message, { code: refusal.status === 429 ? 'TOO_MANY_REQUESTS' : 'UNAUTHENTICATED', status: refusal.status }, refusal.status);
+      }
+      if (rule.scope === 'self' && who.kind !== 'person' && who.kind !== 'service' && who.kind !== 'admin') {
+        throw new ErrorWithProps(`${field.split('.')[1]}: only a person or a service account has tokens of its own`, { code: 'FORBIDDEN', status: 403 }, 403);
+      }
+      if (!hasCapability(who, rule.capability) || rule.scope === 'global') {
+        try {
+          if (rule.capability) requireAccess(who, rule.capability, 'all', field.split('.')[1]!);
+        } catch (error) {
+          throw new ErrorWithProps((error as Error).message, { code: 'FORBIDDEN', status: 403 }, 403);
+        }
+      }
+    }
+    const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+    if (who?.kind === 'admin' && !context.internal && operation?.operation === 'query') {
+      await audit.record(who, { action: 'admin-token.read', after: { fields } }, context.client);
+    }
   };
+}
+
+/** `Query.tasks`, `Mutation.setBudget`: the root fields an operation selects (fragments included). */
+function rootFields(document: DocumentNode): string[] {
+  const out = new Set<string>();
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    const root = definition.operation === 'mutation' ? 'Mutation' : definition.operation === 'subscription' ? 'Subscription' : 'Query';
+    const visit = (selections: readonly import('graphql').SelectionNode[]) => {
+      for (const s of selections) {
+        if (s.kind === Kind.FIELD) {
+          if (!s.name.value.startsWith('__')) out.add(`${root}.${s.name.value}`);
+        } else if (s.kind === Kind.INLINE_FRAGMENT) visit(s.selectionSet.selections);
+        else {
+          const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === s.name.value);
+          if (fragment && fragment.kind === Kind.FRAGMENT_DEFINITION) visit(fragment.selectionSet.selections);
+        }
+      }
+    };
+    visit(definition.selectionSet.selections);
+  }
+  return [...out];
 }

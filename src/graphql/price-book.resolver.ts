@@ -1,4 +1,5 @@
-import { assertAdmin } from '../auth/access.js';
+import { requireAccess } from '../auth/access.js';
+import { ChangesService } from '../audit/changes.service.js';
 import { graphqlRefusal } from '../common/error.filter.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, Field, GraphQLISODateTime, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
@@ -25,6 +26,7 @@ export class PriceBookResolver {
   constructor(
     private readonly books: PriceBookService,
     private readonly principals: Principals,
+    private readonly changes: ChangesService,
   ) {}
 
   @Query(() => [PriceBookVersionInfo])
@@ -50,14 +52,18 @@ export class PriceBookResolver {
     @Args('effectiveAt', { type: () => GraphQLISODateTime, nullable: true }) effectiveAt?: Date,
     @Args('note', { nullable: true }) note?: string,
   ) {
-    assertAdmin(await this.principals.of(ctx), 'publishPrices');
+    const who = await this.principals.of(ctx);
+    requireAccess(who, 'admin', 'all', 'publishPrices');
     for (const r of rates) {
       if (!COMPONENTS.has(r.component)) throw graphqlRefusal(`rates.component: "${r.component}" must be token, second, request or image`, 'BAD_USER_INPUT');
     }
-    return this.books.publish(
-      effectiveAt ?? undefined,
-      rates.map((r) => ({ ...r, component: r.component as RateComponent, tierMaxInput: r.tierMaxInput ?? null })),
-      note === undefined || note === null ? undefined : cleanText('note', note, 500, { multiline: true }),
+    const rows = rates.map((r) => ({ ...r, component: r.component as RateComponent, tierMaxInput: r.tierMaxInput ?? null }));
+    const why = note === undefined || note === null ? undefined : cleanText('note', note, 500, { multiline: true });
+    return this.changes.run(
+      who,
+      ctx.client,
+      (version: number) => ({ action: 'prices.publish', targetKind: 'price-book-version', targetId: String(version), after: { effectiveAt: effectiveAt ?? 'now', note: why ?? null, rates: rows } }),
+      () => this.books.publish(effectiveAt ?? undefined, rows, why),
     );
   }
 }

@@ -1,11 +1,13 @@
-import { assertAdmin } from '../auth/access.js';
+import { Args, Context, GraphQLISODateTime, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { grantedProjects, requireAccess, requireOnTarget } from '../auth/access.js';
+import { actorOf } from '../auth/access.js';
+import { ChangesService } from '../audit/changes.service.js';
 import { requireUuid } from '../common/ids.js';
-import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { Args, Context, ID, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
-import { ApiKeyInfo } from './attribution.types.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from './graphql.types.js';
 import type { Decimal } from '../pricing/money.js';
+import { ApiKeyInfo } from './attribution.types.js';
+import { Principals, type GraphqlContext } from './graphql-auth.js';
+import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from './graphql.types.js';
 import { DecimalValue } from './scalars.js';
 
 @Resolver(() => Project)
@@ -13,40 +15,76 @@ export class ProjectsResolver {
   constructor(
     private readonly service: ProjectsService,
     private readonly principals: Principals,
+    private readonly changes: ChangesService,
   ) {}
 
-  @Query(() => [Project], { description: 'every project; a project key sees only its own' })
+  @Query(() => [Project], { description: "the projects the caller may read (a project key: its own)" })
   async projects(@Context() ctx: GraphqlContext) {
-    const who = await this.principals.of(ctx);
-    return this.service.list(who.kind === 'project' ? who.projectId : undefined);
+    return this.service.list(grantedProjects(await this.principals.of(ctx)));
   }
 
   @Mutation(() => ID)
   async createProject(@Context() ctx: GraphqlContext, @Args('name') name: string) {
-    assertAdmin(await this.principals.of(ctx), 'createProject');
-    return (await this.service.create(name)).id;
+    const who = await this.principals.of(ctx);
+    requireAccess(who, 'admin', 'all', 'createProject');
+    return this.changes.run(who, ctx.client, (p: { id: string; name: string }) => ({ action: 'project.create', targetKind: 'project', targetId: p.id, projectId: p.id, after: p }), () =>
+      this.service.create(name),
+    ).then((p) => p.id);
   }
 
-  @Mutation(() => String, { description: 'a new API key for the project; the secret is shown once. `tags` ("name=value") are the default tags of every task it submits' })
+  @Mutation(() => String, {
+    description: 'a new API key for the project; the secret is shown once. `tags` ("name=value") are the default tags of every task it submits; `name` is what people call it; it stops working at `expiresAt`',
+  })
   async issueApiKey(
     @Context() ctx: GraphqlContext,
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('tags', { type: () => [String], nullable: true }) tags?: string[],
+    @Args('name', { type: () => String, nullable: true }) name?: string,
+    @Args('expiresAt', { type: () => GraphQLISODateTime, nullable: true }) expiresAt?: Date,
   ) {
-    assertAdmin(await this.principals.of(ctx), 'issueApiKey');
+    const who = await this.principals.of(ctx);
+    requireAccess(who, 'keys', projectId, 'issueApiKey');
     requireUuid('projectId', projectId);
-    return this.service.issueKey(projectId, tags ?? []);
+    return this.changes.run(
+      who,
+      ctx.client,
+      async (key: string) => ({ action: 'api-key.issue', targetKind: 'api-key', targetId: key.slice(3, 15), projectId, after: await this.service.keyByPrefix(key.slice(3, 15)) }),
+      () => this.service.issueKey(projectId, tags ?? [], { ...(name ? { name } : {}), ...(expiresAt ? { expiresAt } : {}), createdBy: actorOf(who).label }),
+    );
   }
 
-  @ResolveField(() => [ApiKeyInfo], { description: "the project's API keys, newest first (prefixes and tags, never secrets)" })
+  @Mutation(() => String, {
+    description: 'a new secret for the key (same prefix, budgets and attribution), shown once; the previous secret works for `overlapSeconds` more (default a day)',
+  })
+  async rotateApiKey(
+    @Context() ctx: GraphqlContext,
+    @Args('prefix') prefix: string,
+    @Args('overlapSeconds', { type: () => Int, nullable: true }) overlapSeconds?: number,
+  ) {
+    const who = await this.principals.of(ctx);
+    const key = await this.service.keyByPrefix(prefix);
+    requireOnTarget(who, 'keys', key?.projectId, `API key ${prefix.slice(0, 20)}`, 'rotateApiKey');
+    return this.changes.run(
+      who,
+      ctx.client,
+      { action: 'api-key.rotate', targetKind: 'api-key', targetId: prefix, projectId: key!.projectId, after: { overlapSeconds: overlapSeconds ?? null } },
+      () => this.service.rotateKey(prefix, overlapSeconds ?? undefined),
+    );
+  }
+
+  @ResolveField(() => [ApiKeyInfo], { description: "the project's API keys, newest first (prefixes, names and tags, never secrets)" })
   async apiKeys(@Parent() project: { id: string }) {
     return this.service.keys(project.id);
   }
 
   @Mutation(() => Boolean, { description: 'revokes a key by its public prefix (the 12 hex characters after sg_)' })
   async revokeApiKey(@Context() ctx: GraphqlContext, @Args('prefix') prefix: string) {
-    assertAdmin(await this.principals.of(ctx), 'revokeApiKey');
-    return this.service.revokeKey(prefix);
+    const who = await this.principals.of(ctx);
+    const key = await this.service.keyByPrefix(prefix);
+    requireOnTarget(who, 'keys', key?.projectId, `API key ${prefix.slice(0, 20)}`, 'revokeApiKey');
+    return this.changes.run(who, ctx.client, { action: 'api-key.revoke', targetKind: 'api-key', targetId: prefix, projectId: key!.projectId, before: key }, () =>
+      this.service.revokeKey(prefix),
+    );
   }
 
   @Mutation(() => Boolean, {
@@ -61,13 +99,17 @@ export class ProjectsResolver {
     @Args('chatHoldMultiplier', { type: () => DecimalValue, nullable: true, description: 'chat holds are the estimate × this (1 to 1000)' })
     chatHoldMultiplier?: Decimal,
   ) {
-    assertAdmin(await this.principals.of(ctx), 'setProjectPolicies');
+    const who = await this.principals.of(ctx);
+    requireAccess(who, 'admin', 'all', 'setProjectPolicies');
     requireUuid('projectId', projectId);
-    await this.service.setPolicies(projectId, {
-      ...(unpricedPolicy ? { unpricedPolicy } : {}),
-      ...(failurePolicy ? { failurePolicy } : {}),
-      ...(chatHoldMultiplier ? { chatHoldMultiplier } : {}),
-    });
+    const policies = { ...(unpricedPolicy ? { unpricedPolicy } : {}), ...(failurePolicy ? { failurePolicy } : {}), ...(chatHoldMultiplier ? { chatHoldMultiplier } : {}) };
+    const [before] = await this.service.list([projectId]);
+    await this.changes.run(
+      who,
+      ctx.client,
+      async () => ({ action: 'project.policies', targetKind: 'project', targetId: projectId, projectId, before, after: (await this.service.list([projectId]))[0] }),
+      () => this.service.setPolicies(projectId, policies),
+    );
     return true;
   }
 }

@@ -42,6 +42,7 @@ export function mergeUnits(rows: ReportRow[]): SpendRow[] {
       },
       videoSeconds: total((r) => r.videoSeconds),
       images: parts.reduce((n, p) => n + p.images, 0),
+      apiKeyName: parts[0]!.apiKeyName ?? null,
     };
   });
 }
@@ -132,6 +133,6 @@ export class ReportsResolver {
   @Query(() => Dashboard, { description: 'today and month to date per unit, top models and projects, budgets at 80 % or more' })
   async dashboard(@Context() ctx: GraphqlContext) {
     const who = await this.principals.of(ctx);
-    return this.reports.dashboard(who.kind === 'admin' ? null : [who.projectId]);
+    return this.reports.dashboard(scopeProjects(who, undefined) ?? null);
   }
 }

@@ -1,4 +1,5 @@
-import { assertAdmin, scopeProjects } from '../auth/access.js';
+import { can, requireOnTarget, scopeProjects } from '../auth/access.js';
+import { ChangesService } from '../audit/changes.service.js';
 import { graphqlRefusal } from '../common/error.filter.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, Field, GraphQLISODateTime, ID, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
@@ -25,13 +26,14 @@ export class TasksResolver {
     private readonly query: TaskReadsService,
     private readonly principals: Principals,
     private readonly ledger: LedgerService,
+    private readonly changes: ChangesService,
   ) {}
 
   @Query(() => Task, { nullable: true, description: "a task by its upstream taskId; null when missing or another project's" })
   async task(@Context() ctx: GraphqlContext, @Args('taskId', { type: () => ID }) taskId: string) {
     const who = await this.principals.of(ctx);
     const task = await this.query.find(taskId);
-    if (!task || (who.kind === 'project' && who.projectId !== task.projectId)) return null;
+    if (!task || !can(who, 'read', task.projectId)) return null;
     return task;
   }
 
@@ -63,18 +65,31 @@ export class TasksResolver {
     @Args('reason') reason: string,
     @Args('amount', { type: () => DecimalValue, nullable: true, description: 'CHARGE only; default: the settled charge, or the hold when unsettled' }) amount?: Decimal,
   ) {
-    assertAdmin(await this.principals.of(ctx), 'resolveTask');
+    const who = await this.principals.of(ctx);
     const why = cleanText('reason', reason, 1000, { multiline: true });
     if (outcome === TaskResolutionEnum.RELEASE && amount && !amount.isZero()) {
       throw graphqlRefusal('amount: RELEASE charges nothing; give an amount only with CHARGE', 'BAD_USER_INPUT');
     }
     if (amount?.isNegative()) throw graphqlRefusal('amount: must not be negative (a refund of a settled charge is RELEASE or a smaller CHARGE)', 'BAD_USER_INPUT');
     const task = await this.query.find(taskId);
+    requireOnTarget(who, 'corrections', task?.projectId, `task ${taskId.slice(0, 40)}`, 'resolveTask');
     if (!task) throw graphqlRefusal(`task ${taskId} not found`, 'NOT_FOUND');
     if (task.resolution) throw graphqlRefusal(`task ${taskId} was already resolved (${task.resolution.outcome} on ${task.resolution.resolvedAt.toISOString()})`, 'CONFLICT');
     // A task still in flight is under review only once flagged for its age: then it may be resolved.
     if (!task.needsReview) throw graphqlRefusal(`task ${taskId} is not under review: nothing to resolve`, 'CONFLICT');
-    await this.ledger.resolve(task.internalId, outcome, outcome === TaskResolutionEnum.CHARGE ? amount : undefined, why);
+    await this.changes.run(
+      who,
+      ctx.client,
+      (delta: string) => ({
+        action: 'task.resolve',
+        targetKind: 'task',
+        targetId: task.taskId,
+        projectId: task.projectId,
+        before: { status: task.status, held: task.held, charge: task.charge?.amount ?? null, net: task.net },
+        after: { outcome, amount: amount?.toFixed() ?? null, reason: why, added: delta },
+      }),
+      () => this.ledger.resolve(task.internalId, outcome, outcome === TaskResolutionEnum.CHARGE ? amount : undefined, why),
+    );
     return (await this.query.find(taskId))!;
   }
 }

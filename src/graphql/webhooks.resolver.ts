@@ -1,7 +1,9 @@
 /** Alerts' GraphQL (decisions §8; interfaces.md): endpoints and deliveries, admin only. Thin: WebhooksService does the work. */
 import { Args, Context, Field, GraphQLISODateTime, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
 import { WebhooksService } from '../alerts/webhooks.service.js';
-import { assertAdmin } from '../auth/access.js';
+import { can, requireAccess, requireOnTarget, scopeProjects } from '../auth/access.js';
+import { ChangesService } from '../audit/changes.service.js';
+import { requireUuid } from '../common/ids.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { PageInfo } from './graphql.types.js';
 
@@ -77,6 +79,7 @@ export class WebhooksResolver {
   constructor(
     private readonly webhooks: WebhooksService,
     private readonly principals: Principals,
+    private readonly changes: ChangesService,
   ) {}
 
   @Mutation(() => WebhookEndpointCreated, { description: 'a new endpoint; its signing secret is shown once' })
@@ -87,26 +90,41 @@ export class WebhooksResolver {
     @Args('projectId', { type: () => ID, nullable: true, description: "only this project's events" }) projectId?: string,
     @Args('format', { type: () => WebhookFormatEnum, defaultValue: WebhookFormatEnum.STANDARD }) format: WebhookFormatEnum = WebhookFormatEnum.STANDARD,
   ) {
-    assertAdmin(await this.principals.of(ctx), 'createWebhookEndpoint');
-    return this.webhooks.create({ url, events: events ?? null, projectId: projectId ?? null, format });
+    const who = await this.principals.of(ctx);
+    if (projectId) requireUuid('projectId', projectId);
+    requireAccess(who, 'webhooks', projectId ?? 'all', 'createWebhookEndpoint');
+    return this.changes.run(
+      who,
+      ctx.client,
+      (made: { endpoint: { id: string } }) => ({ action: 'webhook.create', targetKind: 'webhook-endpoint', targetId: made.endpoint.id, projectId: projectId ?? null, after: made.endpoint }),
+      () => this.webhooks.create({ url, events: events ?? null, projectId: projectId ?? null, format }),
+    );
   }
 
   @Query(() => [WebhookEndpoint])
   async webhookEndpoints(@Context() ctx: GraphqlContext) {
-    assertAdmin(await this.principals.of(ctx), 'webhookEndpoints');
-    return this.webhooks.list();
+    const who = await this.principals.of(ctx);
+    if (who.kind === 'project') requireAccess(who, 'webhooks', who.projectId, 'webhookEndpoints');
+    // A URL may carry a secret (a Slack webhook's path): only those who manage an endpoint see it whole.
+    return (await this.webhooks.list(scopeProjects(who, undefined))).map((e) => (can(who, 'webhooks', e.projectId ?? 'all') ? e : { ...e, url: `${new URL(e.url).origin}/…` }));
   }
 
   @Mutation(() => WebhookEndpoint, { description: 'a disabled endpoint gets no new events; its pending deliveries fail' })
   async setWebhookEndpointEnabled(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string, @Args('enabled') enabled: boolean) {
-    assertAdmin(await this.principals.of(ctx), 'setWebhookEndpointEnabled');
-    return this.webhooks.setEnabled(id, enabled);
+    const who = await this.principals.of(ctx);
+    const projectId = await this.webhooks.projectOfEndpoint(id);
+    requireOnTarget(who, 'webhooks', projectId, `webhook endpoint ${id}`, 'setWebhookEndpointEnabled');
+    return this.changes.run(who, ctx.client, (after: unknown) => ({ action: enabled ? 'webhook.enable' : 'webhook.disable', targetKind: 'webhook-endpoint', targetId: id, projectId, after }), () =>
+      this.webhooks.setEnabled(id, enabled),
+    );
   }
 
   @Mutation(() => Boolean)
   async deleteWebhookEndpoint(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string) {
-    assertAdmin(await this.principals.of(ctx), 'deleteWebhookEndpoint');
-    return this.webhooks.delete(id);
+    const who = await this.principals.of(ctx);
+    const projectId = await this.webhooks.projectOfEndpoint(id);
+    requireOnTarget(who, 'webhooks', projectId, `webhook endpoint ${id}`, 'deleteWebhookEndpoint');
+    return this.changes.run(who, ctx.client, { action: 'webhook.delete', targetKind: 'webhook-endpoint', targetId: id, projectId }, () => this.webhooks.delete(id));
   }
 
   @Query(() => WebhookDeliveryConnection, { description: 'newest first' })
@@ -117,15 +135,19 @@ export class WebhooksResolver {
     @Args('first', { type: () => Int, defaultValue: 50 }) first = 50,
     @Args('after', { type: () => String, nullable: true }) after?: string,
   ) {
-    assertAdmin(await this.principals.of(ctx), 'webhookDeliveries');
-    const page = await this.webhooks.deliveries({ endpointId: endpointId ?? null, status: status ?? null, first, after: after ?? null });
+    const who = await this.principals.of(ctx);
+    if (who.kind === 'project') requireAccess(who, 'webhooks', who.projectId, 'webhookDeliveries');
+    const projectIds = scopeProjects(who, undefined);
+    const page = await this.webhooks.deliveries({ endpointId: endpointId ?? null, status: status ?? null, first, after: after ?? null, ...(projectIds ? { projectIds } : {}) });
     const edges = page.rows.map((node) => ({ cursor: node.id, node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 
   @Mutation(() => Boolean, { description: 'sends it again now, with the same webhook-id' })
   async redeliverWebhook(@Context() ctx: GraphqlContext, @Args('deliveryId', { type: () => ID }) deliveryId: string) {
-    assertAdmin(await this.principals.of(ctx), 'redeliverWebhook');
-    return this.webhooks.redeliver(deliveryId);
+    const who = await this.principals.of(ctx);
+    const projectId = await this.webhooks.projectOfDelivery(deliveryId);
+    requireOnTarget(who, 'webhooks', projectId, `delivery ${deliveryId.slice(0, 20)}`, 'redeliverWebhook');
+    return this.changes.run(who, ctx.client, { action: 'webhook.redeliver', targetKind: 'webhook-delivery', targetId: deliveryId, projectId }, () => this.webhooks.redeliver(deliveryId));
   }
 }

@@ -11,6 +11,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiError, fromFastifyError } from '../common/api-error.js';
 import { ErrorFilter } from '../common/error.filter.js';
 import type { Config } from '../config/config.js';
+import { redactSecret } from '../auth/api-keys.js';
 import type { ConnectionGuard } from './connection-guard.js';
 
 /**
@@ -36,7 +37,11 @@ export async function createNestApp(module: DynamicModule, config: Config, guard
     logger:
       config.LOG_LEVEL === 'silent'
         ? false
-        : { level: config.LOG_LEVEL, redact: { paths: ['req.headers.authorization', 'req.headers["idempotency-key"]'], censor: '[redacted]' } },
+        : {
+            level: config.LOG_LEVEL,
+            redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]', 'req.headers["idempotency-key"]'], censor: '[redacted]' },
+            serializers: { req: loggedRequest },
+          },
     genReqId: requestIds(),
     // Errors the router meets before any handler (a path parameter too long, a bad URL) in the one refusal shape.
     frameworkErrors: (error: Error, _request: unknown, reply: FastifyReply) => {
@@ -54,6 +59,38 @@ export async function createNestApp(module: DynamicModule, config: Config, guard
     void reply.code(mapped?.status ?? 500).send(mapped?.toBody() ?? { code: 5000, message: 'internal error' });
   });
   return app;
+}
+
+/** Query parameters whose values are credentials (an OIDC code and state, a token someone put in a URL). */
+const SECRET_PARAMS = /^(code|state|token|access_token|id_token|refresh_token|session_state|key|api_key|secret)$/i;
+
+/** A request as a log line shows it: the URL with credential-like values replaced (a secret never reaches a log). */
+export function loggedRequest(request: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) {
+  return { method: request.method, url: loggableUrl(request.url), host: request.host, remoteAddress: request.ip, remotePort: request.socket?.remotePort };
+}
+
+export function loggableUrl(url: string): string {
+  const at = url.indexOf('?');
+  const path = redactSecret(at < 0 ? url : url.slice(0, at));
+  if (at < 0) return path;
+  const query = url
+    .slice(at + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = eq < 0 ? pair : pair.slice(0, eq);
+      return eq >= 0 && SECRET_PARAMS.test(decodeSafe(name)) ? `${name}=[redacted]` : redactSecret(decodeSafe(pair)) === decodeSafe(pair) ? pair : '[redacted]';
+    })
+    .join('&');
+  return `${path}?${query}`;
+}
+
+function decodeSafe(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
 }
 
 /**

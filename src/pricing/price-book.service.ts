@@ -169,8 +169,11 @@ export class PriceBookService implements OnModuleDestroy {
       await this.insertRows(next, rows, client);
       return next;
     });
-    await this.reload();
-    await this.events.relayOnly({ kind: 'price-book' });
+    // This instance (both threads) prices with it before publishPrices answers, once it is committed.
+    await this.db.afterCommit(async () => {
+      await this.reload();
+      await this.events.relayOnly({ kind: 'price-book' });
+    });
     return version;
   }
 

@@ -7,7 +7,12 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
 import type { Runtime } from '../runtime.js';
-import { PrincipalsService } from '../auth/principals.service.js';
+import { AuditService } from '../audit/audit.service.js';
+import { AuthModule } from '../auth/auth.module.js';
+import { AuthFailures } from '../auth/auth-failures.js';
+import { PeopleModule } from '../people/people.module.js';
+import { AuditModule } from '../audit/audit.module.js';
+import { Principals } from '../graphql/graphql-auth.js';
 import { CoreModule } from '../core.module.js';
 import { GraphqlApiModule } from '../graphql/graphql-api.module.js';
 import { graphqlContext } from '../graphql/graphql-auth.js';
@@ -23,18 +28,22 @@ export class ReadsAppModule {
       module: ReadsAppModule,
       imports: [
         CoreModule.forRoot(runtime),
+        AuthModule,
         GraphqlApiModule,
+        PeopleModule,
+        AuditModule,
         GraphQLModule.forRootAsync<MercuriusDriverConfig>({
           driver: MercuriusDriver,
-          inject: [PrincipalsService],
-          useFactory: (principals: PrincipalsService) => ({
+          imports: [AuthModule],
+          inject: [Principals, AuditService, AuthFailures],
+          useFactory: (principals: Principals, audit: AuditService, failures: AuthFailures) => ({
             autoSchemaFile: true,
             sortSchema: true,
             graphiql: false, // served by the main thread from local files (console/web-pages.ts)
             path: '/graphql',
             context: graphqlContext,
             validationRules: [depthLimit, fieldLimit],
-            hooks: { preExecution: operationGuard(principals, runtime.config.NODE_ENV === 'production') },
+            hooks: { preExecution: operationGuard(principals, audit, failures, runtime.config.NODE_ENV === 'production') },
             errorFormatter,
             jit: 0, // off: graphql-jit hands resolvers inline literals of custom scalars as JSON (a Decimal as a string); no measured gain (docs/architecture.md)
           }),

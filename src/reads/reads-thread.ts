@@ -4,6 +4,7 @@
  * Forwarding costs the main thread a loopback hop and a copy of the bytes, not the read's work.
  */
 import { existsSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -49,9 +50,13 @@ export class ReadsThread {
   forward(fastify: FastifyInstance): void {
     // GraphQL over POST may be JSON (parsed by the main thread, sent on as JSON) or application/graphql (sent as it is).
     fastify.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    // A vendor statement (text/csv) streams through to the worker as it arrives, never whole in memory here.
+    fastify.addContentTypeParser(['text/csv', 'application/octet-stream'], (_request, payload, done) => done(null, payload));
     const handler = (request: FastifyRequest, reply: FastifyReply) => this.pass(request, reply);
     fastify.route({ method: ['GET', 'POST'], url: '/graphql', handler });
-    fastify.get('/reports/*', handler);
+    fastify.route({ method: ['GET', 'POST'], url: '/reports/*', handler });
+    // Sign-in and sign-out of the console (auth/auth.controller.ts).
+    fastify.route({ method: ['GET', 'POST'], url: '/auth/*', handler });
   }
 
   async probe(): Promise<string> {
@@ -83,7 +88,16 @@ export class ReadsThread {
     for (const [name, value] of Object.entries(request.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
     }
-    const body = request.method === 'GET' || request.body === undefined ? undefined : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+    // Who the client is, for the audit trail and the failed sign-in limit: never what it says itself.
+    headers['x-spendgate-client'] = request.ip;
+    if (request.headers.host) headers['x-spendgate-host'] = request.headers.host;
+    delete headers['x-spendgate-warm-up'];
+    const body =
+      request.method === 'GET' || request.body === undefined || request.body === null
+        ? undefined
+        : typeof request.body === 'string' || request.body instanceof Readable
+          ? request.body
+          : JSON.stringify(request.body);
     try {
       const res = await this.pool!.request({ path: request.url, method: request.method as 'GET' | 'POST', headers, body });
       for (const [name, value] of Object.entries(res.headers)) {

@@ -25,6 +25,7 @@ import { PriceBookService } from '../pricing/price-book.service.js';
 import { ReadsAppModule } from './reads-app.module.js';
 import type { ReadsWorkerData } from './reads-thread.js';
 import { warmUp } from './warm-up.js';
+import { protectCookieRequests } from '../auth/session-cookies.js';
 
 const data = workerData as ReadsWorkerData;
 lowerThisThreadsPriority();
@@ -38,6 +39,8 @@ const reportsDb = new Database(config.REPORTS_DATABASE_URL ?? data.databaseUrl, 
 try {
   const app = await createNestApp(ReadsAppModule.forRoot({ config, db, readsDb, reportsDb, upstream: data.upstream }), config);
   const fastify = app.getHttpAdapter().getInstance();
+  // The console's session cookie and its CSRF proof (auth/session-cookies.ts), before any route runs.
+  await protectCookieRequests(fastify, config);
   // Reads take turns: at most READ_CONCURRENCY at once, the rest wait (then 503).
   const gate = new ReadGate(config.READ_CONCURRENCY, config.READ_STATEMENT_TIMEOUT_MS);
   fastify.addHook('onRequest', async (request, reply) => {

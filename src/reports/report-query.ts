@@ -33,6 +33,8 @@ export interface SpendRow {
   cacheWriteTokens: string;
   videoSeconds: string;
   images: number;
+  /** Grouped by apiKey: the key's name (set when it was issued), beside its prefix in `keys`. */
+  apiKeyName?: string | null;
 }
 
 /** Optional measures beyond amount and task count: fetching only what is asked keeps large reports fast. */

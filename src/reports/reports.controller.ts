@@ -1,9 +1,8 @@
 /** GET /reports/spend.csv (the spend report as CSV, same filters and grouping as GraphQL) and GET /reports/focus.csv (FOCUS 1.2). */
-import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
-import { bearer } from '../auth/api-keys.js';
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { scopeProjects } from '../auth/access.js';
-import { PrincipalsService } from '../auth/principals.service.js';
+import { RestCallers } from '../auth/rest-caller.js';
 import { ApiError } from '../common/api-error.js';
 import { ReportsService } from './reports.service.js';
 import { toCsv } from './spend-csv.js';
@@ -21,12 +20,12 @@ const one = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
 export class ReportsController {
   constructor(
     private readonly reports: ReportsService,
-    private readonly principals: PrincipalsService,
+    private readonly callers: RestCallers,
   ) {}
 
   @Get('spend.csv')
-  async spendCsv(@Headers('authorization') authorization: string | undefined, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
-    const projectIds = await this.scope(authorization, q);
+  async spendCsv(@Req() request: FastifyRequest, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
+    const projectIds = await this.scope(request, q);
     const groupBy = (list(q.groupBy) ?? []) as GroupKey[];
     const filters = Object.fromEntries(
       (['models', 'families', 'kinds', 'statuses', 'apiKeys', 'users', 'tags'] as const).flatMap((name) => {
@@ -55,17 +54,15 @@ export class ReportsController {
   }
 
   @Get('focus.csv')
-  async focusCsv(@Headers('authorization') authorization: string | undefined, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
-    const projectIds = await this.scope(authorization, q);
+  async focusCsv(@Req() request: FastifyRequest, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
+    const projectIds = await this.scope(request, q);
     const csv = await this.reports.focus({ from: new Date(one(q.from)!), to: new Date(one(q.to)!), ...(projectIds ? { projectIds } : {}) });
     void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="focus.csv"').send(csv);
   }
 
   /** Who may read which projects, and the date range every report needs. */
-  private async scope(authorization: string | undefined, q: Record<string, QueryValue>): Promise<string[] | undefined> {
-    const who = await this.principals.resolve(bearer(authorization));
-    if (!who) throw ApiError.unauthorized('send Authorization: Bearer <ADMIN_TOKEN or project API key>');
-    const projectIds = scopeProjects(who, list(q.projectIds));
+  private async scope(request: FastifyRequest, q: Record<string, QueryValue>): Promise<string[] | undefined> {
+    const projectIds = scopeProjects(await this.callers.of(request), list(q.projectIds));
     if (!q.from || !q.to) throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
     return projectIds;
   }

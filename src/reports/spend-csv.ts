@@ -13,11 +13,13 @@ export const CSV_COLUMNS = [
  * "=HYPERLINK(…)").
  */
 export function toCsv(groupBy: GroupKey[], rows: SpendRow[]): string {
+  // Grouped by key, the key's name follows in a last column (added last: earlier columns keep their places).
+  const named = groupBy.includes('apiKey');
   const lines = rows.map((r) =>
     csvLine([
       ...r.keys, r.unit, r.amount, r.tasks, r.unpricedTasks, r.inputTokens, r.outputTokens, r.cacheReadTokens,
-      r.cacheWrite5mTokens, r.cacheWrite1hTokens, r.cacheWriteTokens, r.videoSeconds, r.images,
+      r.cacheWrite5mTokens, r.cacheWrite1hTokens, r.cacheWriteTokens, r.videoSeconds, r.images, ...(named ? [r.apiKeyName ?? ''] : []),
     ]),
   );
-  return [csvLine([...groupBy, ...CSV_COLUMNS]), ...lines].join('\n') + '\n';
+  return [csvLine([...groupBy, ...CSV_COLUMNS, ...(named ? ['api_key_name'] : [])]), ...lines].join('\n') + '\n';
 }

@@ -77,6 +77,7 @@ export async function spendReport(db: Db, q: ReportQuery): Promise<SpendRow[]> {
     const others = q.groupBy.filter((_, i) => i !== at);
     report = [...rows, ...untagged(rows, await readRows(db, q, others, undefined), at)];
   }
+  if (q.groupBy.includes('apiKey')) await nameKeys(db, report, q.groupBy.indexOf('apiKey'));
   if (q.orderBy !== 'amount') return firstGroups(ordered(q.groupBy, report, projects), q.first);
   // Largest first; the database already cut to `first` unless a (none) group was added here.
   const byKeys = ordered(q.groupBy, report, projects);
@@ -256,6 +257,14 @@ function ordered(groupBy: GroupKey[], rows: SpendRow[], projects: Map<string, { 
  * The reported projects' names (all, or those the report is scoped to) and their places in byte
  * order of names: ranks within a subset sort the same as ranks among all projects.
  */
+/** Each row's API key name, found by the prefix in its keys (a few hundred keys at most per report). */
+async function nameKeys(db: Pick<Database, 'query'>, rows: SpendRow[], at: number): Promise<void> {
+  const prefixes = [...new Set(rows.map((r) => r.keys[at]!))];
+  const { rows: names } = await db.query<{ prefix: string; name: string | null }>('SELECT prefix, name FROM api_key WHERE prefix = ANY($1)', [prefixes]);
+  const byPrefix = new Map(names.map((n) => [n.prefix, n.name]));
+  for (const row of rows) row.apiKeyName = byPrefix.get(row.keys[at]!) ?? null;
+}
+
 async function projectNames(db: Pick<Database, 'query'>, scope: readonly string[] | undefined): Promise<Map<string, { name: string; sortKey: string }>> {
   const { rows } = await db.query<{ id: string; name: string }>(
     'SELECT id::text AS id, name FROM project WHERE $1::uuid[] IS NULL OR id = ANY($1) ORDER BY name COLLATE "C"',

@@ -131,7 +131,24 @@ export interface GraphqlData {
   adjustLedger: string;
   publishPrices: number;
   resolveTask: TaskResult;
-  __schema: { queryType: { name: string } };
+  __schema: { queryType: { name: string }; types?: Array<{ name: string; fields: Array<{ name: string }> | null }> };
+  rotateApiKey: string;
+  viewer: { kind: string; role: string | null; email: string | null; name: string | null; pages: string[]; can: string[]; [field: string]: unknown };
+  auditLog: { edges: Array<{ cursor: string; node: AuditRecordResult }>; pageInfo: { hasNextPage: boolean; endCursor: string } };
+  invitePerson: { id: string; [field: string]: unknown };
+  disablePerson: { id: string; state: string; [field: string]: unknown };
+  createServiceAccount: { id: string };
+  createToken: { secret: string; token: { id: string } };
+  [field: string]: unknown;
+}
+
+export interface AuditRecordResult {
+  seq: string;
+  actor: string;
+  action: string;
+  target: string;
+  projectId: string | null;
+  hash: string;
   [field: string]: unknown;
 }
 

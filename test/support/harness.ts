@@ -46,6 +46,8 @@ export async function gateway(databaseUrl: string, env: Record<string, string> =
     SIMULATOR_DELAY_MS: '200',
     POLL_INTERVAL_MS: '100',
     NODE_ENV: 'test',
+    // Tests send many bad keys on purpose; the failed sign-in limit has its own test.
+    AUTH_FAILURES_PER_MINUTE: '1000000',
     ...env,
   });
 }
@@ -133,7 +135,7 @@ export async function spawnGateway(env: Record<string, string>): Promise<ChildGa
   const port = await freePort();
   let out = '';
   const proc = spawn(process.execPath, ['dist/src/main.js'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), LOG_LEVEL: 'info', POLL_INTERVAL_MS: '100', NODE_ENV: 'test', ...env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), LOG_LEVEL: 'info', POLL_INTERVAL_MS: '100', NODE_ENV: 'test', AUTH_FAILURES_PER_MINUTE: '1000000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout!.on('data', (d) => (out += d));

@@ -1,11 +1,12 @@
 /**
- * Alerts: webhook endpoints and their recent deliveries with each attempt (admin only: endpoints
- * carry every project's events). Redeliver sends an event again with the same webhook-id.
+ * Alerts: webhook endpoints and their recent deliveries with each attempt, of the projects the
+ * caller may read (a project key sees none). Those who manage a project's webhooks may disable,
+ * enable and redeliver; Redeliver sends an event again with the same webhook-id.
  */
 import { useMutation, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText } from '../api';
-import { useSigned } from '../app';
+import { may, useSigned } from '../app';
 import { dateTime } from '../format';
 import { Empty } from '../parts/empty';
 
@@ -21,10 +22,11 @@ const ENABLE = `mutation Enable($id: ID!, $enabled: Boolean!) { setWebhookEndpoi
 export function Alerts() {
   const { viewer } = useSigned();
   const [status, setStatus] = useState('');
-  const [{ data, error }, reload] = useQuery<any>({ query: ALERTS, variables: { status: status || null }, pause: !viewer.admin });
+  const [{ data, error }, reload] = useQuery<any>({ query: ALERTS, variables: { status: status || null }, pause: viewer.kind === 'PROJECT_KEY' });
   const [redelivered, redeliver] = useMutation(REDELIVER);
   const [, enable] = useMutation(ENABLE);
-  if (!viewer.admin) return <Empty>Alerts (signed webhooks) are set up by the admin: a project key cannot see endpoints or deliveries.</Empty>;
+  const manages = may(viewer, 'webhooks');
+  if (viewer.kind === 'PROJECT_KEY') return <Empty>Alerts (signed webhooks) are set up by the project's lead or an owner: a project key cannot see endpoints or deliveries.</Empty>;
   if (error) return <p class="error" role="alert">{errorText(error)}</p>;
   if (!data) return <p class="loading">Loading…</p>;
   const endpoints = data.webhookEndpoints as any[];
@@ -58,9 +60,9 @@ export function Alerts() {
                 <td>{e.projectId ?? 'every project'}</td>
                 <td>
                   {e.enabled ? 'enabled' : 'disabled'}{' '}
-                  <button type="button" class="link" onClick={async () => (await enable({ id: e.id, enabled: !e.enabled }), reload({ requestPolicy: 'network-only' }))}>
+                  {manages && <button type="button" class="link" onClick={async () => (await enable({ id: e.id, enabled: !e.enabled }), reload({ requestPolicy: 'network-only' }))}>
                     {e.enabled ? 'disable' : 'enable'}
-                  </button>
+                  </button>}
                 </td>
               </tr>
             ))}
@@ -108,9 +110,11 @@ export function Alerts() {
                 <td class="num">{d.attempts}</td>
                 <td>{d.lastStatusCode ?? d.lastError ?? '—'}</td>
                 <td>
-                  <button type="button" class="link" onClick={async () => (await redeliver({ id: d.id }), reload({ requestPolicy: 'network-only' }))}>
-                    redeliver
-                  </button>
+                  {manages && (
+                    <button type="button" class="link" onClick={async () => (await redeliver({ id: d.id }), reload({ requestPolicy: 'network-only' }))}>
+                      redeliver
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}

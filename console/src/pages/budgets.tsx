@@ -68,7 +68,7 @@ export function Budgets() {
   return (
     <section data-ready="budgets">
       <h1>Budgets</h1>
-      <ProjectBudgets projectId={projectId} title={viewer.admin ? projectName(projects, projectId) : (viewer.projectName ?? '')} />
+      <ProjectBudgets projectId={projectId} title={viewer.kind === 'PROJECT_KEY' ? (viewer.projectName ?? '') : projectName(projects, projectId)} />
     </section>
   );
 }

@@ -88,7 +88,7 @@ export function Overview() {
           Stack by{' '}
           <select name="stack" value={stack} onChange={(e) => setStack((e.target as HTMLSelectElement).value as 'model' | 'project')}>
             <option value="model">model</option>
-            {viewer.admin && !projectId && <option value="project">project</option>}
+            {viewer.kind !== 'PROJECT_KEY' && !projectId && <option value="project">project</option>}
           </select>
         </label>
       </div>
@@ -108,7 +108,7 @@ export function Overview() {
           ))}
           <div class="tops">
             <TopList id="models" title="Top models" rows={ranked('model')} />
-            {viewer.admin && !projectId && <TopList id="projects" title="Top projects" rows={ranked('project')} />}
+            {viewer.kind !== 'PROJECT_KEY' && !projectId && <TopList id="projects" title="Top projects" rows={ranked('project')} />}
             <TopList id="keys" title="Top API keys" rows={ranked('apiKey')} />
             <TopList id="users" title="Top end users (this month)" rows={ranked('user')} />
             <TopList

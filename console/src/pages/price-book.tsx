@@ -5,7 +5,7 @@
 import { useMutation, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText } from '../api';
-import { useSigned } from '../app';
+import { may, useSigned } from '../app';
 import { dateTime } from '../format';
 
 interface Rate {
@@ -109,7 +109,7 @@ export function PriceBook() {
           </tbody>
         </table>
       )}
-      {viewer.admin && <Publish onDone={() => reload({ requestPolicy: 'network-only' })} />}
+      {may(viewer, 'admin') && <Publish onDone={() => reload({ requestPolicy: 'network-only' })} />}
     </section>
   );
 }

@@ -1,51 +1,84 @@
 /**
- * Sign-in with the admin token or a project API key. The token is checked against the API
- * (`viewer`) before it is kept, and only in this tab's sessionStorage (session.ts).
+ * Sign-in: with the organisation's identity provider when the gateway offers it (GET /auth/login),
+ * or with a token posted once to /auth/token (a person's access token, the ADMIN_TOKEN as
+ * break-glass, or a project key for its own project). Either way the session is a server-side
+ * row behind an HttpOnly cookie; this page never keeps a token.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { apiClient, errorText } from '../api';
+import { session } from '../session';
 
 export interface Viewer {
+  kind: 'ADMIN_TOKEN' | 'PERSON' | 'SERVICE_ACCOUNT' | 'PROJECT_KEY';
   admin: boolean;
+  role: 'OWNER' | 'FINANCE' | 'LEAD' | 'VIEWER' | null;
+  allProjects: boolean;
+  projectIds: string[];
+  name: string | null;
+  email: string | null;
+  /** Capabilities held on some project (read, budgets, keys, webhooks, corrections, books, admin, people, audit). */
+  can: string[];
+  /** The pages this caller may open. */
+  pages: string[];
   projectId: string | null;
   projectName: string | null;
 }
 
-const VIEWER = `query Viewer { viewer { admin projectId projectName } }`;
+const VIEWER = `query Viewer { viewer { kind admin role allProjects projectIds name email can pages projectId projectName } }`;
 
-/** Who the token is, asked through the same GraphQL client as every page; the API's refusal if it is nobody. */
-async function viewerOf(token: string): Promise<Viewer> {
-  const result = await apiClient(token).query<{ viewer: Viewer }>(VIEWER, {}, { requestPolicy: 'network-only' }).toPromise();
+/** Who the session is, asked through the same GraphQL client as every page; the API's refusal if it is nobody. */
+async function viewerOfSession(): Promise<Viewer> {
+  const result = await apiClient().query<{ viewer: Viewer }>(VIEWER, {}, { requestPolicy: 'network-only' }).toPromise();
   if (result.data?.viewer) return result.data.viewer;
   throw new Error(errorText(result.error) || 'the gateway gave no answer');
 }
 
-export function SignIn({ token, onSignedIn, onForget }: { token: string | null; onSignedIn(token: string, viewer: Viewer): void; onForget(): void }) {
+export function SignIn({ onSignedIn }: { onSignedIn(viewer: Viewer): void }) {
   const [typed, setTyped] = useState('');
   const [error, setError] = useState('');
-  const [busy, setBusy] = useState(false);
+  const [busy, setBusy] = useState(true);
+  const [oidc, setOidc] = useState(false);
 
-  const tryToken = async (t: string) => {
+  // A session already there (a reload, or back from the identity provider): straight in.
+  useEffect(() => {
+    void (async () => {
+      try {
+        const state = await session.state();
+        setOidc(state.oidc);
+        if (state.signedIn) onSignedIn(await viewerOfSession());
+      } catch (e) {
+        setError((e as Error).message);
+      } finally {
+        setBusy(false);
+      }
+    })();
+  }, []);
+
+  const tryToken = async (token: string) => {
     setBusy(true);
     setError('');
     try {
-      onSignedIn(t, await viewerOf(t));
+      await session.signIn(token);
+      setTyped('');
+      onSignedIn(await viewerOfSession());
     } catch (e) {
       setError((e as Error).message);
-      onForget();
     } finally {
       setBusy(false);
     }
   };
-  // A token kept in this tab (a reload): check it again.
-  useEffect(() => {
-    if (token) void tryToken(token);
-  }, []);
 
   return (
     <div class="sign-in">
       <h1>spendgate console</h1>
       <p>Spend, budgets and the review queue of this gateway.</p>
+      {oidc && (
+        <p>
+          <a class="button" href="/auth/login" data-testid="sign-in-oidc">
+            Sign in with your organisation
+          </a>
+        </p>
+      )}
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -53,14 +86,14 @@ export function SignIn({ token, onSignedIn, onForget }: { token: string | null; 
         }}
       >
         <label>
-          Admin token or project API key
+          {oidc ? 'Or with a token' : 'Access token'}
           <input
             name="token"
             type="password"
             autocomplete="off"
             value={typed}
             onInput={(e) => setTyped((e.target as HTMLInputElement).value)}
-            placeholder="sga_… or sg_…"
+            placeholder="sgp_… (yours), sg_… (a project key) or the ADMIN_TOKEN"
           />
         </label>
         <button type="submit" disabled={busy}>
@@ -73,8 +106,8 @@ export function SignIn({ token, onSignedIn, onForget }: { token: string | null; 
         )}
       </form>
       <p class="hint">
-        The admin token is printed by <code>npm start</code> (sandbox) or set as <code>ADMIN_TOKEN</code>. A project key (from{' '}
-        <code>npm run cli -- key create --project my-team</code>) shows its own project, read-only. The token stays in this tab only.
+        An owner gives you a personal access token (<code>npm run cli -- token create --name laptop --email you@example.com</code>); a project key
+        shows its own project, read-only; the ADMIN_TOKEN is for emergencies and every use is audited. The session ends when you sign out.
       </p>
     </div>
   );

@@ -6,7 +6,7 @@
 import { useMutation, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
-import { useSigned } from '../app';
+import { may, useSigned } from '../app';
 import { dateTime, groupDigits, money } from '../format';
 
 interface Charge {
@@ -153,7 +153,7 @@ function Resolve({ taskId, standing, settled, unit, onDone }: { taskId: string; 
   const [amount, setAmount] = useState('');
   const [reason, setReason] = useState('');
   const [result, resolve] = useMutation(RESOLVE);
-  if (!viewer.admin) return <p class="hint">Only the admin can resolve a task under review.</p>;
+  if (!may(viewer, 'corrections')) return <p class="hint">Your role cannot resolve a task under review: an owner, finance or the project's lead can.</p>;
   return (
     <form
       class="card resolve"

@@ -5,7 +5,7 @@
 import { useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
-import { useSigned } from '../app';
+import { may, useSigned } from '../app';
 import { dateTime, money } from '../format';
 import { Empty } from '../parts/empty';
 
@@ -84,7 +84,7 @@ export function Tasks({ review }: { review: boolean }) {
       </div>
       {review && (
         <p class="hint">
-          Tasks whose charge an operator must decide: an unknown outcome, a charge settled at its estimate, or an overrun. {viewer.admin ? 'Open one to charge or release it.' : 'Only the admin can resolve them.'}
+          Tasks whose charge an operator must decide: an unknown outcome, a charge settled at its estimate, or an overrun. {may(viewer, 'corrections') ? 'Open one to charge or release it.' : 'Your role cannot resolve them: an owner, finance or the project\'s lead can.'}
         </p>
       )}
       {error && <p class="error" role="alert">{errorText(error)}</p>}

@@ -1,4 +1,4 @@
-/** The admin picks the project that budgets and filters apply to; a project key has its own. */
+/** A person picks the project that budgets and filters apply to (among those they may read); a project key has its own. */
 import { useQuery } from '@urql/preact';
 import { useSigned } from '../app';
 
@@ -12,7 +12,7 @@ export function useProjects(): { id: string; name: string }[] {
 export function ProjectPicker() {
   const { viewer, projectId, pickProject } = useSigned();
   const projects = useProjects();
-  if (!viewer.admin) return null;
+  if (viewer.kind === 'PROJECT_KEY') return null;
   return (
     <label class="picker">
       Project{' '}

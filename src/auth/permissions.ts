@@ -1,0 +1,117 @@
+/**
+ * Who may do what (decisions §11), in one table: every GraphQL root field, every REST report and
+ * every console page are named here with the capability they need and how that capability is
+ * scoped. The GraphQL guard (graphql/operation-guard.ts) refuses a field that has no rule, or a
+ * caller whose role lacks the capability everywhere, before any resolver runs; resolvers then
+ * check the project their target belongs to with access.ts. test/permissions.test.ts walks the
+ * schema and fails when a field has no rule here.
+ *
+ * | may                                                         | owner | finance | lead (its projects) | viewer |
+ * |-------------------------------------------------------------|-------|---------|---------------------|--------|
+ * | read spend, budgets, tasks, alerts, exports          `read` | all   | all     | its projects        | grant  |
+ * | set/change/delete budgets                         `budgets` | yes   | yes     | its projects        | no     |
+ * | issue/rotate/revoke API keys                         `keys` | yes   | no      | its projects        | no     |
+ * | webhooks of a project                            `webhooks` | yes   | no      | its projects        | no     |
+ * | resolve review items, adjustments             `corrections` | yes   | yes     | its projects        | no     |
+ * | close a month, vendor statements, statements        `books` | yes   | yes     | no                  | no     |
+ * | publish prices, project policies, create projects   `admin` | yes   | no      | no                  | no     |
+ * | people, service accounts, roles                    `people` | yes   | no      | no                  | no     |
+ * | read the audit trail                                `audit` | yes   | yes     | its projects' records | no   |
+ */
+
+export type Role = 'OWNER' | 'FINANCE' | 'LEAD' | 'VIEWER';
+export const ROLES: readonly Role[] = ['OWNER', 'FINANCE', 'LEAD', 'VIEWER'];
+
+export type Capability = 'read' | 'budgets' | 'keys' | 'webhooks' | 'corrections' | 'books' | 'admin' | 'people' | 'audit';
+
+export const ROLE_CAPABILITIES: Readonly<Record<Role, readonly Capability[]>> = {
+  OWNER: ['read', 'budgets', 'keys', 'webhooks', 'corrections', 'books', 'admin', 'people', 'audit'],
+  FINANCE: ['read', 'budgets', 'corrections', 'books', 'audit'],
+  LEAD: ['read', 'budgets', 'keys', 'webhooks', 'corrections', 'audit'],
+  VIEWER: ['read'],
+};
+
+/**
+ * How a rule's capability is scoped:
+ * - `project`: on the project named by the argument `arg` (projectId);
+ * - `target`: on the project of the thing the field names (a task, a budget, a key, an endpoint),
+ *   which its resolver looks up and checks;
+ * - `list`: a read whose answer is limited to the caller's projects (or refused for others asked for);
+ * - `global`: on every project (a grant on all projects);
+ * - `self`: the caller's own things (any person or service account; never a project key);
+ * - `signed-in`: anyone who is someone (a project key too).
+ */
+export type Scope = 'project' | 'target' | 'list' | 'global' | 'self' | 'signed-in';
+
+export interface Rule {
+  capability: Capability | null;
+  scope: Scope;
+  /** `project` scope: the argument that names the project. */
+  arg?: string;
+}
+
+const r = (capability: Capability | null, scope: Scope, arg?: string): Rule => ({ capability, scope, ...(arg ? { arg } : {}) });
+
+/** Every GraphQL root field. A field missing here is refused (and fails test/permissions.test.ts). */
+export const FIELD_RULES: Readonly<Record<string, Rule>> = {
+  // Who is calling, and the price book (public rates of the vendor).
+  'Query.viewer': r(null, 'signed-in'),
+  'Query.priceBook': r(null, 'signed-in'),
+  'Query.priceBookVersions': r(null, 'signed-in'),
+  // Reads: the caller's projects.
+  'Query.projects': r('read', 'list'),
+  'Query.task': r('read', 'target'),
+  'Query.tasks': r('read', 'list'),
+  'Query.budgetStatus': r('read', 'project', 'projectId'),
+  'Query.spendReport': r('read', 'list'),
+  'Query.tagNames': r('read', 'list'),
+  'Query.dashboard': r('read', 'list'),
+  'Query.webhookEndpoints': r('read', 'list'),
+  'Query.webhookDeliveries': r('read', 'list'),
+  'Query.auditLog': r('audit', 'list'),
+  'Query.people': r('people', 'global'),
+  'Query.serviceAccounts': r('people', 'global'),
+  'Query.tokens': r(null, 'self'),
+  // Changes.
+  'Mutation.createProject': r('admin', 'global'),
+  'Mutation.setProjectPolicies': r('admin', 'global'),
+  'Mutation.publishPrices': r('admin', 'global'),
+  'Mutation.issueApiKey': r('keys', 'project', 'projectId'),
+  'Mutation.rotateApiKey': r('keys', 'target'),
+  'Mutation.revokeApiKey': r('keys', 'target'),
+  'Mutation.setBudget': r('budgets', 'project', 'projectId'),
+  'Mutation.updateBudget': r('budgets', 'target'),
+  'Mutation.deleteBudget': r('budgets', 'target'),
+  'Mutation.adjustLedger': r('corrections', 'project', 'projectId'),
+  'Mutation.resolveTask': r('corrections', 'target'),
+  'Mutation.createWebhookEndpoint': r('webhooks', 'target'),
+  'Mutation.setWebhookEndpointEnabled': r('webhooks', 'target'),
+  'Mutation.deleteWebhookEndpoint': r('webhooks', 'target'),
+  'Mutation.redeliverWebhook': r('webhooks', 'target'),
+  'Mutation.invitePerson': r('people', 'global'),
+  'Mutation.setRole': r('people', 'global'),
+  'Mutation.disablePerson': r('people', 'global'),
+  'Mutation.createServiceAccount': r('people', 'global'),
+  'Mutation.createToken': r(null, 'self'),
+  'Mutation.revokeToken': r(null, 'self'),
+};
+
+/** The REST reports: the same capabilities as their GraphQL twins. */
+export const ROUTE_RULES: Readonly<Record<string, Rule>> = {
+  'GET /reports/spend.csv': r('read', 'list'),
+  'GET /reports/focus.csv': r('read', 'list'),
+  'GET /reports/audit.csv': r('audit', 'list'),
+};
+
+/** The console's pages and the capability each needs to be shown. */
+export const PAGE_RULES: Readonly<Record<string, Capability | null>> = {
+  overview: 'read',
+  budgets: 'read',
+  tasks: 'read',
+  review: 'read',
+  prices: null,
+  alerts: 'read',
+  people: 'people',
+  tokens: null,
+  audit: 'audit',
+};

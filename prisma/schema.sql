@@ -73,7 +73,11 @@ CREATE SEQUENCE budget_alert_id_seq;
 
 CREATE SEQUENCE ledger_entry_id_seq;
 
+CREATE SEQUENCE month_close_id_seq;
+
 CREATE SEQUENCE price_rate_id_seq;
+
+CREATE SEQUENCE statement_id_seq;
 
 CREATE SEQUENCE task_id_seq;
 
@@ -212,8 +216,43 @@ CREATE TABLE ledger_entry (
   effective_at timestamp(6) with time zone NOT NULL,
   created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
   reason text,
+  belongs_to date,
   CONSTRAINT ledger_entry_pkey PRIMARY KEY (id),
   CONSTRAINT ledger_entry_effective_in_epoch CHECK (((effective_at >= '1970-01-01 00:00:00+00'::timestamp with time zone) AND (effective_at < '10000-01-01 00:00:00+00'::timestamp with time zone)))
+);
+
+CREATE TABLE ledger_seal (
+  seq bigint NOT NULL,
+  first_id bigint NOT NULL,
+  last_id bigint NOT NULL,
+  entry_ids bigint[],
+  digests bytea NOT NULL,
+  prev_hash bytea NOT NULL,
+  hash bytea NOT NULL,
+  sealed_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  CONSTRAINT ledger_seal_pkey PRIMARY KEY (seq)
+);
+
+CREATE TABLE ledger_seal_mark (
+  id integer NOT NULL DEFAULT 1,
+  max_id bigint NOT NULL,
+  marked_at timestamp(6) with time zone NOT NULL,
+  CONSTRAINT ledger_seal_mark_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE month_close (
+  id bigint NOT NULL DEFAULT nextval('month_close_id_seq'::regclass),
+  month date NOT NULL,
+  closed_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  closed_by text NOT NULL,
+  last_entry_id bigint NOT NULL,
+  carried_tasks integer NOT NULL,
+  reopened_at timestamp(6) with time zone,
+  reopened_by text,
+  reopen_reason text,
+  CONSTRAINT month_close_pkey PRIMARY KEY (id),
+  CONSTRAINT month_close_first_day CHECK ((month = (date_trunc('month'::text, (month)::timestamp with time zone))::date)),
+  CONSTRAINT month_close_reopen_has_reason CHECK (((reopened_at IS NULL) = (reopen_reason IS NULL)))
 );
 
 CREATE TABLE outbox_event (
@@ -425,6 +464,21 @@ CREATE TABLE spend_rollup_user_all (
   CONSTRAINT spend_rollup_user_all_named CHECK ((value <> ''::text))
 );
 
+CREATE TABLE statement (
+  id bigint NOT NULL DEFAULT nextval('statement_id_seq'::regclass),
+  close_id bigint NOT NULL,
+  project_id uuid NOT NULL,
+  month date NOT NULL,
+  ledger_digest bytea NOT NULL,
+  entries integer NOT NULL,
+  body jsonb NOT NULL,
+  csv text NOT NULL,
+  pdf bytea NOT NULL,
+  created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  CONSTRAINT statement_pkey PRIMARY KEY (id),
+  CONSTRAINT statement_close_id_fkey FOREIGN KEY (close_id) REFERENCES month_close(id) ON UPDATE CASCADE ON DELETE RESTRICT
+);
+
 CREATE TABLE task (
   id bigint NOT NULL DEFAULT nextval('task_id_seq'::regclass),
   project_id uuid NOT NULL,
@@ -542,7 +596,9 @@ CREATE INDEX ledger_entry_project_id_unit_effective_at_idx ON public.ledger_entr
 
 CREATE INDEX ledger_entry_task_id_idx ON public.ledger_entry USING btree (task_id);
 
-CREATE UNIQUE INDEX ledger_entry_task_kind_once ON public.ledger_entry USING btree (task_id, kind) WHERE ((task_id IS NOT NULL) AND (kind = ANY (ARRAY['hold'::"LedgerKind", 'release'::"LedgerKind", 'charge'::"LedgerKind"])));
+CREATE UNIQUE INDEX ledger_entry_task_kind_once ON public.ledger_entry USING btree (task_id, kind, date_trunc('month'::text, (effective_at AT TIME ZONE 'UTC'::text))) WHERE ((task_id IS NOT NULL) AND (kind = ANY (ARRAY['hold'::"LedgerKind", 'release'::"LedgerKind", 'charge'::"LedgerKind"])));
+
+CREATE UNIQUE INDEX month_close_active ON public.month_close USING btree (month) WHERE (reopened_at IS NULL);
 
 CREATE UNIQUE INDEX outbox_event_cause_key ON public.outbox_event USING btree (cause);
 
@@ -567,6 +623,10 @@ CREATE INDEX spend_rollup_user_none ON public.spend_rollup_user USING btree (per
 CREATE INDEX spend_rollup_user_top ON public.spend_rollup_user USING btree (period, unit, amount DESC);
 
 CREATE INDEX spend_rollup_user_all_top ON public.spend_rollup_user_all USING btree (period, unit, amount DESC);
+
+CREATE UNIQUE INDEX statement_close_id_project_id_key ON public.statement USING btree (close_id, project_id);
+
+CREATE INDEX statement_project_id_month_idx ON public.statement USING btree (project_id, month);
 
 CREATE INDEX task_due_for_poll ON public.task USING btree (next_poll_at) WHERE (status = 'processing'::"TaskStatus");
 
@@ -627,19 +687,26 @@ AS $function$
 DECLARE
   entry bigint;
   t task;
-  v_day date := (p_at AT TIME ZONE 'UTC')::date;
+  post timestamptz;
+  belongs date;
+  v_day date;
 BEGIN
   IF p_reason IS NULL OR length(trim(p_reason)) = 0 THEN
     RAISE EXCEPTION 'an adjustment needs a reason';
   END IF;
+  LOCK TABLE month_close IN ROW SHARE MODE;
   PERFORM spendgate_lock_project(p_project);
+  -- An adjustment meant for a closed month is a prior-period item of the first open one.
+  post := spendgate_post_at(p_at);
+  belongs := spendgate_closed_month(p_at);
+  v_day := (post AT TIME ZONE 'UTC')::date;
   IF p_task IS NOT NULL THEN SELECT * INTO t FROM task WHERE id = p_task; END IF;
-  INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
-  VALUES (p_project, p_task, 'adjustment', p_unit, p_amount, p_at, p_reason) RETURNING id INTO entry;
-  PERFORM spendgate_apply_to_budgets(p_project, p_unit, p_task IS NOT NULL, t.api_key_id, t.end_user, t.tags, p_at, 0, p_amount);
+  INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
+  VALUES (p_project, p_task, 'adjustment', p_unit, p_amount, post, p_reason, belongs) RETURNING id INTO entry;
+  PERFORM spendgate_apply_to_budgets(p_project, p_unit, p_task IS NOT NULL, t.api_key_id, t.end_user, t.tags, post, 0, p_amount);
   -- Reports read the roll-ups, so an adjustment lands there too (on its task's model, if any).
   INSERT INTO spend_rollup AS s (day, project_id, model, unit, status, amount)
-  VALUES (v_day, p_project, coalesce(t.model, '(adjustment)'), p_unit, 'adjustment', p_amount)
+  VALUES (v_day, p_project, coalesce(t.model, '(adjustment)'), p_unit, CASE WHEN belongs IS NULL THEN 'adjustment' ELSE 'prior_period' END, p_amount)
   ON CONFLICT (day, project_id, model, unit, status) DO UPDATE SET amount = s.amount + EXCLUDED.amount;
   PERFORM spendgate_rollup_by_add(p_project, coalesce(t.model, '(adjustment)'), p_unit, coalesce(t.price_book_version, 0), v_day,
                                   (SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), t.end_user, t.tags,
@@ -801,6 +868,39 @@ AS $function$
   END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.spendgate_carry_open_holds(p_month date)
+ RETURNS TABLE(task_id bigint, model text, unit "Unit", amount numeric, accepted_at timestamp with time zone, project_id uuid)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  m_start timestamptz := p_month::timestamp AT TIME ZONE 'UTC';
+  m_end timestamptz := (p_month + interval '1 month')::timestamp AT TIME ZONE 'UTC';
+  label text := to_char(p_month, 'YYYY-MM');
+  r record;
+BEGIN
+  FOR r IN
+    SELECT t.*, h.at AS held_at, h.amount AS held
+    FROM (SELECT e.task_id AS id, max(e.effective_at) AS at FROM ledger_entry e
+          WHERE e.kind = 'hold' AND e.effective_at >= m_start AND e.effective_at < m_end AND e.task_id IS NOT NULL
+          GROUP BY e.task_id) o
+    JOIN task t ON t.id = o.id
+    CROSS JOIN LATERAL (SELECT e.effective_at AS at, e.amount FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'hold' AND e.effective_at = o.at) h
+    WHERE t.settled_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM ledger_entry l WHERE l.task_id = t.id AND l.kind = 'hold' AND l.effective_at >= m_end)
+    ORDER BY t.project_id, t.id
+  LOOP
+    PERFORM spendgate_lock_project(r.project_id);
+    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
+    VALUES (r.project_id, r.id, 'release', r.unit, r.held, r.held_at, 'open at the close of ' || label || ': carried to the next month');
+    PERFORM spendgate_apply_to_budgets(r.project_id, r.unit, true, r.api_key_id, r.end_user, r.tags, r.held_at, r.held, 0);
+    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
+    VALUES (r.project_id, r.id, 'hold', r.unit, r.held, m_end, 'carried from ' || label || ', open at its close');
+    PERFORM spendgate_apply_to_budgets(r.project_id, r.unit, true, r.api_key_id, r.end_user, r.tags, m_end, -r.held, 0);
+    task_id := r.id; model := r.model; unit := r.unit; amount := r.held; accepted_at := r.accepted_at; project_id := r.project_id;
+    RETURN NEXT;
+  END LOOP;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.spendgate_charge_line_fixed()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -844,6 +944,15 @@ BEGIN
   UPDATE poll_pace pp SET next_at = start_at + make_interval(secs => n * spacing) WHERE pp.id = 1;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.spendgate_closed_month(p_at timestamp with time zone)
+ RETURNS date
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT c.month FROM month_close c
+  WHERE c.month = date_trunc('month', p_at AT TIME ZONE 'UTC')::date AND c.reopened_at IS NULL
+$function$;
+
 CREATE OR REPLACE FUNCTION public.spendgate_emit(p_type text, p_project uuid, p_cause text, p_data jsonb)
  RETURNS void
  LANGUAGE sql
@@ -879,6 +988,14 @@ AS $function$
   SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 $function$;
 
+CREATE OR REPLACE FUNCTION public.spendgate_kept_as_written()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION '% rows are kept as written: % refused', TG_TABLE_NAME, TG_OP USING ERRCODE = 'raise_exception';
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.spendgate_ledger_append_only()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -899,12 +1016,37 @@ AS $function$
   WHERE project_id = p_project AND unit = p_unit AND effective_at >= p_start AND effective_at < p_end;
 $function$;
 
+CREATE OR REPLACE FUNCTION public.spendgate_ledger_open_month()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  LOCK TABLE month_close IN ROW SHARE MODE;
+  IF spendgate_closed_month(NEW.effective_at) IS NOT NULL THEN
+    RAISE EXCEPTION 'the month % is closed: no ledger entry may be written in it (post it in the first open month)',
+      to_char(NEW.effective_at AT TIME ZONE 'UTC', 'YYYY-MM') USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.spendgate_lock_project(p_project uuid)
  RETURNS void
  LANGUAGE sql
 AS $function$
   SELECT pg_advisory_xact_lock(hashtextextended(p_project::text, 7));
 $function$;
+
+CREATE OR REPLACE FUNCTION public.spendgate_month_close_reopen_only()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP = 'DELETE' OR OLD.reopened_at IS NOT NULL OR NEW.month <> OLD.month OR NEW.closed_at <> OLD.closed_at
+     OR NEW.closed_by <> OLD.closed_by OR NEW.last_entry_id <> OLD.last_entry_id OR NEW.carried_tasks <> OLD.carried_tasks THEN
+    RAISE EXCEPTION 'a month''s close is kept as written; it can only be reopened, once' USING ERRCODE = 'raise_exception';
+  END IF;
+  RETURN NEW;
+END $function$;
 
 CREATE OR REPLACE FUNCTION public.spendgate_outbox_fanout()
  RETURNS trigger
@@ -1251,6 +1393,22 @@ BEGIN
   END LOOP;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.spendgate_post_at(p_at timestamp with time zone)
+ RETURNS timestamp with time zone
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  m date := date_trunc('month', p_at AT TIME ZONE 'UTC')::date;
+  moved boolean := false;
+BEGIN
+  LOCK TABLE month_close IN ROW SHARE MODE;
+  WHILE EXISTS (SELECT 1 FROM month_close c WHERE c.month = m AND c.reopened_at IS NULL) LOOP
+    m := (m + interval '1 month')::date;
+    moved := true;
+  END LOOP;
+  RETURN CASE WHEN moved THEN m::timestamp AT TIME ZONE 'UTC' ELSE p_at END;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.spendgate_record_accepted(p_task_ids bigint[], p_upstream_ids text[], p_upstream_task_ids bigint[], p_response_bodies text[])
  RETURNS SETOF bigint
  LANGUAGE sql
@@ -1287,20 +1445,23 @@ CREATE OR REPLACE FUNCTION public.spendgate_reject(p_task bigint, p_reason text)
 AS $function$
 DECLARE
   t task;
+  post timestamptz;
 BEGIN
+  LOCK TABLE month_close IN ROW SHARE MODE;
   SELECT * INTO t FROM task WHERE id = p_task FOR UPDATE;
   IF NOT FOUND OR t.status NOT IN ('submitting', 'unknown') OR t.settled_at IS NOT NULL THEN
     RETURN false;
   END IF;
   PERFORM spendgate_lock_project(t.project_id);
+  post := spendgate_task_post_at(t);
   UPDATE task SET status = 'rejected', settled_at = clock_timestamp(), updated_at = clock_timestamp(),
                   charge_amount = 0, review_reason = p_reason, needs_review = false, idempotency_key = NULL
   WHERE id = p_task;
   IF t.hold_amount > 0 THEN
-    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
-    VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, t.accepted_at, p_reason);
+    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
+    VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, p_reason, spendgate_closed_month(t.accepted_at));
   END IF;
-  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.accepted_at, t.hold_amount, 0);
+  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, 0);
   RETURN true;
 END $function$;
 
@@ -1312,10 +1473,13 @@ DECLARE
   t task;
   target numeric;
   delta numeric;
+  post timestamptz;
+  belongs date;
 BEGIN
   IF p_reason IS NULL OR length(trim(p_reason)) = 0 THEN
     RAISE EXCEPTION 'a resolution needs a reason' USING ERRCODE = 'check_violation';
   END IF;
+  LOCK TABLE month_close IN ROW SHARE MODE;
   SELECT * INTO t FROM task WHERE id = p_task FOR UPDATE;
   IF NOT FOUND THEN RAISE EXCEPTION 'task % not found', p_task USING ERRCODE = 'no_data_found'; END IF;
   IF t.resolved_at IS NOT NULL THEN
@@ -1331,16 +1495,18 @@ BEGIN
   PERFORM spendgate_lock_project(t.project_id);
 
   IF t.settled_at IS NULL THEN
+    post := spendgate_task_post_at(t);
+    belongs := spendgate_closed_month(t.accepted_at);
     IF t.hold_amount > 0 THEN
-      INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
-      VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, t.accepted_at, 'resolved: ' || p_reason);
+      INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
+      VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, 'resolved: ' || p_reason, belongs);
     END IF;
     IF target <> 0 THEN
-      INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
-      VALUES (t.project_id, t.id, 'charge', t.unit, target, t.accepted_at, 'resolved: ' || p_reason);
+      INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
+      VALUES (t.project_id, t.id, 'charge', t.unit, target, post, 'resolved: ' || p_reason, belongs);
     END IF;
-    PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.accepted_at, t.hold_amount, target);
-    PERFORM spendgate_rollup_add(t, 'resolved', t.exactness, target, '{}'::jsonb);
+    PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, target);
+    PERFORM spendgate_rollup_add(t, 'resolved', t.exactness, target, '{}'::jsonb, post);
     -- A task still in flight at the vendor (flagged for its age) stops being polled; its outcome
     -- is what the operator decided: unknown to the vendor's side of the books.
     UPDATE task SET settled_at = clock_timestamp(), updated_at = clock_timestamp(), charge_amount = target,
@@ -1361,18 +1527,20 @@ BEGIN
   RETURN delta;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.spendgate_rollup_add(t task, p_status text, p_exactness "Exactness", p_charge numeric, p_rollup jsonb)
+CREATE OR REPLACE FUNCTION public.spendgate_rollup_add(t task, p_status text, p_exactness "Exactness", p_charge numeric, p_rollup jsonb, p_at timestamp with time zone)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
 DECLARE
-  v_day date := (t.accepted_at AT TIME ZONE 'UTC')::date;
+  v_day date := (p_at AT TIME ZONE 'UTC')::date;
   unpriced int := CASE WHEN p_exactness = 'UNPRICED' THEN 1 ELSE 0 END;
+  v_status text := CASE WHEN date_trunc('month', p_at AT TIME ZONE 'UTC') <> date_trunc('month', t.accepted_at AT TIME ZONE 'UTC')
+                        THEN 'prior_period' ELSE p_status END;
 BEGIN
   INSERT INTO spend_rollup AS s (day, project_id, model, unit, status, tasks, unpriced_tasks, amount,
                                  input_tokens, output_tokens, cache_read_tokens, cache_write_5m_tokens,
                                  cache_write_1h_tokens, cache_write_tokens, video_seconds, images)
-  VALUES (v_day, t.project_id, t.model, t.unit, p_status, 1, unpriced, p_charge,
+  VALUES (v_day, t.project_id, t.model, t.unit, v_status, 1, unpriced, p_charge,
           coalesce((p_rollup->>'input_tokens')::bigint, 0), coalesce((p_rollup->>'output_tokens')::bigint, 0),
           coalesce((p_rollup->>'cache_read_tokens')::bigint, 0), coalesce((p_rollup->>'cache_write_5m_tokens')::bigint, 0),
           coalesce((p_rollup->>'cache_write_1h_tokens')::bigint, 0), coalesce((p_rollup->>'cache_write_tokens')::bigint, 0),
@@ -1500,12 +1668,17 @@ DECLARE
   t task;
   excess numeric;
   warning text;
+  post timestamptz;
+  belongs date;
 BEGIN
+  LOCK TABLE month_close IN ROW SHARE MODE; -- before the row lock: see spendgate_post_at
   SELECT * INTO t FROM task WHERE id = p_task FOR UPDATE;
   IF NOT FOUND OR t.settled_at IS NOT NULL OR t.status IN ('ready', 'failed', 'rejected') THEN
     settled := false; overrun := NULL; RETURN NEXT; RETURN;
   END IF;
   PERFORM spendgate_lock_project(t.project_id);
+  post := spendgate_task_post_at(t);
+  belongs := spendgate_closed_month(t.accepted_at);
 
   excess := CASE WHEN p_charge > t.hold_amount THEN p_charge - t.hold_amount END;
   warning := CASE WHEN excess IS NOT NULL THEN
@@ -1521,21 +1694,21 @@ BEGIN
   WHERE id = p_task;
 
   IF t.hold_amount > 0 THEN
-    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
-    VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, t.accepted_at);
+    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, belongs_to)
+    VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, belongs);
   END IF;
   IF p_charge <> 0 THEN
-    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
-    VALUES (t.project_id, t.id, 'charge', t.unit, p_charge, t.accepted_at);
+    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, belongs_to)
+    VALUES (t.project_id, t.id, 'charge', t.unit, p_charge, post, belongs);
   END IF;
-  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.accepted_at, t.hold_amount, p_charge);
+  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, p_charge);
 
   INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
   SELECT p_task, 'charge', l.ordinality::int, l.value->>'component', (l.value->>'quantity')::numeric,
          (l.value->>'rate')::numeric, (l.value->>'per')::numeric, (l.value->>'amount')::numeric
   FROM jsonb_array_elements(coalesce(p_lines, '[]'::jsonb)) WITH ORDINALITY l;
 
-  PERFORM spendgate_rollup_add(t, p_status::text, p_exactness, p_charge, p_rollup);
+  PERFORM spendgate_rollup_add(t, p_status::text, p_exactness, p_charge, p_rollup, post);
   settled := true; overrun := excess;
   RETURN NEXT;
 END $function$;
@@ -1562,6 +1735,13 @@ BEGIN
   END IF;
   RETURN NULL;
 END $function$;
+
+CREATE OR REPLACE FUNCTION public.spendgate_task_post_at(t task)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+AS $function$
+  SELECT spendgate_post_at(coalesce((SELECT max(e.effective_at) FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'hold'), t.accepted_at))
+$function$;
 
 CREATE OR REPLACE FUNCTION public.spendgate_task_quote_fixed()
  RETURNS trigger
@@ -1610,11 +1790,19 @@ CREATE TRIGGER ledger_entry_append_only BEFORE DELETE OR UPDATE ON ledger_entry 
 
 CREATE TRIGGER ledger_entry_no_truncate BEFORE TRUNCATE ON ledger_entry FOR EACH STATEMENT EXECUTE FUNCTION spendgate_ledger_append_only();
 
+CREATE TRIGGER ledger_entry_open_month BEFORE INSERT ON ledger_entry FOR EACH ROW WHEN (new.effective_at < (date_trunc('month'::text, (statement_timestamp() AT TIME ZONE 'UTC'::text)) AT TIME ZONE 'UTC'::text)) EXECUTE FUNCTION spendgate_ledger_open_month();
+
+CREATE TRIGGER ledger_seal_kept BEFORE DELETE OR UPDATE ON ledger_seal FOR EACH ROW EXECUTE FUNCTION spendgate_kept_as_written();
+
+CREATE TRIGGER month_close_reopen_only BEFORE DELETE OR UPDATE ON month_close FOR EACH ROW EXECUTE FUNCTION spendgate_month_close_reopen_only();
+
 CREATE TRIGGER outbox_event_fanout AFTER INSERT ON outbox_event FOR EACH ROW EXECUTE FUNCTION spendgate_outbox_fanout();
 
 CREATE TRIGGER spend_rollup_no_delete BEFORE DELETE ON spend_rollup FOR EACH ROW EXECUTE FUNCTION spendgate_rollup_no_delete();
 
 CREATE TRIGGER spend_rollup_total_sync AFTER INSERT OR UPDATE ON spend_rollup FOR EACH ROW EXECUTE FUNCTION spendgate_rollup_total();
+
+CREATE TRIGGER statement_kept BEFORE DELETE OR UPDATE ON statement FOR EACH ROW EXECUTE FUNCTION spendgate_kept_as_written();
 
 CREATE TRIGGER task_events AFTER UPDATE OF overrun, needs_review ON task FOR EACH ROW WHEN (new.overrun IS NOT NULL AND old.overrun IS NULL OR new.needs_review AND NOT old.needs_review) EXECUTE FUNCTION spendgate_task_event();
 

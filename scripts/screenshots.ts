@@ -69,7 +69,7 @@ try {
   await new Promise((r) => setTimeout(r, 3_000)); // tasks settle, webhooks go out
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1 });
-  await context.addInitScript(`sessionStorage.setItem('spendgate.token', ${JSON.stringify(ADMIN)})`);
+  await context.request.post(`${url}/auth/token`, { data: { token: ADMIN } }); // the session cookie, as signing in sets it
   const page = await context.newPage();
   const shoot = async (name: string, route: string, ready: string, before?: () => Promise<void>) => {
     await page.goto(`${url}/console/#/${route}`);
@@ -89,6 +89,11 @@ try {
   if (review) await shoot('task', `tasks/${encodeURIComponent((await review.textContent())!)}`, '[data-ready=task]');
   await shoot('prices', 'prices', '[data-ready=prices]');
   await shoot('alerts', 'alerts', '[data-ready=alerts]');
+  await gql('mutation { invitePerson(email: "finance@example.com", role: FINANCE) { id } }');
+  await gql('mutation($p: [ID!]) { invitePerson(email: "lead@example.com", role: LEAD, projectIds: $p) { id } }', { p: [search] });
+  await shoot('people', 'people', '[data-ready=people]');
+  await shoot('audit', 'audit', '[data-ready=audit]');
+  await shoot('months', 'months', '[data-ready=months]');
   await page.goto(`${url}/`);
   await context.close();
   const signIn = await browser.newPage({ viewport: { width: 1280, height: 700 } });

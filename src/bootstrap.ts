@@ -26,6 +26,9 @@ import { PollerService } from './tasks/poller.service.js';
 import { WebhookDispatcher } from './alerts/webhook-dispatcher.js';
 import { serveWebPages } from './console/web-pages.js';
 import { passSimulatorControl } from './simulator/sandbox-control.js';
+import { Logger } from '@nestjs/common';
+import { LedgerSealer } from './ledger/ledger-sealer.js';
+import { Repeating } from './common/repeating.js';
 
 export interface Gateway {
   app: NestFastifyApplication;
@@ -118,6 +121,10 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   const webhooksDb = config.WEBHOOKS_ENABLED ? new Database(databaseUrl, 2, { applicationName: 'spendgate-webhooks' }) : undefined;
   const webhooks = webhooksDb ? new WebhookDispatcher(webhooksDb, config, metrics) : undefined;
   webhooks?.start();
+  // The ledger's seals: one connection of their own, in the background (decisions §13).
+  const sealDb = config.LEDGER_SEAL_MS > 0 ? new Database(databaseUrl, 1, { applicationName: 'spendgate-sealer', nice: 19 }) : undefined;
+  const sealing = sealDb ? new Repeating(() => new LedgerSealer(sealDb, 0.5).round(), config.LEDGER_SEAL_MS, new Logger('LedgerSealer'), 'ledger seal') : undefined;
+  sealing?.start();
 
   let closed = false;
   return {
@@ -137,6 +144,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
       await poller.stop(); // stop claiming work first
       await webhooks?.stop();
       await webhooksDb?.close();
+      await sealing?.stop();
+      await sealDb?.close();
       const idle = setInterval(() => fastify.server.closeIdleConnections(), 100);
       try {
         await app.close(); // stops accepting, waits for in-flight requests (forwarded reads too)

@@ -62,6 +62,9 @@ const reviewTaskIn = async (projectId: string) => {
   return `gw-${t.taskId}`;
 };
 let unique = 0;
+let closed = 0;
+let reopened = 0;
+const pastMonth = (n: number) => new Date(Date.UTC(2025, 11 - n, 1)).toISOString().slice(0, 7);
 /** The rows just before the call under test (after its setup), to compare with after it. */
 let beforeCall: unknown;
 const attempt = async (token: string, query: string, variables?: Record<string, unknown>) => {
@@ -109,6 +112,17 @@ const CASES: Case[] = [
     },
   },
   { name: 'createServiceAccount', run: (t) => attempt(t, `mutation($n: String!) { createServiceAccount(name: $n, role: VIEWER) { id } }`, { n: `svc-${++unique}` }) },
+  // Each allowed close takes another past month with nothing in it (2025-12, 2025-11, …).
+  { name: 'closeMonth', run: (t) => attempt(t, `mutation($m: String!) { closeMonth(month: $m) { month } }`, { m: pastMonth(closed++) }) },
+  {
+    name: 'reopenMonth',
+    run: async (t) => {
+      // The latest closed month (2026-01, 2026-02, …, each later than any closed before).
+      const month = `2026-${String(++reopened).padStart(2, '0')}`;
+      await gql(ADMIN, `mutation($m: String!) { closeMonth(month: $m) { month } }`, { m: month });
+      return attempt(t, `mutation($m: String!) { reopenMonth(month: $m, reason: "r") }`, { m: month });
+    },
+  },
   { name: 'createToken', run: (t) => attempt(t, `mutation($n: String!) { createToken(name: $n) { secret } }`, { n: `own-${++unique}` }) },
   {
     name: 'revokeToken',
@@ -145,6 +159,8 @@ const ALLOWED: Record<string, { in: string[]; out: string[] }> = {
   // Their own token: anyone who is a person or a service account (the ADMIN_TOKEN and a project key have none).
   createToken: { in: ['owner', 'finance', 'lead', 'viewer', 'viewerP1', 'service'], out: ['owner', 'finance', 'lead', 'viewer', 'viewerP1', 'service'] },
   revokeToken: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
+  closeMonth: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
+  reopenMonth: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
 };
 
 test('every mutation in the schema is tried below', () => {
@@ -160,6 +176,7 @@ const rowCounts = async () =>
      + (SELECT count(*) FROM person WHERE state <> 'disabled') * 100000000000 + (SELECT count(*) FROM service_account) * 10000000000000
      + (SELECT count(*) FROM price_book_version) * 1000000000000000 AS n,
      (SELECT count(*) FROM access_token WHERE revoked_at IS NULL) AS tokens,
+     (SELECT count(*) FROM month_close WHERE reopened_at IS NULL) AS closes,
      (SELECT string_agg(status || needs_review::text, ',' ORDER BY id) FROM task) AS tasks,
      (SELECT string_agg(project_id::text || role::text, ',' ORDER BY id) FROM (SELECT id, project_ids[1] AS project_id, role FROM person) x) AS roles,
      (SELECT string_agg(chat_hold_multiplier::text, ',' ORDER BY id) FROM project) AS policies,
@@ -214,7 +231,7 @@ test('reads follow the grant: tasks, budgets, reports, CSV and FOCUS exports, th
   expect(new Set(leadAudit.map((e) => e.node.projectId))).toEqual(new Set([p1.projectId]));
   const pages = async (token: string) => (await gql(token, '{ viewer { kind role pages can } }')).data.viewer;
   expect(await pages(callers.owner!)).toMatchObject({ kind: 'PERSON', role: 'OWNER', pages: expect.arrayContaining(['people', 'audit', 'tokens']) });
-  expect((await pages(callers.viewer!)).pages).toEqual(['overview', 'budgets', 'tasks', 'review', 'prices', 'alerts', 'tokens']);
+  expect((await pages(callers.viewer!)).pages).toEqual(['overview', 'budgets', 'tasks', 'review', 'prices', 'alerts', 'tokens', 'months']);
   expect((await pages(callers.projectKey!)).pages).not.toContain('tokens');
   expect(await pages(callers.lead!)).toMatchObject({ can: ['read', 'budgets', 'keys', 'webhooks', 'corrections', 'audit'] });
 });

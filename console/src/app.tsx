@@ -19,6 +19,7 @@ import { Alerts } from './pages/alerts';
 import { People } from './pages/people';
 import { Tokens } from './pages/tokens';
 import { Audit } from './pages/audit';
+import { Months } from './pages/months';
 import { ProjectPicker } from './parts/project-picker';
 
 export interface Signed {
@@ -38,6 +39,7 @@ const PAGES = [
   { path: 'review', title: 'Review queue' },
   { path: 'prices', title: 'Price book' },
   { path: 'alerts', title: 'Alerts' },
+  { path: 'months', title: 'Months' },
   { path: 'people', title: 'People' },
   { path: 'tokens', title: 'Tokens' },
   { path: 'audit', title: 'Audit' },
@@ -117,6 +119,7 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
         {page === 'review' && <Tasks review={true} />}
         {page === 'prices' && <PriceBook />}
         {page === 'alerts' && <Alerts />}
+        {page === 'months' && viewer.pages.includes('months') && <Months />}
         {page === 'people' && viewer.pages.includes('people') && <People />}
         {page === 'tokens' && viewer.pages.includes('tokens') && <Tokens />}
         {page === 'audit' && viewer.pages.includes('audit') && <Audit />}

@@ -72,6 +72,9 @@ export const FIELD_RULES: Readonly<Record<string, Rule>> = {
   'Query.people': r('people', 'global'),
   'Query.serviceAccounts': r('people', 'global'),
   'Query.tokens': r(null, 'self'),
+  'Query.closedMonths': r('read', 'list'),
+  'Query.statement': r('read', 'project', 'projectId'),
+  'Query.statements': r('read', 'list'),
   // Changes.
   'Mutation.createProject': r('admin', 'global'),
   'Mutation.setProjectPolicies': r('admin', 'global'),
@@ -94,6 +97,8 @@ export const FIELD_RULES: Readonly<Record<string, Rule>> = {
   'Mutation.createServiceAccount': r('people', 'global'),
   'Mutation.createToken': r(null, 'self'),
   'Mutation.revokeToken': r(null, 'self'),
+  'Mutation.closeMonth': r('books', 'global'),
+  'Mutation.reopenMonth': r('admin', 'global'),
 };
 
 /** The REST reports: the same capabilities as their GraphQL twins. */
@@ -101,6 +106,7 @@ export const ROUTE_RULES: Readonly<Record<string, Rule>> = {
   'GET /reports/spend.csv': r('read', 'list'),
   'GET /reports/focus.csv': r('read', 'list'),
   'GET /reports/audit.csv': r('audit', 'list'),
+  'GET /reports/statements/:projectId/:month.(csv|pdf)': r('read', 'project', 'projectId'),
 };
 
 /** The console's pages and the capability each needs to be shown. */
@@ -114,4 +120,5 @@ export const PAGE_RULES: Readonly<Record<string, Capability | null>> = {
   people: 'people',
   tokens: null,
   audit: 'audit',
+  months: 'read',
 };

@@ -9,6 +9,7 @@ import { ConfigError } from '../config/config.js';
 import { createSimulator } from '../simulator/simulator.js';
 import { UsageError, withDatabase } from './cli-support.js';
 import { auditHead, auditVerify } from './commands/audit.js';
+import { ledgerSeal, ledgerVerify, monthClose } from './commands/books.js';
 import { tokenCreate, userInvite } from './commands/people.js';
 import { keyCreate, projectCreate } from './commands/projects.js';
 import { reconcileCommand, report } from './commands/reports.js';
@@ -21,6 +22,9 @@ const USAGE = `usage: spendgate <command>
   token create --name N (--email PERSON | --service SERVICE_ACCOUNT) [--expires DATE]
   audit verify [--head HASH]
   audit head
+  month close YYYY-MM
+  ledger verify
+  ledger seal
   simulate [--port N] [--host H] [--delay-ms N]
   reconcile
   report --from <date> --to <date> [--group-by project,model,day|apiKey|user|tag:<name>] [--unit USD|CREDITS]
@@ -39,6 +43,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'token create': tokenCreate,
   'audit verify': auditVerify,
   'audit head': auditHead,
+  'month close': monthClose,
+  'ledger verify': ledgerVerify,
+  'ledger seal': ledgerSeal,
   reconcile: reconcileCommand,
   report,
   simulate,

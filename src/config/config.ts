@@ -86,6 +86,8 @@ const schema = z
     WEBHOOK_TIMEOUT_MS: int(5_000, 100),
     WEBHOOK_CONCURRENCY: int(8, 1),
     WEBHOOK_POLL_MS: int(500, 10),
+    /** How often the ledger is sealed in the background (0: never; `spendgate ledger seal` does it by hand). */
+    LEDGER_SEAL_MS: int(60_000, 0),
     WEBHOOK_RETRY_BASE_MS: int(5_000, 1),
     WEBHOOK_RETRY_FOR_MS: int(86_400_000, 1),
   })

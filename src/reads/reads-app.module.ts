@@ -12,6 +12,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { AuthFailures } from '../auth/auth-failures.js';
 import { PeopleModule } from '../people/people.module.js';
 import { AuditModule } from '../audit/audit.module.js';
+import { ClosingModule } from '../closing/closing.module.js';
 import { Principals } from '../graphql/graphql-auth.js';
 import { CoreModule } from '../core.module.js';
 import { GraphqlApiModule } from '../graphql/graphql-api.module.js';
@@ -32,6 +33,7 @@ export class ReadsAppModule {
         GraphqlApiModule,
         PeopleModule,
         AuditModule,
+        ClosingModule,
         GraphQLModule.forRootAsync<MercuriusDriverConfig>({
           driver: MercuriusDriver,
           imports: [AuthModule],

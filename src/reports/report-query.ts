@@ -14,7 +14,8 @@ export const GROUP_KEYS = ['project', 'model', 'family', 'kind', 'day', 'week', 
 type NamedKey = (typeof GROUP_KEYS)[number];
 /** A named key, or `tag:<name>`: the values of one tag. */
 export type GroupKey = NamedKey | `tag:${string}`;
-export const REPORT_STATUSES = ['ready', 'failed', 'adjustment', 'resolved'] as const;
+/** prior_period: movements of a closed month's tasks, posted in a later month (decisions §13). */
+export const REPORT_STATUSES = ['ready', 'failed', 'adjustment', 'resolved', 'prior_period'] as const;
 /** The group of tasks without a key, a user, or the tag grouped by. */
 export const NONE = '(none)';
 

@@ -139,6 +139,8 @@ export interface GraphqlData {
   disablePerson: { id: string; state: string; [field: string]: unknown };
   createServiceAccount: { id: string };
   createToken: { secret: string; token: { id: string } };
+  closeMonth: { month: string; carriedTasks: number; statements: number; closedBy: string };
+  statement: { totals: Money[]; entries: number; ledgerDigest: string; version: number; earlierVersions: number[]; lines: Array<{ section: string }> };
   [field: string]: unknown;
 }
 

@@ -1,0 +1,192 @@
+/**
+ * Months: the last twelve UTC months, open or closed (final: their figures never change), with
+ * Close for those who may close the books (finance, owners) once a month is over, Reopen for
+ * owners on the latest closed month (with a reason), each closed month's statements to download
+ * (CSV and PDF, as kept at close), and the prior-period items an open month received.
+ */
+import { useClient, useQuery } from '@urql/preact';
+import type { CombinedError } from '@urql/core';
+import { useState } from 'preact/hooks';
+import { errorText, type Unit } from '../api';
+import { may, useSigned } from '../app';
+import { dateTime, money } from '../format';
+
+interface Close {
+  month: string;
+  closedAt: string;
+  closedBy: string;
+  carriedTasks: number;
+  statements: number;
+  reopenedAt: string | null;
+  reopenedBy: string | null;
+  reopenReason: string | null;
+}
+interface StatementRow {
+  projectId: string;
+  projectName: string;
+  version: number;
+  totals: { unit: Unit; amount: string }[];
+  csvPath: string;
+  pdfPath: string;
+}
+
+const CLOSES = `query Closes { closedMonths { month closedAt closedBy carriedTasks statements reopenedAt reopenedBy reopenReason } }`;
+const STATEMENTS = `query Statements($month: String!) { statements(month: $month) { projectId projectName version totals { unit amount } csvPath pdfPath } }`;
+const PRIOR = `query Prior($from: DateTime!, $to: DateTime!) { spendReport(from: $from, to: $to, groupBy: ["project"], statuses: ["prior_period"]) { keys totals { unit amount } tasks } }`;
+
+/** The last twelve months, newest first, as YYYY-MM. */
+function lastMonths(now = new Date()): string[] {
+  return Array.from({ length: 12 }, (_, i) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - i, 1)).toISOString().slice(0, 7));
+}
+const bounds = (month: string) => {
+  const start = new Date(`${month}-01T00:00:00Z`);
+  return { from: start.toISOString(), to: new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)).toISOString() };
+};
+
+export function Months() {
+  const { viewer } = useSigned();
+  const client = useClient();
+  const [{ data, error }, reload] = useQuery<{ closedMonths: Close[] }>({ query: CLOSES });
+  const [failure, setFailure] = useState<CombinedError | undefined>();
+  const [open, setOpen] = useState<string | null>(null);
+  if (error) return <p class="error" role="alert">{errorText(error)}</p>;
+  if (!data) return <p class="loading">Loading…</p>;
+  const inForce = new Map(data.closedMonths.filter((c) => !c.reopenedAt).map((c) => [c.month, c]));
+  const latestClosed = [...inForce.keys()].sort().at(-1);
+  const current = new Date().toISOString().slice(0, 7);
+  const act = async (query: string, variables: Record<string, string>) => {
+    const done = await client.mutation(query, variables).toPromise();
+    setFailure(done.error);
+    reload({ requestPolicy: 'network-only' });
+  };
+  return (
+    <section data-ready="months">
+      <h1>Months</h1>
+      <p class="hint">
+        A closed month is final: its reports, exports and statements never change. Anything that happens later to its tasks is posted in the first open month as a
+        prior-period item.
+      </p>
+      {failure && <p class="error" role="alert">{errorText(failure)}</p>}
+      <table data-testid="months">
+        <thead>
+          <tr>
+            <th>Month (UTC)</th>
+            <th>State</th>
+            <th>Closed</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {lastMonths().map((month) => {
+            const c = inForce.get(month);
+            return (
+              <>
+                <tr data-month={month}>
+                  <td>{month}</td>
+                  <td>{c ? <span class="badge">closed · final</span> : month === current ? 'open (in progress)' : 'open'}</td>
+                  <td>{c ? `${dateTime(c.closedAt)} by ${c.closedBy}${c.carriedTasks ? `; ${c.carriedTasks} open holds carried` : ''}` : '—'}</td>
+                  <td>
+                    {c && (
+                      <button type="button" class="link" onClick={() => setOpen(open === month ? null : month)}>
+                        {open === month ? 'hide statements' : `statements (${c.statements})`}
+                      </button>
+                    )}{' '}
+                    {!c && month < current && may(viewer, 'books') && (
+                      <button type="button" onClick={() => confirm(`Close ${month}? Its figures become final.`) && void act('mutation($m: String!) { closeMonth(month: $m) { month } }', { m: month })}>
+                        Close {month}
+                      </button>
+                    )}
+                    {c && month === latestClosed && may(viewer, 'admin') && (
+                      <button
+                        type="button"
+                        class="link"
+                        onClick={() => {
+                          const reason = prompt(`Why reopen ${month}? (kept in the audit trail)`);
+                          if (reason?.trim()) void act('mutation($m: String!, $r: String!) { reopenMonth(month: $m, reason: $r) }', { m: month, r: reason.trim() });
+                        }}
+                      >
+                        reopen
+                      </button>
+                    )}
+                  </td>
+                </tr>
+                {open === month && (
+                  <tr>
+                    <td colSpan={4}>
+                      <Statements month={month} />
+                    </td>
+                  </tr>
+                )}
+              </>
+            );
+          })}
+        </tbody>
+      </table>
+      <PriorPeriod month={[...lastMonths()].reverse().find((m) => !inForce.has(m) && m > (latestClosed ?? '')) ?? current} />
+      {data.closedMonths.some((c) => c.reopenedAt) && (
+        <>
+          <h2>Reopenings</h2>
+          <ul>
+            {data.closedMonths.filter((c) => c.reopenedAt).map((c) => (
+              <li>
+                {c.month}: closed {dateTime(c.closedAt)}, reopened {dateTime(c.reopenedAt)} by {c.reopenedBy}: {c.reopenReason}. Its {c.statements} statement(s) are kept beside
+                the later close's.
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
+
+function Statements({ month }: { month: string }) {
+  const [{ data, error }] = useQuery<{ statements: StatementRow[] }>({ query: STATEMENTS, variables: { month } });
+  if (error) return <p class="error">{errorText(error)}</p>;
+  if (!data) return <p class="loading">Loading…</p>;
+  if (data.statements.length === 0) return <p class="none">No statement you may read for {month}.</p>;
+  return (
+    <table data-testid={`statements-${month}`}>
+      <tbody>
+        {data.statements.map((s) => (
+          <tr>
+            <td>{s.projectName}</td>
+            <td class="num">{s.totals.map((t) => money(t.amount, t.unit)).join(' · ') || 'no spend'}</td>
+            <td>
+              <a href={s.csvPath} download>
+                CSV
+              </a>{' '}
+              ·{' '}
+              <a href={s.pdfPath} download>
+                PDF
+              </a>
+              {s.version > 1 ? ` (version ${s.version})` : ''}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The prior-period items the first open month received: movements of closed months' tasks. */
+function PriorPeriod({ month }: { month: string }) {
+  const [{ data }] = useQuery<{ spendReport: { keys: string[]; totals: { unit: Unit; amount: string }[]; tasks: number }[] }>({ query: PRIOR, variables: bounds(month) });
+  if (!data || data.spendReport.length === 0) return null;
+  return (
+    <>
+      <h2>Prior-period items in {month}</h2>
+      <table data-testid="prior-period">
+        <tbody>
+          {data.spendReport.map((r) => (
+            <tr>
+              <td>{r.keys[0]}</td>
+              <td class="num">{r.totals.map((t) => money(t.amount, t.unit)).join(' · ')}</td>
+              <td class="num">{r.tasks} tasks</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}

@@ -1,0 +1,150 @@
+/**
+ * Closing and reopening a UTC month (decisions §13). A close, in one transaction with its audit
+ * record:
+ * 1. waits until no transaction that began inside the month is still running (a hold placed at
+ *    23:59:59.999 commits first);
+ * 2. takes month_close in EXCLUSIVE mode: every movement in flight (settlement, resolution,
+ *    adjustment: they take it in ROW SHARE first) finishes before, every later one waits and then
+ *    posts after the close (a prior-period item);
+ * 3. carries every hold still open in the month to the next month's first instant
+ *    (spendgate_carry_open_holds), so the month keeps only what was settled in it;
+ * 4. writes the close and each project's statement (data, CSV, PDF, ledger digest), kept as made.
+ * Months close in order; only the latest closed month can be reopened, by an owner, with a reason.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import type { Actor } from '../audit/audit.service.js';
+import { ChangesService } from '../audit/changes.service.js';
+import type { ClientInfo } from '../auth/sessions.service.js';
+import { ApiError } from '../common/api-error.js';
+import { Database, DATABASE } from '../database/database.js';
+import { monthOf, parseMonth, type Month } from './month.js';
+import { statementCsv } from './statement-csv.js';
+import { statementData, type OpenItem } from './statement-data.js';
+import { statementPdf } from './statement-pdf.js';
+
+/** How long a close waits for transactions begun inside the month before it gives up. */
+const OLD_TRANSACTIONS_WAIT_MS = 30_000;
+
+export interface MonthCloseRow {
+  id: string;
+  month: string;
+  closedAt: Date;
+  closedBy: string;
+  carriedTasks: number;
+  lastEntryId: string;
+  reopenedAt: Date | null;
+  reopenedBy: string | null;
+  reopenReason: string | null;
+  statements: number;
+}
+
+const CLOSES = `SELECT c.id::text, to_char(c.month, 'YYYY-MM') AS month, c.closed_at AS "closedAt", c.closed_by AS "closedBy", c.carried_tasks AS "carriedTasks",
+  c.last_entry_id::text AS "lastEntryId", c.reopened_at AS "reopenedAt", c.reopened_by AS "reopenedBy", c.reopen_reason AS "reopenReason",
+  (SELECT count(*)::int FROM statement s WHERE s.close_id = c.id) AS statements FROM month_close c`;
+
+@Injectable()
+export class MonthCloseService {
+  constructor(
+    @Inject(DATABASE) private readonly db: Database,
+    private readonly changes: ChangesService,
+  ) {}
+
+  async close(label: string, actor: Actor, client: ClientInfo, who: string): Promise<MonthCloseRow> {
+    const month = parseMonth('month', label);
+    if (month.end.getTime() > Date.now()) throw ApiError.badRequest(`month: ${month.label} is not over yet: it can be closed from ${month.end.toISOString()}`);
+    return this.changes.run(
+      actor,
+      client,
+      (c: MonthCloseRow) => ({ action: 'month.close', targetKind: 'month', targetId: month.label, after: { carriedTasks: c.carriedTasks, statements: c.statements, lastEntryId: c.lastEntryId } }),
+      async () => {
+        // First the transactions begun inside the month (without the lock: one of them may need
+        // ROW SHARE to finish), then the lock, which waits for movements begun since.
+        await this.waitForTransactionsBegunBefore(month.end);
+        await this.db.query('LOCK TABLE month_close IN EXCLUSIVE MODE');
+        if (await this.active(month)) throw ApiError.conflict(`month: ${month.label} is already closed`);
+        await this.requireEarlierClosed(month);
+        const { rows: carried } = await this.db.query<OpenItem & { projectId: string }>(
+          `SELECT 'gw-' || task_id AS "taskId", model, unit::text, amount::text AS hold, accepted_at AS "acceptedAt", project_id::text AS "projectId"
+           FROM spendgate_carry_open_holds($1::date)`,
+          [month.day],
+        );
+        const { rows: closes } = await this.db.query<{ id: string; closed_at: Date; version: number }>(
+          `INSERT INTO month_close (month, closed_by, last_entry_id, carried_tasks)
+           SELECT $1::date, $2, coalesce((SELECT max(id) FROM ledger_entry), 0), $3
+           RETURNING id::text, closed_at, (SELECT count(*)::int + 1 FROM month_close p WHERE p.month = $1::date) AS version`,
+          [month.day, who, carried.length],
+        );
+        const close = closes[0]!;
+        for (const projectId of await this.projectsWithActivity(month)) {
+          const open = carried.filter((c) => c.projectId === projectId).map(({ projectId: _p, ...item }) => ({ ...item, acceptedAt: new Date(item.acceptedAt).toISOString() }));
+          const data = await statementData(this.db, projectId, month, { closedAt: close.closed_at, closedBy: who, version: close.version }, open);
+          await this.db.query(
+            `INSERT INTO statement (close_id, project_id, month, ledger_digest, entries, body, csv, pdf) VALUES ($1, $2, $3::date, $4, $5, $6::jsonb, $7, $8)`,
+            [close.id, projectId, month.day, Buffer.from(data.ledgerDigest, 'hex'), data.entries, JSON.stringify(data), statementCsv(data), await statementPdf(data)],
+          );
+        }
+        return (await this.byId(close.id))!;
+      },
+    );
+  }
+
+  async reopen(label: string, reason: string, actor: Actor, client: ClientInfo, who: string): Promise<boolean> {
+    const month = parseMonth('month', label);
+    const why = reason.trim();
+    if (!why || why.length > 500) throw ApiError.badRequest('reason: say why the month is reopened (1 to 500 characters)');
+    return this.changes.run(actor, client, { action: 'month.reopen', targetKind: 'month', targetId: month.label, after: { reason: why } }, async () => {
+      await this.db.query('LOCK TABLE month_close IN EXCLUSIVE MODE');
+      if (!(await this.active(month))) throw ApiError.conflict(`month: ${month.label} is not closed`);
+      const { rows: later } = await this.db.query<{ month: string }>(`SELECT to_char(month, 'YYYY-MM') AS month FROM month_close WHERE reopened_at IS NULL AND month > $1::date ORDER BY month DESC LIMIT 1`, [month.day]);
+      if (later[0]) throw ApiError.conflict(`month: ${later[0].month} is closed after it: reopen the latest closed month first`);
+      await this.db.query(`UPDATE month_close SET reopened_at = clock_timestamp(), reopened_by = $2, reopen_reason = $3 WHERE month = $1::date AND reopened_at IS NULL`, [month.day, who, why]);
+      return true;
+    });
+  }
+
+  /** Every close, newest month first; a reopened close stays listed with its reopening. */
+  async list(): Promise<MonthCloseRow[]> {
+    return (await this.db.query<MonthCloseRow>(`${CLOSES} ORDER BY c.month DESC, c.id DESC`)).rows;
+  }
+
+  private async byId(id: string): Promise<MonthCloseRow | undefined> {
+    return (await this.db.query<MonthCloseRow>(`${CLOSES} WHERE c.id = $1`, [id])).rows[0];
+  }
+
+  private async active(month: Month): Promise<boolean> {
+    return (await this.db.query('SELECT 1 FROM month_close WHERE month = $1::date AND reopened_at IS NULL', [month.day])).rows.length > 0;
+  }
+
+  /** Every earlier month with ledger entries is closed: months close in order. */
+  private async requireEarlierClosed(month: Month): Promise<void> {
+    const { rows } = await this.db.query<{ month: string }>(
+      `SELECT to_char(m, 'YYYY-MM') AS month
+       FROM generate_series(date_trunc('month', (SELECT min(effective_at) FROM ledger_entry) AT TIME ZONE 'UTC'), $1::timestamp - interval '1 month', interval '1 month') m
+       WHERE NOT EXISTS (SELECT 1 FROM month_close c WHERE c.month = m::date AND c.reopened_at IS NULL) ORDER BY m LIMIT 1`,
+      [month.day],
+    );
+    if (rows[0]) throw ApiError.conflict(`month: ${rows[0].month} is still open: months are closed in order, close ${rows[0].month} first`);
+  }
+
+  private async waitForTransactionsBegunBefore(at: Date): Promise<void> {
+    const deadline = Date.now() + OLD_TRANSACTIONS_WAIT_MS;
+    for (;;) {
+      const { rows } = await this.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start < $1',
+        [at],
+      );
+      if (rows[0]!.n === 0) return;
+      if (Date.now() > deadline) throw ApiError.conflict(`a transaction begun before ${at.toISOString()} is still running: retry the close later`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private async projectsWithActivity(month: Month): Promise<string[]> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `SELECT DISTINCT project_id::text AS id FROM ledger_entry WHERE effective_at >= $1 AND effective_at < $2
+       UNION SELECT DISTINCT project_id::text FROM spend_rollup WHERE day >= $3::date AND day < $4::date ORDER BY 1`,
+      [month.start, month.end, month.day, monthOf(month.end).day],
+    );
+    return rows.map((r) => r.id);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * A project's statement of a month (decisions §13), as data: what the month's roll-ups and ledger
+ * say at close. Totals, per model and kind, and per API key come from the same roll-ups as the
+ * spend report (so they agree to the last digit); adjustments and prior-period items from the
+ * ledger; open items are the holds the close carried forward (an accrual, not in the totals).
+ * Every amount is the database's exact text, per unit: credits and USD are never added together.
+ */
+import { MODEL_ROUTES } from '../catalog/catalog.js';
+import type { Database } from '../database/database.js';
+import { digestOf, ENTRY_COLUMNS, entryDigest, type EntryRow } from '../ledger/ledger-seal.js';
+import type { Month } from './month.js';
+
+export interface OpenItem {
+  taskId: string;
+  model: string;
+  unit: string;
+  hold: string;
+  acceptedAt: string;
+}
+
+export interface StatementData {
+  project: { id: string; name: string };
+  month: string;
+  closedAt: string;
+  closedBy: string;
+  /** 1 for the first close of the month; a close after a reopening is 2, and so on. */
+  version: number;
+  ledgerDigest: string;
+  entries: number;
+  totals: Array<{ unit: string; amount: string; tasks: number }>;
+  byModel: Array<{ model: string; kind: string; unit: string; amount: string; tasks: number }>;
+  byKey: Array<{ key: string; name: string | null; unit: string; amount: string; tasks: number }>;
+  adjustments: Array<{ entryId: string; at: string; unit: string; amount: string; reason: string; taskId: string | null }>;
+  priorPeriod: Array<{ entryId: string; kind: string; taskId: string | null; belongsTo: string; unit: string; amount: string; reason: string | null }>;
+  openItems: OpenItem[];
+}
+
+const KIND = new Map(MODEL_ROUTES.map((r) => [r.id, r.kind]));
+type Db = Pick<Database, 'query' | 'queryArrays'>;
+
+/** SHA-256 over the digests of a project's ledger entries of the month, in id order, and how many. */
+export async function monthDigest(db: Db, projectId: string, month: Month): Promise<{ digest: Buffer; entries: number }> {
+  const rows = (await db.queryArrays(
+    `SELECT ${ENTRY_COLUMNS} FROM ledger_entry e WHERE e.project_id = $1 AND e.effective_at >= $2 AND e.effective_at < $3 ORDER BY e.id`,
+    [projectId, month.start, month.end],
+  )) as EntryRow[];
+  return { digest: digestOf(rows.map(entryDigest)), entries: rows.length };
+}
+
+export async function statementData(db: Db, projectId: string, month: Month, close: { closedAt: Date; closedBy: string; version: number }, openItems: OpenItem[]): Promise<StatementData> {
+  const days = [month.day, month.end.toISOString().slice(0, 10)];
+  // One after another: inside the close's transaction they share one connection.
+  const project = await db.query<{ name: string }>('SELECT name FROM project WHERE id = $1', [projectId]);
+  // Summed by the database, as the spend report sums them: the same exact text.
+  const totals = await db.query<{ unit: string; amount: string; tasks: number }>(
+    `SELECT unit::text, sum(amount)::text AS amount, sum(tasks)::int AS tasks FROM spend_rollup
+     WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY unit ORDER BY unit`,
+    [projectId, ...days],
+  );
+  const byModel = await db.query<{ model: string; unit: string; amount: string; tasks: number }>(
+    `SELECT model, unit::text, sum(amount)::text AS amount, sum(tasks)::int AS tasks FROM spend_rollup
+     WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY model, unit ORDER BY model COLLATE "C", unit`,
+    [projectId, ...days],
+  );
+  const byKey = await db.query<{ key: string; name: string | null; unit: string; amount: string; tasks: number }>(
+    `SELECT s.value AS key, k.name, s.unit::text, sum(s.amount)::text AS amount, sum(s.tasks)::int AS tasks
+     FROM spend_rollup_by s LEFT JOIN api_key k ON k.prefix = s.value
+     WHERE s.dimension = 'apiKey' AND s.project_id = $1 AND s.period >= $2 AND s.period < $3
+     GROUP BY s.value, k.name, s.unit ORDER BY s.value COLLATE "C", s.unit`,
+    [projectId, ...days],
+  );
+  const entries = await db.query<{ id: string; kind: string; task_id: string | null; belongs_to: string | null; unit: string; amount: string; at: Date; reason: string | null }>(
+    `SELECT id::text, kind::text, 'gw-' || task_id AS task_id, belongs_to::text, unit::text, amount::text, effective_at AS at, reason FROM ledger_entry
+     WHERE project_id = $1 AND effective_at >= $2 AND effective_at < $3 AND (kind = 'adjustment' OR belongs_to IS NOT NULL) AND kind <> 'release'
+     ORDER BY id`,
+    [projectId, month.start, month.end],
+  );
+  const ledger = await monthDigest(db, projectId, month);
+  return {
+    project: { id: projectId, name: project.rows[0]?.name ?? projectId },
+    month: month.label,
+    closedAt: close.closedAt.toISOString(),
+    closedBy: close.closedBy,
+    version: close.version,
+    ledgerDigest: ledger.digest.toString('hex'),
+    entries: ledger.entries,
+    totals: totals.rows,
+    byModel: byModel.rows.map((r) => ({ ...r, kind: KIND.get(r.model) ?? '-' })),
+    byKey: byKey.rows.map((r) => ({ ...r, key: r.key === '' ? '(none)' : r.key })),
+    adjustments: entries.rows.filter((e) => e.kind === 'adjustment' && e.belongs_to === null)
+      .map((e) => ({ entryId: e.id, at: e.at.toISOString(), unit: e.unit, amount: e.amount, reason: e.reason ?? '', taskId: e.task_id })),
+    priorPeriod: entries.rows.filter((e) => e.belongs_to !== null)
+      .map((e) => ({ entryId: e.id, kind: e.kind, taskId: e.task_id, belongsTo: e.belongs_to!.slice(0, 7), unit: e.unit, amount: e.amount, reason: e.reason })),
+    openItems,
+  };
+}
+

@@ -1,0 +1,71 @@
+/**
+ * `spendgate ledger verify` (decisions §13): recomputes every seal from the entries now in its
+ * interval, checks the seals' chain, and checks every closed month's statements against the
+ * ledger as it is now. Reports the first entry edited, deleted or inserted after sealing (or after
+ * its month's close), whatever a superuser did with the triggers off: digests are computed here,
+ * in TypeScript, never by a function in the database.
+ */
+import type { Database } from '../database/database.js';
+import { monthDigest } from '../closing/statement-data.js';
+import { parseMonth } from '../closing/month.js';
+import { checkSeal, ENTRY_COLUMNS, GENESIS, type EntryRow, type StoredSeal } from './ledger-seal.js';
+
+export interface LedgerVerification {
+  seals: number;
+  sealedEntries: number;
+  /** Entries newer than the last seal (sealed by a later round). */
+  unsealedEntries: number;
+  statements: number;
+  problems: string[];
+}
+
+export async function verifyLedger(db: Database): Promise<LedgerVerification> {
+  const problems: string[] = [];
+  let prev: Buffer = GENESIS;
+  let after = 0n;
+  let seals = 0;
+  let sealedEntries = 0;
+  let expectedSeq = 1n;
+  for (;;) {
+    const { rows } = await db.query<{ seq: string; first_id: string; last_id: string; entry_ids: string[]; digests: Buffer; prev_hash: Buffer; hash: Buffer }>(
+      'SELECT s.seq::text AS seq, s.first_id::text AS first_id, s.last_id::text AS last_id, s.entry_ids::text[] AS entry_ids, s.digests, s.prev_hash, s.hash FROM ledger_seal s WHERE s.seq >= $1 ORDER BY s.seq LIMIT 20',
+      [expectedSeq.toString()],
+    );
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      if (BigInt(row.seq) !== expectedSeq || BigInt(row.first_id) !== after + 1n) {
+        problems.push(`seal ${row.seq} is out of place: a seal before it was removed or renumbered`);
+        return finish();
+      }
+      const seal: StoredSeal = { seq: row.seq, lastId: row.last_id, entryIds: row.entry_ids, digests: row.digests, prevHash: row.prev_hash, hash: row.hash };
+      const entries = (await db.queryArrays(`SELECT ${ENTRY_COLUMNS} FROM ledger_entry e WHERE e.id > $1 AND e.id <= $2 ORDER BY e.id`, [after.toString(), row.last_id])) as EntryRow[];
+      const problem = checkSeal(seal, prev, entries);
+      if (problem) {
+        problems.push(problem);
+        return finish();
+      }
+      prev = row.hash;
+      after = BigInt(row.last_id);
+      expectedSeq += 1n;
+      seals += 1;
+      sealedEntries += row.entry_ids.length;
+    }
+  }
+  return finish();
+
+  async function finish(): Promise<LedgerVerification> {
+    const { rows: unsealed } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger_entry WHERE id > $1', [after.toString()]);
+    // Closed months: each statement in force against the ledger of its project and month now.
+    const { rows: statements } = await db.query<{ project_id: string; month: string; ledger_digest: Buffer; entries: number }>(
+      `SELECT s.project_id::text, to_char(s.month, 'YYYY-MM') AS month, s.ledger_digest, s.entries
+       FROM statement s JOIN month_close c ON c.id = s.close_id WHERE c.reopened_at IS NULL ORDER BY s.month, s.project_id`,
+    );
+    for (const s of statements) {
+      const now = await monthDigest(db, s.project_id, parseMonth('month', s.month));
+      if (!now.digest.equals(s.ledger_digest)) {
+        problems.push(`closed month ${s.month}, project ${s.project_id}: the ledger no longer matches its statement (${s.entries} entries at close, ${now.entries} now): an entry was edited, deleted or inserted after the close`);
+      }
+    }
+    return { seals, sealedEntries, unsealedEntries: unsealed[0]!.n, statements: statements.length, problems };
+  }
+}

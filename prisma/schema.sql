@@ -28,7 +28,7 @@ CREATE TYPE "Unit" AS ENUM ('CREDITS', 'USD');
 
 CREATE TYPE "UnpricedPolicy" AS ENUM ('block', 'allow');
 
-CREATE TYPE "WebhookFormat" AS ENUM ('STANDARD', 'SLACK');
+CREATE TYPE "WebhookFormat" AS ENUM ('STANDARD', 'SLACK', 'EMAIL');
 
 -- ==============================================================================================
 -- Composite types
@@ -104,6 +104,15 @@ CREATE TABLE access_token (
   CONSTRAINT access_token_person_id_fkey FOREIGN KEY (person_id) REFERENCES person(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT access_token_service_account_id_fkey FOREIGN KEY (service_account_id) REFERENCES service_account(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT access_token_one_holder CHECK (((person_id IS NULL) <> (service_account_id IS NULL)))
+);
+
+CREATE TABLE anomaly_hour (
+  hour timestamp(6) with time zone NOT NULL,
+  evaluated_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  scopes integer NOT NULL,
+  anomalies integer NOT NULL,
+  millis integer NOT NULL,
+  CONSTRAINT anomaly_hour_pkey PRIMARY KEY (hour)
 );
 
 CREATE TABLE api_key (
@@ -258,7 +267,7 @@ CREATE TABLE month_close (
 CREATE TABLE outbox_event (
   id text NOT NULL,
   type text NOT NULL,
-  project_id uuid NOT NULL,
+  project_id uuid,
   cause text NOT NULL,
   payload text NOT NULL,
   created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
@@ -363,6 +372,17 @@ CREATE TABLE sign_in_attempt (
   code_verifier text NOT NULL,
   created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
   CONSTRAINT sign_in_attempt_pkey PRIMARY KEY (state)
+);
+
+CREATE TABLE spend_hourly (
+  hour timestamp(6) with time zone NOT NULL,
+  dimension text NOT NULL,
+  project_id uuid NOT NULL,
+  value text NOT NULL,
+  unit "Unit" NOT NULL,
+  amount numeric NOT NULL DEFAULT 0,
+  tasks integer NOT NULL DEFAULT 0,
+  CONSTRAINT spend_hourly_pkey PRIMARY KEY (hour, dimension, project_id, value, unit)
 );
 
 CREATE TABLE spend_rollup (
@@ -618,6 +638,8 @@ CREATE UNIQUE INDEX service_account_name_key ON public.service_account USING btr
 
 CREATE INDEX session_person_id_idx ON public.session USING btree (person_id);
 
+CREATE INDEX spend_hourly_scope ON public.spend_hourly USING btree (dimension, project_id, value, unit, hour);
+
 CREATE INDEX spend_rollup_user_none ON public.spend_rollup_user USING btree (period, unit) WHERE (value = ''::text);
 
 CREATE INDEX spend_rollup_user_top ON public.spend_rollup_user USING btree (period, unit, amount DESC);
@@ -711,6 +733,9 @@ BEGIN
   PERFORM spendgate_rollup_by_add(p_project, coalesce(t.model, '(adjustment)'), p_unit, coalesce(t.price_book_version, 0), v_day,
                                   (SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), t.end_user, t.tags,
                                   0, 0, p_amount, '{}'::jsonb);
+  IF belongs IS NULL THEN
+    PERFORM spendgate_hourly_add(p_project, (SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), t.end_user, p_unit, post, p_amount, 0);
+  END IF;
   RETURN entry;
 END $function$;
 
@@ -964,6 +989,17 @@ AS $function$
   ON CONFLICT (cause) DO NOTHING;
 $function$;
 
+CREATE OR REPLACE FUNCTION public.spendgate_hourly_add(p_project uuid, p_key text, p_user text, p_unit "Unit", p_at timestamp with time zone, p_amount numeric, p_tasks integer)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+  INSERT INTO spend_hourly AS s (hour, dimension, project_id, value, unit, amount, tasks)
+  VALUES (date_trunc('hour', p_at), 'project', p_project, '', p_unit, p_amount, p_tasks),
+         (date_trunc('hour', p_at), 'apiKey', p_project, coalesce(p_key, ''), p_unit, p_amount, p_tasks),
+         (date_trunc('hour', p_at), 'user', p_project, coalesce(p_user, ''), p_unit, p_amount, p_tasks)
+  ON CONFLICT (hour, dimension, project_id, value, unit) DO UPDATE SET amount = s.amount + EXCLUDED.amount, tasks = s.tasks + EXCLUDED.tasks;
+$function$;
+
 CREATE OR REPLACE FUNCTION public.spendgate_idempotency_keys_seen(p_requests spendgate_hold_request[])
  RETURNS boolean
  LANGUAGE sql
@@ -1056,7 +1092,7 @@ BEGIN
   INSERT INTO webhook_delivery (event_id, endpoint_id)
   SELECT NEW.id, e.id FROM webhook_endpoint e
   WHERE e.enabled AND e.deleted_at IS NULL AND (e.project_id IS NULL OR e.project_id = NEW.project_id)
-    AND (cardinality(e.events) = 0 OR NEW.type = ANY(e.events));
+    AND ((cardinality(e.events) = 0 AND NEW.type <> 'spend.digest') OR NEW.type = ANY(e.events));
   RETURN NULL;
 END $function$;
 
@@ -1557,6 +1593,9 @@ BEGIN
   PERFORM spendgate_rollup_by_add(t.project_id, t.model, t.unit, t.price_book_version, v_day,
                                   (SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), t.end_user, t.tags,
                                   1, unpriced, p_charge, p_rollup);
+  IF v_status <> 'prior_period' THEN
+    PERFORM spendgate_hourly_add(t.project_id, (SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), t.end_user, t.unit, t.accepted_at, p_charge, 1);
+  END IF;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.spendgate_rollup_by_add(p_project uuid, p_model text, p_unit "Unit", p_version integer, p_day date, p_key_prefix text, p_user text, p_tags text[], p_tasks integer, p_unpriced integer, p_amount numeric, p_rollup jsonb)

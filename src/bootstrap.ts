@@ -28,6 +28,7 @@ import { serveWebPages } from './console/web-pages.js';
 import { passSimulatorControl } from './simulator/sandbox-control.js';
 import { Logger } from '@nestjs/common';
 import { LedgerSealer } from './ledger/ledger-sealer.js';
+import { EarlyWarning } from './early-warning/early-warning.js';
 import { Repeating } from './common/repeating.js';
 
 export interface Gateway {
@@ -125,6 +126,10 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   const sealDb = config.LEDGER_SEAL_MS > 0 ? new Database(databaseUrl, 1, { applicationName: 'spendgate-sealer', nice: 19 }) : undefined;
   const sealing = sealDb ? new Repeating(() => new LedgerSealer(sealDb, 0.5).round(), config.LEDGER_SEAL_MS, new Logger('LedgerSealer'), 'ledger seal') : undefined;
   sealing?.start();
+  // Early warning: anomalies, forecasts, the weekly digest (decisions §15), also on a connection of its own.
+  const warnDb = config.EARLY_WARNING_MS > 0 ? new Database(databaseUrl, 1, { applicationName: 'spendgate-early-warning', nice: 19 }) : undefined;
+  const warning = warnDb ? new Repeating(() => new EarlyWarning(warnDb, config).round(), config.EARLY_WARNING_MS, new Logger('EarlyWarning'), 'early warning') : undefined;
+  warning?.start();
 
   let closed = false;
   return {
@@ -146,6 +151,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
       await webhooksDb?.close();
       await sealing?.stop();
       await sealDb?.close();
+      await warning?.stop();
+      await warnDb?.close();
       const idle = setInterval(() => fastify.server.closeIdleConnections(), 100);
       try {
         await app.close(); // stops accepting, waits for in-flight requests (forwarded reads too)

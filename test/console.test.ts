@@ -164,6 +164,8 @@ test('a budget refusal shows on the budgets page', async () => {
   expect(await card.textContent()).toMatch(/crossed 50 %/);
   const api = await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { remaining } }`, { p: b.projectId });
   expect(await card.locator('[data-testid=remaining]').getAttribute('data-amount')).toBe(api.body.data.budgetStatus[0].remaining);
+  // A budget minutes old has no history to forecast from: the card says so (issue 33).
+  expect(await card.locator('[data-testid=forecast]').textContent()).toBe('not enough history yet');
   await page.close();
 }, 60_000);
 

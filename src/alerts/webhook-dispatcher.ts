@@ -20,6 +20,7 @@ import type { Database } from '../database/database.js';
 import type { MetricsService } from '../metrics/metrics.service.js';
 import { deliveryBody, retryDelayMs, type WebhookFormat } from './webhook-message.js';
 import { checkTargetUrl, guardedAgent, TargetRefused, targetsGuarded } from './webhook-target.js';
+import { EmailSender } from './email-delivery.js';
 
 interface Claimed {
   id: string;
@@ -33,7 +34,10 @@ interface Claimed {
   live: boolean;
 }
 
-type Settings = Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_CONCURRENCY' | 'WEBHOOK_POLL_MS' | 'WEBHOOK_RETRY_BASE_MS' | 'WEBHOOK_RETRY_FOR_MS' | 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'sandbox'>;
+type Settings = Pick<
+  Config,
+  'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_CONCURRENCY' | 'WEBHOOK_POLL_MS' | 'WEBHOOK_RETRY_BASE_MS' | 'WEBHOOK_RETRY_FOR_MS' | 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'sandbox' | 'SMTP_URL' | 'ALERT_EMAIL_FROM'
+>;
 
 export class WebhookDispatcher {
   private readonly logger = new Logger('Webhooks');
@@ -44,6 +48,8 @@ export class WebhookDispatcher {
   private backlog = false;
   /** Guarded deliveries connect only to the public addresses their names resolve to (webhook-target.ts). */
   private readonly agent?: Agent;
+  /** EMAIL endpoints' deliveries (email-delivery.ts). */
+  private readonly email: EmailSender;
 
   constructor(
     private readonly db: Database,
@@ -51,6 +57,7 @@ export class WebhookDispatcher {
     private readonly metrics: MetricsService,
   ) {
     if (targetsGuarded(settings)) this.agent = guardedAgent();
+    this.email = new EmailSender(settings.SMTP_URL, settings.ALERT_EMAIL_FROM, settings.WEBHOOK_TIMEOUT_MS);
     // The lag is measured once per poll, not on every claim a finished delivery makes in a backlog.
     this.loop = new Repeating(async () => {
       await this.measureLag();
@@ -68,6 +75,7 @@ export class WebhookDispatcher {
     await this.loop.stop();
     await Promise.all(this.inFlight);
     await this.agent?.close();
+    this.email.close();
   }
 
   /**
@@ -119,6 +127,14 @@ export class WebhookDispatcher {
   private async send(d: Claimed): Promise<void> {
     if (!d.live) {
       await this.finish(d, { delivered: false, final: true, statusCode: null, latencyMs: 0, error: 'the endpoint was disabled or deleted' });
+      return;
+    }
+    if (d.format === 'EMAIL') {
+      const started = performance.now();
+      const sent = await this.email.send(d.url, d.event_id, d.payload);
+      const delivered = sent.error === null;
+      const final = delivered || Date.now() - d.event_at.getTime() >= this.settings.WEBHOOK_RETRY_FOR_MS;
+      await this.finish(d, { delivered, final, statusCode: sent.statusCode, latencyMs: sent.statusCode === null ? 0 : Math.round(performance.now() - started), error: sent.error });
       return;
     }
     const body = deliveryBody(d.format, d.payload);

@@ -1,9 +1,11 @@
+import { emailMessage } from './email-message.js';
+
 /**
  * What a delivery sends (decisions §8), plain TypeScript: the event's body as stored (STANDARD),
  * or a Slack incoming-webhook body a person can read (SLACK); and the retry schedule.
  */
 
-export const EVENT_TYPES = ['budget.threshold_crossed', 'budget.exhausted', 'task.overrun', 'task.needs_review'] as const;
+export const EVENT_TYPES = ['budget.threshold_crossed', 'budget.exhausted', 'task.overrun', 'task.needs_review', 'budget.forecast_exceeded', 'spend.anomaly', 'spend.digest'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 interface BudgetData {
@@ -33,7 +35,7 @@ interface EventBody {
   data: { project: { id: string; name: string }; budget?: BudgetData; task?: TaskData; threshold?: number; reason?: string | null };
 }
 
-export type WebhookFormat = 'STANDARD' | 'SLACK';
+export type WebhookFormat = 'STANDARD' | 'SLACK' | 'EMAIL';
 
 /** The HTTP body of one delivery: the stored event as it is, or its Slack text. */
 export function deliveryBody(format: WebhookFormat, payload: string): string {
@@ -51,9 +53,16 @@ export function slackEscape(text: string | number | null | undefined): string {
 
 /** One or two lines a person reads in a channel, amounts exact, in the event's unit; every value escaped. */
 export function slackText(event: EventBody): string {
+  if (EARLY_WARNING.has(event.type)) {
+    // The early-warning events read as their email does (every value made one line), escaped for Slack.
+    const { subject, text } = emailMessage(JSON.stringify(event));
+    return `:crystal_ball: *${slackEscape(subject)}*\n${slackEscape(text.split('\n\nEvent ')[0])}`;
+  }
   const e = escapeAll(event.data);
   return plainText(event.type, e);
 }
+
+const EARLY_WARNING = new Set<string>(['budget.forecast_exceeded', 'spend.anomaly', 'spend.digest']);
 
 /** Every string of the event's data escaped for Slack (nested objects too). */
 function escapeAll<T>(value: T): T {

@@ -59,7 +59,8 @@ export class WebhooksService {
 
   /** A new endpoint and its signing secret: the only time the secret is shown. */
   async create(input: { url: string; events?: string[] | null; projectId?: string | null; format: WebhookFormat }): Promise<{ endpoint: EndpointRow; secret: string }> {
-    const url = checkUrl(input.url, targetsGuarded(this.config));
+    const url = input.format === 'EMAIL' ? checkMailto(input.url) : checkUrl(input.url, targetsGuarded(this.config));
+    if (input.format !== 'EMAIL' && /^mailto:/i.test(input.url)) throw ApiError.badRequest('url: a mailto: address is an endpoint of format EMAIL');
     const events = [...new Set(input.events ?? [])];
     const unknown = events.find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
     if (unknown !== undefined) throw ApiError.badRequest(`events: "${unknown.slice(0, 60)}" is not one of ${EVENT_TYPES.join(', ')}`);
@@ -165,6 +166,13 @@ export class WebhooksService {
     if (!rows[0].live) throw ApiError.conflict('its endpoint is disabled or deleted: enable it first');
     return true;
   }
+}
+
+/** An EMAIL endpoint's address: `mailto:` and one plain address (no name, no second recipient, no header). */
+function checkMailto(raw: string): string {
+  const match = /^mailto:([A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,63})$/i.exec(raw.trim());
+  if (!match) throw ApiError.badRequest('url: an EMAIL endpoint is mailto:someone@example.com (one address)');
+  return `mailto:${match[1]!.toLowerCase()}`;
 }
 
 /** The URL as given, checked (webhook-target.ts): guarded outside the sandbox unless private targets are allowed. */

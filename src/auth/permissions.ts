@@ -75,6 +75,8 @@ export const FIELD_RULES: Readonly<Record<string, Rule>> = {
   'Query.closedMonths': r('read', 'list'),
   'Query.statement': r('read', 'project', 'projectId'),
   'Query.statements': r('read', 'list'),
+  'Query.budgetsAtRisk': r('read', 'list'),
+  'Query.anomalies': r('read', 'list'),
   // Changes.
   'Mutation.createProject': r('admin', 'global'),
   'Mutation.setProjectPolicies': r('admin', 'global'),

@@ -9,6 +9,8 @@ import path from 'node:path';
 import { z } from 'zod';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+/** A non-negative exact decimal, kept as its text (money never goes through a float). */
+const decimalText = (fallback: string) => z.string().trim().regex(/^\d{1,12}(\.\d{1,18})?$/, 'must be a non-negative decimal, e.g. 1 or 0.50').default(fallback);
 const optionalUrl = z
   .string()
   .trim()
@@ -86,6 +88,17 @@ const schema = z
     WEBHOOK_TIMEOUT_MS: int(5_000, 100),
     WEBHOOK_CONCURRENCY: int(8, 1),
     WEBHOOK_POLL_MS: int(500, 10),
+    /** Early warning (decisions §15): how often anomalies, forecasts and the digest are checked (0: never). */
+    EARLY_WARNING_MS: int(300_000, 0),
+    /** An hour's spend is anomalous past this multiple of its baseline's median (and the floor, and 5 MADs). */
+    ANOMALY_MULTIPLE: z.coerce.number().min(1.5).max(100).default(3),
+    ANOMALY_FLOOR_USD: decimalText('1'),
+    ANOMALY_FLOOR_CREDITS: decimalText('1000'),
+    /** An hour is evaluated this long after it ends, when its tasks have mostly settled. */
+    ANOMALY_GRACE_MS: int(300_000, 0),
+    /** Email alerts: smtp://user:pass@host:587 or smtps://…; the sender address. */
+    SMTP_URL: z.string().trim().min(1).optional(),
+    ALERT_EMAIL_FROM: z.string().trim().regex(/^[^@\s<>]+@[^@\s<>]+$/, 'must be an email address').default('spendgate@localhost'),
     /** How often the ledger is sealed in the background (0: never; `spendgate ledger seal` does it by hand). */
     LEDGER_SEAL_MS: int(60_000, 0),
     WEBHOOK_RETRY_BASE_MS: int(5_000, 1),

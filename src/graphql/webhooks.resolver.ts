@@ -10,6 +10,7 @@ import { PageInfo } from './graphql.types.js';
 export enum WebhookFormatEnum {
   STANDARD = 'STANDARD',
   SLACK = 'SLACK',
+  EMAIL = 'EMAIL',
 }
 export enum DeliveryStatusEnum {
   PENDING = 'PENDING',

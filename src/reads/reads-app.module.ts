@@ -13,6 +13,7 @@ import { AuthFailures } from '../auth/auth-failures.js';
 import { PeopleModule } from '../people/people.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { ClosingModule } from '../closing/closing.module.js';
+import { EarlyWarningModule } from '../early-warning/early-warning.module.js';
 import { Principals } from '../graphql/graphql-auth.js';
 import { CoreModule } from '../core.module.js';
 import { GraphqlApiModule } from '../graphql/graphql-api.module.js';
@@ -34,6 +35,7 @@ export class ReadsAppModule {
         PeopleModule,
         AuditModule,
         ClosingModule,
+        EarlyWarningModule,
         GraphQLModule.forRootAsync<MercuriusDriverConfig>({
           driver: MercuriusDriver,
           imports: [AuthModule],

@@ -24,6 +24,8 @@ interface Budget {
   remaining: string;
   percentUsed: string;
   projectedSpend: string | null;
+  forecastSpend: string | null;
+  runsOutAt: string | null;
   thresholds: number[];
   periodStart: string | null;
   periodEnd: string | null;
@@ -34,7 +36,7 @@ interface Budget {
 
 const BUDGETS = `query Budgets($projectId: ID!) {
   budgetStatus(projectId: $projectId) {
-    budgetId unit period hard scope scopeValue limit spent held heldUnderReview remaining percentUsed projectedSpend thresholds periodStart periodEnd user
+    budgetId unit period hard scope scopeValue limit spent held heldUnderReview remaining percentUsed projectedSpend forecastSpend runsOutAt thresholds periodStart periodEnd user
     users(first: 20) { edges { node { user spent held remaining } } pageInfo { hasNextPage } }
     events(first: 10) { kind at threshold user }
   }
@@ -126,8 +128,11 @@ function BudgetCard({ budget: b }: { budget: Budget }) {
         <dd data-amount={b.remaining} data-testid="remaining">
           {money(b.remaining, b.unit)}
         </dd>
-        <dt>Projected at period end</dt>
-        <dd>{b.projectedSpend === null ? '—' : money(b.projectedSpend, b.unit)}</dd>
+        <dt>Forecast at period end</dt>
+        <dd data-testid="forecast">
+          {b.forecastSpend === null ? 'not enough history yet' : money(b.forecastSpend, b.unit)}
+          {b.runsOutAt && <span class="badge hard"> runs out {dateTime(b.runsOutAt).slice(0, 16)}</span>}
+        </dd>
         <dt>Window</dt>
         <dd>
           {dateTime(b.periodStart)} → {b.period === 'LIFETIME' ? 'no end' : dateTime(b.periodEnd)}

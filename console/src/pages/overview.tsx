@@ -12,6 +12,7 @@ import { Amounts } from '../parts/amounts';
 import { loadChart, SpendChart } from '../parts/spend-chart';
 import { TopList, type Ranked } from '../parts/top-list';
 import { Empty } from '../parts/empty';
+import { EarlyWarning } from '../parts/early-warning';
 
 interface Row {
   keys: string[];
@@ -97,6 +98,7 @@ export function Overview() {
         <Amounts id="month" title="Month to date" totals={first('monthToDate')} />
         <Amounts id="range" title={`${day(from)} to ${day(utcMidnight(0))}`} totals={first('range')} />
       </div>
+      {viewer.kind !== 'PROJECT_KEY' && <EarlyWarning />}
       {nothing ? (
         <Empty>
           No spend yet. Send a request through the gateway with a project key (<code>Authorization: Bearer sg_…</code>); it shows here once it settles.

@@ -1,0 +1,63 @@
+/**
+ * The overview's early warning (decisions §15): budgets whose forecast passes their limit, soonest
+ * to run out first, and the latest spend anomalies (an hour far above its scope's usual).
+ */
+import { useQuery } from '@urql/preact';
+import type { Unit } from '../api';
+import { dateTime, money } from '../format';
+
+const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeValue unit period limit used forecastSpend runsOutAt }
+  anomalies(first: 5) { eventId projectName scope scopeValue hour unit spend baseline multiple } }`;
+
+interface Risk { budgetId: string; projectName: string; scope: string; scopeValue: string | null; unit: Unit; period: string; limit: string; used: string; forecastSpend: string; runsOutAt: string | null }
+interface Spike { eventId: string; projectName: string; scope: string; scopeValue: string | null; hour: string; unit: Unit; spend: string; baseline: string; multiple: string }
+
+export function EarlyWarning() {
+  const [{ data }] = useQuery<{ budgetsAtRisk: Risk[]; anomalies: Spike[] }>({ query: EARLY });
+  if (!data || (data.budgetsAtRisk.length === 0 && data.anomalies.length === 0)) return null;
+  return (
+    <div class="tops" data-testid="early-warning">
+      {data.budgetsAtRisk.length > 0 && (
+        <div class="card">
+          <h2>Budgets at risk</h2>
+          <table data-testid="at-risk">
+            <tbody>
+              {data.budgetsAtRisk.map((b) => (
+                <tr>
+                  <td>
+                    {b.projectName}, {b.period.toLowerCase()}
+                    {b.scope === 'PROJECT' ? '' : ` (${b.scope.toLowerCase().replace('_', ' ')} ${b.scopeValue ?? ''})`}
+                  </td>
+                  <td class="num">
+                    forecast {money(b.forecastSpend, b.unit)} of {money(b.limit, b.unit)}
+                  </td>
+                  <td>{b.runsOutAt ? `runs out ${dateTime(b.runsOutAt).slice(0, 10)}` : ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {data.anomalies.length > 0 && (
+        <div class="card">
+          <h2>Unusual spend</h2>
+          <table data-testid="anomalies">
+            <tbody>
+              {data.anomalies.map((a) => (
+                <tr>
+                  <td>
+                    {a.scope === 'project' ? a.projectName : `${a.scope === 'apiKey' ? 'key' : 'user'} ${a.scopeValue ?? ''} (${a.projectName})`}
+                  </td>
+                  <td>{dateTime(a.hour).slice(0, 16)}</td>
+                  <td class="num">
+                    {money(a.spend, a.unit)}, {a.multiple}× the usual {money(a.baseline, a.unit)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,96 @@
+/**
+ * The weekly spend digest (decisions §15): the last complete ISO week (Monday 00:00 UTC to
+ * Monday), once (the outbox's cause `digest:<monday>`), as a `spend.digest` event of the whole
+ * gateway, delivered to the endpoints that list it (email ones, typically). Spend by project and the
+ * top keys are the spend report's own figures (spendReport, the same roll-ups); the top end users
+ * come from the hourly roll-up (the report groups users by whole months); budgets at risk are those
+ * whose forecast passes their limit, with the date they run out.
+ */
+import type { Database } from '../database/database.js';
+import { forecastFrom, scopeOf } from '../forecast/forecast-data.js';
+import { dec } from '../pricing/money.js';
+import { spendReport } from '../reports/spend-report.js';
+
+const DAY = 86_400_000;
+const TOP = 5;
+
+export interface Digest {
+  week: { from: string; to: string };
+  projects: Array<{ id: string; name: string; totals: Array<{ unit: string; amount: string; tasks: number }> }>;
+  topKeys: Array<{ key: string; name: string | null; unit: string; amount: string }>;
+  topUsers: Array<{ project: string; user: string; unit: string; amount: string }>;
+  budgetsAtRisk: Array<{ project: string; budgetId: string; scope: string; scopeValue: string | null; unit: string; period: string; limit: string; forecastSpend: string; runsOutAt: string | null }>;
+}
+
+/** The Monday 00:00 UTC that starts the week holding `at`. */
+export function weekStart(at: Date): Date {
+  const day = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
+  return new Date(day.getTime() - ((day.getUTCDay() + 6) % 7) * DAY);
+}
+
+export async function buildDigest(db: Database, from: Date, to: Date, now: Date = new Date()): Promise<Digest> {
+  const byProject = await spendReport(db, { from, to, groupBy: ['project'], measures: [] });
+  const { rows: names } = await db.query<{ id: string; name: string }>('SELECT id::text, name FROM project');
+  const idOf = new Map(names.map((p) => [p.name, p.id]));
+  const projects = new Map<string, Digest['projects'][number]>();
+  for (const r of byProject) {
+    const name = r.keys[0]!;
+    const entry = projects.get(name) ?? { id: idOf.get(name) ?? '', name, totals: [] };
+    entry.totals.push({ unit: r.unit, amount: r.amount, tasks: r.tasks });
+    projects.set(name, entry);
+  }
+  const topKeys: Digest['topKeys'] = [];
+  for (const unit of ['USD', 'CREDITS'] as const) {
+    for (const r of await spendReport(db, { from, to, groupBy: ['apiKey'], unit, orderBy: 'amount', first: TOP, measures: [] })) {
+      topKeys.push({ key: r.keys[0]!, name: r.apiKeyName ?? null, unit, amount: r.amount });
+    }
+  }
+  const { rows: topUsers } = await db.query<Digest['topUsers'][number]>(
+    `SELECT p.name AS project, h.value AS "user", h.unit::text AS unit, sum(h.amount)::text AS amount
+     FROM spend_hourly h JOIN project p ON p.id = h.project_id
+     WHERE h.dimension = 'user' AND h.value <> '' AND h.hour >= $1 AND h.hour < $2
+     GROUP BY p.name, h.value, h.unit ORDER BY h.unit, sum(h.amount) DESC, p.name, h.value LIMIT ${TOP * 2}`,
+    [from, to],
+  );
+  return { week: { from: from.toISOString(), to: to.toISOString() }, projects: [...projects.values()], topKeys, topUsers, budgetsAtRisk: await budgetsAtRisk(db, now) };
+}
+
+async function budgetsAtRisk(db: Database, now: Date): Promise<Digest['budgetsAtRisk']> {
+  const { rows } = await db.query<{ id: string; project_id: string; project: string; scope: string; scope_value: string | null; unit: string; period: string; lim: string; period_start: Date; period_end: Date; spent: string; held: string }>(
+    `SELECT b.id, b.project_id::text, p.name AS project, b.scope::text, coalesce(b.scope_value, k.prefix) AS scope_value, b.unit::text, b.period::text,
+            b."limit"::text AS lim, w.period_start, w.period_end, l.spent::text, l.held::text
+     FROM budget b JOIN project p ON p.id = b.project_id LEFT JOIN api_key k ON k.id = b.scope_key_id
+     CROSS JOIN LATERAL spendgate_period_window(b.period, $1) w
+     CROSS JOIN LATERAL spendgate_budget_balance(b.id, '', w.period_start, w.period_end) l
+     WHERE b.deleted_at IS NULL AND b.period <> 'LIFETIME' AND b.scope <> 'EACH_USER' ORDER BY p.name, b.created_at`,
+    [now],
+  );
+  const out: Digest['budgetsAtRisk'] = [];
+  for (const r of rows) {
+    const f = await forecastFrom(db, {
+      scope: scopeOf({ scope: r.scope, projectId: r.project_id, scopeValue: r.scope_value }, null),
+      unit: r.unit, periodStart: r.period_start, periodEnd: r.period_end, spent: dec(r.spent), held: dec(r.held), limit: dec(r.lim), now,
+    });
+    if (f?.forecastSpend && f.forecastSpend.gt(dec(r.lim))) {
+      out.push({ project: r.project, budgetId: r.id, scope: r.scope, scopeValue: r.scope_value, unit: r.unit, period: r.period, limit: r.lim, forecastSpend: f.forecastSpend.toDecimalPlaces(6).toFixed(), runsOutAt: f.runsOutAt?.toISOString() ?? null });
+    }
+  }
+  return out;
+}
+
+/** Emits last week's digest once, when an endpoint of every project subscribes to it. */
+export async function weeklyDigest(db: Database, now: Date = new Date()): Promise<boolean> {
+  const to = weekStart(now);
+  const from = new Date(to.getTime() - 7 * DAY);
+  const cause = `digest:${from.toISOString().slice(0, 10)}`;
+  // Only for those who asked for it, and once.
+  const { rows } = await db.query<{ wanted: boolean; done: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM webhook_endpoint WHERE enabled AND deleted_at IS NULL AND project_id IS NULL AND 'spend.digest' = ANY(events)) AS wanted,
+            EXISTS (SELECT 1 FROM outbox_event WHERE cause = $1) AS done`,
+    [cause],
+  );
+  if (!rows[0]!.wanted || rows[0]!.done) return false;
+  const digest = await buildDigest(db, from, to, now);
+  await db.query(`SELECT spendgate_emit('spend.digest', NULL, $1, $2::jsonb)`, [cause, JSON.stringify(digest)]);
+  return true;
+}

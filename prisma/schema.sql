@@ -81,6 +81,8 @@ CREATE SEQUENCE statement_id_seq;
 
 CREATE SEQUENCE task_id_seq;
 
+CREATE SEQUENCE vendor_recon_item_id_seq;
+
 CREATE SEQUENCE webhook_attempt_id_seq;
 
 CREATE SEQUENCE webhook_delivery_id_seq;
@@ -548,6 +550,54 @@ CREATE TABLE task (
   CONSTRAINT task_resolution_known CHECK (((resolution IS NULL) OR (resolution = ANY (ARRAY['CHARGE'::text, 'RELEASE'::text]))))
 );
 
+CREATE TABLE vendor_recon_item (
+  id bigint NOT NULL DEFAULT nextval('vendor_recon_item_id_seq'::regclass),
+  statement_id uuid NOT NULL,
+  class text NOT NULL,
+  vendor_task_id bigint,
+  task_id bigint,
+  project_id uuid,
+  model text,
+  unit "Unit" NOT NULL,
+  ours numeric,
+  theirs numeric,
+  difference numeric,
+  state text NOT NULL DEFAULT 'open'::text,
+  note text,
+  resolved_by text,
+  resolved_at timestamp(6) with time zone,
+  entry_id bigint,
+  CONSTRAINT vendor_recon_item_pkey PRIMARY KEY (id),
+  CONSTRAINT vendor_recon_item_statement_id_fkey FOREIGN KEY (statement_id) REFERENCES vendor_statement(id) ON UPDATE CASCADE ON DELETE RESTRICT,
+  CONSTRAINT vendor_recon_item_class CHECK ((class = ANY (ARRAY['amount_differs'::text, 'billed_not_ours'::text, 'ours_not_billed'::text, 'duplicate'::text, 'pending'::text]))),
+  CONSTRAINT vendor_recon_item_state CHECK ((state = ANY (ARRAY['open'::text, 'accepted'::text, 'disputed'::text])))
+);
+
+CREATE TABLE vendor_statement (
+  id uuid NOT NULL,
+  imported_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  imported_by text NOT NULL,
+  file_digest bytea NOT NULL,
+  rows integer NOT NULL,
+  repeated integer NOT NULL,
+  period_from timestamp(6) with time zone,
+  period_to timestamp(6) with time zone,
+  summary jsonb NOT NULL,
+  CONSTRAINT vendor_statement_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE vendor_statement_line (
+  statement_id uuid NOT NULL,
+  line_no integer NOT NULL,
+  vendor_task_id bigint NOT NULL,
+  model text,
+  billed_at timestamp(6) with time zone NOT NULL,
+  unit "Unit" NOT NULL,
+  amount numeric NOT NULL,
+  CONSTRAINT vendor_statement_line_pkey PRIMARY KEY (statement_id, line_no),
+  CONSTRAINT vendor_statement_line_statement_id_fkey FOREIGN KEY (statement_id) REFERENCES vendor_statement(id) ON UPDATE CASCADE ON DELETE RESTRICT
+);
+
 CREATE TABLE webhook_attempt (
   id bigint NOT NULL DEFAULT nextval('webhook_attempt_id_seq'::regclass),
   delivery_id bigint NOT NULL,
@@ -663,6 +713,14 @@ CREATE INDEX task_submitting_since ON public.task USING btree (updated_at) WHERE
 CREATE INDEX task_under_review ON public.task USING btree (project_id, accepted_at) WHERE (needs_review AND (settled_at IS NULL));
 
 CREATE UNIQUE INDEX task_upstream_task_id_key ON public.task USING btree (upstream_task_id);
+
+CREATE INDEX vendor_recon_item_statement_id_class_idx ON public.vendor_recon_item USING btree (statement_id, class);
+
+CREATE INDEX vendor_recon_item_task_id_idx ON public.vendor_recon_item USING btree (task_id);
+
+CREATE UNIQUE INDEX vendor_statement_file_digest_key ON public.vendor_statement USING btree (file_digest);
+
+CREATE INDEX vendor_statement_line_vendor_task_id_idx ON public.vendor_statement_line USING btree (vendor_task_id);
 
 CREATE INDEX webhook_attempt_delivery_id_idx ON public.webhook_attempt USING btree (delivery_id);
 
@@ -1848,3 +1906,5 @@ CREATE TRIGGER task_events AFTER UPDATE OF overrun, needs_review ON task FOR EAC
 CREATE TRIGGER task_events_on_insert AFTER INSERT ON task FOR EACH ROW WHEN (new.needs_review OR new.overrun IS NOT NULL) EXECUTE FUNCTION spendgate_task_event();
 
 CREATE TRIGGER task_quote_fixed BEFORE UPDATE OF project_id, unit, accepted_at, price_basis, price_book_version, exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount ON task FOR EACH ROW EXECUTE FUNCTION spendgate_task_quote_fixed();
+
+CREATE TRIGGER vendor_statement_line_kept BEFORE UPDATE ON vendor_statement_line FOR EACH ROW EXECUTE FUNCTION spendgate_kept_as_written();

@@ -3,13 +3,18 @@
  * gateway on real PostgreSQL: sign-in as admin and as a project key, the overview's figures equal
  * spendReport's to the last decimal, a refusal on the budgets page, resolving a review-queue task,
  * publishing prices, what a project key cannot see or do, and that no page fetches anything from
- * outside the gateway (GraphiQL included). Issue 23.
+ * outside the gateway (GraphiQL included). Issue 23. The reconciliation page: upload, summary,
+ * accept and dispute (issue 32).
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { openBrowser, outsideRequests, signIn } from '../bench/browser.js';
 import type { Gateway } from '../src/bootstrap.js';
 import { CONTENT_SECURITY_POLICY } from '../src/console/web-pages.js';
-import { ADMIN, eventually, freshDatabase, gateway, graphql, http, keyWithTags, projectWithKey, submitGeneration } from './support/harness.js';
+import { Decimal } from '../src/pricing/money.js';
+import { ADMIN, eventually, freshDatabase, gateway, graphql, http, keyWithTags, projectWithKey, sql, submitGeneration } from './support/harness.js';
 
 let gw: Gateway;
 let browser: Browser;
@@ -102,7 +107,7 @@ test('admin: every page renders from the gateway alone; the overview equals spen
   expect(await page.textContent('[data-testid=top-users]')).toContain('customer-1');
   expect(await page.textContent('[data-testid=top-tags]')).toContain('summaries');
 
-  for (const [route, ready] of [['budgets', 'budgets'], ['tasks', 'tasks'], ['review', 'review'], ['prices', 'prices'], ['alerts', 'alerts']]) await go(page, route!, ready!);
+  for (const [route, ready] of [['budgets', 'budgets'], ['tasks', 'tasks'], ['review', 'review'], ['prices', 'prices'], ['alerts', 'alerts'], ['months', 'months'], ['reconciliation', 'reconciliation']]) await go(page, route!, ready!);
   expect(outside).toEqual([]);
   expect(violations).toEqual([]);
 
@@ -205,5 +210,48 @@ test('the price book shows what a version published from the console changed', a
   await page.waitForSelector('[data-testid=price-diff]');
   const diff = await page.$$eval('[data-testid=price-diff] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
   expect(diff).toEqual([['seedream-4.0 · image · 2K', '0.06', '0.07', 'USD']]);
+  await page.close();
+}, 60_000);
+
+test('reconciliation: a statement uploaded from the file picker, its summary, the vendor\'s figure taken and a difference disputed', async () => {
+  // The statement the vendor would send for what settled, one task billed 0.01 more and one task that is not ours.
+  const billed = (await sql(gw, `SELECT upstream_task_id::text AS v, model, accepted_at, charge_amount::text AS amount, unit::text FROM task WHERE settled_at IS NOT NULL AND charge_amount <> 0 ORDER BY id`)) as Array<{ v: string; model: string; accepted_at: Date; amount: string; unit: string }>;
+  expect(billed.length).toBeGreaterThanOrEqual(4);
+  const lines = billed.map((t, i) => `${t.v},${t.model},${t.accepted_at.toISOString()},${i === 0 ? new Decimal(t.amount).plus('0.01').toFixed() : t.amount},${t.unit}`);
+  lines.push(`777000001,seedream-4.0,${billed[0]!.accepted_at.toISOString()},0.06,USD`);
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'spendgate-console-')), 'vendor-november.csv');
+  writeFileSync(file, `task_id,model,time,amount,unit\n${lines.join('\n')}\n`);
+
+  const { page, outside, violations } = await newPage();
+  await signIn(page, gw.url, ADMIN);
+  await go(page, 'reconciliation', 'reconciliation');
+  await page.setInputFiles('[data-testid=statement-file]', file);
+  await page.click('form.upload button[type=submit]');
+  await page.waitForSelector(`text=Imported ${billed.length + 1} rows.`);
+  await page.waitForSelector('[data-testid=classes]');
+  const classes = await page.$$eval('[data-testid=classes] tbody tr', (trs) => trs.map((tr) => [tr.getAttribute('data-class'), tr.querySelectorAll('td')[1]!.textContent]));
+  expect(classes).toEqual(expect.arrayContaining([['matched', String(billed.length - 1)], ['amount_differs', '1'], ['billed_not_ours', '1']]));
+  expect(await page.textContent('h2:has-text("Summary")')).toMatch(new RegExp(`${((100 * (billed.length - 1)) / (billed.length + 1)).toFixed(1)} % matched`));
+
+  // Only what differs in amount: take the vendor's figure; the ledger gets the exact 0.01.
+  await page.selectOption('[data-testid=class-filter]', 'amount_differs');
+  await page.waitForSelector('[data-testid=differences] tbody tr >> text=amount differs');
+  await page.click('[data-testid=differences] button:has-text("Take vendor\'s figure")');
+  await page.waitForSelector('text=No difference here.');
+  const [adjusted] = await sql(gw, `SELECT e.amount::text AS amount FROM ledger_entry e JOIN task t ON t.id = e.task_id WHERE t.upstream_task_id = $1 AND e.kind = 'adjustment'`, [billed[0]!.v]);
+  expect(adjusted).toEqual({ amount: '0.01' });
+  // The task the vendor billed that is not ours: disputed with a note (a prompt), no money moves.
+  await page.selectOption('[data-testid=class-filter]', 'billed_not_ours');
+  await page.waitForSelector('[data-testid=differences] tbody tr >> text=777000001');
+  page.once('dialog', (d) => void d.accept('not a task of ours'));
+  await page.click('[data-testid=differences] button:has-text("dispute")');
+  await page.waitForSelector('text=No difference here.');
+  await page.selectOption('[data-testid=state-filter]', 'disputed');
+  expect(await page.textContent('[data-testid=differences] tbody')).toContain('disputed: not a task of ours (ADMIN_TOKEN)');
+  const csvPath = await page.getAttribute('a:has-text("Differences as CSV")', 'href');
+  const csv = await http(`${gw.url}${csvPath}`, { key: ADMIN });
+  expect(csv.text).toContain(',777000001,,seedream-4.0,USD,,0.06,,disputed,not a task of ours');
+  expect(outside).toEqual([]);
+  expect(violations).toEqual([]);
   await page.close();
 }, 60_000);

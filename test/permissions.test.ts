@@ -62,6 +62,13 @@ const reviewTaskIn = async (projectId: string) => {
   return `gw-${t.taskId}`;
 };
 let unique = 0;
+/** An open difference: a statement (imported as the admin) billing a task that is not ours. */
+const differenceIn = async () => {
+  const csv = `task_id,model,time,amount,unit\n${990000000 + ++unique},seedream-4.0,2026-11-03T10:00:00Z,0.04,USD\n`;
+  const made = await gql(ADMIN, `mutation($c: String!) { importVendorStatement(csv: $c) { id } }`, { c: csv });
+  const [item] = await sql(gw, `SELECT id::text AS id FROM vendor_recon_item WHERE statement_id = $1`, [(made.data.importVendorStatement as { id: string }).id]);
+  return item!.id as string;
+};
 let closed = 0;
 let reopened = 0;
 const pastMonth = (n: number) => new Date(Date.UTC(2025, 11 - n, 1)).toISOString().slice(0, 7);
@@ -123,6 +130,12 @@ const CASES: Case[] = [
       return attempt(t, `mutation($m: String!) { reopenMonth(month: $m, reason: "r") }`, { m: month });
     },
   },
+  {
+    name: 'importVendorStatement',
+    run: (t) => attempt(t, `mutation($c: String!) { importVendorStatement(csv: $c) { id } }`, { c: `task_id,model,time,amount,unit\n${980000000 + ++unique},seedream-4.0,2026-11-03T10:00:00Z,0.04,USD\n` }),
+  },
+  { name: 'acceptVendorDifference', run: async (t) => attempt(t, `mutation($d: ID!) { acceptVendorDifference(id: $d) { state } }`, { d: await differenceIn() }) },
+  { name: 'disputeVendorDifference', run: async (t) => attempt(t, `mutation($d: ID!) { disputeVendorDifference(id: $d, note: "n") { state } }`, { d: await differenceIn() }) },
   { name: 'createToken', run: (t) => attempt(t, `mutation($n: String!) { createToken(name: $n) { secret } }`, { n: `own-${++unique}` }) },
   {
     name: 'revokeToken',
@@ -161,6 +174,9 @@ const ALLOWED: Record<string, { in: string[]; out: string[] }> = {
   revokeToken: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
   closeMonth: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
   reopenMonth: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
+  importVendorStatement: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
+  acceptVendorDifference: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
+  disputeVendorDifference: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
 };
 
 test('every mutation in the schema is tried below', () => {
@@ -177,6 +193,8 @@ const rowCounts = async () =>
      + (SELECT count(*) FROM price_book_version) * 1000000000000000 AS n,
      (SELECT count(*) FROM access_token WHERE revoked_at IS NULL) AS tokens,
      (SELECT count(*) FROM month_close WHERE reopened_at IS NULL) AS closes,
+     (SELECT count(*) FROM vendor_statement) AS statements,
+     (SELECT count(*) FROM vendor_recon_item WHERE state = 'open') AS differences,
      (SELECT string_agg(status || needs_review::text, ',' ORDER BY id) FROM task) AS tasks,
      (SELECT string_agg(project_id::text || role::text, ',' ORDER BY id) FROM (SELECT id, project_ids[1] AS project_id, role FROM person) x) AS roles,
      (SELECT string_agg(chat_hold_multiplier::text, ',' ORDER BY id) FROM project) AS policies,

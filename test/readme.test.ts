@@ -38,6 +38,7 @@ test('every README example runs verbatim against a fresh sandbox, with no GraphQ
     expect(out).toMatch(/"viewer":\{"kind":"PERSON","role":"OWNER","email":"owner@example.com"/);
     expect(out).toMatch(/^audit verify: \d+ records chain; head /m);
     expect(out).toMatch(/^BilledCost,BillingAccountId,/m); // the FOCUS export's header
+    expect(out).toMatch(/"class":"billed_not_ours","unit":"USD","count":1,/); // the sandbox statement's injected extra task
   } finally {
     gw.proc.kill('SIGTERM');
     await gw.exited;

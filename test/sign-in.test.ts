@@ -65,7 +65,7 @@ test('an invited person signs in through the provider and lands in the console w
   expect(page.url()).toBe(`${gw.url}/console/`);
   expect(await page.textContent('[data-testid=viewer]')).toBe('ann@example.com · finance');
   const nav = await page.$$eval('nav a', (as) => as.map((a) => a.textContent));
-  expect(nav).toEqual(['Overview', 'Budgets', 'Tasks', 'Review queue', 'Price book', 'Alerts', 'Months', 'Tokens', 'Audit']);
+  expect(nav).toEqual(['Overview', 'Budgets', 'Tasks', 'Review queue', 'Price book', 'Alerts', 'Months', 'Reconciliation', 'Tokens', 'Audit']);
   const [person] = await sql(gw, `SELECT state, display_name, oidc_issuer FROM person WHERE email = 'ann@example.com'`);
   expect(person).toEqual({ state: 'active', display_name: 'Ann Analyst', oidc_issuer: idp.issuer });
   expect((await sql(gw, `SELECT actor FROM audit_record WHERE action = 'sign-in.oidc'`)).map((r) => r.actor)).toEqual(['ann@example.com']);

@@ -20,6 +20,7 @@ import { People } from './pages/people';
 import { Tokens } from './pages/tokens';
 import { Audit } from './pages/audit';
 import { Months } from './pages/months';
+import { Reconciliation } from './pages/reconciliation';
 import { ProjectPicker } from './parts/project-picker';
 
 export interface Signed {
@@ -40,6 +41,7 @@ const PAGES = [
   { path: 'prices', title: 'Price book' },
   { path: 'alerts', title: 'Alerts' },
   { path: 'months', title: 'Months' },
+  { path: 'reconciliation', title: 'Reconciliation' },
   { path: 'people', title: 'People' },
   { path: 'tokens', title: 'Tokens' },
   { path: 'audit', title: 'Audit' },
@@ -120,6 +122,7 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
         {page === 'prices' && <PriceBook />}
         {page === 'alerts' && <Alerts />}
         {page === 'months' && viewer.pages.includes('months') && <Months />}
+        {page === 'reconciliation' && viewer.pages.includes('reconciliation') && <Reconciliation />}
         {page === 'people' && viewer.pages.includes('people') && <People />}
         {page === 'tokens' && viewer.pages.includes('tokens') && <Tokens />}
         {page === 'audit' && viewer.pages.includes('audit') && <Audit />}

@@ -77,6 +77,9 @@ export const FIELD_RULES: Readonly<Record<string, Rule>> = {
   'Query.statements': r('read', 'list'),
   'Query.budgetsAtRisk': r('read', 'list'),
   'Query.anomalies': r('read', 'list'),
+  'Query.vendorReconciliations': r('books', 'global'),
+  'Query.vendorReconciliation': r('books', 'global'),
+  'Query.vendorDifferences': r('books', 'global'),
   // Changes.
   'Mutation.createProject': r('admin', 'global'),
   'Mutation.setProjectPolicies': r('admin', 'global'),
@@ -101,6 +104,9 @@ export const FIELD_RULES: Readonly<Record<string, Rule>> = {
   'Mutation.revokeToken': r(null, 'self'),
   'Mutation.closeMonth': r('books', 'global'),
   'Mutation.reopenMonth': r('admin', 'global'),
+  'Mutation.importVendorStatement': r('books', 'global'),
+  'Mutation.acceptVendorDifference': r('books', 'global'),
+  'Mutation.disputeVendorDifference': r('books', 'global'),
 };
 
 /** The REST reports: the same capabilities as their GraphQL twins. */
@@ -109,6 +115,8 @@ export const ROUTE_RULES: Readonly<Record<string, Rule>> = {
   'GET /reports/focus.csv': r('read', 'list'),
   'GET /reports/audit.csv': r('audit', 'list'),
   'GET /reports/statements/:projectId/:month.(csv|pdf)': r('read', 'project', 'projectId'),
+  'POST /reports/vendor-statements': r('books', 'global'),
+  'GET /reports/vendor-statements/:id/differences.csv': r('books', 'global'),
 };
 
 /** The console's pages and the capability each needs to be shown. */
@@ -123,4 +131,5 @@ export const PAGE_RULES: Readonly<Record<string, Capability | null>> = {
   tokens: null,
   audit: 'audit',
   months: 'read',
+  reconciliation: 'books',
 };

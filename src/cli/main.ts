@@ -10,6 +10,7 @@ import { createSimulator } from '../simulator/simulator.js';
 import { UsageError, withDatabase } from './cli-support.js';
 import { auditHead, auditVerify } from './commands/audit.js';
 import { ledgerSeal, ledgerVerify, monthClose } from './commands/books.js';
+import { simulatedStatement, vendorImport } from './commands/vendor.js';
 import { tokenCreate, userInvite } from './commands/people.js';
 import { keyCreate, projectCreate } from './commands/projects.js';
 import { reconcileCommand, report } from './commands/reports.js';
@@ -25,6 +26,8 @@ const USAGE = `usage: spendgate <command>
   month close YYYY-MM
   ledger verify
   ledger seal
+  vendor import FILE [--mapping JSON]
+  simulate --statement FROM TO [--discrepancies]
   simulate [--port N] [--host H] [--delay-ms N]
   reconcile
   report --from <date> --to <date> [--group-by project,model,day|apiKey|user|tag:<name>] [--unit USD|CREDITS]
@@ -46,6 +49,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'month close': monthClose,
   'ledger verify': ledgerVerify,
   'ledger seal': ledgerSeal,
+  'vendor import': vendorImport,
   reconcile: reconcileCommand,
   report,
   simulate,
@@ -65,7 +69,12 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function simulate(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { port: { type: 'string' }, host: { type: 'string' }, 'delay-ms': { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { port: { type: 'string' }, host: { type: 'string' }, 'delay-ms': { type: 'string' }, statement: { type: 'boolean' }, discrepancies: { type: 'boolean' } },
+  });
+  if (values.statement) return simulatedStatement(positionals[0] ?? '', positionals[1] ?? '', values.discrepancies ?? false);
   const sim = createSimulator({ delayMs: Number(values['delay-ms'] ?? 3000) });
   const url = await sim.app.listen({ port: Number(values.port ?? 8090), host: values.host ?? '127.0.0.1' });
   process.stderr.write(`upstream simulator listening on ${url} (any API key; control endpoints under /__sim)\n`);

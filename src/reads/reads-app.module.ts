@@ -14,6 +14,7 @@ import { PeopleModule } from '../people/people.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { ClosingModule } from '../closing/closing.module.js';
 import { EarlyWarningModule } from '../early-warning/early-warning.module.js';
+import { VendorStatementsModule } from '../vendor-statements/vendor-statements.module.js';
 import { Principals } from '../graphql/graphql-auth.js';
 import { CoreModule } from '../core.module.js';
 import { GraphqlApiModule } from '../graphql/graphql-api.module.js';
@@ -36,6 +37,7 @@ export class ReadsAppModule {
         AuditModule,
         ClosingModule,
         EarlyWarningModule,
+        VendorStatementsModule,
         GraphQLModule.forRootAsync<MercuriusDriverConfig>({
           driver: MercuriusDriver,
           imports: [AuthModule],

@@ -43,8 +43,11 @@ try {
   await protectCookieRequests(fastify, config);
   // Reads take turns: at most READ_CONCURRENCY at once, the rest wait (then 503).
   const gate = new ReadGate(config.READ_CONCURRENCY, config.READ_STATEMENT_TIMEOUT_MS);
+  // A vendor statement arrives as a stream (the main thread forwards it as it comes), parsed by its import.
+  fastify.addContentTypeParser(['text/csv', 'application/octet-stream'], (_request, payload, done) => done(null, payload));
   fastify.addHook('onRequest', async (request, reply) => {
-    if (request.url === '/__reads/ready') return;
+    // An import is not a read: it takes no read turn (it has its own, one at a time: reconciliation.service.ts).
+    if (request.url === '/__reads/ready' || (request.method === 'POST' && request.url.startsWith('/reports/vendor-statements'))) return;
     const release = await gate.enter();
     if (!release) return reply.code(503).send(ApiError.serviceUnavailable('this instance is busy with other reads; retry shortly').toBody());
     reply.raw.once('close', release);

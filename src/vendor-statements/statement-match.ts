@@ -1,0 +1,89 @@
+/**
+ * Matching a statement against the ledger (decisions §14), in SQL over the whole statement at
+ * once, by vendor task id, exact decimals, per unit. Our side of a task is its net: the charge plus
+ * its adjustments (resolutions, earlier acceptances). Classes:
+ *   matched          the same amount in the same unit;
+ *   amount_differs   ours, theirs and the difference (the vendor's minus ours); a unit that differs
+ *                    too has no difference and is for a person;
+ *   pending          our task is still held (in flight, unknown): the statement may settle it;
+ *   billed_not_ours  no task of ours has that id: listed, moves no money;
+ *   duplicate        the statement bills one task more than once;
+ *   ours_not_billed  a settled task with a charge, accepted within the statement's days, that no
+ *                    statement bills (listed once, by the first statement that could have).
+ * Every class but matched is an item for a person; amount_differs and pending put the task under
+ * review (task.needs_review). The summary holds counts and sums per class and unit, and totals by
+ * day and model for both sides.
+ */
+import type { Database } from '../database/database.js';
+
+/** Why a task is under review after a statement. */
+export const REASON = "the vendor's statement differs from our figure (vendor reconciliation)";
+
+export async function matchStatement(db: Database, id: string): Promise<void> {
+  await db.query(
+    `CREATE TEMP TABLE statement_match ON COMMIT DROP AS
+     WITH l AS (SELECT vendor_task_id, model, billed_at, unit, amount FROM vendor_statement_line WHERE statement_id = $1),
+     dup AS (SELECT vendor_task_id FROM l GROUP BY vendor_task_id HAVING count(*) > 1),
+     adj AS (SELECT task_id, sum(amount) AS amount FROM ledger_entry WHERE kind = 'adjustment' AND task_id IS NOT NULL GROUP BY task_id)
+     SELECT l.vendor_task_id, t.id AS task_id, t.project_id, coalesce(l.model, t.model) AS model, l.billed_at AS at, l.unit, t.unit AS our_unit,
+            l.amount AS theirs, CASE WHEN t.settled_at IS NOT NULL THEN coalesce(t.charge_amount, 0) + coalesce(a.amount, 0) END AS ours,
+            CASE WHEN d.vendor_task_id IS NOT NULL THEN 'duplicate'
+                 WHEN t.id IS NULL THEN 'billed_not_ours'
+                 WHEN t.settled_at IS NULL THEN 'pending'
+                 WHEN t.unit = l.unit AND coalesce(t.charge_amount, 0) + coalesce(a.amount, 0) = l.amount THEN 'matched'
+                 ELSE 'amount_differs' END AS class
+     FROM l LEFT JOIN dup d USING (vendor_task_id) LEFT JOIN task t ON t.upstream_task_id = l.vendor_task_id LEFT JOIN adj a ON a.task_id = t.id`,
+    [id],
+  );
+  // Ours, never billed: settled tasks with a charge in the statement's days that no statement names.
+  await db.query(
+    `INSERT INTO statement_match (vendor_task_id, task_id, project_id, model, at, unit, our_unit, theirs, ours, class)
+     SELECT t.upstream_task_id, t.id, t.project_id, t.model, t.accepted_at, t.unit, t.unit, NULL, coalesce(t.charge_amount, 0) + coalesce(a.amount, 0), 'ours_not_billed'
+     FROM vendor_statement s
+     JOIN task t ON t.accepted_at >= date_trunc('day', s.period_from) AND t.accepted_at < date_trunc('day', s.period_to) + interval '1 day'
+     LEFT JOIN (SELECT task_id, sum(amount) AS amount FROM ledger_entry WHERE kind = 'adjustment' AND task_id IS NOT NULL GROUP BY task_id) a ON a.task_id = t.id
+     WHERE s.id = $1 AND t.upstream_task_id IS NOT NULL AND t.settled_at IS NOT NULL AND coalesce(t.charge_amount, 0) + coalesce(a.amount, 0) <> 0
+       AND NOT EXISTS (SELECT 1 FROM vendor_statement_line v WHERE v.vendor_task_id = t.upstream_task_id)
+       AND NOT EXISTS (SELECT 1 FROM vendor_recon_item i WHERE i.task_id = t.id AND i.class = 'ours_not_billed')`,
+    [id],
+  );
+  // The items a person decides: one per task (a duplicate: one per task, the statement's total).
+  await db.query(
+    `INSERT INTO vendor_recon_item (statement_id, class, vendor_task_id, task_id, project_id, model, unit, ours, theirs, difference)
+     SELECT $1, class, vendor_task_id, min(task_id), (array_agg(project_id))[1], min(model), unit, min(ours), sum(theirs),
+            CASE WHEN class = 'amount_differs' AND min(our_unit::text) = unit::text THEN sum(theirs) - min(ours) END
+     FROM statement_match WHERE class <> 'matched'
+     GROUP BY class, vendor_task_id, unit`,
+    [id],
+  );
+  await db.query(
+    `UPDATE vendor_statement SET summary = jsonb_build_object(
+       'classes', (SELECT coalesce(jsonb_agg(jsonb_build_object('class', class, 'unit', unit, 'count', n, 'theirs', theirs, 'ours', ours) ORDER BY class, unit), '[]')
+                   FROM (SELECT class, unit, count(*) AS n, coalesce(sum(theirs), 0)::text AS theirs, coalesce(sum(ours), 0)::text AS ours FROM statement_match GROUP BY class, unit) c),
+       'byDayModel', (SELECT coalesce(jsonb_agg(jsonb_build_object('day', day, 'model', model, 'unit', unit, 'theirs', theirs, 'ours', ours, 'difference', diff) ORDER BY day, model, unit), '[]')
+                      FROM (SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, coalesce(model, '-') AS model, unit,
+                                   coalesce(sum(theirs), 0)::text AS theirs, coalesce(sum(ours) FILTER (WHERE class <> 'pending'), 0)::text AS ours,
+                                   (coalesce(sum(theirs), 0) - coalesce(sum(ours) FILTER (WHERE class <> 'pending'), 0))::text AS diff
+                            FROM statement_match GROUP BY 1, 2, 3) d))
+     WHERE id = $1`,
+    [id],
+  );
+  // Under review: the tasks whose figure differs, or that the statement may settle. A task already
+  // announced for review once is announced again for this statement; one never announced is
+  // announced by the update below (the task trigger, spendgate_task_event).
+  const review = `SELECT DISTINCT task_id FROM vendor_recon_item WHERE statement_id = $1::uuid AND class IN ('amount_differs', 'pending') AND task_id IS NOT NULL`;
+  await db.query(
+    `SELECT spendgate_emit('task.needs_review', t.project_id, 'review:' || t.id || ':vendor:' || $1::text,
+            jsonb_build_object('project', (SELECT jsonb_build_object('id', p.id, 'name', p.name) FROM project p WHERE p.id = t.project_id),
+                               'task', jsonb_build_object('id', 'gw-' || t.id, 'taskId', t.upstream_task_id::text, 'model', t.model, 'unit', t.unit,
+                                                          'hold', t.hold_amount::text, 'charge', t.charge_amount::text),
+                               'reason', $2::text))
+     FROM task t WHERE t.id IN (${review}) AND EXISTS (SELECT 1 FROM outbox_event o WHERE o.cause = 'review:' || t.id)`,
+    [id, REASON],
+  );
+  await db.query(
+    `UPDATE task t SET needs_review = true, updated_at = clock_timestamp(), review_reason = CASE WHEN t.needs_review THEN t.review_reason ELSE $2 END
+     WHERE t.id IN (${review})`,
+    [id, REASON],
+  );
+}

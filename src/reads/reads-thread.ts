@@ -111,9 +111,10 @@ export class ReadsThread {
   }
 
   private async start(): Promise<void> {
-    // A young generation of 24 MB (V8 would take up to 3x64 MB on a large machine): an import of a
-    // million-row statement peaked 300 MB above idle without it, ~100 MB with it (bench:vendor-import).
-    const worker = new Worker(workerFile(), { workerData: this.data, resourceLimits: { maxYoungGenerationSizeMb: 24 } });
+    // V8's default young generation (128 MB here): capping it at 24 MB took a million-row statement
+    // import's peak from +300 to +200-230 MB, but read-isolation's submission p99 under 60 readers
+    // went past 2x quiet (12.8 vs 5.3 ms) in one full run: more scavenges compete for the two cores.
+    const worker = new Worker(workerFile(), { workerData: this.data });
     this.worker = worker;
     const url = await new Promise<string>((resolve, reject) => {
       worker.once('message', (m: { type: string; url?: string; error?: string }) => (m.type === 'listening' ? resolve(m.url!) : reject(new Error(`reads worker failed to start: ${m.error}`))));

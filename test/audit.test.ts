@@ -6,36 +6,21 @@
  * naming it. A head kept elsewhere proves a cut-off end. The GraphQL auditLog and the CSV export.
  */
 import { spawnSync } from 'node:child_process';
-import pg from 'pg';
 import { chainHash, type AuditContent } from '../src/audit/audit-chain.js';
 import type { Gateway } from '../src/bootstrap.js';
 import { PeopleService } from '../src/people/people.service.js';
 import { TokensService } from '../src/people/tokens.service.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, projectWithKey, sql } from './support/harness.js';
+import { asSuperuser, runCli } from './support/tampering.js';
 
 let url: string;
 let one: Gateway;
 let two: Gateway;
 let projectId: string;
 
-function verify(...args: string[]): { code: number | null; out: string } {
-  const run = spawnSync(process.execPath, ['dist/src/cli/main.js', 'audit', 'verify', ...args], { env: { PATH: process.env.PATH, DATABASE_URL: url }, encoding: 'utf8' });
-  return { code: run.status, out: `${run.stdout}${run.stderr}` };
-}
-
+const verify = (...args: string[]) => runCli(url, ['audit', 'verify', ...args]);
 /** As a superuser with the triggers off: what verify must catch. */
-async function tamper(statements: string[]): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SET LOCAL session_replication_role = replica');
-    for (const s of statements) await client.query(s);
-    await client.query('COMMIT');
-  } finally {
-    await client.end();
-  }
-}
+const tamper = (statements: string[]) => asSuperuser(url, statements);
 
 beforeAll(async () => {
   url = await freshDatabase();

@@ -6,7 +6,7 @@
  * statement no longer matching its ledger is reported too. The statement PDF read back with
  * poppler (pdftotext) and rendered to a picture (pdftoppm).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,28 +20,15 @@ import { PeopleService } from '../src/people/people.service.js';
 import { TokensService } from '../src/people/tokens.service.js';
 import { heldTask } from './support/builders.js';
 import { ADMIN, freshDatabase, gateway, graphql, projectWithKey, sql } from './support/harness.js';
+import { asSuperuser, runCli } from './support/tampering.js';
 
 let url: string;
 let gw: Gateway;
 let projectId: string;
 
-function verify(): { code: number | null; out: string } {
-  const run = spawnSync(process.execPath, ['dist/src/cli/main.js', 'ledger', 'verify'], { env: { PATH: process.env.PATH, DATABASE_URL: url }, encoding: 'utf8' });
-  return { code: run.status, out: `${run.stdout}${run.stderr}` };
-}
-
-async function asSuperuser(statements: string[]): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SET LOCAL session_replication_role = replica');
-    for (const s of statements) await client.query(s);
-    await client.query('COMMIT');
-  } finally {
-    await client.end();
-  }
-}
+const verify = () => runCli(url, ['ledger', 'verify']);
+/** As a superuser with the triggers off: what verify must catch. */
+const tamper = (statements: string[]) => asSuperuser(url, statements);
 
 const charge = (amount: string) => ({ unit: 'USD' as const, exactness: 'EXACT' as const, amount: new Decimal(amount), lines: [], warnings: [], needsReview: false });
 
@@ -91,23 +78,23 @@ test('ledger verify names the entry edited, deleted, or inserted into a sealed i
   expect(verify().code).toBe(0);
 
   const [entry] = await sql(gw, `SELECT id::text, amount::text FROM ledger_entry WHERE kind = 'charge' ORDER BY id LIMIT 1 OFFSET 7`);
-  await asSuperuser([`UPDATE ledger_entry SET amount = 0.01 WHERE id = ${entry!.id}`]);
+  await tamper([`UPDATE ledger_entry SET amount = 0.01 WHERE id = ${entry!.id}`]);
   expect(verify()).toEqual({ code: 1, out: `ledger verify: FAILED: ledger entry ${entry!.id} was edited after it was sealed (seal 1)\n` });
-  await asSuperuser([`UPDATE ledger_entry SET amount = ${entry!.amount} WHERE id = ${entry!.id}`]);
+  await tamper([`UPDATE ledger_entry SET amount = ${entry!.amount} WHERE id = ${entry!.id}`]);
   expect(verify().code).toBe(0);
 
   const [row] = await sql(gw, `SELECT id, project_id, task_id, amount::text, effective_at::text, created_at::text FROM ledger_entry WHERE kind = 'hold' ORDER BY id LIMIT 1 OFFSET 3`);
-  await asSuperuser([`DELETE FROM ledger_entry WHERE id = ${row!.id}`]);
+  await tamper([`DELETE FROM ledger_entry WHERE id = ${row!.id}`]);
   expect(verify()).toEqual({ code: 1, out: `ledger verify: FAILED: ledger entry ${row!.id} was deleted after it was sealed (seal 1)\n` });
-  await asSuperuser([
+  await tamper([
     `INSERT INTO ledger_entry (id, project_id, task_id, kind, unit, amount, effective_at, created_at, reason, belongs_to)
      SELECT ${row!.id}, '${row!.project_id}', ${row!.task_id}, 'hold', 'USD', ${row!.amount}, '${row!.effective_at}', '${row!.created_at}', NULL, NULL`,
   ]);
   expect(verify().code).toBe(0);
 
-  await asSuperuser([`INSERT INTO ledger_entry (id, project_id, kind, unit, amount, effective_at, reason) VALUES (${gap}, '${projectId}', 'adjustment', 'USD', -5, '2026-10-03', 'backdated credit')`]);
+  await tamper([`INSERT INTO ledger_entry (id, project_id, kind, unit, amount, effective_at, reason) VALUES (${gap}, '${projectId}', 'adjustment', 'USD', -5, '2026-10-03', 'backdated credit')`]);
   expect(verify()).toEqual({ code: 1, out: expect.stringMatching(new RegExp(`^ledger verify: FAILED: ledger entry ${gap} was inserted into a sealed interval \\(seal \\d+\\)\n$`)) });
-  await asSuperuser([`DELETE FROM ledger_entry WHERE id = ${gap}`]);
+  await tamper([`DELETE FROM ledger_entry WHERE id = ${gap}`]);
   expect(verify().code).toBe(0);
   // The table refuses all of this while the triggers are on.
   await expect(sql(gw, `UPDATE ledger_entry SET amount = 0 WHERE id = ${entry!.id}`)).rejects.toThrow(/append-only/);
@@ -136,11 +123,11 @@ test('a closed month: its statement as CSV and a PDF a person can read, and veri
 
   // An October entry changed after the close (unsealed or not): the statement no longer matches.
   const [late] = await sql(gw, `SELECT id::text, amount::text FROM ledger_entry WHERE effective_at < '2026-11-01' AND kind = 'charge' ORDER BY id DESC LIMIT 1`);
-  await asSuperuser([`UPDATE ledger_entry SET amount = amount + 1 WHERE id = ${late!.id}`]);
+  await tamper([`UPDATE ledger_entry SET amount = amount + 1 WHERE id = ${late!.id}`]);
   const failed = verify();
   expect(failed.code).toBe(1);
   expect(failed.out).toContain(`closed month 2026-10, project ${projectId}: the ledger no longer matches its statement`);
-  await asSuperuser([`UPDATE ledger_entry SET amount = ${late!.amount} WHERE id = ${late!.id}`]);
+  await tamper([`UPDATE ledger_entry SET amount = ${late!.amount} WHERE id = ${late!.id}`]);
   expect(verify()).toEqual({ code: 0, out: expect.stringMatching(/1 closed-month statements match the ledger/) });
 });
 

@@ -12,7 +12,7 @@ import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
 import { may, useSigned } from '../app';
 import { dateTime, day, groupDigits, money } from '../format';
-import { session } from '../session';
+import { StatementUpload } from '../parts/statement-upload';
 
 interface ClassTotal { class: string; unit: Unit; count: number; theirs: string; ours: string }
 interface DayModel { day: string; model: string; unit: Unit; theirs: string; ours: string; difference: string }
@@ -72,7 +72,7 @@ export function Reconciliation() {
         The vendor's statement, task by task, against what spendgate charged. Default columns: <code>task_id,model,time,amount,unit</code> (or <code>currency</code>). The same
         file imported twice changes nothing.
       </p>
-      <Upload
+      <StatementUpload
         done={(id) => {
           setChosen(id);
           reload({ requestPolicy: 'network-only' });
@@ -123,60 +123,6 @@ const matchedShare = (r: Recon) => {
   const matched = r.classes.filter((c) => c.class === 'matched').reduce((n, c) => n + c.count, 0);
   return r.rows ? `${((100 * matched) / r.rows).toFixed(1)} %` : '—';
 };
-
-function Upload({ done }: { done: (id: string) => void }) {
-  const [file, setFile] = useState<File | null>(null);
-  const [mapping, setMapping] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [message, setMessage] = useState<{ error: boolean; text: string } | null>(null);
-  const send = async () => {
-    if (!file) return;
-    setBusy(true);
-    setMessage(null);
-    try {
-      const query = mapping.trim() ? `?mapping=${encodeURIComponent(mapping.trim())}` : '';
-      const response = await fetch(`/reports/vendor-statements${query}`, {
-        method: 'POST',
-        credentials: 'same-origin',
-        headers: { 'content-type': 'text/csv', 'x-csrf-token': session.csrf() },
-        body: file,
-      });
-      const answer = (await response.json().catch(() => ({}))) as { id?: string; rows?: number; created?: boolean; message?: string };
-      if (!response.ok) throw new Error(answer.message ?? `the gateway answered ${response.status}`);
-      setMessage({ error: false, text: answer.created ? `Imported ${groupDigits(String(answer.rows))} rows.` : 'This file was imported before: nothing changed.' });
-      done(answer.id!);
-    } catch (e) {
-      setMessage({ error: true, text: (e as Error).message });
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <form
-      class="upload"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void send();
-      }}
-    >
-      <label>
-        Statement (CSV) <input type="file" accept=".csv,text/csv" data-testid="statement-file" onChange={(e) => setFile((e.currentTarget as HTMLInputElement).files?.[0] ?? null)} />
-      </label>
-      <details>
-        <summary>Another layout: column mapping</summary>
-        <textarea rows={3} cols={70} value={mapping} onInput={(e) => setMapping((e.currentTarget as HTMLTextAreaElement).value)} placeholder='[{"field":"amount","column":"Cost (cents)","scale":"0.01"}]' />
-      </details>
-      <button type="submit" disabled={!file || busy}>
-        {busy ? 'Importing…' : 'Import'}
-      </button>
-      {message && (
-        <p class={message.error ? 'error' : 'ok'} role={message.error ? 'alert' : 'status'}>
-          {message.text}
-        </p>
-      )}
-    </form>
-  );
-}
 
 function Summary({ recon }: { recon: Recon }) {
   const differing = recon.byDayModel.filter((d) => !/^-?0(\.0*)?$/.test(d.difference)) // a decimal string, never a float;

@@ -3,24 +3,27 @@
  * and the project being looked at. Pages read the API through urql. It shows only the pages and
  * actions the caller's role allows (viewer.pages, viewer.can); the API decides again on each call.
  */
-import { Provider } from '@urql/preact';
+import { Provider, useQuery } from '@urql/preact';
 import type { Client } from '@urql/core';
 import { createContext } from 'preact';
-import { useContext, useEffect, useMemo, useState } from 'preact/hooks';
+import { useContext, useMemo, useState } from 'preact/hooks';
+import { useRoute } from './route';
 import { apiClient } from './api';
 import { session } from './session';
 import { SignIn, type Viewer } from './pages/sign-in';
 import { Overview } from './pages/overview';
-import { Budgets } from './pages/budgets';
-import { Tasks } from './pages/tasks';
-import { TaskDetail } from './pages/task-detail';
-import { PriceBook } from './pages/price-book';
-import { Alerts } from './pages/alerts';
-import { People } from './pages/people';
-import { Tokens } from './pages/tokens';
-import { Audit } from './pages/audit';
-import { Months } from './pages/months';
-import { Reconciliation } from './pages/reconciliation';
+import { lazy } from './lazy';
+
+const Budgets = lazy(() => import('./pages/budgets').then((m) => m.Budgets));
+const Tasks = lazy(() => import('./pages/tasks').then((m) => m.Tasks));
+const TaskDetail = lazy(() => import('./pages/task-detail').then((m) => m.TaskDetail));
+const PriceBook = lazy(() => import('./pages/price-book').then((m) => m.PriceBook));
+const Alerts = lazy(() => import('./pages/alerts').then((m) => m.Alerts));
+const People = lazy(() => import('./pages/people').then((m) => m.People));
+const Tokens = lazy(() => import('./pages/tokens').then((m) => m.Tokens));
+const Audit = lazy(() => import('./pages/audit').then((m) => m.Audit));
+const Months = lazy(() => import('./pages/months').then((m) => m.Months));
+const Reconciliation = lazy(() => import('./pages/reconciliation').then((m) => m.Reconciliation));
 import { ProjectPicker } from './parts/project-picker';
 
 export interface Signed {
@@ -58,14 +61,19 @@ function who(viewer: Viewer): string {
   return `${viewer.name ?? ''} · ${(viewer.role ?? '').toLowerCase()}${scope}`;
 }
 
-function useHash(): string {
-  const [hash, setHash] = useState(location.hash);
-  useEffect(() => {
-    const on = () => setHash(location.hash);
-    addEventListener('hashchange', on);
-    return () => removeEventListener('hashchange', on);
-  }, []);
-  return hash.replace(/^#\/?/, '');
+const REVIEW_COUNT = `query ReviewCount($projects: [ID!]) { taskTotals(filter: { needsReview: true, projectIds: $projects }) { tasks } }`;
+
+/** The review queue's size, beside its link (refreshed with the page). */
+function ReviewCount() {
+  const { projectId } = useSigned();
+  const [{ data }] = useQuery<{ taskTotals: { tasks: number } }>({ query: REVIEW_COUNT, variables: { projects: projectId ? [projectId] : null } });
+  const n = data?.taskTotals.tasks;
+  if (!n) return null;
+  return (
+    <span class="count" data-testid="review-count" aria-label={`${n} to review`}>
+      {n}
+    </span>
+  );
 }
 
 export function App() {
@@ -91,9 +99,7 @@ export function App() {
 
 function Shell({ onSignOut }: { onSignOut(): void }) {
   const { viewer } = useSigned();
-  const route = useHash();
-  const [first, arg] = route.split('/');
-  const page = first || 'overview';
+  const { page, arg } = useRoute();
   return (
     <div class="shell">
       <header class="top">
@@ -102,6 +108,7 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
           {PAGES.filter((p) => viewer.pages.includes(p.path)).map((p) => (
             <a href={`#/${p.path}`} class={page === p.path ? 'active' : ''} aria-current={page === p.path ? 'page' : undefined}>
               {p.title}
+              {p.path === 'review' && <ReviewCount />}
             </a>
           ))}
         </nav>
@@ -117,7 +124,7 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
         {page === 'overview' && <Overview />}
         {page === 'budgets' && <Budgets />}
         {page === 'tasks' && !arg && <Tasks review={false} />}
-        {page === 'tasks' && arg && <TaskDetail taskId={decodeURIComponent(arg)} />}
+        {page === 'tasks' && arg && <TaskDetail taskId={arg} />}
         {page === 'review' && <Tasks review={true} />}
         {page === 'prices' && <PriceBook />}
         {page === 'alerts' && <Alerts />}

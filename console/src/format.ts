@@ -1,9 +1,16 @@
 /**
- * Display of exact amounts. The API sends decimals as strings; they are shown as they are (every
- * digit), only grouped by thousands. Nothing here adds amounts: sums come from the API, and
- * credits and USD stay apart. Floats appear only in chart geometry (chart.ts).
+ * How the console shows amounts (docs/console.md, "Figures"). The API sends decimals as strings;
+ * nothing here adds amounts across units, and nothing uses floats (chart geometry only, chart.ts).
+ *
+ * One rule for every page:
+ * - cards, charts, lists: USD with 2 decimals ("$1,234.57"), credits with 2 decimals from 1 up and
+ *   3 significant digits below 1 ("0.00123 credits"), rounded half away from zero; a non-zero
+ *   amount that rounds to nothing reads "< $0.01";
+ * - the task detail, statements and every figure's tooltip (title): the exact decimal, every digit.
  */
 import type { Unit } from './api';
+
+export const UNITS: Unit[] = ['USD', 'CREDITS'];
 
 export function groupDigits(amount: string): string {
   const negative = amount.startsWith('-');
@@ -12,11 +19,77 @@ export function groupDigits(amount: string): string {
   return `${negative ? '−' : ''}${grouped}${fraction ? `.${fraction}` : ''}`;
 }
 
-export function money(amount: string, unit: Unit): string {
+/** The exact amount, every digit, grouped: for detail pages and tooltips. */
+export function exactMoney(amount: string, unit: Unit): string {
   return unit === 'USD' ? `$${groupDigits(amount)}` : `${groupDigits(amount)} credits`;
 }
 
-export const UNITS: Unit[] = ['USD', 'CREDITS'];
+/** A decimal string as a scaled integer: 12.345 → [12345n, 3]. */
+function scaled(amount: string): [bigint, number] {
+  const negative = amount.startsWith('-');
+  const [whole = '0', fraction = ''] = (negative ? amount.slice(1) : amount).split('.');
+  const value = BigInt(`${whole || '0'}${fraction}`);
+  return [negative ? -value : value, fraction.length];
+}
+
+function unscaled(value: bigint, scale: number): string {
+  const negative = value < 0n;
+  const digits = (negative ? -value : value).toString().padStart(scale + 1, '0');
+  const text = scale ? `${digits.slice(0, -scale)}.${digits.slice(-scale)}` : digits;
+  return negative ? `-${text}` : text;
+}
+
+/** Rounded half away from zero to `decimals` places, exactly. */
+export function round(amount: string, decimals: number): string {
+  const [value, scale] = scaled(amount);
+  if (scale <= decimals) return unscaled(value * 10n ** BigInt(decimals - scale), decimals);
+  const divisor = 10n ** BigInt(scale - decimals);
+  const magnitude = value < 0n ? -value : value;
+  const rounded = (magnitude + divisor / 2n) / divisor;
+  return unscaled(value < 0n ? -rounded : rounded, decimals);
+}
+
+/** a − b, exactly. */
+export function subtract(a: string, b: string): string {
+  const [x, xs] = scaled(a);
+  const [y, ys] = scaled(b);
+  const scale = Math.max(xs, ys);
+  const diff = x * 10n ** BigInt(scale - xs) - y * 10n ** BigInt(scale - ys);
+  return unscaled(diff, scale).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+}
+
+/** (now − before) / before as a percentage with one decimal ("+12.5 %"); null when before is zero. */
+export function percentChange(now: string, before: string): string | null {
+  const [b, bs] = scaled(before);
+  if (b === 0n) return null;
+  const [n, ns] = scaled(now);
+  const scale = Math.max(bs, ns);
+  const nn = n * 10n ** BigInt(scale - ns);
+  const bb = b * 10n ** BigInt(scale - bs);
+  const tenths = ((nn - bb) * 2000n) / (bb < 0n ? -bb : bb); // twentieths of a percent, for rounding
+  const rounded = (tenths + (tenths < 0n ? -1n : 1n)) / 2n;
+  const text = unscaled(rounded, 1);
+  return `${rounded > 0n ? '+' : rounded < 0n ? '−' : '±'}${text.replace('-', '')} %`;
+}
+
+/** Decimals shown for an amount: 2, or 3 significant digits for credits below 1. */
+function decimalsFor(amount: string, unit: Unit): number {
+  if (unit === 'USD') return 2;
+  const [whole = '0', fraction = ''] = amount.replace('-', '').split('.');
+  if (/[1-9]/.test(whole)) return 2;
+  const leadingZeros = fraction.search(/[1-9]/);
+  return leadingZeros < 0 ? 2 : Math.min(leadingZeros + 3, 12);
+}
+
+/** The readable figure (the rule above); the exact one belongs in a tooltip beside it. */
+export function money(amount: string, unit: Unit): string {
+  const shown = round(amount, decimalsFor(amount, unit));
+  if (/^-?0(\.0*)?$/.test(shown) && /[1-9]/.test(amount)) {
+    const sign = amount.startsWith('-') ? '−' : '';
+    return unit === 'USD' ? `${sign}< $0.01` : `${sign}< 0.01 credits`;
+  }
+  return exactMoney(shown, unit);
+}
 
 /** A UTC day as YYYY-MM-DD. */
 export function day(date: Date | string): string {

@@ -73,6 +73,10 @@ export function emailMessage(payload: string): { subject: string; text: string }
       subject = `Weekly spend, ${(d.week as { from: string }).from.slice(0, 10)} to ${(d.week as { to: string }).to.slice(0, 10)}`;
       lines.push(...digestLines(d as unknown as Digest));
       break;
+    case 'webhook.test':
+      subject = `Test event from spendgate (${project})`;
+      lines.push(`This address receives spendgate's alerts for ${project}. Nothing needs doing.`);
+      break;
     default:
       subject = `${mailSafe(event.type)} in ${project}`;
       lines.push(JSON.stringify(d));

@@ -7,6 +7,8 @@ import { emailMessage } from './email-message.js';
 
 export const EVENT_TYPES = ['budget.threshold_crossed', 'budget.exhausted', 'task.overrun', 'task.needs_review', 'budget.forecast_exceeded', 'spend.anomaly', 'spend.digest'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+/** Sent to one endpoint on request (the console's "send a test event"); no endpoint subscribes to it. */
+export const TEST_EVENT = 'webhook.test';
 
 interface BudgetData {
   scope: string;
@@ -53,6 +55,7 @@ export function slackEscape(text: string | number | null | undefined): string {
 
 /** One or two lines a person reads in a channel, amounts exact, in the event's unit; every value escaped. */
 export function slackText(event: EventBody): string {
+  if ((event.type as string) === TEST_EVENT) return `:white_check_mark: A test event from spendgate for ${slackEscape(event.data.project.name)}: this channel receives its alerts.`;
   if (EARLY_WARNING.has(event.type)) {
     // The early-warning events read as their email does (every value made one line), escaped for Slack.
     const { subject, text } = emailMessage(JSON.stringify(event));

@@ -8,7 +8,7 @@ import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
 import { requirePageSize } from '../common/paging.js';
 import { DATABASE, type Database } from '../database/database.js';
-import { EVENT_TYPES, type WebhookFormat } from './webhook-message.js';
+import { EVENT_TYPES, TEST_EVENT, type WebhookFormat } from './webhook-message.js';
 import { checkTargetUrl, TargetRefused, targetsGuarded } from './webhook-target.js';
 import { CONFIG, type Config } from '../config/config.js';
 
@@ -113,6 +113,23 @@ export class WebhooksService {
     );
     if (!rows[0]) throw ApiError.notFound('no such webhook endpoint');
     return rows[0];
+  }
+
+  /** Queues a webhook.test event for this endpoint only (its delivery shows in the log like any other); the event's id. */
+  async sendTest(id: string, sentBy: string): Promise<string> {
+    requireUuid('id', id);
+    const { rows } = await this.db.query<{ project_id: string | null; name: string | null; enabled: boolean }>(
+      'SELECT e.project_id::text, p.name, e.enabled FROM webhook_endpoint e LEFT JOIN project p ON p.id = e.project_id WHERE e.id = $1 AND e.deleted_at IS NULL',
+      [id],
+    );
+    const endpoint = rows[0];
+    if (!endpoint) throw ApiError.notFound('no such webhook endpoint');
+    if (!endpoint.enabled) throw ApiError.badRequest('the endpoint is disabled: enable it before sending a test event');
+    const cause = `${TEST_EVENT}:${id}:${randomBytes(8).toString('hex')}`;
+    const data = { project: { id: endpoint.project_id, name: endpoint.name ?? 'every project' }, endpointId: id, sentBy };
+    await this.db.query('SELECT spendgate_emit($1, $2, $3, $4::jsonb)', [TEST_EVENT, endpoint.project_id, cause, JSON.stringify(data)]);
+    const event = await this.db.query<{ id: string }>('SELECT id FROM outbox_event WHERE cause = $1', [cause]);
+    return event.rows[0]!.id;
   }
 
   async delete(id: string): Promise<boolean> {

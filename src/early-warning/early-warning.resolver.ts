@@ -25,7 +25,8 @@ export class BudgetAtRisk {
   @Field() period!: string;
   @Field(() => DecimalValue) limit!: string;
   @Field(() => DecimalValue) used!: string;
-  @Field(() => DecimalValue) forecastSpend!: string;
+  @Field(() => DecimalValue, { nullable: true, description: 'null when the budget has too little history to forecast' }) forecastSpend!: string | null;
+  @Field({ description: 'spent and held as a share of the limit, one decimal ("99.8")' }) usedPercent!: string;
   @Field(() => GraphQLISODateTime, { nullable: true }) runsOutAt!: Date | null;
 }
 
@@ -55,7 +56,7 @@ export class EarlyWarningResolver {
     private readonly principals: Principals,
   ) {}
 
-  @Query(() => [BudgetAtRisk], { description: 'budgets whose forecast passes their limit this period, soonest to run out first' })
+  @Query(() => [BudgetAtRisk], { description: 'budgets at 80 % of their limit or more, or whose forecast passes it this period; soonest to run out first, then the fullest' })
   async budgetsAtRisk(@Context() ctx: GraphqlContext) {
     const projects = scopeProjects(await this.principals.of(ctx), undefined);
     const now = new Date();
@@ -75,13 +76,17 @@ export class EarlyWarningResolver {
         scope: scopeOf({ scope: r.scope, projectId: r.project_id, scopeValue: r.scope_value }, null),
         unit: r.unit, periodStart: r.period_start, periodEnd: r.period_end, spent: dec(r.spent), held: dec(r.held), limit: dec(r.lim), now,
       });
-      if (!f?.forecastSpend || f.forecastSpend.lte(dec(r.lim))) continue;
+      const used = dec(r.spent).plus(dec(r.held));
+      const limit = dec(r.lim);
+      const passes = !!f?.forecastSpend && f.forecastSpend.gt(limit);
+      if (!passes && !(limit.gt(0) && used.gte(limit.times('0.8')))) continue;
       out.push({
         budgetId: r.id, projectId: r.project_id, projectName: r.project, scope: r.scope, scopeValue: r.scope_value, unit: r.unit, period: r.period, limit: r.lim,
-        used: dec(r.spent).plus(dec(r.held)).toFixed(), forecastSpend: f.forecastSpend.toDecimalPlaces(6).toFixed(), runsOutAt: f.runsOutAt,
+        used: used.toFixed(), usedPercent: limit.gt(0) ? used.div(limit).times(100).toDecimalPlaces(1, 1).toFixed(1) : '100.0',
+        forecastSpend: f?.forecastSpend ? f.forecastSpend.toDecimalPlaces(6).toFixed() : null, runsOutAt: f?.runsOutAt ?? null,
       });
     }
-    return out.sort((a, b) => (a.runsOutAt?.getTime() ?? Infinity) - (b.runsOutAt?.getTime() ?? Infinity));
+    return out.sort((a, b) => (a.runsOutAt?.getTime() ?? Infinity) - (b.runsOutAt?.getTime() ?? Infinity) || dec(b.usedPercent).comparedTo(dec(a.usedPercent)));
   }
 
   @Query(() => [SpendAnomaly], { description: 'the latest spend anomalies, newest first' })

@@ -52,9 +52,31 @@ export interface TaskFilter {
   needsReview?: boolean;
   from?: Date;
   to?: Date;
+  /** key prefixes; `(none)`: tasks without a key */
+  apiKeys?: string[];
+  /** end users; `(none)`: tasks without one */
+  users?: string[];
+  /** name=value: tasks carrying any of them */
+  tags?: string[];
+  /** true: only tasks with a charge (what spendReport counts), false: only tasks without */
+  charged?: boolean;
 }
 
 export const MAX_PAGE = 200;
+
+/** The filter as SQL over `task t`, its values from $1 (shared by the list and its totals). */
+function filterSql(filter: TaskFilter): { where: string; values: unknown[] } {
+  return {
+    where: `($1::uuid[] IS NULL OR t.project_id = ANY($1)) AND ($2::text[] IS NULL OR t.model = ANY($2))
+         AND ($3::text[] IS NULL OR t.status::text = ANY($3)) AND ($4::boolean IS NULL OR t.needs_review = $4)
+         AND ($5::timestamptz IS NULL OR t.accepted_at >= $5) AND ($6::timestamptz IS NULL OR t.accepted_at < $6)
+         AND ($7::text[] IS NULL OR coalesce((SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), '(none)') = ANY($7))
+         AND ($8::text[] IS NULL OR coalesce(t.end_user, '(none)') = ANY($8)) AND ($9::text[] IS NULL OR t.tags && $9)
+         AND ($10::boolean IS NULL OR (t.charge_amount IS NOT NULL) = $10)`,
+    values: [filter.projectIds ?? null, filter.models ?? null, filter.statuses ?? null, filter.needsReview ?? null, filter.from ?? null, filter.to ?? null,
+      filter.apiKeys ?? null, filter.users ?? null, filter.tags ?? null, filter.charged ?? null],
+  };
+}
 
 interface TaskRow {
   id: string;
@@ -133,17 +155,27 @@ export class TaskReadsService {
   /** Newest first; `after` is the cursor of the last task of the previous page. */
   async list(filter: TaskFilter, first: number, after?: string): Promise<{ tasks: TaskView[]; hasNextPage: boolean }> {
     const afterId = after === undefined ? null : decodeCursor(after);
+    const { where, values } = filterSql(filter);
     const { rows } = await this.db.query<TaskRow>(
-      `SELECT ${COLUMNS} FROM task t
-       WHERE ($1::uuid[] IS NULL OR t.project_id = ANY($1)) AND ($2::text[] IS NULL OR t.model = ANY($2))
-         AND ($3::text[] IS NULL OR t.status::text = ANY($3)) AND ($4::boolean IS NULL OR t.needs_review = $4)
-         AND ($5::timestamptz IS NULL OR t.accepted_at >= $5) AND ($6::timestamptz IS NULL OR t.accepted_at < $6)
-         AND ($7::bigint IS NULL OR t.id < $7)
-       ORDER BY t.id DESC LIMIT $8`,
-      [filter.projectIds ?? null, filter.models ?? null, filter.statuses ?? null, filter.needsReview ?? null, filter.from ?? null, filter.to ?? null, afterId, first + 1],
+      `SELECT ${COLUMNS} FROM task t WHERE ${where} AND ($11::bigint IS NULL OR t.id < $11) ORDER BY t.id DESC LIMIT $12`,
+      [...values, afterId, first + 1],
     );
     const tasks = await this.hydrate(rows.slice(0, first));
     return { tasks, hasNextPage: rows.length > first };
+  }
+
+  /** How many tasks match and what they were charged, per unit (a task's charge, not its adjustments). */
+  async totals(filter: TaskFilter): Promise<{ tasks: number; totals: Array<{ unit: Unit; amount: string }> }> {
+    const { where, values } = filterSql(filter);
+    const { rows } = await this.db.query<{ unit: Unit | null; tasks: number; amount: string | null }>(
+      `SELECT t.unit, count(*)::int AS tasks, sum(t.charge_amount)::text AS amount FROM task t WHERE ${where} GROUP BY ROLLUP (t.unit) ORDER BY t.unit NULLS FIRST`,
+      values,
+    );
+    return {
+      tasks: rows.find((r) => r.unit === null)?.tasks ?? 0,
+      // PostgreSQL's own text of the sum, as spendReport answers it (the same digits for the same amount).
+      totals: rows.filter((r) => r.unit !== null && r.amount !== null).map((r) => ({ unit: r.unit!, amount: r.amount! })),
+    };
   }
 
   /** Adds estimate and charge lines (task_line) and ledger entries to task rows: two queries for the whole page. */

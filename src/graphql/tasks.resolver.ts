@@ -2,12 +2,12 @@ import { can, requireOnTarget, scopeProjects } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { graphqlRefusal } from '../common/error.filter.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { Args, Context, Field, GraphQLISODateTime, ID, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, Field, GraphQLISODateTime, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import type { Decimal } from '../pricing/money.js';
 import { encodeCursor, MAX_PAGE, TaskReadsService } from './task-reads.service.js';
-import { Task, TaskConnection, TaskResolutionEnum } from './graphql.types.js';
+import { Money, Task, TaskConnection, TaskResolutionEnum } from './graphql.types.js';
 import { DecimalValue } from './scalars.js';
 
 @InputType()
@@ -18,6 +18,27 @@ export class TaskFilterInput {
   @Field({ nullable: true }) needsReview?: boolean;
   @Field(() => GraphQLISODateTime, { nullable: true, description: 'accepted at or after' }) from?: Date;
   @Field(() => GraphQLISODateTime, { nullable: true, description: 'accepted before' }) to?: Date;
+  @Field(() => [String], { nullable: true, description: 'key prefixes; (none): tasks without a key' }) apiKeys?: string[];
+  @Field(() => [String], { nullable: true, description: 'end users; (none): tasks without one' }) users?: string[];
+  @Field(() => [String], { nullable: true, description: 'name=value: tasks carrying any of them' }) tags?: string[];
+  @Field({ nullable: true, description: 'true: only tasks with a charge (what spendReport counts); false: only those without' }) charged?: boolean;
+}
+
+@ObjectType()
+export class TaskTotals {
+  @Field(() => Int) tasks!: number;
+  @Field(() => [Money], { description: "the matching tasks' charges per unit (without adjustments); credits and USD apart" }) totals!: Money[];
+}
+
+const MAX_FILTER_VALUES = 100;
+/** Hostile filters are refused before any SQL: at most 100 values of at most 200 characters per list. */
+function checkFilter(filter: TaskFilterInput | undefined): void {
+  for (const [name, values] of Object.entries(filter ?? {})) {
+    if (!Array.isArray(values)) continue;
+    if (values.length > MAX_FILTER_VALUES) throw graphqlRefusal(`filter.${name}: at most ${MAX_FILTER_VALUES} values`, 'BAD_USER_INPUT');
+    if (values.some((v) => typeof v !== 'string' || v.length > 200 || v.includes('\0'))) throw graphqlRefusal(`filter.${name}: each value is text of at most 200 characters`, 'BAD_USER_INPUT');
+  }
+  if (filter?.from && filter.to && !(filter.to > filter.from)) throw graphqlRefusal('filter.to: must be after filter.from', 'BAD_USER_INPUT');
 }
 
 @Resolver(() => Task)
@@ -46,10 +67,19 @@ export class TasksResolver {
   ) {
     const who = await this.principals.of(ctx);
     if (first < 1 || first > MAX_PAGE) throw graphqlRefusal(`first: must be between 1 and ${MAX_PAGE}`, 'BAD_USER_INPUT');
+    checkFilter(filter);
     const projectIds = scopeProjects(who, filter?.projectIds);
     const page = await this.query.list({ ...(filter ?? {}), ...(projectIds ? { projectIds } : {}) }, first, after ?? undefined);
     const edges = page.tasks.map((node) => ({ cursor: encodeCursor(node.internalId), node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
+  }
+
+  @Query(() => TaskTotals, { description: 'how many tasks match the filter and their charges per unit (e.g. the tasks behind a bar of spendReport: charged: true)' })
+  async taskTotals(@Context() ctx: GraphqlContext, @Args('filter', { type: () => TaskFilterInput, nullable: true }) filter?: TaskFilterInput) {
+    const who = await this.principals.of(ctx);
+    checkFilter(filter);
+    const projectIds = scopeProjects(who, filter?.projectIds);
+    return this.query.totals({ ...(filter ?? {}), ...(projectIds ? { projectIds } : {}) });
   }
 
   @Mutation(() => Task, {

@@ -1,7 +1,7 @@
 /** Alerts' GraphQL (decisions §8; interfaces.md): endpoints and deliveries, admin only. Thin: WebhooksService does the work. */
 import { Args, Context, Field, GraphQLISODateTime, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
 import { WebhooksService } from '../alerts/webhooks.service.js';
-import { can, requireAccess, requireOnTarget, scopeProjects } from '../auth/access.js';
+import { actorOf, can, requireAccess, requireOnTarget, scopeProjects } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { requireUuid } from '../common/ids.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
@@ -117,6 +117,16 @@ export class WebhooksResolver {
     requireOnTarget(who, 'webhooks', projectId, `webhook endpoint ${id}`, 'setWebhookEndpointEnabled');
     return this.changes.run(who, ctx.client, (after: unknown) => ({ action: enabled ? 'webhook.enable' : 'webhook.disable', targetKind: 'webhook-endpoint', targetId: id, projectId, after }), () =>
       this.webhooks.setEnabled(id, enabled),
+    );
+  }
+
+  @Mutation(() => ID, { description: 'queues a webhook.test event for this endpoint only (its delivery shows in webhookDeliveries); the event id' })
+  async sendTestWebhook(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string) {
+    const who = await this.principals.of(ctx);
+    const projectId = await this.webhooks.projectOfEndpoint(id);
+    requireOnTarget(who, 'webhooks', projectId, `webhook endpoint ${id}`, 'sendTestWebhook');
+    return this.changes.run(who, ctx.client, (eventId: string) => ({ action: 'webhook.test', targetKind: 'webhook-endpoint', targetId: id, projectId, after: { eventId } }), () =>
+      this.webhooks.sendTest(id, actorOf(who).label),
     );
   }
 

@@ -47,17 +47,16 @@ export class ReportsController {
       ...(orderBy ? { orderBy: orderBy as 'keys' | 'amount' } : {}),
       ...(first !== undefined ? { first: Number(first) } : {}),
     });
-    void reply
-      .header('content-type', 'text/csv; charset=utf-8')
-      .header('content-disposition', 'attachment; filename="spend.csv"')
-      .send(toCsv(groupBy, rows));
+    const name = await this.reports.fileName('spend', new Date(one(q.from)!), new Date(one(q.to)!), projectIds);
+    void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(toCsv(groupBy, rows));
   }
 
   @Get('focus.csv')
   async focusCsv(@Req() request: FastifyRequest, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
     const projectIds = await this.scope(request, q);
     const csv = await this.reports.focus({ from: new Date(one(q.from)!), to: new Date(one(q.to)!), ...(projectIds ? { projectIds } : {}) });
-    void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="focus.csv"').send(csv);
+    const name = await this.reports.fileName('focus', new Date(one(q.from)!), new Date(one(q.to)!), projectIds);
+    void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(csv);
   }
 
   /** Who may read which projects, and the date range every report needs. */

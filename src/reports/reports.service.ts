@@ -60,6 +60,21 @@ export class ReportsService {
   }
 
   /** The tag names tasks carried in [from, to) (from the tag roll-up), for grouping by tag:<name>. */
+  /**
+   * A download's file name, after its range and project: spend-2026-10-01-to-2026-10-31-search.csv
+   * (`to` is exclusive; the name says the last day). Only letters, digits, dot, dash and underscore.
+   */
+  async fileName(kind: string, from: Date, to: Date, projectIds: string[] | undefined): Promise<string> {
+    const day = (d: Date) => (Number.isNaN(d.getTime()) ? 'unknown' : d.toISOString().slice(0, 10));
+    const last = new Date(to.getTime() - (to.getTime() % 86_400_000 === 0 ? 86_400_000 : 0));
+    let project = '';
+    if (projectIds?.length === 1) {
+      const { rows } = await this.db.query<{ name: string }>('SELECT name FROM project WHERE id = $1', [projectIds[0]]);
+      project = rows[0] ? `-${rows[0].name.replace(/[^\w.-]+/g, '_').slice(0, 60)}` : '';
+    }
+    return `${kind}-${day(from)}-to-${day(last)}${project}.csv`;
+  }
+
   async tagNames(from: Date, to: Date, projectIds: string[] | undefined): Promise<string[]> {
     const { rows } = await this.db.query<{ name: string }>(
       `SELECT DISTINCT split_part(s.value, '=', 1) AS name FROM spend_rollup_by s

@@ -9,6 +9,8 @@ import { errorText } from '../api';
 import { may, useSigned } from '../app';
 import { dateTime } from '../format';
 import { Empty } from '../parts/empty';
+import { projectName, useProjects } from '../parts/project-picker';
+import { NewEndpoint } from '../parts/webhook-forms';
 
 const ALERTS = `query Alerts($status: DeliveryStatus) {
   webhookEndpoints { id url format events projectId enabled createdAt }
@@ -18,14 +20,19 @@ const ALERTS = `query Alerts($status: DeliveryStatus) {
 }`;
 const REDELIVER = `mutation Redeliver($id: ID!) { redeliverWebhook(deliveryId: $id) }`;
 const ENABLE = `mutation Enable($id: ID!, $enabled: Boolean!) { setWebhookEndpointEnabled(id: $id, enabled: $enabled) { id enabled } }`;
+const TEST = `mutation Test($id: ID!) { sendTestWebhook(id: $id) }`;
 
 export function Alerts() {
   const { viewer } = useSigned();
   const [status, setStatus] = useState('');
   const [{ data, error }, reload] = useQuery<any>({ query: ALERTS, variables: { status: status || null }, pause: viewer.kind === 'PROJECT_KEY' });
   const [redelivered, redeliver] = useMutation(REDELIVER);
-  const [, enable] = useMutation(ENABLE);
+  const [enabled, enable] = useMutation(ENABLE);
+  const [tested, test] = useMutation(TEST);
+  const [sent, setSent] = useState('');
+  const projects = useProjects();
   const manages = may(viewer, 'webhooks');
+  const refresh = () => reload({ requestPolicy: 'network-only' });
   if (viewer.kind === 'PROJECT_KEY') return <Empty>Alerts (signed webhooks) are set up by the project's lead or an owner: a project key cannot see endpoints or deliveries.</Empty>;
   if (error) return <p class="error" role="alert">{errorText(error)}</p>;
   if (!data) return <p class="loading">Loading…</p>;
@@ -35,39 +42,59 @@ export function Alerts() {
   return (
     <section data-ready="alerts">
       <h1>Alerts</h1>
+      {manages && <NewEndpoint projects={projects} onDone={refresh} />}
+      {(enabled.error || tested.error) && <p class="error" role="alert">{errorText(enabled.error ?? tested.error)}</p>}
+      {sent && <p class="ok" role="status">{sent}</p>}
       {endpoints.length === 0 ? (
-        <Empty>
-          No webhook endpoint yet. Add one with GraphQL:{' '}
-          <code>{'mutation { createWebhookEndpoint(url: "https://hooks.example.com/spend") { secret endpoint { id } } }'}</code> (format: SLACK for a Slack incoming webhook).
-        </Empty>
+        <Empty>{manages ? 'No webhook endpoint yet: add one above (a Slack incoming webhook, a signed JSON receiver or an email address).' : 'No webhook endpoint yet. An owner or a project\'s lead can add one.'}</Empty>
       ) : (
-        <table data-testid="endpoints">
-          <thead>
-            <tr>
-              <th>Endpoint</th>
-              <th>Format</th>
-              <th>Events</th>
-              <th>Project</th>
-              <th>State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {endpoints.map((e) => (
+        <div class="scroll">
+          <table data-testid="endpoints">
+            <thead>
               <tr>
-                <td>{e.url}</td>
-                <td>{e.format}</td>
-                <td>{e.events.length ? e.events.join(', ') : 'all'}</td>
-                <td>{e.projectId ?? 'every project'}</td>
-                <td>
-                  {e.enabled ? 'enabled' : 'disabled'}{' '}
-                  {manages && <button type="button" class="link" onClick={async () => (await enable({ id: e.id, enabled: !e.enabled }), reload({ requestPolicy: 'network-only' }))}>
-                    {e.enabled ? 'disable' : 'enable'}
-                  </button>}
-                </td>
+                <th>Endpoint</th>
+                <th>Format</th>
+                <th>Events</th>
+                <th>Project</th>
+                <th>State</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {endpoints.map((e) => (
+                <tr data-endpoint={e.id}>
+                  <td class="wrap">{e.url}</td>
+                  <td>{e.format}</td>
+                  <td>{e.events.length ? e.events.join(', ') : 'all'}</td>
+                  <td>{e.projectId ? projectName(projects, e.projectId) : 'every project'}</td>
+                  <td>
+                    {e.enabled ? 'enabled' : 'disabled'}{' '}
+                    {manages && (
+                      <button type="button" class="link" onClick={async () => (await enable({ id: e.id, enabled: !e.enabled }), refresh())}>
+                        {e.enabled ? 'disable' : 'enable'}
+                      </button>
+                    )}
+                    {manages && e.enabled && (
+                      <>
+                        {' · '}
+                        <button
+                          type="button"
+                          class="link"
+                          onClick={async () => {
+                            const answer = await test({ id: e.id });
+                            setSent(answer.error ? '' : 'Test event queued: its delivery shows below.');
+                            refresh();
+                          }}
+                        >
+                          send a test event
+                        </button>
+                      </>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <div class="page-head">
         <h2>Recent deliveries</h2>
@@ -85,6 +112,7 @@ export function Alerts() {
       {deliveries.length === 0 ? (
         <p class="none">No deliveries{status ? ` with status ${status.toLowerCase()}` : ''}.</p>
       ) : (
+        <div class="scroll">
         <table data-testid="deliveries">
           <thead>
             <tr>
@@ -120,6 +148,7 @@ export function Alerts() {
             ))}
           </tbody>
         </table>
+        </div>
       )}
     </section>
   );

@@ -5,9 +5,11 @@
  */
 import { useQuery } from '@urql/preact';
 import { errorText, type Unit } from '../api';
-import { useSigned } from '../app';
-import { dateTime, money } from '../format';
+import { may, useSigned } from '../app';
+import { dateTime } from '../format';
+import { Amount } from '../parts/amounts';
 import { Empty } from '../parts/empty';
+import { ChangeBudget, NewBudget } from '../parts/budget-forms';
 import { projectName, useProjects } from '../parts/project-picker';
 
 interface Budget {
@@ -76,38 +78,41 @@ export function Budgets() {
 }
 
 function ProjectBudgets({ projectId, title }: { projectId: string; title: string }) {
-  const [{ data, error }] = useQuery<{ budgetStatus: Budget[] }>({ query: BUDGETS, variables: { projectId } });
+  const { viewer } = useSigned();
+  const [{ data, error }, reload] = useQuery<{ budgetStatus: Budget[] }>({ query: BUDGETS, variables: { projectId } });
+  const manage = may(viewer, 'budgets') && viewer.kind !== 'PROJECT_KEY';
+  const refresh = () => reload({ requestPolicy: 'network-only' });
   if (error) return <p class="error" role="alert">{errorText(error)}</p>;
   if (!data) return <p class="loading">Loading…</p>;
   return (
     <div class="project-budgets" data-testid={`budgets-${projectId}`}>
       <h2>{title}</h2>
-      {data.budgetStatus.length === 0 ? (
-        <Empty>
-          No budget yet. Set one with GraphQL: <code>{`mutation { setBudget(projectId: "${projectId}", unit: USD, limit: "100", period: MONTHLY, hard: true) }`}</code>
-        </Empty>
-      ) : (
-        data.budgetStatus.map((b) => <BudgetCard budget={b} />)
+      {data.budgetStatus.length === 0 && (
+        <Empty>{manage ? 'No budget yet: set one below.' : 'No budget yet. An owner, finance or this project\'s lead can set one here.'}</Empty>
       )}
+      {data.budgetStatus.map((b) => (
+        <BudgetCard budget={b} manage={manage} onChanged={refresh} />
+      ))}
+      {manage && <NewBudget projectId={projectId} onDone={refresh} />}
     </div>
   );
 }
 
 const share = (part: string, limit: string) => Math.max(0, Math.min(100, (Number(part) / Math.max(Number(limit), 1e-12)) * 100));
 
-function BudgetCard({ budget: b }: { budget: Budget }) {
+function BudgetCard({ budget: b, manage, onChanged }: { budget: Budget; manage: boolean; onChanged(): void }) {
   const scope = b.scope === 'PROJECT' ? 'whole project' : b.scope === 'EACH_USER' ? 'each end user' : `${b.scope.toLowerCase().replace('_', ' ')} ${b.scopeValue ?? ''}`;
   const refusals = b.events.filter((e) => e.kind === 'REFUSED');
   return (
     <article class="card budget" data-testid={`budget-${b.budgetId}`}>
       <header>
         <h3>
-          {money(b.limit, b.unit)} {b.period.toLowerCase()} · {scope}
+          <Amount amount={b.limit} unit={b.unit} /> {b.period.toLowerCase()} · {scope}
         </h3>
         <span class={b.hard ? 'badge hard' : 'badge'}>{b.hard ? 'hard: refuses' : 'soft: alerts only'}</span>
       </header>
       {b.scope === 'EACH_USER' && <p class="hint">Bar: the user nearest the limit{b.user ? ` (${b.user})` : ' (none yet)'}.</p>}
-      <div class="bar" aria-label={`${b.percentUsed} % used`}>
+      <div class={`bar ${Number(b.percentUsed) >= 100 ? 'level-over' : Number(b.percentUsed) >= 80 ? 'level-warn' : ''}`} role="img" aria-label={`${b.percentUsed} % used`} data-level={Number(b.percentUsed) >= 100 ? 'over' : Number(b.percentUsed) >= 80 ? 'warn' : 'ok'}>
         <span class="spent" style={{ width: `${share(b.spent, b.limit)}%` }} />
         <span class="held" style={{ width: `${Math.min(share(b.held, b.limit), 100 - share(b.spent, b.limit))}%` }} />
         {b.thresholds.map((t) => (
@@ -118,19 +123,19 @@ function BudgetCard({ budget: b }: { budget: Budget }) {
         <dt>Used</dt>
         <dd data-testid="percent">{b.percentUsed} %</dd>
         <dt>Spent</dt>
-        <dd data-amount={b.spent}>{money(b.spent, b.unit)}</dd>
+        <dd data-amount={b.spent}><Amount amount={b.spent} unit={b.unit} /></dd>
         <dt>Held</dt>
         <dd data-amount={b.held}>
-          {money(b.held, b.unit)}
-          {b.heldUnderReview !== '0' && <span class="badge hard" data-testid="under-review"> {money(b.heldUnderReview, b.unit)} under review</span>}
+          <Amount amount={b.held} unit={b.unit} />
+          {b.heldUnderReview !== '0' && <span class="badge hard" data-testid="under-review"> <Amount amount={b.heldUnderReview} unit={b.unit} /> under review</span>}
         </dd>
         <dt>Remaining</dt>
         <dd data-amount={b.remaining} data-testid="remaining">
-          {money(b.remaining, b.unit)}
+          <Amount amount={b.remaining} unit={b.unit} />
         </dd>
         <dt>Forecast at period end</dt>
         <dd data-testid="forecast">
-          {b.forecastSpend === null ? 'not enough history yet' : money(b.forecastSpend, b.unit)}
+          {b.forecastSpend === null ? 'not enough history yet' : <Amount amount={b.forecastSpend} unit={b.unit} />}
           {b.runsOutAt && <span class="badge hard"> runs out {dateTime(b.runsOutAt).slice(0, 16)}</span>}
         </dd>
         <dt>Window</dt>
@@ -156,6 +161,7 @@ function BudgetCard({ budget: b }: { budget: Budget }) {
         )}
         {refusals.length > 0 && <p class="hint">A refusal is recorded once per window{b.scope === 'EACH_USER' ? ' and user' : ''}; later ones answer 402 the same way.</p>}
       </div>
+      {manage && <ChangeBudget budget={b} onDone={onChanged} />}
       {b.scope === 'EACH_USER' && b.users.edges.length > 0 && (
         <table class="users">
           <thead>
@@ -170,9 +176,9 @@ function BudgetCard({ budget: b }: { budget: Budget }) {
             {b.users.edges.map(({ node: u }) => (
               <tr>
                 <td>{u.user}</td>
-                <td class="num">{money(u.spent, b.unit)}</td>
-                <td class="num">{money(u.held, b.unit)}</td>
-                <td class="num">{money(u.remaining, b.unit)}</td>
+                <td class="num"><Amount amount={u.spent} unit={b.unit} /></td>
+                <td class="num"><Amount amount={u.held} unit={b.unit} /></td>
+                <td class="num"><Amount amount={u.remaining} unit={b.unit} /></td>
               </tr>
             ))}
           </tbody>

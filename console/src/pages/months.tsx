@@ -9,7 +9,7 @@ import type { CombinedError } from '@urql/core';
 import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
 import { may, useSigned } from '../app';
-import { dateTime, money } from '../format';
+import { dateTime, exactMoney } from '../format';
 
 interface Close {
   month: string;
@@ -151,7 +151,7 @@ function Statements({ month }: { month: string }) {
         {data.statements.map((s) => (
           <tr>
             <td>{s.projectName}</td>
-            <td class="num">{s.totals.map((t) => money(t.amount, t.unit)).join(' · ') || 'no spend'}</td>
+            <td class="num">{s.totals.map((t) => exactMoney(t.amount, t.unit)).join(' · ') || 'no spend'}</td>
             <td>
               <a href={s.csvPath} download>
                 CSV
@@ -181,7 +181,7 @@ function PriorPeriod({ month }: { month: string }) {
           {data.spendReport.map((r) => (
             <tr>
               <td>{r.keys[0]}</td>
-              <td class="num">{r.totals.map((t) => money(t.amount, t.unit)).join(' · ')}</td>
+              <td class="num">{r.totals.map((t) => exactMoney(t.amount, t.unit)).join(' · ')}</td>
               <td class="num">{r.tasks} tasks</td>
             </tr>
           ))}

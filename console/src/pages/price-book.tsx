@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { errorText } from '../api';
 import { may, useSigned } from '../app';
 import { dateTime } from '../format';
+import { RatesInForce } from '../parts/rates-in-force';
 
 interface Rate {
   model: string;
@@ -62,6 +63,8 @@ export function PriceBook() {
   return (
     <section data-ready={two.data ? 'prices' : undefined}>
       <h1>Price book</h1>
+      <RatesInForce />
+      <h2>Versions</h2>
       <table>
         <thead>
           <tr>
@@ -84,7 +87,7 @@ export function PriceBook() {
         {pick('to', b, (v) => setPicked({ a, b: v }))}
       </div>
       {a === b ? (
-        <p class="none">Pick two different versions.</p>
+        <p class="none">{versions.length < 2 ? 'Only one version so far: the rates above are all there is; a new version shows its changes here.' : 'Pick two different versions.'}</p>
       ) : changes.length === 0 ? (
         <p class="none">No rate differs between v{a} and v{b}.</p>
       ) : (

@@ -11,7 +11,7 @@ import type { CombinedError } from '@urql/core';
 import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
 import { may, useSigned } from '../app';
-import { dateTime, day, groupDigits, money } from '../format';
+import { dateTime, day, groupDigits, exactMoney } from '../format';
 import { StatementUpload } from '../parts/statement-upload';
 
 interface ClassTotal { class: string; unit: Unit; count: number; theirs: string; ours: string }
@@ -143,8 +143,8 @@ function Summary({ recon }: { recon: Recon }) {
             <tr data-class={c.class}>
               <td>{CLASS_NAMES[c.class] ?? c.class}</td>
               <td class="num">{groupDigits(String(c.count))}</td>
-              <td class="num">{money(c.theirs, c.unit)}</td>
-              <td class="num">{money(c.ours, c.unit)}</td>
+              <td class="num">{exactMoney(c.theirs, c.unit)}</td>
+              <td class="num">{exactMoney(c.ours, c.unit)}</td>
             </tr>
           ))}
         </tbody>
@@ -168,9 +168,9 @@ function Summary({ recon }: { recon: Recon }) {
               <tr>
                 <td>{d.day}</td>
                 <td>{d.model}</td>
-                <td class="num">{money(d.theirs, d.unit)}</td>
-                <td class="num">{money(d.ours, d.unit)}</td>
-                <td class="num">{money(d.difference, d.unit)}</td>
+                <td class="num">{exactMoney(d.theirs, d.unit)}</td>
+                <td class="num">{exactMoney(d.ours, d.unit)}</td>
+                <td class="num">{exactMoney(d.difference, d.unit)}</td>
               </tr>
             ))}
           </tbody>
@@ -244,9 +244,9 @@ function Differences({ recon }: { recon: Recon }) {
                 <td>{CLASS_NAMES[i.class] ?? i.class}</td>
                 <td>{i.taskId ? <a href={`#/tasks/${i.taskId}`}>{i.vendorTaskId}</a> : i.vendorTaskId}</td>
                 <td>{i.model ?? '—'}</td>
-                <td class="num">{i.ours === null ? '—' : money(i.ours, i.unit)}</td>
-                <td class="num">{i.theirs === null ? '—' : money(i.theirs, i.unit)}</td>
-                <td class="num">{i.difference === null ? '—' : money(i.difference, i.unit)}</td>
+                <td class="num">{i.ours === null ? '—' : exactMoney(i.ours, i.unit)}</td>
+                <td class="num">{i.theirs === null ? '—' : exactMoney(i.theirs, i.unit)}</td>
+                <td class="num">{i.difference === null ? '—' : exactMoney(i.difference, i.unit)}</td>
                 <td>
                   {i.state}
                   {i.note ? `: ${i.note}` : ''}

@@ -7,7 +7,7 @@ import { useMutation, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
 import { may, useSigned } from '../app';
-import { dateTime, groupDigits, money } from '../format';
+import { dateTime, groupDigits, exactMoney } from '../format';
 
 interface Charge {
   unit: Unit;
@@ -58,13 +58,13 @@ export function TaskDetail({ taskId }: { taskId: string }) {
         <dt>Settled</dt>
         <dd>{dateTime(t.settledAt)}</dd>
         <dt>Held</dt>
-        <dd>{money(t.held, unit)}</dd>
+        <dd>{exactMoney(t.held, unit)}</dd>
         <dt>Overrun</dt>
-        <dd>{t.overrun ? money(t.overrun, unit) : '—'}</dd>
+        <dd>{t.overrun ? exactMoney(t.overrun, unit) : '—'}</dd>
         <dt>Adjustments</dt>
-        <dd data-testid="adjustments">{t.adjustments === '0' ? '—' : t.adjustments.startsWith('-') ? `credit of ${money(t.adjustments.slice(1), unit)}` : money(t.adjustments, unit)}</dd>
+        <dd data-testid="adjustments">{t.adjustments === '0' ? '—' : t.adjustments.startsWith('-') ? `credit of ${exactMoney(t.adjustments.slice(1), unit)}` : exactMoney(t.adjustments, unit)}</dd>
         <dt>Net (charge and adjustments)</dt>
-        <dd data-testid="net" data-amount={t.net ?? ''}>{t.net === null ? '— (not charged yet)' : money(t.net, unit)}</dd>
+        <dd data-testid="net" data-amount={t.net ?? ''}>{t.net === null ? '— (not charged yet)' : exactMoney(t.net, unit)}</dd>
         <dt>Price book</dt>
         <dd>version {t.priceBookVersion}</dd>
         <dt>API key</dt>
@@ -92,7 +92,7 @@ export function TaskDetail({ taskId }: { taskId: string }) {
               <td>{dateTime(e.createdAt)}</td>
               <td>{e.kind}</td>
               <td class="num" data-amount={e.amount}>
-                {money(e.amount, e.unit)}
+                {exactMoney(e.amount, e.unit)}
               </td>
               <td>{e.reason ?? ''}</td>
             </tr>
@@ -114,7 +114,7 @@ function ChargeTable({ title, charge }: { title: string; charge: Charge | null }
   return (
     <>
       <h2>
-        {title}: {money(charge.amount, charge.unit)} <span class="badge">{charge.exactness.toLowerCase()}</span>
+        {title}: {exactMoney(charge.amount, charge.unit)} <span class="badge">{charge.exactness.toLowerCase()}</span>
       </h2>
       <table class="lines">
         <thead>
@@ -134,7 +134,7 @@ function ChargeTable({ title, charge }: { title: string; charge: Charge | null }
                 {groupDigits(l.rate)}
                 {l.per !== '1' ? ` per ${groupDigits(l.per)}` : ''}
               </td>
-              <td class="num">{money(l.amount, charge.unit)}</td>
+              <td class="num">{exactMoney(l.amount, charge.unit)}</td>
             </tr>
           ))}
         </tbody>

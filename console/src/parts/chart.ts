@@ -6,7 +6,8 @@ import type { Stacked } from './spend-chart';
 
 const COLORS = ['#2563eb', '#16a34a', '#ea580c', '#9333ea', '#0891b2', '#ca8a04', '#db2777', '#4b5563', '#94a3b8'];
 
-export function drawStacked(host: HTMLElement, data: Stacked, unit: Unit): () => void {
+/** Draws the chart; a click on a bar calls `onPick` with its day and series (the drill-down). */
+export function drawStacked(host: HTMLElement, data: Stacked, unit: Unit, onPick?: (day: string, series: string) => void): () => void {
   const xs = data.days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
   // Cumulative sums, drawn largest first so each band shows on top of the one below.
   const cumulative: number[][] = [];
@@ -36,5 +37,18 @@ export function drawStacked(host: HTMLElement, data: Stacked, unit: Unit): () =>
     [xs, ...order.map((k) => cumulative[k]!)],
     host,
   );
+  // Which band of which day is under the pointer: the day from the cursor, the series from the
+  // stacked value at the pointer's height.
+  const pick = () => {
+    const i = plot.cursor.idx;
+    const top = plot.cursor.top;
+    if (i === null || i === undefined || top === undefined || top < 0) return;
+    const y = plot.posToVal(top, 'y');
+    const k = cumulative.findIndex((c, n) => y <= c[i]! && y >= (n ? cumulative[n - 1]![i]! : 0) && data.series[n]!.values[i]! > 0);
+    if (k >= 0) onPick?.(data.days[i]!, data.series[k]!.name);
+  };
+  plot.over.addEventListener('click', pick);
+  plot.over.style.cursor = onPick ? 'pointer' : '';
+  (host as HTMLElement & { plot?: uPlot }).plot = plot; // for the browser tests: where a bar is drawn
   return () => plot.destroy();
 }

@@ -4,7 +4,8 @@
  */
 import { useQuery } from '@urql/preact';
 import type { Unit } from '../api';
-import { dateTime, money } from '../format';
+import { dateTime } from '../format';
+import { Amount } from './amounts';
 
 const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeValue unit period limit used forecastSpend runsOutAt }
   anomalies(first: 5) { eventId projectName scope scopeValue hour unit spend baseline multiple } }`;
@@ -29,7 +30,7 @@ export function EarlyWarning() {
                     {b.scope === 'PROJECT' ? '' : ` (${b.scope.toLowerCase().replace('_', ' ')} ${b.scopeValue ?? ''})`}
                   </td>
                   <td class="num">
-                    forecast {money(b.forecastSpend, b.unit)} of {money(b.limit, b.unit)}
+                    forecast <Amount amount={b.forecastSpend} unit={b.unit} /> of <Amount amount={b.limit} unit={b.unit} />
                   </td>
                   <td>{b.runsOutAt ? `runs out ${dateTime(b.runsOutAt).slice(0, 10)}` : ''}</td>
                 </tr>
@@ -50,7 +51,7 @@ export function EarlyWarning() {
                   </td>
                   <td>{dateTime(a.hour).slice(0, 16)}</td>
                   <td class="num">
-                    {money(a.spend, a.unit)}, {a.multiple}× the usual {money(a.baseline, a.unit)}
+                    <Amount amount={a.spend} unit={a.unit} />, {a.multiple}× the usual <Amount amount={a.baseline} unit={a.unit} />
                   </td>
                 </tr>
               ))}

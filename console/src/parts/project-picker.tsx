@@ -2,11 +2,25 @@
 import { useQuery } from '@urql/preact';
 import { useSigned } from '../app';
 
-export const PROJECTS = `query Projects { projects { id name } }`;
+export const PROJECTS = `query Projects { projects { id name apiKeys { prefix name } } }`;
 
-export function useProjects(): { id: string; name: string }[] {
-  const [{ data }] = useQuery<{ projects: { id: string; name: string }[] }>({ query: PROJECTS });
+interface ProjectNames {
+  id: string;
+  name: string;
+  apiKeys: { prefix: string; name: string | null }[];
+}
+
+/** The projects the caller may read, with their keys' names (one request, cached for every page). */
+export function useProjects(): ProjectNames[] {
+  const [{ data }] = useQuery<{ projects: ProjectNames[] }>({ query: PROJECTS });
   return data?.projects ?? [];
+}
+
+/** A key as people read it: its name beside its prefix ("search backend · 1a2b3c4d5e6f"). */
+export function keyLabel(projects: ProjectNames[], prefix: string | null): string {
+  if (!prefix) return '—';
+  const name = projects.flatMap((p) => p.apiKeys).find((k) => k.prefix === prefix)?.name;
+  return name ? `${name} · ${prefix}` : prefix;
 }
 
 export function ProjectPicker() {

@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Money, Unit } from '../api';
 import { day } from '../format';
+import { Amount } from './amounts';
 
 interface Row {
   keys: string[];
@@ -47,7 +48,11 @@ export function stack(rows: Row[], unit: Unit, from: Date, days: number): Stacke
   return { days: dayList, series };
 }
 
-export function SpendChart({ unit, from, days, rows }: { unit: Unit; from: Date; days: number; rows: Row[] }) {
+/**
+ * `pick(day, key)` opens the tasks behind a bar; the table under the chart (folded) holds the exact
+ * figures and the same links for the keyboard and screen readers.
+ */
+export function SpendChart({ unit, from, days, rows, link }: { unit: Unit; from: Date; days: number; rows: Row[]; link?: ((day: string, key: string) => string | null) | undefined }) {
   const host = useRef<HTMLDivElement>(null);
   const [drawn, setDrawn] = useState(false);
   const data = stack(rows, unit, from, days);
@@ -56,7 +61,13 @@ export function SpendChart({ unit, from, days, rows }: { unit: Unit; from: Date;
     let live = true;
     void loadChart().then(({ drawStacked }) => {
       if (!live || !host.current) return;
-      dispose = drawStacked(host.current, data, unit);
+      const onPick = link
+        ? (d: string, key: string) => {
+            const to = link(d, key);
+            if (to) location.hash = to;
+          }
+        : undefined;
+      dispose = drawStacked(host.current, data, unit, onPick);
       setDrawn(true);
     });
     return () => {
@@ -64,10 +75,40 @@ export function SpendChart({ unit, from, days, rows }: { unit: Unit; from: Date;
       dispose?.();
     };
   }, [JSON.stringify(data), unit]);
+  const own = rows.filter((r) => r.totals.some((t) => t.unit === unit));
   return (
     <div class="card chart" data-testid={`chart-${unit}`} data-drawn={drawn ? 'yes' : undefined}>
       <h2>Spend per day · {unit === 'USD' ? 'USD' : 'credits'}</h2>
-      <div ref={host} class="plot" role="img" aria-label={`spend per day in ${unit}, stacked`} />
+      <div ref={host} class="plot" role="img" aria-label={`spend per day in ${unit}, stacked; the table below lists the same figures`} />
+      <details>
+        <summary>The figures as a table</summary>
+        <div class="scroll">
+          <table data-testid={`chart-table-${unit}`}>
+            <thead>
+              <tr>
+                <th>Day</th>
+                <th>Series</th>
+                <th class="num">Amount</th>
+              </tr>
+            </thead>
+            <tbody>
+              {own.map((r) => {
+                const m = r.totals.find((t) => t.unit === unit)!;
+                const to = link?.(r.keys[0]!.slice(0, 10), r.keys[1]!);
+                return (
+                  <tr>
+                    <td>{r.keys[0]!.slice(0, 10)}</td>
+                    <td>{to ? <a href={to}>{r.keys[1]}</a> : r.keys[1]}</td>
+                    <td class="num">
+                      <Amount amount={m.amount} unit={unit} />
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      </details>
     </div>
   );
 }

@@ -1,12 +1,19 @@
-/** A ranked list (largest spend first), per unit. */
+/** A ranked list (largest spend first), per unit; each row opens its tasks and may show the previous period. */
 import type { ComponentChildren } from 'preact';
 import type { Money } from '../api';
-import { money } from '../format';
+import { money, percentChange } from '../format';
+import { Amount } from './amounts';
 
 export interface Ranked {
   key: string;
+  /** what people read for the key (a key's name beside its prefix); the key itself by default */
+  label?: string;
   tasks: number;
   money: Money;
+  /** the same key's spend in the previous period (undefined: not compared) */
+  previous?: string | undefined;
+  /** the task list behind this row */
+  href?: string | null;
 }
 
 export function TopList({ id, title, rows, empty }: { id: string; title: ComponentChildren; rows: Ranked[]; empty?: string }) {
@@ -19,12 +26,17 @@ export function TopList({ id, title, rows, empty }: { id: string; title: Compone
         <table>
           <tbody>
             {rows.map((r) => (
-              <tr>
-                <td class="key">{r.key}</td>
+              <tr data-key={r.key}>
+                <td class="key">{r.href ? <a href={r.href}>{r.label ?? r.key}</a> : r.label ?? r.key}</td>
                 <td class="num">{r.tasks} tasks</td>
                 <td class="num" data-amount={r.money.amount} data-unit={r.money.unit}>
-                  {money(r.money.amount, r.money.unit)}
+                  <Amount amount={r.money.amount} unit={r.money.unit} />
                 </td>
+                {r.previous !== undefined && (
+                  <td class="num change" data-previous={r.previous} title={`previous period: ${money(r.previous, r.money.unit)}`}>
+                    {percentChange(r.money.amount, r.previous) ?? 'new'}
+                  </td>
+                )}
               </tr>
             ))}
           </tbody>

@@ -704,6 +704,8 @@ CREATE INDEX task_due_for_poll ON public.task USING btree (next_poll_at) WHERE (
 
 CREATE INDEX task_end_user_project ON public.task USING btree (end_user, project_id) WHERE (end_user IS NOT NULL);
 
+CREATE INDEX task_needs_review ON public.task USING btree (id DESC) WHERE needs_review;
+
 CREATE INDEX task_project_id_accepted_at_idx ON public.task USING btree (project_id, accepted_at);
 
 CREATE UNIQUE INDEX task_project_idempotency_key ON public.task USING btree (project_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
@@ -1151,8 +1153,10 @@ AS $function$
 BEGIN
   INSERT INTO webhook_delivery (event_id, endpoint_id)
   SELECT NEW.id, e.id FROM webhook_endpoint e
-  WHERE e.enabled AND e.deleted_at IS NULL AND (e.project_id IS NULL OR e.project_id = NEW.project_id)
-    AND ((cardinality(e.events) = 0 AND NEW.type <> 'spend.digest') OR NEW.type = ANY(e.events));
+  WHERE e.enabled AND e.deleted_at IS NULL
+    AND CASE WHEN NEW.type = 'webhook.test' THEN e.id::text = (NEW.payload::jsonb #>> '{data,endpointId}')
+             ELSE (e.project_id IS NULL OR e.project_id = NEW.project_id)
+                  AND ((cardinality(e.events) = 0 AND NEW.type <> 'spend.digest') OR NEW.type = ANY(e.events)) END;
   RETURN NULL;
 END $function$;
 

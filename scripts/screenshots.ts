@@ -79,7 +79,7 @@ try {
     await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
     console.log(`wrote ${path.join(OUT, `${name}.png`)}`);
   };
-  await shoot('overview', 'overview', '[data-testid=chart-USD][data-drawn=yes]');
+  await shoot('overview', 'overview', '[data-compared=yes] [data-testid=chart-USD][data-drawn=yes]');
   await shoot('budgets', 'budgets', '[data-ready=budgets] article.budget', async () => {
     await page.selectOption('select[name=project]', search);
   });

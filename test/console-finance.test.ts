@@ -61,7 +61,7 @@ test('a month picked from the range control shows spendReport\'s figures and the
   await page.waitForSelector('[data-ready=overview]');
   await page.fill('input[name=month]', october.from.slice(0, 7));
   await page.waitForFunction(`location.hash.includes('from=${october.from.slice(0, 10)}')`);
-  await page.waitForSelector(`[data-ready=overview] [data-testid=card-range] h2:has-text("${new Date(october.from).toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' })}")`);
+  await page.waitForSelector(`[data-compared=yes] [data-testid=card-range] h2:has-text("${new Date(october.from).toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' })}")`);
   const [month] = await report({ f: october.from, t: october.to });
   const [before] = await report({ f: october.pfrom, t: october.pto });
   const check = async () => {
@@ -81,7 +81,7 @@ test('a month picked from the range control shows spendReport\'s figures and the
   const address = page.url();
   expect(address).toContain(`from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`);
   await page.reload();
-  await page.waitForSelector('[data-ready=overview] [data-testid=range-change]');
+  await page.waitForSelector('[data-compared=yes] [data-testid=range-change]');
   expect(page.url()).toBe(address);
   await check();
   // Readable on the card, exact in its tooltip: USD with two decimals.

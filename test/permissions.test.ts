@@ -94,6 +94,7 @@ const CASES: Case[] = [
   { name: 'createWebhookEndpoint', run: (t, p) => attempt(t, `mutation($p: ID!) { createWebhookEndpoint(url: "https://hooks.example.com/y", projectId: $p) { secret } }`, { p }) },
   { name: 'setWebhookEndpointEnabled', run: async (t, p) => attempt(t, `mutation($e: ID!) { setWebhookEndpointEnabled(id: $e, enabled: false) { id } }`, { e: await endpointIn(p) }) },
   { name: 'deleteWebhookEndpoint', run: async (t, p) => attempt(t, `mutation($e: ID!) { deleteWebhookEndpoint(id: $e) }`, { e: await endpointIn(p) }) },
+  { name: 'sendTestWebhook', run: async (t, p) => attempt(t, `mutation($e: ID!) { sendTestWebhook(id: $e) }`, { e: await endpointIn(p) }) },
   {
     name: 'redeliverWebhook',
     run: async (t, p) => {
@@ -164,6 +165,7 @@ const ALLOWED: Record<string, { in: string[]; out: string[] }> = {
   createWebhookEndpoint: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
   setWebhookEndpointEnabled: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
   deleteWebhookEndpoint: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
+  sendTestWebhook: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
   redeliverWebhook: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
   invitePerson: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
   setRole: { in: ['admin', 'owner'], out: ['admin', 'owner'] },

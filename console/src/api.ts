@@ -25,7 +25,8 @@ export function errorText(error: CombinedError | Error | undefined): string {
   return error.message;
 }
 
-export type Unit = 'USD' | 'CREDITS';
+export type { Unit } from './format';
+import type { Unit } from './format';
 export interface Money {
   unit: Unit;
   amount: string;

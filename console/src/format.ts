@@ -8,7 +8,8 @@
  *   amount that rounds to nothing reads "< $0.01";
  * - the task detail, statements and every figure's tooltip (title): the exact decimal, every digit.
  */
-import type { Unit } from './api';
+/** The two units an amount comes in (never summed together). */
+export type Unit = 'USD' | 'CREDITS';
 
 export const UNITS: Unit[] = ['USD', 'CREDITS'];
 

@@ -64,18 +64,29 @@ export interface TaskFilter {
 
 export const MAX_PAGE = 200;
 
-/** The filter as SQL over `task t`, its values from $1 (shared by the list and its totals). */
+/**
+ * The filter as SQL over `task t`, only the conditions given (so each query is planned for what it
+ * asks: the review queue from its partial index, a project's days from (project_id, accepted_at)),
+ * its values from $1 on; shared by the list and its totals.
+ */
 function filterSql(filter: TaskFilter): { where: string; values: unknown[] } {
-  return {
-    where: `($1::uuid[] IS NULL OR t.project_id = ANY($1)) AND ($2::text[] IS NULL OR t.model = ANY($2))
-         AND ($3::text[] IS NULL OR t.status::text = ANY($3)) AND ($4::boolean IS NULL OR t.needs_review = $4)
-         AND ($5::timestamptz IS NULL OR t.accepted_at >= $5) AND ($6::timestamptz IS NULL OR t.accepted_at < $6)
-         AND ($7::text[] IS NULL OR coalesce((SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), '(none)') = ANY($7))
-         AND ($8::text[] IS NULL OR coalesce(t.end_user, '(none)') = ANY($8)) AND ($9::text[] IS NULL OR t.tags && $9)
-         AND ($10::boolean IS NULL OR (t.charge_amount IS NOT NULL) = $10)`,
-    values: [filter.projectIds ?? null, filter.models ?? null, filter.statuses ?? null, filter.needsReview ?? null, filter.from ?? null, filter.to ?? null,
-      filter.apiKeys ?? null, filter.users ?? null, filter.tags ?? null, filter.charged ?? null],
+  const values: unknown[] = [];
+  const where: string[] = [];
+  const add = (sql: (n: string) => string, value: unknown) => {
+    values.push(value);
+    where.push(sql(`$${values.length}`));
   };
+  if (filter.projectIds) add((n) => `t.project_id = ANY(${n}::uuid[])`, filter.projectIds);
+  if (filter.models) add((n) => `t.model = ANY(${n}::text[])`, filter.models);
+  if (filter.statuses) add((n) => `t.status::text = ANY(${n}::text[])`, filter.statuses);
+  if (filter.from) add((n) => `t.accepted_at >= ${n}`, filter.from);
+  if (filter.to) add((n) => `t.accepted_at < ${n}`, filter.to);
+  if (filter.apiKeys) add((n) => `coalesce((SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), '(none)') = ANY(${n}::text[])`, filter.apiKeys);
+  if (filter.users) add((n) => `coalesce(t.end_user, '(none)') = ANY(${n}::text[])`, filter.users);
+  if (filter.tags) add((n) => `t.tags && ${n}::text[]`, filter.tags);
+  if (filter.needsReview !== undefined && filter.needsReview !== null) where.push(filter.needsReview ? 't.needs_review' : 'NOT t.needs_review');
+  if (filter.charged !== undefined && filter.charged !== null) where.push(filter.charged ? 't.charge_amount IS NOT NULL' : 't.charge_amount IS NULL');
+  return { where: where.length ? where.join(' AND ') : 'TRUE', values };
 }
 
 interface TaskRow {
@@ -157,7 +168,7 @@ export class TaskReadsService {
     const afterId = after === undefined ? null : decodeCursor(after);
     const { where, values } = filterSql(filter);
     const { rows } = await this.db.query<TaskRow>(
-      `SELECT ${COLUMNS} FROM task t WHERE ${where} AND ($11::bigint IS NULL OR t.id < $11) ORDER BY t.id DESC LIMIT $12`,
+      `SELECT ${COLUMNS} FROM task t WHERE ${where} AND ($${values.length + 1}::bigint IS NULL OR t.id < $${values.length + 1}) ORDER BY t.id DESC LIMIT $${values.length + 2}`,
       [...values, afterId, first + 1],
     );
     const tasks = await this.hydrate(rows.slice(0, first));

@@ -4,6 +4,8 @@
  * models, projects, keys, users and tags. The range lives in the URL (?from=&to=), every figure
  * is an exact string from spendReport, a bar or a row opens its tasks, and what is on screen
  * downloads as CSV or FOCUS with the session's own credentials (a same-origin link: no token).
+ * The figures show as soon as they are in (data-ready); the previous period's beside the top
+ * lists and the tag list follow in a second request (data-compared).
  */
 import { useQuery } from '@urql/preact';
 import { errorText, type Money, type Unit } from '../api';
@@ -112,7 +114,7 @@ export function Overview() {
   const fileName = (kind: string) => `${kind}-${range.from}-to-${range.to}${project ? `-${project.name.replace(/[^\w.-]+/g, '_')}` : ''}.csv`;
 
   return (
-    <section data-ready={fetching || !before.ready || (tagName && !tags.data) ? undefined : 'overview'}>
+    <section data-ready={fetching ? undefined : 'overview'} data-compared={!fetching && before.ready && (!tagName || tags.data) ? 'yes' : undefined}>
       <div class="page-head">
         <h1>Overview</h1>
         <RangePicker range={range} />
@@ -152,7 +154,7 @@ export function Overview() {
               from={range.start}
               days={range.days}
               rows={rows('series')}
-              link={(d, key) => (key === ADJUSTMENT || / others$/.test(key) ? null : stack === 'model' ? tasksOf({ model: key, from: d, to: d }) : projectIdOf(key) ? tasksOf({ project: projectIdOf(key)!, from: d, to: d }) : null)}
+              link={(d, key) => (key === ADJUSTMENT || key.startsWith('adjustments') || / others$/.test(key) ? null : stack === 'model' ? tasksOf({ model: key, from: d, to: d }) : projectIdOf(key) ? tasksOf({ project: projectIdOf(key)!, from: d, to: d }) : null)}
             />
           ))}
           <div class="tops">

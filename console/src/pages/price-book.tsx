@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import { errorText } from '../api';
 import { may, useSigned } from '../app';
 import { dateTime } from '../format';
-import { RatesInForce } from '../parts/rates-in-force';
+import { IN_FORCE, RatesInForce } from '../parts/rates-in-force';
 
 interface Rate {
   model: string;
@@ -46,6 +46,7 @@ export function PriceBook() {
   const b = picked.b ?? latest;
   const a = picked.a ?? Math.max(1, b - 1);
   const [two] = useQuery<{ a: { rates: Rate[] } | null; b: { version: number; note: string | null; rates: Rate[] } | null }>({ query: TWO, variables: { a, b }, pause: !data });
+  const [inForce] = useQuery({ query: IN_FORCE }); // the same request as RatesInForce's: the page is ready with both
   if (error) return <p class="error" role="alert">{errorText(error)}</p>;
   const changes = two.data?.a && two.data?.b ? diffRates(two.data.a.rates, two.data.b.rates) : [];
   const pick = (name: string, value: number | undefined, set: (v: number) => void) => (
@@ -61,7 +62,7 @@ export function PriceBook() {
     </label>
   );
   return (
-    <section data-ready={two.data ? 'prices' : undefined}>
+    <section data-ready={two.data && inForce.data ? 'prices' : undefined}>
       <h1>Price book</h1>
       <RatesInForce />
       <h2>Versions</h2>

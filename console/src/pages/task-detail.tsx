@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
 import { may, useSigned } from '../app';
 import { dateTime, groupDigits, exactMoney } from '../format';
+import { keyLabel, projectName, useProjects } from '../parts/project-picker';
 
 interface Charge {
   unit: Unit;
@@ -34,6 +35,7 @@ const RESOLVE = `mutation Resolve($taskId: ID!, $outcome: TaskResolution!, $reas
 
 export function TaskDetail({ taskId }: { taskId: string }) {
   const [{ data, error }, refetch] = useQuery<{ task: Record<string, any> | null }>({ query: TASK, variables: { taskId } });
+  const projects = useProjects();
   if (error) return <p class="error" role="alert">{errorText(error)}</p>;
   if (!data) return <p class="loading">Loading…</p>;
   const t = data.task;
@@ -49,6 +51,8 @@ export function TaskDetail({ taskId }: { taskId: string }) {
         {t.needsReview && <span class="badge hard">needs review: {t.reviewReason}</span>}
       </h1>
       <dl class="figures">
+        <dt>Project</dt>
+        <dd>{projectName(projects, t.projectId)}</dd>
         <dt>Model</dt>
         <dd>
           {t.model} ({t.kind})
@@ -68,7 +72,7 @@ export function TaskDetail({ taskId }: { taskId: string }) {
         <dt>Price book</dt>
         <dd>version {t.priceBookVersion}</dd>
         <dt>API key</dt>
-        <dd>{t.apiKeyPrefix ?? '—'}</dd>
+        <dd>{keyLabel(projects, t.apiKeyPrefix)}</dd>
         <dt>End user</dt>
         <dd>{t.user ?? '—'}</dd>
         <dt>Tags</dt>

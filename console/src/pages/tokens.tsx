@@ -33,7 +33,16 @@ export function Tokens() {
   const [expires, setExpires] = useState('');
   const [secret, setSecret] = useState('');
   const refresh = () => reload({ requestPolicy: 'network-only' });
-  if (error) return <p class="error" role="alert">{errorText(error)}</p>;
+  if (error) {
+    return (
+      <section data-ready="tokens">
+        <h1>Your tokens</h1>
+        <p class="error" role="alert">
+          {errorText(error)}
+        </p>
+      </section>
+    );
+  }
   if (!data) return <p class="loading">Loading…</p>;
   return (
     <section data-ready="tokens">

@@ -1,16 +1,16 @@
 /**
- * The overview's early warning (decisions §15): budgets whose forecast passes their limit, soonest
- * to run out first, and the latest spend anomalies (an hour far above its scope's usual).
+ * The overview's early warning (decisions §15): budgets at 80 % or more of their limit or whose
+ * forecast passes it, soonest to run out first, and the latest spend anomalies (an hour far above its scope's usual).
  */
 import { useQuery } from '@urql/preact';
 import type { Unit } from '../api';
 import { dateTime } from '../format';
 import { Amount } from './amounts';
 
-const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeValue unit period limit used forecastSpend runsOutAt }
+const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeValue unit period limit used usedPercent forecastSpend runsOutAt }
   anomalies(first: 5) { eventId projectName scope scopeValue hour unit spend baseline multiple } }`;
 
-interface Risk { budgetId: string; projectName: string; scope: string; scopeValue: string | null; unit: Unit; period: string; limit: string; used: string; forecastSpend: string; runsOutAt: string | null }
+interface Risk { budgetId: string; projectName: string; scope: string; scopeValue: string | null; unit: Unit; period: string; limit: string; used: string; usedPercent: string; forecastSpend: string | null; runsOutAt: string | null }
 interface Spike { eventId: string; projectName: string; scope: string; scopeValue: string | null; hour: string; unit: Unit; spend: string; baseline: string; multiple: string }
 
 export function EarlyWarning() {
@@ -29,8 +29,14 @@ export function EarlyWarning() {
                     {b.projectName}, {b.period.toLowerCase()}
                     {b.scope === 'PROJECT' ? '' : ` (${b.scope.toLowerCase().replace('_', ' ')} ${b.scopeValue ?? ''})`}
                   </td>
-                  <td class="num">
-                    forecast <Amount amount={b.forecastSpend} unit={b.unit} /> of <Amount amount={b.limit} unit={b.unit} />
+                  <td class="num" data-used-percent={b.usedPercent}>
+                    <span class={Number(b.usedPercent) >= 100 ? 'error' : ''}>{b.usedPercent} %</span> of <Amount amount={b.limit} unit={b.unit} />
+                    {b.forecastSpend !== null && (
+                      <>
+                        {', forecast '}
+                        <Amount amount={b.forecastSpend} unit={b.unit} />
+                      </>
+                    )}
                   </td>
                   <td>{b.runsOutAt ? `runs out ${dateTime(b.runsOutAt).slice(0, 10)}` : ''}</td>
                 </tr>

@@ -3,7 +3,7 @@
  * one choice, or any from–to. Every control is a labelled native input (keyboard and screen readers).
  */
 import { setParams } from '../route';
-import { lastDays, monthRange, wholeMonth, type DayRange } from '../range';
+import { isWholeMonths, lastDays, monthRange, wholeMonth, type DayRange } from '../range';
 
 const PRESETS: Array<[string, () => DayRange]> = [
   ['last 7 days', () => lastDays(7)],
@@ -34,7 +34,7 @@ export function RangePicker({ range }: { range: DayRange }) {
       </label>
       <label>
         Month{' '}
-        <input type="month" name="month" value={range.from.slice(0, 7)} onChange={(e) => (e.target as HTMLInputElement).value && pick(monthRange((e.target as HTMLInputElement).value))} />
+        <input type="month" name="month" value={isWholeMonths(range) && range.days <= 31 ? range.from.slice(0, 7) : ''} onChange={(e) => (e.target as HTMLInputElement).value && pick(monthRange((e.target as HTMLInputElement).value))} />
       </label>
       <label>
         From <input type="date" name="from" value={range.from} max={range.to} onChange={(e) => (e.target as HTMLInputElement).value && setParams({ from: (e.target as HTMLInputElement).value, to: range.to })} />

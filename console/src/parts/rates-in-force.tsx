@@ -12,7 +12,7 @@ interface Rate {
   rate: string;
 }
 
-const IN_FORCE = `query InForce { priceBook { version effectiveAt rates { model component key tier tierMaxInput unit rate } } }`;
+export const IN_FORCE = `query InForce { priceBook { version effectiveAt rates { model component key tier tierMaxInput unit rate } } }`;
 
 /** What a rate is per: a token class per token, a resolution per image, a duration per second… */
 const PER: Record<string, string> = { token: 'per token', image: 'per image', second: 'per second', request: 'per request' };

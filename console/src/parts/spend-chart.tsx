@@ -36,9 +36,10 @@ export function stack(rows: Row[], unit: Unit, from: Date, days: number): Stacke
     const amount = row.totals.find((t) => t.unit === unit);
     const i = index.get(row.keys[0]!.slice(0, 10));
     if (!amount || i === undefined) continue;
-    const values = byKey.get(row.keys[1]!) ?? new Array<number>(days).fill(0);
+    const name = row.keys[1] === '(adjustment)' ? 'adjustments (not a model)' : row.keys[1]!;
+    const values = byKey.get(name) ?? new Array<number>(days).fill(0);
     values[i]! += Number(amount.amount);
-    byKey.set(row.keys[1]!, values);
+    byKey.set(name, values);
   }
   const total = (v: number[]) => v.reduce((a, b) => a + b, 0);
   const ordered = [...byKey.entries()].sort((a, b) => total(b[1]) - total(a[1]) || a[0].localeCompare(b[0]));
@@ -55,6 +56,7 @@ export function stack(rows: Row[], unit: Unit, from: Date, days: number): Stacke
 export function SpendChart({ unit, from, days, rows, link }: { unit: Unit; from: Date; days: number; rows: Row[]; link?: ((day: string, key: string) => string | null) | undefined }) {
   const host = useRef<HTMLDivElement>(null);
   const [drawn, setDrawn] = useState(false);
+  const [tableOpen, setTableOpen] = useState(false); // the table is built when first opened, not on every load
   const data = stack(rows, unit, from, days);
   useEffect(() => {
     let dispose: (() => void) | undefined;
@@ -75,13 +77,14 @@ export function SpendChart({ unit, from, days, rows, link }: { unit: Unit; from:
       dispose?.();
     };
   }, [JSON.stringify(data), unit]);
-  const own = rows.filter((r) => r.totals.some((t) => t.unit === unit));
+  const own = tableOpen ? rows.filter((r) => r.totals.some((t) => t.unit === unit)) : [];
   return (
     <div class="card chart" data-testid={`chart-${unit}`} data-drawn={drawn ? 'yes' : undefined}>
       <h2>Spend per day · {unit === 'USD' ? 'USD' : 'credits'}</h2>
       <div ref={host} class="plot" role="img" aria-label={`spend per day in ${unit}, stacked; the table below lists the same figures`} />
-      <details>
+      <details onToggle={(e) => setTableOpen((e.currentTarget as HTMLDetailsElement).open)}>
         <summary>The figures as a table</summary>
+        {tableOpen && (
         <div class="scroll">
           <table data-testid={`chart-table-${unit}`}>
             <thead>
@@ -108,6 +111,7 @@ export function SpendChart({ unit, from, days, rows, link }: { unit: Unit; from:
             </tbody>
           </table>
         </div>
+        )}
       </details>
     </div>
   );

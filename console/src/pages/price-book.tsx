@@ -1,23 +1,13 @@
 /**
- * The price book: its versions, what changed between two of them (rate by rate), and for the
- * admin, publishing a new version. Rates are shown as the exact strings the API holds.
+ * The price book: the rates in force, its versions, what changed between two of them (rate by
+ * rate), and for the admin, publishing a new version. Rates are shown as the exact strings the API holds.
  */
 import { useMutation, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText } from '../api';
 import { may, useSigned } from '../app';
 import { dateTime } from '../format';
-import { IN_FORCE, RatesInForce } from '../parts/rates-in-force';
-
-interface Rate {
-  model: string;
-  component: string;
-  key: string;
-  tier: string | null;
-  tierMaxInput: number | null;
-  unit: string;
-  rate: string;
-}
+import { IN_FORCE, RatesInForce, type Rate } from '../parts/rates-in-force';
 
 const VERSIONS = `query Versions { priceBookVersions { version effectiveAt } }`;
 const TWO = `query Two($a: Int!, $b: Int!) {

@@ -2,7 +2,8 @@
 import { useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 
-interface Rate {
+/** A rate as the price book answers it (the price book page's diff uses it too). */
+export interface Rate {
   model: string;
   component: string;
   key: string;

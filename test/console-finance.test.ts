@@ -114,7 +114,10 @@ test('the downloads of the range are byte-identical to the API\'s answers, start
 test('clicking the largest bar lists exactly that day\'s tasks of that model (count and sum equal the bar); filters are removable chips', async () => {
   const page = await admin();
   await page.goto(`${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`);
-  await page.waitForSelector('[data-ready=overview] [data-testid=chart-USD][data-drawn=yes]');
+  await page.waitForSelector('[data-compared=yes] [data-testid=chart-USD][data-drawn=yes]');
+  // Nothing may move the chart between measuring a bar and clicking it: every request of the page
+  // answered (comparisons, tags, the project picker's names). CI once clicked where a bar had been.
+  await page.waitForSelector('select[name=project] option:nth-child(2)', { state: 'attached' });
   const shown = await page.$eval('[data-testid=chart-USD] .plot', (host) => (host as unknown as { plot: { series: { label: string }[] } }).plot.series.slice(1).map((s) => s.label));
   const cells = (await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["day", "model"], unit: USD) { keys tasks totals { amount } } }`, { f: october.from, t: october.to })).body.data.spendReport as Array<{ keys: string[]; tasks: number; totals: { amount: string }[] }>;
   const largest = cells.filter((c) => shown.includes(c.keys[1]!)).sort((a, b) => Number(b.totals[0]!.amount) - Number(a.totals[0]!.amount))[0]!;
@@ -133,6 +136,7 @@ test('clicking the largest bar lists exactly that day\'s tasks of that model (co
     },
     [dayOf, model],
   );
+  expect(await page.evaluate<string>(`document.elementFromPoint(${point.x}, ${point.y})?.className ?? ''`)).toMatch(/u-over/);
   await page.mouse.click(point.x, point.y);
   await page.waitForSelector('[data-ready=tasks]');
   expect(page.url()).toContain(`model=${model}`);

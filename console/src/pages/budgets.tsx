@@ -10,7 +10,7 @@ import { dateTime } from '../format';
 import { Amount } from '../parts/amounts';
 import { Empty } from '../parts/empty';
 import { ChangeBudget, NewBudget } from '../parts/budget-forms';
-import { projectName, useProjects } from '../parts/project-picker';
+import { keyLabel, projectName, useProjects } from '../parts/project-picker';
 
 interface Budget {
   budgetId: string;
@@ -101,7 +101,9 @@ function ProjectBudgets({ projectId, title }: { projectId: string; title: string
 const share = (part: string, limit: string) => Math.max(0, Math.min(100, (Number(part) / Math.max(Number(limit), 1e-12)) * 100));
 
 function BudgetCard({ budget: b, manage, onChanged }: { budget: Budget; manage: boolean; onChanged(): void }) {
-  const scope = b.scope === 'PROJECT' ? 'whole project' : b.scope === 'EACH_USER' ? 'each end user' : `${b.scope.toLowerCase().replace('_', ' ')} ${b.scopeValue ?? ''}`;
+  const projects = useProjects();
+  const value = b.scope === 'API_KEY' ? keyLabel(projects, b.scopeValue) : (b.scopeValue ?? '');
+  const scope = b.scope === 'PROJECT' ? 'whole project' : b.scope === 'EACH_USER' ? 'each end user' : `${b.scope.toLowerCase().replace('_', ' ')} ${value}`;
   const refusals = b.events.filter((e) => e.kind === 'REFUSED');
   return (
     <article class="card budget" data-testid={`budget-${b.budgetId}`}>

@@ -6,6 +6,7 @@ import { useQuery } from '@urql/preact';
 import type { Unit } from '../api';
 import { dateTime } from '../format';
 import { Amount } from './amounts';
+import { keyLabel, useProjects } from './project-picker';
 
 const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeValue unit period limit used usedPercent forecastSpend runsOutAt }
   anomalies(first: 5) { eventId projectName scope scopeValue hour unit spend baseline multiple } }`;
@@ -15,6 +16,8 @@ interface Spike { eventId: string; projectName: string; scope: string; scopeValu
 
 export function EarlyWarning() {
   const [{ data }] = useQuery<{ budgetsAtRisk: Risk[]; anomalies: Spike[] }>({ query: EARLY });
+  const projects = useProjects();
+  const valueOf = (scope: string, value: string | null) => (scope === 'API_KEY' || scope === 'apiKey' ? keyLabel(projects, value) : (value ?? ''));
   if (!data || (data.budgetsAtRisk.length === 0 && data.anomalies.length === 0)) return null;
   return (
     <div class="tops" data-testid="early-warning">
@@ -27,7 +30,7 @@ export function EarlyWarning() {
                 <tr>
                   <td>
                     {b.projectName}, {b.period.toLowerCase()}
-                    {b.scope === 'PROJECT' ? '' : ` (${b.scope.toLowerCase().replace('_', ' ')} ${b.scopeValue ?? ''})`}
+                    {b.scope === 'PROJECT' ? '' : ` (${b.scope.toLowerCase().replace('_', ' ')} ${valueOf(b.scope, b.scopeValue)})`}
                   </td>
                   <td class="num" data-used-percent={b.usedPercent}>
                     <span class={Number(b.usedPercent) >= 100 ? 'error' : ''}>{b.usedPercent} %</span> of <Amount amount={b.limit} unit={b.unit} />
@@ -53,7 +56,7 @@ export function EarlyWarning() {
               {data.anomalies.map((a) => (
                 <tr>
                   <td>
-                    {a.scope === 'project' ? a.projectName : `${a.scope === 'apiKey' ? 'key' : 'user'} ${a.scopeValue ?? ''} (${a.projectName})`}
+                    {a.scope === 'project' ? a.projectName : `${a.scope === 'apiKey' ? 'key' : 'user'} ${valueOf(a.scope, a.scopeValue)} (${a.projectName})`}
                   </td>
                   <td>{dateTime(a.hour).slice(0, 16)}</td>
                   <td class="num">

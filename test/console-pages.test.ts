@@ -13,6 +13,8 @@ import { openBrowser, signIn } from '../bench/browser.js';
 import type { Gateway } from '../src/bootstrap.js';
 import { PeopleService } from '../src/people/people.service.js';
 import { TokensService } from '../src/people/tokens.service.js';
+import { emailMessage } from '../src/alerts/email-message.js';
+import { slackText, TEST_EVENT } from '../src/alerts/webhook-message.js';
 import { chatBody } from './support/builders.js';
 import { receiver } from './support/receiver.js';
 import { ADMIN, eventually, freshDatabase, gateway, graphql, http, projectWithKey, submitChat, submitGeneration } from './support/harness.js';
@@ -207,6 +209,13 @@ test('a webhook endpoint added, sent a test event and disabled from the console;
   await row.locator('button:has-text("disable")').click();
   await row.locator('text=disabled').waitFor();
   expect((await graphql(gw, ADMIN, `{ webhookEndpoints { id enabled } }`)).body.data.webhookEndpoints).toContainEqual({ id: mine.id, enabled: false });
+  // A disabled endpoint gets no test event: a 400 in the one error shape, nothing queued.
+  const refused = await graphql(gw, ADMIN, `mutation($e: ID!) { sendTestWebhook(id: $e) }`, { e: mine.id });
+  expect(refused.body.errors![0]).toMatchObject({ message: 'the endpoint is disabled: enable it before sending a test event', extensions: { code: 'BAD_USER_INPUT' } });
+  // Slack and e-mail read a test event as one; a project's name cannot carry Slack markup.
+  const event = { type: TEST_EVENT, timestamp: '2026-11-25T00:00:00Z', data: { project: { id: p.projectId, name: '<!channel> team' }, endpointId: mine.id, eventId: 'msg_1' } };
+  expect(slackText(event as never)).toBe(':white_check_mark: A test event from spendgate for &lt;!channel&gt; team: this channel receives its alerts.');
+  expect(emailMessage(JSON.stringify(event)).subject).toBe('Test event from spendgate (project <!channel> team)');
   await pg.context().close();
 }, 60_000);
 

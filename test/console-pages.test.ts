@@ -67,7 +67,7 @@ async function page(options: { width?: number; height?: number; dark?: boolean }
 
 const open = async (pg: Page, route: string) => {
   await pg.goto(`${gw.url}/console/#/${route}`);
-  await pg.waitForSelector(`[data-ready=${route === 'prices' ? 'prices' : route}]`, { timeout: 15_000 });
+  await pg.waitForSelector(`[data-ready=${route}]`, { timeout: 15_000 });
 };
 
 async function seriousViolations(pg: Page): Promise<string[]> {

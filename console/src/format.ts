@@ -13,6 +13,11 @@ export type Unit = 'USD' | 'CREDITS';
 
 export const UNITS: Unit[] = ['USD', 'CREDITS'];
 
+/** The reports' "model" of adjustments (posted apart from any task's model), and how it reads. */
+export const ADJUSTMENT = '(adjustment)';
+export const ADJUSTMENT_LABEL = 'adjustments (not a model)';
+export const modelLabel = (model: string): string => (model === ADJUSTMENT ? ADJUSTMENT_LABEL : model);
+
 export function groupDigits(amount: string): string {
   const negative = amount.startsWith('-');
   const [whole = '0', fraction] = (negative ? amount.slice(1) : amount).split('.');

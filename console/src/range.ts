@@ -30,15 +30,19 @@ export const wholeMonth = (offset: number, now = new Date()): DayRange =>
 /** "2026-10" → that month. */
 export const monthRange = (month: string): DayRange => wholeMonth(0, new Date(`${month}-01T00:00:00Z`));
 
+/** A real calendar day written YYYY-MM-DD (2026-02-30 is not one). */
+export function isDay(d: string | null): d is string {
+  return !!d && ISO_DAY.test(d) && !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && day(`${d}T00:00:00Z`) === d;
+}
+
 /** The range in the URL, or the last 30 days when it names none or a wrong one (with why). */
 export function rangeFromParams(params: URLSearchParams, now = new Date()): { range: DayRange; problem: string | null } {
   const from = params.get('from');
   const to = params.get('to');
   if (!from && !to) return { range: lastDays(30, now), problem: null };
-  const valid = (d: string | null) => !!d && ISO_DAY.test(d) && !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && day(`${d}T00:00:00Z`) === d;
-  if (!valid(from) || !valid(to)) return { range: lastDays(30, now), problem: 'The address names a range that is not two days (YYYY-MM-DD); showing the last 30 days.' };
-  if (to! < from!) return { range: lastDays(30, now), problem: 'The range ends before it starts; showing the last 30 days.' };
-  const range = rangeOf(from!, to!);
+  if (!isDay(from) || !isDay(to)) return { range: lastDays(30, now), problem: 'The address names a range that is not two days (YYYY-MM-DD); showing the last 30 days.' };
+  if (to < from) return { range: lastDays(30, now), problem: 'The range ends before it starts; showing the last 30 days.' };
+  const range = rangeOf(from, to);
   if (range.days > 3660) return { range: lastDays(30, now), problem: 'A range is at most ten years; showing the last 30 days.' };
   return { range, problem: null };
 }

@@ -16,6 +16,12 @@ const list = (value: QueryValue) => {
 };
 const one = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
 
+interface Scope {
+  projectIds: string[] | undefined;
+  from: Date;
+  to: Date;
+}
+
 @Controller('reports')
 export class ReportsController {
   constructor(
@@ -25,7 +31,7 @@ export class ReportsController {
 
   @Get('spend.csv')
   async spendCsv(@Req() request: FastifyRequest, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
-    const projectIds = await this.scope(request, q);
+    const { projectIds, from, to } = await this.scope(request, q);
     const groupBy = (list(q.groupBy) ?? []) as GroupKey[];
     const filters = Object.fromEntries(
       (['models', 'families', 'kinds', 'statuses', 'apiKeys', 'users', 'tags'] as const).flatMap((name) => {
@@ -38,8 +44,8 @@ export class ReportsController {
     const first = one(q.first);
     if (first !== undefined && !/^\d{1,6}$/.test(first)) throw ApiError.badRequest('first: must be a whole number from 1 to 10000');
     const rows = await this.reports.spend({
-      from: new Date(one(q.from)!),
-      to: new Date(one(q.to)!),
+      from,
+      to,
       groupBy,
       ...(projectIds ? { projectIds } : {}),
       ...filters,
@@ -47,22 +53,26 @@ export class ReportsController {
       ...(orderBy ? { orderBy: orderBy as 'keys' | 'amount' } : {}),
       ...(first !== undefined ? { first: Number(first) } : {}),
     });
-    const name = await this.reports.fileName('spend', new Date(one(q.from)!), new Date(one(q.to)!), projectIds);
-    void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(toCsv(groupBy, rows));
+    await this.attach(reply, 'spend', { projectIds, from, to }, toCsv(groupBy, rows));
   }
 
   @Get('focus.csv')
   async focusCsv(@Req() request: FastifyRequest, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
-    const projectIds = await this.scope(request, q);
-    const csv = await this.reports.focus({ from: new Date(one(q.from)!), to: new Date(one(q.to)!), ...(projectIds ? { projectIds } : {}) });
-    const name = await this.reports.fileName('focus', new Date(one(q.from)!), new Date(one(q.to)!), projectIds);
-    void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(csv);
+    const scope = await this.scope(request, q);
+    const csv = await this.reports.focus({ from: scope.from, to: scope.to, ...(scope.projectIds ? { projectIds: scope.projectIds } : {}) });
+    await this.attach(reply, 'focus', scope, csv);
   }
 
   /** Who may read which projects, and the date range every report needs. */
-  private async scope(request: FastifyRequest, q: Record<string, QueryValue>): Promise<string[] | undefined> {
+  private async scope(request: FastifyRequest, q: Record<string, QueryValue>): Promise<Scope> {
     const projectIds = scopeProjects(await this.callers.of(request), list(q.projectIds));
     if (!q.from || !q.to) throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
-    return projectIds;
+    return { projectIds, from: new Date(one(q.from)!), to: new Date(one(q.to)!) };
+  }
+
+  /** Sends a CSV as a download named after its range and project. */
+  private async attach(reply: FastifyReply, kind: string, scope: Scope, csv: string): Promise<void> {
+    const name = await this.reports.fileName(kind, scope.from, scope.to, scope.projectIds);
+    void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(csv);
   }
 }

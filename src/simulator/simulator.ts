@@ -79,8 +79,8 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   seed: 42,
 };
 
-/** mulberry32: a small deterministic PRNG, so usage is reproducible from (seed, taskId). */
-function prng(seed: number): () => number {
+/** mulberry32: a small deterministic PRNG, so usage is reproducible from (seed, taskId); tests' generated histories use it too. */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

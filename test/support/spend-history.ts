@@ -7,6 +7,7 @@
  * `spikes` multiplies one scope's hour by five (and its project's, by the same amount).
  */
 import type pg from 'pg';
+import { prng } from '../../src/simulator/simulator.js';
 
 export const HISTORY_START = Date.UTC(2026, 7, 1);
 export const HISTORY_DAYS = 61;
@@ -15,17 +16,6 @@ const HOUR = 3_600_000;
 const KEY_SHARES = [0.7, 0.3];
 const USER_SHARES = [0.5, 0.3, 0.2];
 
-/** mulberry32: a small, well-known seeded generator. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface Project {
   id: string;
@@ -55,7 +45,7 @@ export function expected(level: number, drift: number, t: number): number {
 
 /** Writes the history; returns the projects and, per project, its spend per hour. */
 export async function writeHistory(client: pg.ClientBase, projects: Project[], spikes: Spike[] = [], seed = 20261125): Promise<Map<string, Map<number, number>>> {
-  const random = seeded(seed);
+  const random = prng(seed);
   const byProject = new Map<string, Map<number, number>>();
   const cols: { hour: Date[]; dimension: string[]; project: string[]; value: string[]; unit: string[]; amount: string[] } = { hour: [], dimension: [], project: [], value: [], unit: [], amount: [] };
   const push = (hour: number, dimension: string, p: Project, value: string, amount: number) => {

@@ -10,7 +10,7 @@
 import { useQuery } from '@urql/preact';
 import { errorText, type Money, type Unit } from '../api';
 import { useSigned } from '../app';
-import { day, monthStart, UNITS, utcMidnight } from '../format';
+import { ADJUSTMENT, ADJUSTMENT_LABEL, day, modelLabel, monthStart, UNITS, utcMidnight } from '../format';
 import { href, setParams, useRoute } from '../route';
 import { isWholeMonths, previousOf, rangeFromParams, rangeLabel, rangeOf, type DayRange } from '../range';
 import { Amounts } from '../parts/amounts';
@@ -44,9 +44,6 @@ const OVERVIEW = `query Overview($from: DateTime!, $to: DateTime!, $pfrom: DateT
 const TAGS = `query TopTags($from: DateTime!, $to: DateTime!, $projects: [ID!], $tag: [String!]!) {
   ${UNITS.map((u) => `tag${u}: spendReport(from: $from, to: $to, projectIds: $projects, groupBy: $tag, unit: ${u}, orderBy: AMOUNT_DESC, first: 5) { keys tasks totals { unit amount } }`).join('\n  ')}
 }`;
-
-/** Rows that are no model: adjustments are posted apart from any task's model. */
-export const ADJUSTMENT = '(adjustment)';
 
 /** The users' range: user reports are month-aligned, so the range itself when it is whole months, else this month. */
 function usersRange(range: DayRange): DayRange {
@@ -154,11 +151,11 @@ export function Overview() {
               from={range.start}
               days={range.days}
               rows={rows('series')}
-              link={(d, key) => (key === ADJUSTMENT || key.startsWith('adjustments') || / others$/.test(key) ? null : stack === 'model' ? tasksOf({ model: key, from: d, to: d }) : projectIdOf(key) ? tasksOf({ project: projectIdOf(key)!, from: d, to: d }) : null)}
+              link={(d, key) => (key === ADJUSTMENT_LABEL || / others$/.test(key) ? null : stack === 'model' ? tasksOf({ model: key, from: d, to: d }) : projectIdOf(key) ? tasksOf({ project: projectIdOf(key)!, from: d, to: d }) : null)}
             />
           ))}
           <div class="tops">
-            <TopList id="models" title="Top models" rows={ranked('model', (k) => (k === ADJUSTMENT ? null : tasksOf({ model: k })), (k) => (k === ADJUSTMENT ? 'adjustments (not a model)' : k))} />
+            <TopList id="models" title="Top models" rows={ranked('model', (k) => (k === ADJUSTMENT ? null : tasksOf({ model: k })), modelLabel)} />
             {viewer.kind !== 'PROJECT_KEY' && !projectId && <TopList id="projects" title="Top projects" rows={ranked('project', (k) => (projectIdOf(k) ? tasksOf({ project: projectIdOf(k)! }) : null))} />}
             <TopList id="keys" title="Top API keys" rows={ranked('apiKey', (k) => tasksOf({ key: k }), (k) => (k === '(none)' ? 'no key' : keyLabel(projects, k)))} />
             <TopList id="users" title={`Top end users (${rangeLabel(users)})`} rows={ranked('user', (k) => tasksOf({ user: k }, users))} />

@@ -11,6 +11,7 @@ import { Amount } from '../parts/amounts';
 import { Empty } from '../parts/empty';
 import { keyLabel, projectName, useProjects } from '../parts/project-picker';
 import { setParams, useRoute } from '../route';
+import { isDay } from '../range';
 
 export interface TaskRow {
   taskId: string;
@@ -64,7 +65,6 @@ export function taskFilter(params: URLSearchParams, pickedProject: string | null
   const project = one('project') ?? pickedProject;
   const from = one('from');
   const to = one('to');
-  const isDay = (d: string | null) => !!d && /^\d{4}-\d{2}-\d{2}$/.test(d) && !Number.isNaN(Date.parse(`${d}T00:00:00Z`));
   return {
     ...(project ? { projectIds: [project] } : {}),
     ...(one('model') ? { models: [one('model')] } : {}),

@@ -4,7 +4,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Money, Unit } from '../api';
-import { day } from '../format';
+import { day, modelLabel } from '../format';
 import { Amount } from './amounts';
 
 interface Row {
@@ -36,7 +36,7 @@ export function stack(rows: Row[], unit: Unit, from: Date, days: number): Stacke
     const amount = row.totals.find((t) => t.unit === unit);
     const i = index.get(row.keys[0]!.slice(0, 10));
     if (!amount || i === undefined) continue;
-    const name = row.keys[1] === '(adjustment)' ? 'adjustments (not a model)' : row.keys[1]!;
+    const name = modelLabel(row.keys[1]!);
     const values = byKey.get(name) ?? new Array<number>(days).fill(0);
     values[i]! += Number(amount.amount);
     byKey.set(name, values);

@@ -6,11 +6,11 @@ import { BudgetsService } from '../budgets/budgets.service.js';
 import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
 import { requirePageSize } from '../common/paging.js';
-import type { Decimal } from '../pricing/money.js';
+import { dec } from '../pricing/money.js';
 import { BudgetEvent, UserBalanceConnection } from './attribution.types.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { BudgetScopeEnum, BudgetStatus, PeriodEnum, UnitEnum } from './graphql.types.js';
-import { DecimalValue } from './scalars.js';
+import { DecimalValue, type DecimalText } from './scalars.js';
 
 const MAX_USERS_PAGE = 200;
 
@@ -56,7 +56,7 @@ export class BudgetsResolver {
     @Context() ctx: GraphqlContext,
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('unit', { type: () => UnitEnum }) unit: UnitEnum,
-    @Args('limit', { type: () => DecimalValue }) limit: Decimal,
+    @Args('limit', { type: () => DecimalValue }) limit: DecimalText,
     @Args('period', { type: () => PeriodEnum }) period: PeriodEnum,
     @Args('hard') hard: boolean,
     @Args('thresholds', { type: () => [Int], nullable: true }) thresholds?: number[],
@@ -70,7 +70,7 @@ export class BudgetsResolver {
     const input = {
       projectId,
       unit,
-      limit,
+      limit: dec(limit),
       period,
       hard,
       scope,
@@ -89,7 +89,7 @@ export class BudgetsResolver {
   async updateBudget(
     @Context() ctx: GraphqlContext,
     @Args('budgetId', { type: () => ID }) budgetId: string,
-    @Args('limit', { type: () => DecimalValue, nullable: true }) limit?: Decimal,
+    @Args('limit', { type: () => DecimalValue, nullable: true }) limit?: DecimalText,
     @Args('hard', { nullable: true }) hard?: boolean,
     @Args('thresholds', { type: () => [Int], nullable: true }) thresholds?: number[],
   ) {
@@ -101,7 +101,7 @@ export class BudgetsResolver {
       who,
       ctx.client,
       async () => ({ action: 'budget.update', targetKind: 'budget', targetId: budgetId, projectId: before!.projectId, before, after: await this.budgets.get(budgetId) }),
-      () => this.budgets.update(budgetId, { ...(limit ? { limit } : {}), ...(hard !== undefined && hard !== null ? { hard } : {}), ...(thresholds ? { thresholds } : {}) }),
+      () => this.budgets.update(budgetId, { ...(limit ? { limit: dec(limit) } : {}), ...(hard !== undefined && hard !== null ? { hard } : {}), ...(thresholds ? { thresholds } : {}) }),
     );
   }
 

@@ -10,10 +10,10 @@ import { dateWithin, LEDGER_EPOCH } from '../common/bounds.js';
 /** A client's clock may run a little ahead of ours. */
 const FUTURE_SKEW_MS = 60_000;
 import { LedgerService } from '../ledger/ledger.service.js';
-import { Money, type Decimal } from '../pricing/money.js';
+import { dec, Money } from '../pricing/money.js';
 import { TaskReadsService } from './task-reads.service.js';
 import { UnitEnum } from './graphql.types.js';
-import { DecimalValue } from './scalars.js';
+import { DecimalValue, type DecimalText } from './scalars.js';
 
 @Resolver()
 export class LedgerResolver {
@@ -32,7 +32,7 @@ export class LedgerResolver {
     @Context() ctx: GraphqlContext,
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('unit', { type: () => UnitEnum }) unit: UnitEnum,
-    @Args('amount', { type: () => DecimalValue }) amount: Decimal,
+    @Args('amount', { type: () => DecimalValue }) amountText: DecimalText,
     @Args('reason') reason: string,
     @Args('taskId', { type: () => ID, nullable: true }) taskId?: string,
     @Args('effectiveAt', { type: () => GraphQLISODateTime, nullable: true }) effectiveAt?: Date,
@@ -42,6 +42,7 @@ export class LedgerResolver {
     requireUuid('projectId', projectId);
     if (!reason.trim()) throw graphqlRefusal('reason: an adjustment needs a reason', 'BAD_USER_INPUT');
     const why = cleanText('reason', reason, 1000, { multiline: true });
+    const amount = dec(amountText);
     if (amount.isZero()) throw graphqlRefusal('amount: must not be zero', 'BAD_USER_INPUT');
     let internalTaskId: string | undefined;
     // Within the ledger's epoch and never in the future (a correction of what happened).

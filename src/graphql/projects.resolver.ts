@@ -4,11 +4,11 @@ import { actorOf } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { requireUuid } from '../common/ids.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import type { Decimal } from '../pricing/money.js';
+import { dec } from '../pricing/money.js';
 import { ApiKeyInfo } from './attribution.types.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from './graphql.types.js';
-import { DecimalValue } from './scalars.js';
+import { DecimalValue, type DecimalText } from './scalars.js';
 
 @Resolver(() => Project)
 export class ProjectsResolver {
@@ -97,12 +97,12 @@ export class ProjectsResolver {
     @Args('unpricedPolicy', { type: () => UnpricedPolicyEnum, nullable: true }) unpricedPolicy?: UnpricedPolicyEnum,
     @Args('failurePolicy', { type: () => FailurePolicyEnum, nullable: true }) failurePolicy?: FailurePolicyEnum,
     @Args('chatHoldMultiplier', { type: () => DecimalValue, nullable: true, description: 'chat holds are the estimate × this (1 to 1000)' })
-    chatHoldMultiplier?: Decimal,
+    chatHoldMultiplier?: DecimalText,
   ) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'admin', 'all', 'setProjectPolicies');
     requireUuid('projectId', projectId);
-    const policies = { ...(unpricedPolicy ? { unpricedPolicy } : {}), ...(failurePolicy ? { failurePolicy } : {}), ...(chatHoldMultiplier ? { chatHoldMultiplier } : {}) };
+    const policies = { ...(unpricedPolicy ? { unpricedPolicy } : {}), ...(failurePolicy ? { failurePolicy } : {}), ...(chatHoldMultiplier ? { chatHoldMultiplier: dec(chatHoldMultiplier) } : {}) };
     const [before] = await this.service.list([projectId]);
     await this.changes.run(
       who,

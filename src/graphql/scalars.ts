@@ -1,20 +1,28 @@
-/** The Decimal scalar: exact decimals serialized as strings ("144.0894"), never floats. */
+/**
+ * The Decimal scalar: exact decimals serialized as strings ("144.0894"), never floats. An argument
+ * arrives in the resolver as its checked text (DecimalText), which the resolver turns into a
+ * decimal with dec(): graphql-jit embeds an inline literal's parsed value in the compiled query
+ * as JSON, so a parsed decimal.js object would reach the resolver as a string on the compiled
+ * runs (and in exponent form below 1e-7); text survives that unchanged.
+ */
 import { graphqlRefusal } from '../common/error.filter.js';
 import { Scalar, type CustomScalar } from '@nestjs/graphql';
 import { Kind, type ValueNode } from 'graphql';
 import { Decimal as DecimalJs } from 'decimal.js';
-import { dec, type Decimal } from '../pricing/money.js';
 import { amountProblem } from '../common/bounds.js';
 
 const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
 
 export class DecimalValue {}
 
+/** A Decimal argument as the resolver receives it: bounded decimal text such as "12.50". */
+export type DecimalText = string;
+
 @Scalar('Decimal', () => DecimalValue)
-export class DecimalScalar implements CustomScalar<string, Decimal> {
+export class DecimalScalar implements CustomScalar<string, DecimalText> {
   description = 'Exact decimal number, serialized as a string such as "144.0894"';
 
-  parseValue(value: unknown): Decimal {
+  parseValue(value: unknown): DecimalText {
     return parse(value);
   }
 
@@ -24,7 +32,7 @@ export class DecimalScalar implements CustomScalar<string, Decimal> {
     throw new TypeError('Decimal fields are exact: serialize a decimal.js value or a decimal string');
   }
 
-  parseLiteral(ast: ValueNode): Decimal {
+  parseLiteral(ast: ValueNode): DecimalText {
     // Only string literals: a JSON/GraphQL float literal would already have lost exactness.
     if (ast.kind === Kind.STRING) return parse(ast.value);
     if (ast.kind === Kind.INT) return parse(ast.value);
@@ -36,10 +44,10 @@ export class DecimalScalar implements CustomScalar<string, Decimal> {
  * Every Decimal a client sends is an amount an operator typed: bounded (common/bounds.ts), so a
  * 140,000-digit or 60-decimal "amount" is refused as bad input, never computed with.
  */
-function parse(value: unknown): Decimal {
+function parse(value: unknown): DecimalText {
   if (typeof value !== 'string') throw graphqlRefusal(`"${String(value).slice(0, 40)}" is not a decimal; write it as a string, e.g. "12.50"`, 'BAD_USER_INPUT');
   const text = value.trim();
   const problem = amountProblem(text);
   if (problem) throw graphqlRefusal(problem.startsWith('"') ? problem : `a Decimal ${problem}`, 'BAD_USER_INPUT');
-  return dec(text);
+  return text;
 }

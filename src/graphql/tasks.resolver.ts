@@ -5,10 +5,10 @@ import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Args, Context, Field, GraphQLISODateTime, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
-import type { Decimal } from '../pricing/money.js';
+import { dec } from '../pricing/money.js';
 import { encodeCursor, MAX_PAGE, TaskReadsService } from './task-reads.service.js';
 import { Money, Task, TaskConnection, TaskResolutionEnum } from './graphql.types.js';
-import { DecimalValue } from './scalars.js';
+import { DecimalValue, type DecimalText } from './scalars.js';
 
 @InputType()
 export class TaskFilterInput {
@@ -93,10 +93,11 @@ export class TasksResolver {
     @Args('taskId', { type: () => ID }) taskId: string,
     @Args('outcome', { type: () => TaskResolutionEnum }) outcome: TaskResolutionEnum,
     @Args('reason') reason: string,
-    @Args('amount', { type: () => DecimalValue, nullable: true, description: 'CHARGE only; default: the settled charge, or the hold when unsettled' }) amount?: Decimal,
+    @Args('amount', { type: () => DecimalValue, nullable: true, description: 'CHARGE only; default: the settled charge, or the hold when unsettled' }) amountText?: DecimalText,
   ) {
     const who = await this.principals.of(ctx);
     const why = cleanText('reason', reason, 1000, { multiline: true });
+    const amount = amountText === undefined || amountText === null ? undefined : dec(amountText);
     if (outcome === TaskResolutionEnum.RELEASE && amount && !amount.isZero()) {
       throw graphqlRefusal('amount: RELEASE charges nothing; give an amount only with CHARGE', 'BAD_USER_INPUT');
     }

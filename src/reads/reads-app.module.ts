@@ -22,6 +22,7 @@ import { graphqlContext } from '../graphql/graphql-auth.js';
 import { depthLimit, fieldLimit } from '../graphql/limits.js';
 import { errorFormatter } from '../graphql/error-format.js';
 import { operationGuard } from '../graphql/operation-guard.js';
+import { withPlainFieldReads } from '../graphql/plain-fields.js';
 import { ReportsController } from '../reports/reports.controller.js';
 
 @Module({})
@@ -45,13 +46,16 @@ export class ReadsAppModule {
           useFactory: (principals: Principals, audit: AuditService, failures: AuthFailures) => ({
             autoSchemaFile: true,
             sortSchema: true,
+            transformSchema: withPlainFieldReads,
             graphiql: false, // served by the main thread from local files (console/web-pages.ts)
             path: '/graphql',
             context: graphqlContext,
             validationRules: [depthLimit, fieldLimit],
             hooks: { preExecution: operationGuard(principals, audit, failures, runtime.config.NODE_ENV === 'production') },
             errorFormatter,
-            jit: 0, // off: graphql-jit hands resolvers inline literals of custom scalars as JSON (a Decimal as a string); no measured gain (docs/architecture.md)
+            // A query is compiled by graphql-jit on its second run. Decimal arguments arrive as text
+            // (graphql/scalars.ts), so an inline literal means the same compiled or not.
+            jit: 1,
           }),
         }),
       ],

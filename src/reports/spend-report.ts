@@ -156,7 +156,7 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
   const text = (r: unknown[], i: number) => (i < 0 ? '0' : String(r[i]));
   const count = (r: unknown[], i: number) => (i < 0 ? 0 : Number(r[i]));
   return arrays.map((r) => ({
-    keys: r.slice(0, n).map(String),
+    keys: keysOf(r, n),
     unit: r[n] as SpendRow['unit'],
     amount: text(r, amount!),
     tasks: count(r, tasks!),
@@ -170,6 +170,13 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
     videoSeconds: text(r, seconds!),
     images: count(r, images!),
   }));
+}
+
+/** The first n cells of a row as text, in one array (a report may have tens of thousands of rows). */
+function keysOf(row: unknown[], n: number): string[] {
+  const keys = new Array<string>(n);
+  for (let i = 0; i < n; i++) keys[i] = String(row[i]);
+  return keys;
 }
 
 /** Ties at the cut of a top-N go by keys as the report sorts them: a project by its name. */
@@ -241,13 +248,15 @@ function ordered(groupBy: GroupKey[], rows: SpendRow[], projects: Map<string, { 
   const at = groupBy.indexOf('project');
   const sortColumns: string[][] = [...groupBy.map(() => [] as string[]), []];
   for (const row of rows) {
-    row.keys.forEach((key, i) => {
+    const keys = row.keys;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
       if (i === at) {
         const project = projects?.get(key);
-        row.keys[i] = project?.name ?? key;
+        keys[i] = project?.name ?? key;
         sortColumns[i]!.push(project?.sortKey ?? `~${key}`);
       } else sortColumns[i]!.push(key);
-    });
+    }
     sortColumns[groupBy.length]!.push(row.unit);
   }
   return sortedOrder(sortColumns, rows.length).map((i) => rows[i]!);

@@ -4,7 +4,9 @@
  * the same simulator (a Node AI gateway that keeps no ledger), and spendgate with everything in the
  * submission path (auth, validation, pricing, budget hold, task and ledger writes on PostgreSQL with
  * default durability). Then a media mix on spendgate, and spendgate's latency at a fixed offered
- * rate of 500 requests/s (open loop). Each server is its own process; the load comes from this one.
+ * rate of 500 requests/s (open loop), and CPU per request (gateway and PostgreSQL) at 100, 500 and
+ * 2,000 requests/s open loop for spendgate and Portkey side by side (BENCH_CPU_RATES). Each server
+ * is its own process; the load comes from this one.
  * Prints figures, writes bench/results/gateway.json and bench/results/gateway.svg; asserts nothing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -34,6 +36,8 @@ interface Result {
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 /** Offered rate of the open-loop latency runs. */
 const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 500);
+/** Offered rates at which spendgate's and Portkey's CPU per request are compared (issue 34). */
+const CPU_RATES = (process.env.BENCH_CPU_RATES ?? '100,500,2000').split(',').map(Number);
 const CONNECTIONS = 64;
 const CHAT = JSON.stringify({ model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }], max_tokens: 256 });
 const MEDIA = [
@@ -181,6 +185,7 @@ async function main() {
       // The same generator against the simulator alone: the floor of that latency on this machine.
       const openLoopDirect = await openLoopRun('direct (simulator)', simChatUrl, vendorAuth, CHAT, OPEN_RATE);
       if (process.env.BENCH_ONLY === 'open') return; // a quick latency-only rerun; publishes nothing
+      const cpuAtRates = await cpuAtOrdinaryLoad(openLoop, { url: chatUrl, headers: auth }, portkey);
       const openLoopBursty = await load('spendgate (chat, autocannon -R 500)', chatUrl, auth, [CHAT], {
         overallRate: 500,
       });
@@ -202,11 +207,12 @@ async function main() {
         openLoop500DiagnosticNoCommitFlushWait: openLoopNoFlushWait,
         openLoop500Direct: openLoopDirect,
         openLoop500AutocannonBursts: openLoopBursty,
+        cpuPerRequestAtOfferedRates: cpuAtRates,
         ratios: {
           spendgateVsPortkey: Math.round((spendgate.requestsPerSecond / portkeyRow.requestsPerSecond) * 100) / 100,
           spendgateVsDirect: Math.round((spendgate.requestsPerSecond / direct.requestsPerSecond) * 100) / 100,
         },
-        targets: { spendgateVsPortkey: 4, p99AtFiveHundredMs: 10 },
+        targets: { spendgateVsPortkey: 4, p99AtFiveHundredMs: 5, cpuMsPerSubmissionAtFiveHundred: 0.4 },
       };
       publish('gateway', out);
       writeFileSync('bench/results/gateway.svg', chart(out.rows));
@@ -245,6 +251,26 @@ async function sweep(levels: number[], speedAtStart: number, databaseUrl: string
     machineSpeedProbeMs: { start: speedAtStart, end: speedProbe() },
     rows,
   });
+}
+
+/**
+ * CPU per request at ordinary load (issue 34): spendgate (its process and PostgreSQL's) and
+ * Portkey (its process; it keeps no ledger and writes nothing) at each offered rate of CPU_RATES,
+ * open loop, in the same run. spendgate's run at OPEN_RATE is the one above, not run again.
+ */
+async function cpuAtOrdinaryLoad(atOpenRate: Awaited<ReturnType<typeof openLoopRun>>, spendgate: Target, portkey: Target) {
+  const rows = [];
+  for (const rate of CPU_RATES) {
+    const s = rate === OPEN_RATE ? atOpenRate : await openLoopRun('spendgate (chat)', spendgate.url, spendgate.headers, CHAT, rate);
+    const p = await openLoopRun('portkey', portkey.url, portkey.headers, CHAT, rate);
+    const gatewayAndDatabase = Math.round(((s.cpuMsPerRequest.spendgate ?? 0) + (s.cpuMsPerRequest.postgres ?? 0)) * 1000) / 1000;
+    rows.push({
+      offeredPerSecond: rate,
+      spendgate: { p50Ms: s.p50Ms, p99Ms: s.p99Ms, non200: s.non200, cpuMsPerRequest: s.cpuMsPerRequest, gatewayAndDatabaseMs: gatewayAndDatabase },
+      portkey: { p50Ms: p.p50Ms, p99Ms: p.p99Ms, non200: p.non200, cpuMsPerRequest: p.cpuMsPerRequest, gatewayMs: p.cpuMsPerRequest.portkey },
+    });
+  }
+  return rows;
 }
 
 interface Target {

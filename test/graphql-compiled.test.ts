@@ -101,4 +101,9 @@ test('the schema keeps no generated property readers: plain fields are read by G
   const schema = withPlainFieldReads(new GraphQLSchema({ query: new GraphQLObjectType({ name: 'Query', fields: { a: { type: GraphQLString, resolve: rootFieldResolver }, b: { type: GraphQLString, resolve: written } } }) }));
   expect(schema.getQueryType()!.getFields().a!.resolve).toBeUndefined();
   expect(schema.getQueryType()!.getFields().b!.resolve).toBe(written);
+  // The transform knows Nest's readers by their name: an upgrade that renames them fails here, not silently.
+  const { readFileSync } = await import('node:fs');
+  const { createRequire } = await import('node:module');
+  const factory = createRequire(import.meta.url).resolve('@nestjs/graphql/dist/schema-builder/factories/object-type-definition.factory.js');
+  expect(readFileSync(factory, 'utf8')).toContain('const rootFieldResolver = (root) =>');
 });

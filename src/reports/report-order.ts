@@ -1,11 +1,8 @@
 /**
- * Ordering report rows without a sort in SQL (measured: a third of a 9,000-group report's time):
- * each column's few distinct values are ranked once and every row gets one number.
- */
-/**
- * The order of rows by several text columns, compared column by column in byte order. Each
- * column has few distinct values (projects, models, days), so they are ranked once and every row
- * gets one number (the ranks in mixed radix): sorting compares numbers, not strings.
+ * The order of rows by several text columns, compared column by column in byte order, without a
+ * sort in SQL (measured: a third of a 9,000-group report's time). Each column has few distinct
+ * values (projects, models, days), so they are ranked once and every row gets one number (the
+ * ranks in mixed radix): sorting compares numbers, not strings.
  */
 export function sortedOrder(columns: string[][], rowCount: number): number[] {
   const weight = new Float64Array(rowCount);

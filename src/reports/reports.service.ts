@@ -59,7 +59,6 @@ export class ReportsService {
     return spendReport(this.db, query);
   }
 
-  /** The tag names tasks carried in [from, to) (from the tag roll-up), for grouping by tag:<name>. */
   /**
    * A download's file name, after its range and project: spend-2026-10-01-to-2026-10-31-search.csv
    * (`to` is exclusive; the name says the last day). Only letters, digits, dot, dash and underscore.
@@ -75,6 +74,7 @@ export class ReportsService {
     return `${kind}-${day(from)}-to-${day(last)}${project}.csv`;
   }
 
+  /** The tag names tasks carried in [from, to) (from the tag roll-up), for grouping by tag:<name>. */
   async tagNames(from: Date, to: Date, projectIds: string[] | undefined): Promise<string[]> {
     const { rows } = await this.db.query<{ name: string }>(
       `SELECT DISTINCT split_part(s.value, '=', 1) AS name FROM spend_rollup_by s

@@ -262,10 +262,6 @@ function ordered(groupBy: GroupKey[], rows: SpendRow[], projects: Map<string, { 
   return sortedOrder(sortColumns, rows.length).map((i) => rows[i]!);
 }
 
-/**
- * The reported projects' names (all, or those the report is scoped to) and their places in byte
- * order of names: ranks within a subset sort the same as ranks among all projects.
- */
 /** Each row's API key name, found by the prefix in its keys (a few hundred keys at most per report). */
 async function nameKeys(db: Pick<Database, 'query'>, rows: SpendRow[], at: number): Promise<void> {
   const prefixes = [...new Set(rows.map((r) => r.keys[at]!))];
@@ -274,6 +270,10 @@ async function nameKeys(db: Pick<Database, 'query'>, rows: SpendRow[], at: numbe
   for (const row of rows) row.apiKeyName = byPrefix.get(row.keys[at]!) ?? null;
 }
 
+/**
+ * The reported projects' names (all, or those the report is scoped to) and their places in byte
+ * order of names: ranks within a subset sort the same as ranks among all projects.
+ */
 async function projectNames(db: Pick<Database, 'query'>, scope: readonly string[] | undefined): Promise<Map<string, { name: string; sortKey: string }>> {
   const { rows } = await db.query<{ id: string; name: string }>(
     'SELECT id::text AS id, name FROM project WHERE $1::uuid[] IS NULL OR id = ANY($1) ORDER BY name COLLATE "C"',

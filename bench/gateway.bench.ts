@@ -176,6 +176,13 @@ async function main() {
         headers: { ...vendorAuth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${sim}/api-platform/v1` },
       };
       if (process.env.BENCH_SWEEP) return await sweep(process.env.BENCH_SWEEP.split(',').map(Number), speedAtStart, pg.url, { url: chatUrl, headers: auth }, portkey);
+      const idle = await idleCpu();
+      if (process.env.BENCH_ONLY === 'cpu') {
+        // A quick rerun of part 2's question alone (CPU per request at the offered rates); publishes nothing.
+        const rows = await cpuAtOrdinaryLoad(undefined, { url: chatUrl, headers: auth }, portkey);
+        console.error(JSON.stringify({ idle, rows }, null, 1));
+        return;
+      }
       const openLoop = await openLoopRun('spendgate (chat)', chatUrl, auth, CHAT, OPEN_RATE, inside());
       // Diagnostic, not a configuration spendgate runs with: the same run with commits that do not
       // wait for their WAL flush, which shows how much of the tail is waiting for the disk.
@@ -206,6 +213,7 @@ async function main() {
         openLoop500: openLoop,
         openLoop500DiagnosticNoCommitFlushWait: openLoopNoFlushWait,
         openLoop500Direct: openLoopDirect,
+        idleCpuMsPerSecond: idle.cpuMsPerSecond,
         openLoop500AutocannonBursts: openLoopBursty,
         cpuPerRequestAtOfferedRates: cpuAtRates,
         ratios: {
@@ -258,10 +266,10 @@ async function sweep(levels: number[], speedAtStart: number, databaseUrl: string
  * Portkey (its process; it keeps no ledger and writes nothing) at each offered rate of CPU_RATES,
  * open loop, in the same run. spendgate's run at OPEN_RATE is the one above, not run again.
  */
-async function cpuAtOrdinaryLoad(atOpenRate: Awaited<ReturnType<typeof openLoopRun>>, spendgate: Target, portkey: Target) {
+async function cpuAtOrdinaryLoad(atOpenRate: Awaited<ReturnType<typeof openLoopRun>> | undefined, spendgate: Target, portkey: Target) {
   const rows = [];
   for (const rate of CPU_RATES) {
-    const s = rate === OPEN_RATE ? atOpenRate : await openLoopRun('spendgate (chat)', spendgate.url, spendgate.headers, CHAT, rate);
+    const s = rate === OPEN_RATE && atOpenRate ? atOpenRate : await openLoopRun('spendgate (chat)', spendgate.url, spendgate.headers, CHAT, rate);
     const p = await openLoopRun('portkey', portkey.url, portkey.headers, CHAT, rate);
     const gatewayAndDatabase = Math.round(((s.cpuMsPerRequest.spendgate ?? 0) + (s.cpuMsPerRequest.postgres ?? 0)) * 1000) / 1000;
     rows.push({
@@ -271,6 +279,21 @@ async function cpuAtOrdinaryLoad(atOpenRate: Awaited<ReturnType<typeof openLoopR
     });
   }
   return rows;
+}
+
+/**
+ * CPU milliseconds per second each server spends with no request at all (background rounds,
+ * timers, PostgreSQL's own processes): at 100 requests a second, 10 ms/s of it is 0.1 ms per request.
+ */
+async function idleCpu() {
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = procReading(processes);
+  await new Promise((r) => setTimeout(r, 5000));
+  const after = procReading(processes);
+  const seconds = (after.at - before.at) / 1000;
+  const perSecond = Object.fromEntries(Object.keys(after.cpuMs).map((k) => [k, Math.round(((after.cpuMs[k]! - before.cpuMs[k]!) / seconds) * 10) / 10]));
+  console.error(`idle: CPU ms per second ${JSON.stringify(perSecond)}`);
+  return { cpuMsPerSecond: perSecond };
 }
 
 interface Target {

@@ -9,59 +9,10 @@ import { ApiError } from '../common/api-error.js';
 import { Batcher } from '../common/batcher.js';
 import { Database, DATABASE } from '../database/database.js';
 import { MixedUnitsError, type Decimal, type Money } from '../pricing/money.js';
-import type { Quote } from '../pricing/engine.js';
 import type { Charge, ChargeLine } from '../pricing/pricing.types.js';
+import { holdAlone, holdInBatch, linesPayload, type HoldOutcome, type HoldRequest } from './holds.js';
 
-export type BudgetScope = 'PROJECT' | 'API_KEY' | 'TAG' | 'USER' | 'EACH_USER';
-
-export interface HoldRequest {
-  projectId: string;
-  apiKeyId: string | null;
-  model: string;
-  family: string;
-  kind: string;
-  /** What the submission holds, in its unit (the quote's). */
-  hold: Money;
-  /** Attribution (decisions §7): which budgets count the task. */
-  endUser?: string | null;
-  tags?: readonly string[];
-  quote: Quote;
-  priceBookVersion: number;
-  idempotencyKey?: string;
-  requestHash?: string;
-  /** The acceptance instant; the gateway leaves it to the database clock (tests set it). */
-  acceptedAt?: Date;
-}
-
-export type HoldOutcome =
-  | { outcome: 'held'; taskId: string }
-  /**
-   * `remaining` is limit − spent − held as it stands: negative when the budget is overrun. `scope`
-   * and `scopeValue` say what the budget counts (the key's prefix, "name=value", the user);
-   * `subject` is the end user whose own balance refused, for an EACH_USER budget.
-   */
-  | { outcome: 'refused'; budgetId: string; limit: string; remaining: string; period: string; scope: BudgetScope; scopeValue: string | null; subject: string }
-  /** The first answer to this Idempotency-Key: the vendor's body (status null: 200) or the gateway's refusal. */
-  | { outcome: 'replay'; taskId: string; responseBody: string; responseStatus: number | null }
-  /** The first request's outcome is unknown and the gateway never answered it (it stopped). */
-  | { outcome: 'unknown' | 'conflict' | 'in_progress'; taskId: string }
-  /** Quoted with a price-book version that is not the one in force in the database: quote again (nothing written). */
-  | { outcome: 'stale_price'; inForce: number };
-
-interface HoldRow {
-  i: number;
-  outcome: HoldOutcome['outcome'];
-  task_id: string | null;
-  budget_id: string | null;
-  budget_limit: string | null;
-  budget_remaining: string | null;
-  budget_period: string | null;
-  response_body: string | null;
-  response_status: number | null;
-  budget_scope: BudgetScope | null;
-  budget_scope_value: string | null;
-  budget_subject: string | null;
-}
+export type { BudgetScope, HoldOutcome, HoldRequest } from './holds.js';
 
 export interface Settlement {
   taskId: string;
@@ -69,17 +20,6 @@ export interface Settlement {
   charge: Charge;
   usage: unknown;
   rollup: Record<string, string>;
-}
-
-/** Charge lines as the SQL functions take them: every figure an exact decimal string. */
-export function linesPayload(lines: readonly ChargeLine[]) {
-  return lines.map((l) => ({
-    component: l.component,
-    quantity: l.quantity.toFixed(),
-    rate: l.rate.toFixed(),
-    per: l.per.toFixed(),
-    amount: l.amount.toFixed(),
-  }));
 }
 
 export function linesJson(lines: readonly ChargeLine[]): string {
@@ -183,60 +123,15 @@ export class LedgerService {
 
   private async placeHolds(items: HoldRequest[]): Promise<HoldOutcome[]> {
     for (const r of items) if (r.hold.unit !== r.quote.unit) throw new MixedUnitsError(r.hold.unit, r.quote.unit);
-    const payload = items.map((r, i) => ({
-      i,
-      project_id: r.projectId,
-      api_key_id: r.apiKeyId,
-      end_user: r.endUser ?? null,
-      tags: r.tags ?? [],
-      model: r.model,
-      family: r.family,
-      kind: r.kind,
-      unit: r.hold.unit,
-      hold_amount: r.hold.toFixed(),
-      estimate_amount: r.quote.amount.toFixed(),
-      exactness: r.quote.exactness,
-      estimate_tier: r.quote.tier ?? null,
-      estimate_warnings: r.quote.warnings,
-      price_basis: r.quote.basis,
-      price_book_version: r.priceBookVersion,
-      lines: linesPayload(r.quote.lines),
-      idempotency_key: r.idempotencyKey ?? null,
-      request_hash: r.requestHash ?? null,
-      accepted_at: r.acceptedAt?.toISOString() ?? null,
-    }));
-    const { rows } = await this.db.prepared<HoldRow>('place-holds', 'SELECT * FROM spendgate_place_holds($1::json)', [JSON.stringify(payload)]);
-    const byIndex = new Map(rows.map((row) => [row.i, row]));
-    return items.map((_, i) => toOutcome(byIndex.get(i)!));
+    if (items.length === 1) {
+      const alone = await holdAlone(this.db, items[0]!);
+      if (alone) return [alone];
+    }
+    return holdInBatch(this.db, items);
   }
-
 }
 
 function laneOf(projectId: string): number {
   // UUIDs are random: their last hex digits spread projects evenly over the lanes.
   return parseInt(projectId.slice(-2), 16) % HOLD_LANES;
-}
-
-function toOutcome(row: HoldRow): HoldOutcome {
-  switch (row.outcome) {
-    case 'held':
-      return { outcome: 'held', taskId: String(row.task_id) };
-    case 'refused':
-      return {
-        outcome: 'refused',
-        budgetId: row.budget_id!,
-        limit: row.budget_limit!,
-        remaining: row.budget_remaining!,
-        period: row.budget_period!,
-        scope: row.budget_scope!,
-        scopeValue: row.budget_scope_value,
-        subject: row.budget_subject ?? '',
-      };
-    case 'replay':
-      return { outcome: 'replay', taskId: String(row.task_id), responseBody: row.response_body!, responseStatus: row.response_status };
-    case 'stale_price':
-      return { outcome: 'stale_price', inForce: row.response_status! };
-    default:
-      return { outcome: row.outcome, taskId: String(row.task_id) };
-  }
 }

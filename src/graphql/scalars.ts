@@ -11,7 +11,24 @@ import { Kind, type ValueNode } from 'graphql';
 import { Decimal as DecimalJs } from 'decimal.js';
 import { amountProblem } from '../common/bounds.js';
 
-const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
+/**
+ * Whether text is a decimal as Decimal fields write it: /^-?\d+(\.\d+)?$/, checked by hand (a
+ * 9,000-group report serializes 72,000 of them: 1.4 against 2.4-3.8 ms with the expression;
+ * test/json-writer.test.ts holds the two equal).
+ */
+export function isDecimalText(text: string): boolean {
+  const n = text.length;
+  const first = text.charCodeAt(0) === 45 ? 1 : 0; // '-'
+  let dot = -1;
+  for (let i = first; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) {
+      if (dot !== -1 || i === first) return false; // '.': once, after a digit
+      dot = i;
+    } else if (c < 48 || c > 57) return false; // '0'-'9'
+  }
+  return n > first && dot !== n - 1;
+}
 
 export class DecimalValue {}
 
@@ -28,7 +45,7 @@ export class DecimalScalar implements CustomScalar<string, DecimalText> {
 
   serialize(value: unknown): string {
     if (value instanceof DecimalJs) return value.toFixed();
-    if (typeof value === 'string' && DECIMAL_TEXT.test(value)) return value;
+    if (typeof value === 'string' && isDecimalText(value)) return value;
     throw new TypeError('Decimal fields are exact: serialize a decimal.js value or a decimal string');
   }
 

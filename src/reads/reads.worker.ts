@@ -26,6 +26,7 @@ import { ReadsAppModule } from './reads-app.module.js';
 import type { ReadsWorkerData } from './reads-thread.js';
 import { warmUp } from './warm-up.js';
 import { protectCookieRequests } from '../auth/session-cookies.js';
+import { answerDirectlyHooks } from '../graphql/answered-directly.js';
 
 const data = workerData as ReadsWorkerData;
 lowerThisThreadsPriority();
@@ -41,6 +42,8 @@ try {
   const fastify = app.getHttpAdapter().getInstance();
   // The console's session cookie and its CSRF proof (auth/session-cookies.ts), before any route runs.
   await protectCookieRequests(fastify, config);
+  // Answers a resolver wrote itself (spendReport) go where GraphQL left their place (graphql/answered-directly.ts).
+  answerDirectlyHooks(fastify);
   // Reads take turns: at most READ_CONCURRENCY at once, the rest wait (then 503).
   const gate = new ReadGate(config.READ_CONCURRENCY, config.READ_STATEMENT_TIMEOUT_MS);
   // A vendor statement arrives as a stream (the main thread forwards it as it comes), parsed by its import.

@@ -16,6 +16,7 @@ import type { Database } from '../database/database.js';
 import { MODEL_ROUTES } from '../catalog/catalog.js';
 import { dec } from '../pricing/money.js';
 import { sortedOrder } from './report-order.js';
+import { keysOf, sentCell } from './report-cells.js';
 import { ALL_MEASURES, checkReportQuery, NONE, type Dimension, type GroupKey, type Measure, type ReportQuery, type SpendRow } from './report-query.js';
 
 export { checkReportQuery, GROUP_KEYS, MAX_FIRST, NONE, REPORT_STATUSES, ALL_MEASURES } from './report-query.js';
@@ -37,7 +38,9 @@ function keySql(key: GroupKey, day: string): { inner: string; outer: (col: strin
     case 'kind':
       return { inner: "coalesce(c.kind, '-')", outer: text };
     case 'day':
-      return { inner: day, outer: (col) => `to_char(${col}, 'YYYY-MM-DD')` };
+      // Sent as days since 1970 and written out in JS (report-cells.ts): to_char cost the database a third
+      // of a 9,000-group report's key output (bench/FINDINGS.md, issue 34).
+      return { inner: day, outer: (col) => `(${col} - date '1970-01-01')` };
     case 'week':
       return { inner: `date_trunc('week', ${day})::date`, outer: (col) => `to_char(${col}, 'IYYY-"W"IW')` };
     case 'month':
@@ -121,6 +124,7 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
   const keys = groupBy.map((k) => keySql(k, day));
   const inner = keys.map((k, i) => `${k.inner} AS g${i}`);
   const outer = keys.map((k, i) => `${k.outer(`g.g${i}`)} AS k${i}`);
+  const days = groupBy.flatMap((k, i) => (k === 'day' ? [i] : []));
   const values = columns.map(([col, alias, cast]) => (perRow ? `s.${col} AS ${alias}` : `sum(s.${col})${cast ? `::${cast}` : ''} AS ${alias}`));
   const dimensionValues = dimension?.values?.map((v) => (v === NONE ? '' : v)) ?? null;
   const tagPrefix = dimension?.kind === 'tag' && dimension.name ? `${dimension.name}=` : null;
@@ -128,7 +132,7 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
   // (none) group is still to be computed from these rows.
   const limited = q.orderBy === 'amount' && q.first !== undefined && groupBy === q.groupBy && !untaggedGroup(q, dimension);
   const arrays = await db.queryArrays(
-    `SELECT ${[...outer, 'g.unit', ...columns.map(([, alias]) => `g.${alias}`)].join(', ')} FROM (
+    `SELECT ${[...outer, 'g.unit', ...columns.map(([, alias]) => sentCell(alias))].join(', ')} FROM (
        SELECT ${[...inner, 's.unit', ...values].join(', ')}
        FROM ${source} s
        ${catalog ? `LEFT JOIN (VALUES ${ROUTE_VALUES}) AS c(model, family, kind) ON c.model = s.model` : ''}
@@ -147,16 +151,17 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
       dimension?.kind ?? null, dimensionValues, tagPrefix, q.unit ?? null],
   );
   // Columns: the keys, unit, then the measures in `columns` order. numeric and bigint sums arrive
-  // as exact strings (pg's text protocol), never as floats; a measure not asked for reads as zero.
+  // as exact strings (pg's text protocol), never as floats; a measure not asked for, or sent as
+  // NULL for its zero (sentCell), reads as zero.
   const n = groupBy.length;
   const index = new Map(columns.map(([, alias], i) => [alias, n + 1 + i]));
   const [amount, tasks, unpriced, input, output, cacheRead, cw5m, cw1h, cw, seconds, images] = [
     'amount', 'tasks', 'unpriced', 'input', 'output', 'cache_read', 'cw5m', 'cw1h', 'cw', 'seconds', 'images',
   ].map((alias) => index.get(alias) ?? -1) as number[];
-  const text = (r: unknown[], i: number) => (i < 0 ? '0' : String(r[i]));
+  const text = (r: unknown[], i: number) => (i < 0 || r[i] === null ? '0' : String(r[i]));
   const count = (r: unknown[], i: number) => (i < 0 ? 0 : Number(r[i]));
   return arrays.map((r) => ({
-    keys: keysOf(r, n),
+    keys: keysOf(r, n, days),
     unit: r[n] as SpendRow['unit'],
     amount: text(r, amount!),
     tasks: count(r, tasks!),
@@ -172,16 +177,10 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
   }));
 }
 
-/** The first n cells of a row as text, in one array (a report may have tens of thousands of rows). */
-function keysOf(row: unknown[], n: number): string[] {
-  const keys = new Array<string>(n);
-  for (let i = 0; i < n; i++) keys[i] = String(row[i]);
-  return keys;
-}
-
 /** Ties at the cut of a top-N go by keys as the report sorts them: a project by its name. */
 function tieOrder(key: GroupKey, outer: string, inner: string): string {
-  return key === 'project' ? `(SELECT p.name FROM project p WHERE p.id = ${inner}) COLLATE "C"` : `${outer} COLLATE "C"`;
+  if (key === 'project') return `(SELECT p.name FROM project p WHERE p.id = ${inner}) COLLATE "C"`;
+  return key === 'day' ? inner : `${outer} COLLATE "C"`; // a date sorts as its ISO text does
 }
 
 /**

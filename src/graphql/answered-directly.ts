@@ -1,0 +1,83 @@
+/**
+ * A root field answered directly: its resolver writes the field's JSON itself (json-writer.ts)
+ * and returns an empty list to GraphQL's execution, and the answer's text gets the written JSON
+ * where that empty list stands. Everything else about the request is GraphQL's as before: the
+ * validation, the operation guard (cost, permissions, audit), the other fields, the errors, and
+ * the envelope as Mercurius serializes it; only the field's rows skip execution's per-value work
+ * (bench/FINDINGS.md, issue 34: a 9,000-group spendReport spent most of its time there).
+ *
+ * Two hooks of the reads worker's Fastify: before serialization the empty list becomes a token
+ * unique to the process and the request; after it, the token's JSON string is replaced by the
+ * written JSON. A response without such a field passes both with one WeakMap look-up.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { GraphQLResolveInfo } from 'graphql';
+import { jsonWriter, type JsonWriter } from './json-writer.js';
+
+const pending = new WeakMap<object, Map<string, { token: string; json: Buffer }>>();
+/** Writers by the query's field node: Mercurius keeps a query's parsed document, so these repeat. */
+const writers = new WeakMap<object, JsonWriter | null>();
+const NONCE = randomBytes(12).toString('hex');
+let sequence = 0;
+
+/**
+ * Writes `value` as the answer of the root field `info` resolves and returns true (the resolver
+ * then returns []), or returns false where GraphQL's execution must answer it: no writer for the
+ * selection, a value it would answer otherwise, a field inside another, or no reply to write to.
+ */
+export function answerDirectly(context: unknown, info: GraphQLResolveInfo, value: unknown[]): boolean {
+  const reply = (context as { reply?: FastifyReply }).reply;
+  const node = info.fieldNodes[0]!;
+  if (!reply || info.path.prev !== undefined || info.fieldNodes.length !== 1) return false;
+  let write = writers.get(node);
+  if (write === undefined) {
+    write = jsonWriter(info.returnType, node.selectionSet) ?? null;
+    writers.set(node, write);
+  }
+  if (!write) return false;
+  let json: Buffer;
+  try {
+    json = write(value);
+  } catch {
+    return false; // GraphQL's execution answers it, errors and all
+  }
+  const answers = pending.get(reply) ?? new Map<string, { token: string; json: Buffer }>();
+  pending.set(reply, answers);
+  answers.set(String(info.path.key), { token: `answered-directly:${NONCE}:${++sequence}`, json });
+  return true;
+}
+
+export function answerDirectlyHooks(fastify: FastifyInstance): void {
+  fastify.addHook('preSerialization', async (_request, reply, payload) => {
+    const answers = pending.get(reply);
+    const data = (payload as { data?: Record<string, unknown> | null } | null)?.data;
+    if (!answers) return payload;
+    for (const [key, answer] of answers) {
+      const value = data?.[key];
+      if (Array.isArray(value) && value.length === 0) data![key] = answer.token;
+      else answers.delete(key); // the field's place was nulled by an error elsewhere: nothing to put back
+    }
+    return payload;
+  });
+  fastify.addHook('onSend', async (_request, reply, payload) => {
+    const answers = pending.get(reply);
+    if (!answers || typeof payload !== 'string') return payload;
+    pending.delete(reply);
+    // The envelope as Mercurius serialized it, around each written answer's bytes, in the order
+    // the answers stand in it (not the order their resolvers finished in).
+    const places = [...answers.values()]
+      .map(({ token, json }) => ({ quoted: JSON.stringify(token), json }))
+      .map((p) => ({ ...p, at: payload.indexOf(p.quoted) }))
+      .filter((p) => p.at >= 0)
+      .sort((a, b) => a.at - b.at);
+    const parts: Buffer[] = [];
+    let from = 0;
+    for (const { quoted, json, at } of places) {
+      parts.push(Buffer.from(payload.slice(from, at)), json);
+      from = at + quoted.length;
+    }
+    parts.push(Buffer.from(payload.slice(from)));
+    return Buffer.concat(parts);
+  });
+}

@@ -11,7 +11,8 @@ import { openBrowser, outsideRequests, signIn } from '../bench/browser.js';
 import type { Gateway } from '../src/bootstrap.js';
 import { Database } from '../src/database/database.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
-import { ADMIN, freshDatabase, gateway, graphql, http } from './support/harness.js';
+import { ADMIN, gateway, graphql, http } from './support/harness.js';
+import { reportsDatabase } from './support/reports-data.js';
 
 let gw: Gateway;
 let browser: Browser;
@@ -30,12 +31,8 @@ const report = async (variables: Record<string, unknown>, args = '') =>
   (await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!${args ? ', $m: [String!]' : ''}) { spendReport(from: $f, to: $t${args}) { keys tasks totals { unit amount } } }`, variables)).body.data.spendReport as Array<{ keys: string[]; tasks: number; totals: { unit: string; amount: string }[] }>;
 
 beforeAll(async () => {
-  process.env.BENCH_TASKS = '20000';
-  process.env.BENCH_USERS = '500';
-  const { seed } = await import('../bench/reports-data.js');
-  const url = await freshDatabase();
+  const url = await reportsDatabase(20_000, 500);
   const db = new Database(url, 2);
-  await seed(db);
   const project = (await db.query<{ id: string }>(`SELECT id FROM project ORDER BY name LIMIT 1`)).rows[0]!.id;
   await new ProjectsService(db).issueKey(project, [], { name: 'search backend' });
   await db.close();

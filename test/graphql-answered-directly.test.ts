@@ -10,19 +10,16 @@
 import type { Gateway } from '../src/bootstrap.js';
 import { Database } from '../src/database/database.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
-import { ADMIN, eventually, freshDatabase, gateway, http, sql } from './support/harness.js';
+import { ADMIN, eventually, gateway, http, sql } from './support/harness.js';
+import { reportsDatabase } from './support/reports-data.js';
 
 let direct: Gateway;
 let executed: Gateway;
 const TRICKY = 'Ünïcode "quoted" \\ back\\slash ✓ 🔥\u2028';
 
 beforeAll(async () => {
-  process.env.BENCH_TASKS = '3000';
-  process.env.BENCH_USERS = '100';
-  const { seed } = await import('../bench/reports-data.js');
-  const url = await freshDatabase();
+  const url = await reportsDatabase(3000, 100);
   const db = new Database(url, 2);
-  await seed(db);
   await db.query(`UPDATE project SET name = $1 WHERE name = 'project-07'`, [TRICKY]);
   await db.close();
   direct = await gateway(url);

@@ -39,6 +39,7 @@ const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 500);
 /** Offered rates at which spendgate's and Portkey's CPU per request are compared (issue 34). */
 const CPU_RATES = (process.env.BENCH_CPU_RATES ?? '100,500,2000').split(',').map(Number);
 const CONNECTIONS = 64;
+const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 const CHAT = JSON.stringify({ model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }], max_tokens: 256 });
 const MEDIA = [
   JSON.stringify({ model: 'seedream-4.0', prompt: 'a lighthouse at dusk', resolution: '2K', n: 2 }),
@@ -124,6 +125,7 @@ async function main() {
         UPSTREAM_BASE_URL: sim,
         UPSTREAM_API_KEY: 'bench-vendor-key',
         ADMIN_TOKEN: 'bench-admin-token-0123456789', // required outside the sandbox
+        METRICS_TOKEN, // /metrics answers only with it in production
         LOG_LEVEL: 'warn',
         POLLER_ENABLED: 'false',
         NODE_ENV: 'production',
@@ -356,7 +358,9 @@ async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>)
 
 /** From /metrics: the chat route's latency histogram (cumulative counts by bound `le`) and GC pause totals. */
 async function scrapeGateway(gateway: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${gateway}/metrics`)).text();
+  const res = await fetch(`${gateway}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  if (!res.ok) throw new Error(`/metrics answered ${res.status}`); // the figures inside spendgate would all read 0
+  const text = await res.text();
   const buckets = new Map<string, number>();
   // Garbage-collection pauses so far, all kinds (prom-client's default metrics), kept as two pseudo-bounds.
   for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{[^}]*\} ([\d.e+-]+)/gm)) {

@@ -1,6 +1,7 @@
 /**
  * The money movements, each one call into the ledger's SQL functions (their current bodies:
- * prisma/schema.sql): the hold at submission (batched: group commit; it creates the task),
+ * prisma/schema.sql): the hold at submission (batched: group commit; it creates the task; which
+ * SQL call a batch takes: holds.ts),
  * settlement exactly once, release on an upstream refusal, adjustments, and an operator's
  * resolution. Task-row writes that move no money are the task store's (tasks/task-store.ts).
  */

@@ -51,8 +51,8 @@ export function answerDirectly(context: unknown, info: GraphQLResolveInfo, value
 export function answerDirectlyHooks(fastify: FastifyInstance): void {
   fastify.addHook('preSerialization', async (_request, reply, payload) => {
     const answers = pending.get(reply);
-    const data = (payload as { data?: Record<string, unknown> | null } | null)?.data;
     if (!answers) return payload;
+    const data = (payload as { data?: Record<string, unknown> | null } | null)?.data;
     for (const [key, answer] of answers) {
       const value = data?.[key];
       if (Array.isArray(value) && value.length === 0) data![key] = answer.token;

@@ -79,7 +79,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   const db = new Database(databaseUrl, config.DB_POOL_SIZE);
   // The main thread reads nothing heavy; with a reports replica it keeps one connection to tell /readyz about it.
   const replica = config.REPORTS_DATABASE_URL ? new Database(config.REPORTS_DATABASE_URL, 1, { readOnly: true, applicationName: 'spendgate-probe' }) : undefined;
-  const reads = new ReadsThread({ env: { ...env }, databaseUrl, adminToken: config.ADMIN_TOKEN, upstream });
+  const reads = new ReadsThread({ env: { ...env }, databaseUrl, adminToken: config.ADMIN_TOKEN, upstream }, config.READS_SEMI_SPACE_MB);
   const guard = new ConnectionGuard({
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     // Longer than a submission can wait on the vendor, so a slow vendor never cuts a client off.

@@ -50,3 +50,14 @@ test('zeros and days read exactly as the roll-up has them, per row and summed', 
     ['veo-3.1', '1.500', '12.50', 0, '0', '0', 1, 3],
   ]);
 });
+
+test('queryTexts: every cell as PostgreSQL sent it, without type parsing', async () => {
+  // What spendReport reads its rows with: counts become numbers there, every other figure stays text.
+  const rows = await db.queryTexts(
+    `SELECT 42::int, 9007199254740993::bigint, 0.000::numeric, 12.50::numeric, date '2026-11-26', NULL::int, 'USD'::"Unit", true, 'naïve "x"'::text`,
+  );
+  expect(rows).toEqual([['42', '9007199254740993', '0.000', '12.50', '2026-11-26', null, 'USD', 't', 'naïve "x"']]);
+  // The pool's own parsers are untouched: the same cells through queryArrays are typed as before.
+  const [typed] = await db.queryArrays('SELECT 42::int, 7::bigint');
+  expect(typed).toEqual([42, '7']);
+});

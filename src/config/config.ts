@@ -53,6 +53,8 @@ const schema = z
     READ_STATEMENT_TIMEOUT_MS: int(10_000, 100),
     // Reads at once: half the cores (one on two), so heavy reads never take every core from submissions (issue 37).
     READ_CONCURRENCY: int(Math.max(1, Math.floor(availableParallelism() / 2)), 1),
+    /** The reads thread's young generation, per semi-space (MB; 0: V8's default, which starts at 1 MB and grows). */
+    READS_SEMI_SPACE_MB: z.coerce.number().int().min(0).max(1024).default(64),
     /** spendReport's rows written as JSON directly, not through GraphQL's per-value execution (the same bytes; false: execution). */
     GRAPHQL_ANSWER_REPORTS_DIRECTLY: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

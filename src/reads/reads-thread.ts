@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -33,7 +34,11 @@ export class ReadsThread {
   private closing = false;
   private onCacheEvent: (event: CacheEvent) => Promise<void> = async () => {};
 
-  constructor(private readonly data: ReadsWorkerData) {}
+  constructor(
+    private readonly data: ReadsWorkerData,
+    /** The worker's young generation per semi-space, MB (0: V8's default); see start(). */
+    private readonly semiSpaceMb = 0,
+  ) {}
 
   /** Where the worker's cache events go (the main thread's CacheEvents); each is acknowledged when applied. */
   cacheEventsTo(receive: (event: CacheEvent) => Promise<void>): void {
@@ -111,10 +116,11 @@ export class ReadsThread {
   }
 
   private async start(): Promise<void> {
-    // V8's default young generation (128 MB here): capping it at 24 MB took a million-row statement
+    // The worker's young generation is READS_SEMI_SPACE_MB per semi-space from the start (why:
+    // withYoungGeneration). Smaller is worse here: capping it at 24 MB took a million-row statement
     // import's peak from +300 to +200-230 MB, but read-isolation's submission p99 under 60 readers
     // went past 2x quiet (12.8 vs 5.3 ms) in one full run: more scavenges compete for the two cores.
-    const worker = new Worker(workerFile(), { workerData: this.data });
+    const worker = withYoungGeneration(this.semiSpaceMb, () => new Worker(workerFile(), { workerData: this.data }));
     this.worker = worker;
     const url = await new Promise<string>((resolve, reject) => {
       worker.once('message', (m: { type: string; url?: string; error?: string }) => (m.type === 'listening' ? resolve(m.url!) : reject(new Error(`reads worker failed to start: ${m.error}`))));
@@ -139,6 +145,50 @@ export class ReadsThread {
       this.ready.catch((e: Error) => this.logger.error(e.message));
     });
   }
+}
+
+/**
+ * Starts a worker whose heap has a young generation of `semiSpaceMb` per semi-space from the
+ * start. V8 reads the flag when an isolate is made (the worker's, on its own thread, before it
+ * runs: 'online'); the main thread's heap, made long before, keeps V8's default.
+ *
+ * Why: a 9,000-group report allocates ~50 MB while its rows (~10 MB) are alive. In V8's default
+ * young generation (starting at 1 MB, grown slowly) every report met two or three scavenges and
+ * its rows were promoted, ~10 MB a report; the old generation then grew to 300 MB between
+ * mark-compacts whose concurrent marking took the other core: GC helper threads ran 17 ms per
+ * report beside the worker's 37. With 64 MB semi-spaces a report's rows die young: helper threads
+ * 5-13 ms, the worker 32-35 ms; the process holds ~70 MB more when idle and less after reports
+ * (409-549 against 607-641 MB; bench/FINDINGS.md, issue 34).
+ */
+export function withYoungGeneration(semiSpaceMb: number, start: () => Worker): Worker {
+  if (!semiSpaceMb) return start();
+  v8.setFlagsFromString(`--min-semi-space-size=${semiSpaceMb}`);
+  v8.setFlagsFromString(`--max-semi-space-size=${semiSpaceMb}`);
+  // Back to what the process was started with (V8's default unless given on node's command line).
+  const reset = () => {
+    v8.setFlagsFromString(`--min-semi-space-size=${startedWith('min-semi-space-size')}`);
+    v8.setFlagsFromString(`--max-semi-space-size=${startedWith('max-semi-space-size')}`);
+  };
+  let worker: Worker;
+  try {
+    worker = start();
+  } catch (error) {
+    reset();
+    throw error;
+  }
+  worker.once('online', reset);
+  worker.once('exit', reset);
+  return worker;
+}
+
+/** A size flag's value on node's command line (either spelling), or 0: V8's default. */
+function startedWith(flag: string): string {
+  const spelled = new RegExp(`^--${flag.replace(/-/g, '[-_]')}=(\\d+)$`);
+  for (const arg of process.execArgv) {
+    const value = spelled.exec(arg)?.[1];
+    if (value) return value;
+  }
+  return '0';
 }
 
 /** The compiled worker: beside this file when running from dist, or in dist when this file is the TS source (tests). */

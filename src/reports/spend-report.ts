@@ -65,7 +65,7 @@ const MEASURE_COLUMNS: Record<'base' | Measure, Array<[string, string, string?]>
 /** The keys that make every spend_rollup_total row its own group (family and kind follow from model). */
 const GRAIN: readonly GroupKey[] = ['project', 'model', 'day'];
 
-type Db = Pick<Database, 'query' | 'queryArrays'>;
+type Db = Pick<Database, 'query' | 'queryTexts'>;
 
 export async function spendReport(db: Db, q: ReportQuery): Promise<SpendRow[]> {
   const dimension = checkReportQuery(q);
@@ -131,7 +131,7 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
   // The top `first` by amount, cut in the database (a month's top 100 of 100,000 users), unless a
   // (none) group is still to be computed from these rows.
   const limited = q.orderBy === 'amount' && q.first !== undefined && groupBy === q.groupBy && !untaggedGroup(q, dimension);
-  const arrays = await db.queryArrays(
+  const arrays = await db.queryTexts(
     `SELECT ${[...outer, 'g.unit', ...columns.map(([, alias]) => sentCell(alias))].join(', ')} FROM (
        SELECT ${[...inner, 's.unit', ...values].join(', ')}
        FROM ${source} s
@@ -150,16 +150,16 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
     [q.from, q.to, q.projectIds ?? null, q.models ?? null, q.families ?? null, q.kinds ?? null, q.statuses ?? null,
       dimension?.kind ?? null, dimensionValues, tagPrefix, q.unit ?? null],
   );
-  // Columns: the keys, unit, then the measures in `columns` order. numeric and bigint sums arrive
-  // as exact strings (pg's text protocol), never as floats; a measure not asked for, or sent as
-  // NULL for its zero (sentCell), reads as zero.
+  // Columns: the keys, unit, then the measures in `columns` order, every cell as PostgreSQL's text
+  // (exact, never a float; counts become numbers here); a measure not asked for, or sent as NULL
+  // for its zero (sentCell), reads as zero.
   const n = groupBy.length;
   const index = new Map(columns.map(([, alias], i) => [alias, n + 1 + i]));
   const [amount, tasks, unpriced, input, output, cacheRead, cw5m, cw1h, cw, seconds, images] = [
     'amount', 'tasks', 'unpriced', 'input', 'output', 'cache_read', 'cw5m', 'cw1h', 'cw', 'seconds', 'images',
   ].map((alias) => index.get(alias) ?? -1) as number[];
-  const text = (r: unknown[], i: number) => (i < 0 || r[i] === null ? '0' : String(r[i]));
-  const count = (r: unknown[], i: number) => (i < 0 ? 0 : Number(r[i]));
+  const text = (r: Array<string | null>, i: number) => (i < 0 ? '0' : (r[i] ?? '0'));
+  const count = (r: Array<string | null>, i: number) => (i < 0 ? 0 : Number(r[i]));
   return arrays.map((r) => ({
     keys: keysOf(r, n, days),
     unit: r[n] as SpendRow['unit'],

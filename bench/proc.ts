@@ -129,3 +129,34 @@ export function procDelta(before: ProcReading, after: ProcReading, requests: num
     machinePercent: { busy: share('busy'), idle: share('idle'), steal: share('steal') },
   };
 }
+
+/**
+ * CPU milliseconds so far of one process's threads, summed by thread name: the main thread as
+ * `main`, a worker thread as `WorkerThread`, V8's garbage-collection and compiler helpers as
+ * `V8Worker`, libuv's pool as `libuv-worker` (schedstat's first field: time on a core, in ns).
+ * A thread that exits between two readings takes its time with it.
+ */
+export function threadCpuMs(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    const name = Number(tid) === pid ? 'main' : (read(`/proc/${pid}/task/${tid}/comm`)?.trim() ?? 'unknown');
+    out[name] = (out[name] ?? 0) + Number(read(`/proc/${pid}/task/${tid}/schedstat`)?.split(' ')[0] ?? 0) / 1e6;
+  }
+  return out;
+}
+
+/** Per `count` (answers, requests): each thread name's CPU between two readings, those of 0.1 ms or more. */
+export function threadCpuPer(before: Record<string, number>, after: Record<string, number>, count: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, ms] of Object.entries(after)) {
+    const per = (ms - (before[name] ?? 0)) / count;
+    if (per >= 0.1) out[name] = Math.round(per * 10) / 10;
+  }
+  return out;
+}

@@ -7,7 +7,7 @@
  *     roll-up (what spendReport runs) and by GROUP BY over the raw task and charge-line rows;
  *   - the same with amount and task count only, both ways;
  *   - both through GraphQL over HTTP, to a gateway in its own process, with the answer parsed (as
- *     a dashboard reads it) and as received text.
+ *     a dashboard reads it) and as received text, and the gateway's CPU per answer by thread.
  * Checks that the roll-up and the raw report agree, every measure to the last decimal. Then, by
  * who (issue 21): each task has one of 100,000 end users and a tag, the roll-up by who is built by
  * the migration's own backfill, and a month's top-100 users by USD is timed (in process and over
@@ -21,6 +21,7 @@ import path from 'node:path';
 import { freePort } from '../src/database/embedded.js';
 import { Database } from '../src/database/database.js';
 import { machine, publish, withScratchPostgres } from './support.js';
+import { threadCpuMs, threadCpuPer } from './proc.js';
 import { spendReport, type SpendRow } from '../src/reports/spend-report.js';
 import { DAYS, PROJECTS, RAW_GROUPED, seed, TASKS, USERS } from './reports-data.js';
 
@@ -63,6 +64,7 @@ async function main() {
         variables: { f: from.toISOString(), t: today.toISOString() },
       });
       const ask = () => fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body });
+      const cpuBefore = threadCpuMs(gw.pid);
       const parsed = await time(20, async () => {
         const answer = (await (await ask()).json()) as { data?: { spendReport: unknown[] } };
         if (answer.data?.spendReport.length !== rollupRows.length) throw new Error(JSON.stringify(answer).slice(0, 500));
@@ -71,7 +73,8 @@ async function main() {
         const res = await ask();
         if (res.status !== 200 || (await res.text()).length < rollupRows.length) throw new Error(`HTTP ${res.status}`);
       });
-      return { parsed, text };
+      // Where the gateway's CPU went per answer, by thread (main, WorkerThread: the reads thread, V8Worker: GC and compiler helpers).
+      return { parsed, text, cpuMsPerAnswer: threadCpuPer(cpuBefore, threadCpuMs(gw.pid), 40) };
     };
     const graphqlFull = await overGraphql('keys totals { unit amount } tasks unpricedTasks videoSeconds images tokens { input output cacheRead cacheWrite5m cacheWrite1h cacheWrite }');
     const graphqlSlim = await overGraphql('keys totals { unit amount } tasks');
@@ -127,6 +130,7 @@ async function main() {
       speedupRawVsRollupP50: Math.round(raw.p50 / rollup.p50),
       graphqlHttpMs: graphqlFull.parsed,
       graphqlHttpTextMs: graphqlFull.text,
+      graphqlGatewayCpuMsPerAnswer: graphqlFull.cpuMsPerAnswer,
       rollupEqualsRaw: agree,
       slim: {
         report: 'the same month and grouping, amount and task count only',
@@ -135,6 +139,7 @@ async function main() {
         speedupRawVsRollupP50: Math.round(slimRaw.p50 / slimRollup.p50),
         graphqlHttpMs: graphqlSlim.parsed,
         graphqlHttpTextMs: graphqlSlim.text,
+        graphqlGatewayCpuMsPerAnswer: graphqlSlim.cpuMsPerAnswer,
       },
       coarse: {
         report: 'one month, grouped by project × model, every measure',
@@ -169,7 +174,7 @@ async function main() {
  * share its main thread. Timed in the gateway's process, each 2.5 MB answer's fetch and parse
  * added a full garbage collection of that thread to the answer's time (25-30 ms; FINDINGS).
  */
-async function gatewayProcess(databaseUrl: string): Promise<{ url: string; close: () => Promise<void> }> {
+async function gatewayProcess(databaseUrl: string): Promise<{ url: string; pid: number; close: () => Promise<void> }> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-reports-gw-'));
   const child = spawn(process.execPath, ['dist/src/main.js'], {
@@ -185,6 +190,7 @@ async function gatewayProcess(databaseUrl: string): Promise<{ url: string; close
   }
   return {
     url,
+    pid: child.pid!,
     close: async () => {
       child.kill('SIGTERM');
       await exited;

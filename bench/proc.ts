@@ -30,14 +30,24 @@ function statFields(pid: number): string[] | undefined {
   return stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
+/** A process's direct children (a postmaster's: PostgreSQL's backends). */
+export function childrenOf(parent: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (/^\d+$/.test(entry) && Number(statFields(Number(entry))?.[1]) === parent) pids.push(Number(entry));
+  }
+  return pids;
+}
+
 /** The pid and, with `withChildren`, its direct children (PostgreSQL's backends). */
 function family(pid: number, withChildren: boolean): number[] {
   if (!withChildren || !pid) return [pid];
-  const pids = [pid];
-  for (const entry of readdirSync('/proc')) {
-    if (/^\d+$/.test(entry) && Number(statFields(Number(entry))?.[1]) === pid) pids.push(Number(entry));
-  }
-  return pids;
+  return [pid, ...childrenOf(pid)];
+}
+
+/** CPU nanoseconds a process (all its threads) or one thread (`/task/<tid>`) has run so far: schedstat's first field, 0 once gone. */
+export function runNs(pid: number, task = ''): number {
+  return Number(read(`/proc/${pid}${task}/schedstat`)?.split(' ')[0] ?? 0);
 }
 
 /** CPU milliseconds used so far (user + system; USER_HZ is 100 on Linux), exited children included. */
@@ -146,7 +156,7 @@ export function threadCpuMs(pid: number): Record<string, number> {
   }
   for (const tid of tids) {
     const name = Number(tid) === pid ? 'main' : (read(`/proc/${pid}/task/${tid}/comm`)?.trim() ?? 'unknown');
-    out[name] = (out[name] ?? 0) + Number(read(`/proc/${pid}/task/${tid}/schedstat`)?.split(' ')[0] ?? 0) / 1e6;
+    out[name] = (out[name] ?? 0) + runNs(pid, `/task/${tid}`) / 1e6;
   }
   return out;
 }

@@ -12,7 +12,7 @@
  * to attach a profiler to the printed backend pid. Prints figures and writes
  * bench/results/statement-cpu.json; asserts nothing.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { findRoute } from '../src/catalog/catalog.js';
 import { Database } from '../src/database/database.js';
@@ -21,32 +21,12 @@ import { quote } from '../src/pricing/engine.js';
 import { buildPriceBook, SPEC_PRICE_ROWS } from '../src/pricing/price-book.js';
 import { Money } from '../src/pricing/money.js';
 import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
+import { childrenOf, runNs } from './proc.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 2);
 const route = findRoute('gpt-5.6-luna')!;
 const body = { model: route.id, messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }], max_tokens: 256 };
-
-/** CPU nanoseconds a process has run so far (schedstat's first field, all its threads). */
-function runNs(pid: number): number {
-  try {
-    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
-  } catch {
-    return 0;
-  }
-}
-
-function children(parent: number): number[] {
-  const parentOf = (pid: string) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    } catch {
-      return 0; // gone meanwhile
-    }
-  };
-  return readdirSync('/proc').filter((e) => /^\d+$/.test(e) && parentOf(e) === parent).map(Number);
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -56,7 +36,7 @@ async function main() {
     const db = new Database(server.url, 1);
     const postmaster = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
     const backend = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-    const others = () => children(postmaster).filter((p) => p !== backend);
+    const others = () => childrenOf(postmaster).filter((p) => p !== backend);
 
     const { rows } = await db.query<{ id: string }>(
       `WITH p AS (INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'probe') RETURNING id),

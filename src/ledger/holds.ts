@@ -110,14 +110,14 @@ export async function holdInBatch(db: Db, items: HoldRequest[]): Promise<HoldOut
  * user), a hard limit that does not fit (a refusal), an Idempotency-Key already used.
  */
 export async function holdAlone(db: Db, r: HoldRequest): Promise<HoldOutcome | undefined> {
-  const lines = r.quote.lines;
+  const lines = linesPayload(r.quote.lines); // as columns: one array per field
   const { rows } = await db.prepared<{ outcome: 'held' | 'stale_price' | 'fallback'; task_id: string | null; in_force: number | null }>(
     'hold-one',
     'SELECT * FROM spendgate_hold_one($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)',
     [
       r.projectId, r.apiKeyId, r.endUser ?? null, r.tags ?? [], r.model, r.family, r.kind, r.hold.unit,
       r.hold.toFixed(), r.quote.amount.toFixed(), r.quote.exactness, r.quote.tier ?? null, r.quote.warnings, JSON.stringify(r.quote.basis), r.priceBookVersion,
-      lines.map((l) => l.component), lines.map((l) => l.quantity.toFixed()), lines.map((l) => l.rate.toFixed()), lines.map((l) => l.per.toFixed()), lines.map((l) => l.amount.toFixed()),
+      lines.map((l) => l.component), lines.map((l) => l.quantity), lines.map((l) => l.rate), lines.map((l) => l.per), lines.map((l) => l.amount),
       r.idempotencyKey ?? null, r.requestHash ?? null, r.acceptedAt ?? null,
     ],
   );

@@ -15,6 +15,7 @@ import { Pool } from 'undici';
 import { ApiError } from '../common/api-error.js';
 import type { CacheEvent } from '../common/cache-events.js';
 import type { UpstreamOptions } from '../upstream/upstream.types.js';
+import { RelayedGarbage } from './relayed-garbage.js';
 
 export interface ReadsWorkerData {
   /** The environment the gateway was started with (the worker reads the same configuration). */
@@ -33,6 +34,8 @@ export class ReadsThread {
   private ready: Promise<void> = new Promise(() => {});
   private closing = false;
   private onCacheEvent: (event: CacheEvent) => Promise<void> = async () => {};
+  /** The relayed answers' Buffers, freed young (relayed-garbage.ts). */
+  private readonly garbage = new RelayedGarbage();
 
   constructor(
     private readonly data: ReadsWorkerData,
@@ -108,11 +111,20 @@ export class ReadsThread {
       for (const [name, value] of Object.entries(res.headers)) {
         if (value !== undefined && !HOP_BY_HOP.has(name)) void reply.header(name, value);
       }
+      this.countRelayed(request, reply);
       return reply.code(res.statusCode).send(res.body);
     } catch (error) {
       this.logger.warn(`reads worker did not answer: ${(error as Error).message}`);
       return reply.code(503).send(ApiError.serviceUnavailable('reads are unavailable on this instance for a moment; retry shortly').toBody());
     }
+  }
+
+  /** What this relay moves through the client's connection, counted when it ends (why: relayed-garbage.ts). */
+  private countRelayed(request: FastifyRequest, reply: FastifyReply): void {
+    const socket = request.raw.socket as { bytesRead?: number; bytesWritten?: number } | undefined;
+    const moved = () => (socket?.bytesRead ?? 0) + (socket?.bytesWritten ?? 0);
+    const before = moved();
+    reply.raw.once('close', () => this.garbage.relayed(moved() - before));
   }
 
   private async start(): Promise<void> {

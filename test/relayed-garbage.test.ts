@@ -115,4 +115,23 @@ describe('through the gateway', () => {
       expect(counts.major).toBe(0);
     });
   }, 120_000);
+
+  test('an upload relayed to the worker counts too: a 5 MB vendor statement, a small answer, one scavenge', async () => {
+    const rows = Array.from({ length: 90_000 }, (_, i) => `${9_000_000 + i},glm-5.3,2026-11-02T10:00:00Z,12.500000000000000000,CREDITS`);
+    const csv = `task_id,model,time,amount,unit\n${rows.join('\n')}\n`;
+    expect(csv.length).toBeGreaterThan(RELAY_BYTES_PER_SCAVENGE * 1.2);
+    await forcedCollections(async (counts) => {
+      const res = await fetch(`${gw.url}/reports/vendor-statements`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' },
+        body: csv,
+      });
+      const answer = await res.text();
+      expect(res.status).toBe(201);
+      expect(answer.length).toBeLessThan(10_000); // the bytes that count are the upload's
+      await settle();
+      expect(counts.minor).toBeGreaterThanOrEqual(1);
+      expect(counts.major).toBe(0);
+    });
+  }, 120_000);
 });

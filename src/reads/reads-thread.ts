@@ -106,12 +106,13 @@ export class ReadsThread {
         : typeof request.body === 'string' || request.body instanceof Readable
           ? request.body
           : JSON.stringify(request.body);
+    // Counted from here: an upload (a vendor statement) streams through while the request is under way.
+    this.countRelayed(request, reply);
     try {
       const res = await this.pool!.request({ path: request.url, method: request.method as 'GET' | 'POST', headers, body });
       for (const [name, value] of Object.entries(res.headers)) {
         if (value !== undefined && !HOP_BY_HOP.has(name)) void reply.header(name, value);
       }
-      this.countRelayed(request, reply);
       return reply.code(res.statusCode).send(res.body);
     } catch (error) {
       this.logger.warn(`reads worker did not answer: ${(error as Error).message}`);

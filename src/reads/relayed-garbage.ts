@@ -3,10 +3,10 @@
  * worker (reads-thread.ts) arrive and leave as Buffers whose memory lies outside V8's heap. They
  * die as soon as they are written, but the main thread allocates little else on its heap, so its
  * young generation rarely fills and no scavenge frees them. V8 counts that outside memory toward
- * the old generation's limit instead, and every ~25 MB of relayed answers set off a mark-compact
- * of the whole main thread: pauses of 8-20 ms on the thread that serves submissions, plus 15-20 ms
- * of marking on the other core (`--trace-gc` of a gateway answering 9,000-group reports: four
- * mark-compacts in 20 answers, none of them freeing more than 7 MB of heap).
+ * the old generation's limit instead, and large answers set off mark-compacts of the whole main
+ * thread: pauses of 3-20 ms on the thread that serves submissions, each after 15-20 ms of marking
+ * on the other core (`--trace-gc` of a gateway answering 45 9,000-group reports of 2.5 MB: 12
+ * mark-compacts, none of them freeing more than 7 MB of heap).
  *
  * So, once every RELAY_BYTES_PER_SCAVENGE relayed, the young generation is collected when the
  * event loop's turn ends: a scavenge of a few live objects takes ~0.5-1 ms and frees the dead

@@ -14,7 +14,7 @@ async function forcedCollections<T>(observe: (counts: { minor: number; major: nu
   const counts = { minor: 0, major: 0 };
   const seen = (entries: PerformanceEntry[]) => {
     for (const entry of entries) {
-      const { kind, flags } = entry.detail as { kind: number; flags: number };
+      const { kind, flags } = (entry as PerformanceEntry & { detail: { kind: number; flags: number } }).detail;
       if (!(flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED)) continue;
       if (kind === constants.NODE_PERFORMANCE_GC_MINOR) counts.minor++;
       else counts.major++;

@@ -62,8 +62,13 @@ export class Database {
     this.pool.on('error', () => {});
   }
 
+  /** Where a statement runs: the transaction of this context (inTransaction), else any pooled connection. */
+  private get runner(): pg.Pool | pg.PoolClient {
+    return this.current.getStore()?.client ?? this.pool;
+  }
+
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    return (this.current.getStore()?.client ?? this.pool).query<R>(text, values);
+    return this.runner.query<R>(text, values);
   }
 
   /**
@@ -71,12 +76,12 @@ export class Database {
    * call. For the statements on the submission path, which run thousands of times a second.
    */
   prepared<R extends pg.QueryResultRow = pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    return (this.current.getStore()?.client ?? this.pool).query<R>({ name, text, values });
+    return this.runner.query<R>({ name, text, values });
   }
 
   /** Rows as arrays in column order: cheaper than one object per row for large results (reports). */
   async queryArrays(text: string, values?: unknown[]): Promise<unknown[][]> {
-    return (await (this.current.getStore()?.client ?? this.pool).query<unknown[]>({ text, values, rowMode: 'array' })).rows;
+    return (await this.runner.query<unknown[]>({ text, values, rowMode: 'array' })).rows;
   }
 
   /**
@@ -86,7 +91,7 @@ export class Database {
    */
   async queryTexts(text: string, values?: unknown[]): Promise<Array<Array<string | null>>> {
     const query = { text, values, rowMode: 'array' as const, types: AS_SENT };
-    return (await (this.current.getStore()?.client ?? this.pool).query<Array<string | null>>(query)).rows;
+    return (await this.runner.query<Array<string | null>>(query)).rows;
   }
 
   /**

@@ -9,9 +9,10 @@
  * mark-compacts, none of them freeing more than 7 MB of heap).
  *
  * So, once every RELAY_BYTES_PER_SCAVENGE relayed, the young generation is collected when the
- * event loop's turn ends: a scavenge of a few live objects takes ~0.5-1 ms and frees the dead
- * Buffers with them. Per 9,000-group report, the main thread's CPU went 6.8-7.1 -> 5.4-5.7 ms and
- * V8's helper threads' 8.0-8.4 -> 4.4-4.5 ms (bench/FINDINGS.md, issue 34).
+ * event loop's turn ends: a scavenge of a young generation that is nearly all garbage takes ~1 ms
+ * and frees the dead Buffers with it. Per 9,000-group report, the main thread's CPU went 8.1-11.7
+ * -> 6.0-6.3 ms and V8's helper threads' 12.8-13.2 -> 9.8-10.0 ms (bench:reports; bench/FINDINGS.md,
+ * issue 34).
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';

@@ -15,7 +15,6 @@ import { Pool } from 'undici';
 import { ApiError } from '../common/api-error.js';
 import type { CacheEvent } from '../common/cache-events.js';
 import type { UpstreamOptions } from '../upstream/upstream.types.js';
-import { RelayedGarbage } from './relayed-garbage.js';
 
 export interface ReadsWorkerData {
   /** The environment the gateway was started with (the worker reads the same configuration). */
@@ -34,8 +33,6 @@ export class ReadsThread {
   private ready: Promise<void> = new Promise(() => {});
   private closing = false;
   private onCacheEvent: (event: CacheEvent) => Promise<void> = async () => {};
-  /** The relayed answers' Buffers, freed young (relayed-garbage.ts). */
-  private readonly garbage = new RelayedGarbage();
 
   constructor(
     private readonly data: ReadsWorkerData,
@@ -106,8 +103,6 @@ export class ReadsThread {
         : typeof request.body === 'string' || request.body instanceof Readable
           ? request.body
           : JSON.stringify(request.body);
-    // Counted from here: an upload (a vendor statement) streams through while the request is under way.
-    this.countRelayed(request, reply);
     try {
       const res = await this.pool!.request({ path: request.url, method: request.method as 'GET' | 'POST', headers, body });
       for (const [name, value] of Object.entries(res.headers)) {
@@ -118,14 +113,6 @@ export class ReadsThread {
       this.logger.warn(`reads worker did not answer: ${(error as Error).message}`);
       return reply.code(503).send(ApiError.serviceUnavailable('reads are unavailable on this instance for a moment; retry shortly').toBody());
     }
-  }
-
-  /** What this relay moves through the client's connection, counted when it ends (why: relayed-garbage.ts). */
-  private countRelayed(request: FastifyRequest, reply: FastifyReply): void {
-    const socket = request.raw.socket as { bytesRead?: number; bytesWritten?: number } | undefined;
-    const moved = () => (socket?.bytesRead ?? 0) + (socket?.bytesWritten ?? 0);
-    const before = moved();
-    reply.raw.once('close', () => this.garbage.relayed(moved() - before));
   }
 
   private async start(): Promise<void> {

@@ -14,15 +14,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import pg from 'pg';
-import { Pool } from 'undici';
 import { Database } from '../src/database/database.js';
 import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
 import { procDelta, procReading, type Servers } from './proc.js';
+import { OPEN_LOOP_CONNECTIONS, OPEN_LOOP_SECONDS, openLoopRun as openLoopOf } from './open-loop.js';
 import { freePort } from '../src/database/embedded.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
 import { BudgetsService } from '../src/budgets/budgets.service.js';
 import { dec } from '../src/pricing/money.js';
-import { AnswerHandler } from '../src/upstream/answer-handler.js';
 
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<Result>;
 interface Result {
@@ -33,12 +32,12 @@ interface Result {
   timeouts: number;
 }
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const SECONDS = OPEN_LOOP_SECONDS;
 /** Offered rate of the open-loop latency runs. */
 const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 500);
 /** Offered rates at which spendgate's and Portkey's CPU per request are compared (issue 34). */
 const CPU_RATES = (process.env.BENCH_CPU_RATES ?? '100,500,2000').split(',').map(Number);
-const CONNECTIONS = 64;
+const CONNECTIONS = OPEN_LOOP_CONNECTIONS;
 const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 const CHAT = JSON.stringify({ model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }], max_tokens: 256 });
 const MEDIA = [
@@ -388,64 +387,9 @@ function serverShares(before: Map<string, number>, after: Map<string, number>, p
   return { requests: total, percentWithin: { '2.5ms': share('0.0025'), '5ms': share('0.005'), '10ms': share('0.01'), '25ms': share('0.025') } };
 }
 
-/** Uniform open loop: request i is due at start + i / rate; latency counts from that due time. */
-async function openLoopRun(
-  name: string,
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  rate: number,
-  server?: { before: () => Promise<void>; after: () => Promise<Record<string, unknown>> },
-) {
-  const pool = new Pool(new URL(url).origin, { connections: CONNECTIONS });
-  const path = new URL(url).pathname;
-  const requestHeaders = { 'content-type': 'application/json', ...headers };
-  // The gateway's own answer handler over undici's dispatch, not pool.request(): request()'s
-  // per-request closures keep ~2.3 MB/s alive through minor GCs (see src/upstream/answer-handler.ts),
-  // and the generator's own GC pauses would land in the latencies it measures.
-  const send = () =>
-    new Promise<number>((resolve) => {
-      pool.dispatch({ method: 'POST', path, headers: requestHeaders, body }, new AnswerHandler(null, (answer) => resolve(answer.status), () => resolve(0)));
-    });
-  const run = async (seconds: number) => {
-    const total = seconds * rate;
-    // Preallocated, and no array of every request's promise: the generator's own garbage
-    // collections would otherwise grow with the run and land in the latencies it measures.
-    const latencies = new Float64Array(total);
-    let failures = 0;
-    let answered = 0;
-    let allAnswered!: () => void;
-    const done = new Promise<void>((resolve) => (allAnswered = resolve));
-    if (total === 0) allAnswered();
-    const start = performance.now();
-    for (let i = 0; i < total; i++) {
-      const due = start + (i * 1000) / rate;
-      const wait = due - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      // Timed from the due time when the request leaves late (no coordinated omission), from the
-      // send when timer granularity (~1 ms) lets it leave early (else latencies read too low).
-      const from = Math.min(due, performance.now());
-      void send().then((status) => {
-        latencies[i] = performance.now() - from;
-        if (status !== 200) failures++;
-        if (++answered === total) allAnswered();
-      });
-    }
-    await done;
-    latencies.sort();
-    const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 100) / 100;
-    return { offeredPerSecond: rate, sent: total, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1), non200: failures };
-  };
-  await run(2); // warm-up
-  await server?.before();
-  const before = procReading(processes);
-  const result = await run(SECONDS);
-  const { cpuMsPerRequest, runqueueWaitMsPerSecond, machinePercent } = procDelta(before, procReading(processes), result.sent);
-  const inside = await server?.after();
-  await pool.close();
-  console.error(`${name} (uniform ${rate} req/s): p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, non-200 ${result.non200}; CPU ms per request ${JSON.stringify(cpuMsPerRequest)}; machine % ${JSON.stringify(machinePercent)}`);
-  if (inside) console.error(`  measured inside spendgate (its /metrics histogram): ${JSON.stringify(inside)}`);
-  return { name: `${name} (uniform open loop ${rate} req/s)`, ...result, cpuMsPerRequest, runqueueWaitMsPerSecond, machinePercent, ...(inside ? { insideSpendgate: inside } : {}) };
+/** The open-loop generator (open-loop.ts) over this run's servers. */
+function openLoopRun(name: string, url: string, headers: Record<string, string>, body: string, rate: number, server?: Parameters<typeof openLoopOf>[6]) {
+  return openLoopOf(name, url, headers, body, rate, processes, server);
 }
 
 /** A small horizontal bar chart of throughput, with p50/p99 in the labels. */

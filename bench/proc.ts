@@ -6,7 +6,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
-export type Servers = Record<'spendgate' | 'postgres' | 'simulator' | 'portkey', number>;
+/** Each server's pid by name; `postgres` is a postmaster, whose backends are summed with it. */
+export type Servers = Record<string, number>;
 
 /** A reading of every counter, taken before and after a run. */
 export interface ProcReading {
@@ -99,20 +100,14 @@ function machineTicks(): ProcReading['machine'] {
 /** Every counter now. The load generator is this process. */
 export function procReading(servers: Servers): ProcReading {
   const usage = process.cpuUsage();
-  const pg = family(servers.postgres, true);
+  const pids = Object.entries(servers).map(([name, pid]) => [name, name === 'postgres' ? family(pid, true) : [pid]] as const);
   return {
     cpuMs: {
-      spendgate: cpuMs([servers.spendgate], false),
-      postgres: cpuMs(pg, true),
-      simulator: cpuMs([servers.simulator], false),
-      portkey: cpuMs([servers.portkey], false),
+      ...Object.fromEntries(pids.map(([name, family]) => [name, cpuMs(family, name === 'postgres')])),
       loadGenerator: (usage.user + usage.system) / 1000,
     },
     runqueueWaitMs: {
-      spendgate: runqueueWaitMs([servers.spendgate]),
-      postgres: runqueueWaitMs(pg),
-      simulator: runqueueWaitMs([servers.simulator]),
-      portkey: runqueueWaitMs([servers.portkey]),
+      ...Object.fromEntries(pids.map(([name, family]) => [name, runqueueWaitMs(family)])),
       loadGenerator: runqueueWaitMs([process.pid]),
     },
     machine: machineTicks(),

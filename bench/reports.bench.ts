@@ -15,7 +15,7 @@
  * bench/results/reports.json; asserts nothing.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../src/database/embedded.js';
@@ -74,10 +74,13 @@ async function main() {
         if (res.status !== 200 || (await res.text()).length < rollupRows.length) throw new Error(`HTTP ${res.status}`);
       });
       // Where the gateway's CPU went per answer, by thread (main, WorkerThread: the reads thread, V8Worker: GC and compiler helpers).
-      return { parsed, text, cpuMsPerAnswer: threadCpuPer(cpuBefore, threadCpuMs(gw.pid), 40) };
+      const cpuMsPerAnswer = threadCpuPer(cpuBefore, threadCpuMs(gw.pid), 40);
+      return { parsed, text, cpuMsPerAnswer, answer: await (await ask()).text() };
     };
     const graphqlFull = await overGraphql('keys totals { unit amount } tasks unpricedTasks videoSeconds images tokens { input output cacheRead cacheWrite5m cacheWrite1h cacheWrite }');
     const graphqlSlim = await overGraphql('keys totals { unit amount } tasks');
+    // The client's own share: the same answer's bytes from a bare server, fetched and parsed alike.
+    const clientFloor = await bareServerTimes(graphqlFull.answer);
 
     // By who: last full month (month-aligned, as user reports are kept).
     const month = { from: new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 1, 1)), to: new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1)) };
@@ -131,6 +134,7 @@ async function main() {
       graphqlHttpMs: graphqlFull.parsed,
       graphqlHttpTextMs: graphqlFull.text,
       graphqlGatewayCpuMsPerAnswer: graphqlFull.cpuMsPerAnswer,
+      clientFloor: { what: "the same answer's bytes from a bare node:http server in its own process: what fetching and parsing them costs the client, whatever the server", ...clientFloor },
       rollupEqualsRaw: agree,
       slim: {
         report: 'the same month and grouping, amount and task count only',
@@ -197,6 +201,34 @@ async function gatewayProcess(databaseUrl: string): Promise<{ url: string; pid: 
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `answer` served by node's bare HTTP server in a process of its own (no GraphQL, no database),
+ * timed by this client as the gateway is: parsed and as text.
+ */
+async function bareServerTimes(answer: string): Promise<{ parsedMs: Awaited<ReturnType<typeof time>>; textMs: Awaited<ReturnType<typeof time>>; bytes: number }> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-reports-bare-'));
+  const file = path.join(dir, 'answer.json');
+  writeFileSync(file, answer);
+  const serve = `const body = require('node:fs').readFileSync(process.env.FILE);
+    require('node:http').createServer((q, r) => { q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'application/json' }).end(body)); }).listen(Number(process.env.PORT), '127.0.0.1');`;
+  const child = spawn(process.execPath, ['-e', serve], { env: { ...process.env, FILE: file, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}/`;
+  try {
+    for (let i = 0; !(await fetch(url).then((r) => r.arrayBuffer().then(() => true), () => false)); i++) {
+      if (i > 100) throw new Error('the bare server did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const ask = () => fetch(url, { method: 'POST', body: '{}' });
+    const parsedMs = await time(20, async () => void (await (await ask()).json()));
+    const textMs = await time(20, async () => void (await (await ask()).text()));
+    return { parsedMs, textMs, bytes: Buffer.byteLength(answer) };
+  } finally {
+    child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const RAW_KEYS = {

@@ -1,0 +1,132 @@
+/**
+ * `npm run bench:floor`: the least CPU a submission can cost on this machine at an ordinary rate
+ * while keeping issue 34's promises (the hold durable before the vendor is called, the acceptance
+ * durable before the client hears), so that spendgate's figure can be read against it. In one run,
+ * open loop at BENCH_FLOOR_RATE (default 500) requests a second, chat bodies to the upstream
+ * simulator, each target its own process:
+ *   - the skeleton gateway (floor-skeleton.ts) as a bare proxy, with the hold's commit only, and
+ *     with both commits: node's HTTP server, prepared statements, one-row writes, nothing else;
+ *   - Portkey (a Node AI gateway that keeps no ledger) and spendgate (everything in the path).
+ * CPU per request is the target's process plus PostgreSQL's (postmaster and backends), as
+ * bench:gateway reads it. BENCH_ROUNDS (default 2) rounds, alternated. Prints figures and writes
+ * bench/results/floor.json; asserts nothing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { BudgetsService } from '../src/budgets/budgets.service.js';
+import { Database } from '../src/database/database.js';
+import { freePort } from '../src/database/embedded.js';
+import { dec } from '../src/pricing/money.js';
+import { ProjectsService } from '../src/projects/projects.service.js';
+import { openLoopRun, OPEN_LOOP_SECONDS } from './open-loop.js';
+import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
+
+const RATE = Number(process.env.BENCH_FLOOR_RATE ?? 500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const CHAT = JSON.stringify({ model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }], max_tokens: 256 });
+const CHAT_PATH = '/api-platform/v1/chat/completions';
+
+const children: ChildProcess[] = [];
+function start(args: string[], env: Record<string, string> = {}): number {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  return child.pid!;
+}
+
+async function waitFor(url: string) {
+  for (let i = 0; i < 300; i++) {
+    if (await fetch(url).then((r) => r.status < 500, () => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+interface Target {
+  name: string;
+  pid: number;
+  url: string;
+  headers: Record<string, string>;
+}
+
+async function main() {
+  const speedAtStart = speedProbe();
+  await withScratchPostgres('floor', [], async (server, dir) => {
+    try {
+      const postgres = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const client = new pg.Client(server.url);
+      await client.connect();
+      await client.query(`CREATE TABLE floor_task (id bigserial PRIMARY KEY, status text NOT NULL, request int, answer int, at timestamptz NOT NULL DEFAULT now())`);
+      await client.end();
+      const db = new Database(server.url, 2);
+      const projects = new ProjectsService(db);
+      const project = await projects.create('floor');
+      const key = await projects.issueKey(project.id);
+      const budgets = new BudgetsService(db);
+      for (const unit of ['CREDITS', 'USD'] as const) await budgets.set({ projectId: project.id, unit, limit: dec('1000000000'), period: 'MONTHLY', hard: true });
+      await db.close();
+
+      const port = () => freePort();
+      const simPort = await port();
+      const sim = `http://127.0.0.1:${simPort}`;
+      start(['dist/src/cli/main.js', 'simulate', '--port', String(simPort), '--delay-ms', '600000']);
+      await waitFor(`${sim}/__sim/tasks`);
+      const vendorAuth = { authorization: 'Bearer bench-vendor-key' };
+      const targets: Target[] = [];
+      for (const commits of [0, 1, 2]) {
+        const p = await port();
+        const pid = start(['dist/bench/floor-skeleton.js'], { PORT: String(p), DATABASE_URL: server.url, UPSTREAM: `${sim}${CHAT_PATH}`, FLOOR_COMMITS: String(commits) });
+        const name = ['skeleton: a bare proxy', 'skeleton: the hold committed', 'skeleton: hold and acceptance committed'][commits]!;
+        targets.push({ name, pid, url: `http://127.0.0.1:${p}${CHAT_PATH}`, headers: {} });
+      }
+      const portkeyPort = await port();
+      targets.push({
+        name: 'portkey',
+        pid: start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']),
+        url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
+        headers: { ...vendorAuth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${sim}/api-platform/v1` },
+      });
+      const gatewayPort = await port();
+      targets.push({
+        name: 'spendgate',
+        pid: start(['dist/src/main.js'], {
+          PORT: String(gatewayPort), DATABASE_URL: server.url, UPSTREAM_BASE_URL: sim, UPSTREAM_API_KEY: 'bench-vendor-key',
+          ADMIN_TOKEN: 'bench-admin-token-0123456789', LOG_LEVEL: 'warn', POLLER_ENABLED: 'false', NODE_ENV: 'production',
+        }),
+        url: `http://127.0.0.1:${gatewayPort}${CHAT_PATH}`,
+        headers: { authorization: `Bearer ${key}` },
+      });
+      for (const t of targets) await waitFor(t.url.replace(/\/(api-platform|v1)\/.*$/, t.name === 'spendgate' ? '/healthz' : '/'));
+
+      const runs: Array<{ round: number; target: string; p50Ms: number; p99Ms: number; non200: number; targetMs: number; postgresMs: number; totalMs: number }> = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        // Alternated: forwards in odd rounds, backwards in even ones, so drift in the machine's speed falls on every target alike.
+        for (const t of round % 2 ? targets : [...targets].reverse()) {
+          const r = await openLoopRun(t.name, t.url, t.headers, CHAT, RATE, { target: t.pid, postgres });
+          const targetMs = r.cpuMsPerRequest.target ?? 0;
+          const postgresMs = t.name === 'portkey' || t.name.endsWith('bare proxy') ? 0 : (r.cpuMsPerRequest.postgres ?? 0);
+          runs.push({ round, target: t.name, p50Ms: r.p50Ms, p99Ms: r.p99Ms, non200: r.non200, targetMs, postgresMs, totalMs: Math.round((targetMs + postgresMs) * 1000) / 1000 });
+        }
+      }
+      publish('floor', {
+        machine: `${machine()}, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`,
+        date: new Date().toISOString().slice(0, 10),
+        offeredPerSecond: RATE,
+        secondsPerRun: OPEN_LOOP_SECONDS,
+        notes: 'CPU ms per request: the target process, plus PostgreSQL (all its processes) for the targets that write; Portkey and the bare proxy write nothing, and what PostgreSQL spends meanwhile (spendgate idle) is not theirs',
+        machineSpeedProbeMs: { start: speedAtStart, end: speedProbe() },
+        runs,
+        target: { cpuMsPerSubmission: 0.4 },
+      });
+    } finally {
+      for (const child of children) child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 1500));
+    }
+  });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

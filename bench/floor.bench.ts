@@ -11,16 +11,12 @@
  * bench:gateway reads it. BENCH_ROUNDS (default 2) rounds, alternated. Prints figures and writes
  * bench/results/floor.json; asserts nothing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { BudgetsService } from '../src/budgets/budgets.service.js';
-import { Database } from '../src/database/database.js';
 import { freePort } from '../src/database/embedded.js';
-import { dec } from '../src/pricing/money.js';
-import { ProjectsService } from '../src/projects/projects.service.js';
 import { openLoopRun, OPEN_LOOP_SECONDS } from './open-loop.js';
+import { BenchServers, benchProject, waitFor } from './servers.js';
 import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
 
 const RATE = Number(process.env.BENCH_FLOOR_RATE ?? 500);
@@ -28,20 +24,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CHAT = JSON.stringify({ model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }], max_tokens: 256 });
 const CHAT_PATH = '/api-platform/v1/chat/completions';
 
-const children: ChildProcess[] = [];
-function start(args: string[], env: Record<string, string> = {}): number {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  children.push(child);
-  return child.pid!;
-}
-
-async function waitFor(url: string) {
-  for (let i = 0; i < 300; i++) {
-    if (await fetch(url).then((r) => r.status < 500, () => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
+const servers = new BenchServers();
 
 interface Target {
   name: string;
@@ -59,41 +42,35 @@ async function main() {
       await client.connect();
       await client.query(`CREATE TABLE floor_task (id bigserial PRIMARY KEY, status text NOT NULL, request int, answer int, at timestamptz NOT NULL DEFAULT now())`);
       await client.end();
-      const db = new Database(server.url, 2);
-      const projects = new ProjectsService(db);
-      const project = await projects.create('floor');
-      const key = await projects.issueKey(project.id);
-      const budgets = new BudgetsService(db);
-      for (const unit of ['CREDITS', 'USD'] as const) await budgets.set({ projectId: project.id, unit, limit: dec('1000000000'), period: 'MONTHLY', hard: true });
-      await db.close();
+      const { key } = await benchProject(server.url, 'floor');
 
       const port = () => freePort();
       const simPort = await port();
       const sim = `http://127.0.0.1:${simPort}`;
-      start(['dist/src/cli/main.js', 'simulate', '--port', String(simPort), '--delay-ms', '600000']);
+      servers.simulator(simPort);
       await waitFor(`${sim}/__sim/tasks`);
       const vendorAuth = { authorization: 'Bearer bench-vendor-key' };
       const targets: Target[] = [];
       for (const commits of [0, 1, 2]) {
         const p = await port();
-        const pid = start(['dist/bench/floor-skeleton.js'], { PORT: String(p), DATABASE_URL: server.url, UPSTREAM: `${sim}${CHAT_PATH}`, FLOOR_COMMITS: String(commits) });
+        const { pid } = servers.start(['dist/bench/floor-skeleton.js'], { PORT: String(p), DATABASE_URL: server.url, UPSTREAM: `${sim}${CHAT_PATH}`, FLOOR_COMMITS: String(commits) });
         const name = ['skeleton: a bare proxy', 'skeleton: the hold committed', 'skeleton: hold and acceptance committed'][commits]!;
-        targets.push({ name, pid, url: `http://127.0.0.1:${p}${CHAT_PATH}`, headers: {} });
+        targets.push({ name, pid: pid!, url: `http://127.0.0.1:${p}${CHAT_PATH}`, headers: {} });
       }
       const portkeyPort = await port();
       targets.push({
         name: 'portkey',
-        pid: start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']),
+        pid: servers.portkey(portkeyPort).pid!,
         url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
         headers: { ...vendorAuth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${sim}/api-platform/v1` },
       });
       const gatewayPort = await port();
       targets.push({
         name: 'spendgate',
-        pid: start(['dist/src/main.js'], {
+        pid: servers.start(['dist/src/main.js'], {
           PORT: String(gatewayPort), DATABASE_URL: server.url, UPSTREAM_BASE_URL: sim, UPSTREAM_API_KEY: 'bench-vendor-key',
           ADMIN_TOKEN: 'bench-admin-token-0123456789', LOG_LEVEL: 'warn', POLLER_ENABLED: 'false', NODE_ENV: 'production',
-        }),
+        }).pid!,
         url: `http://127.0.0.1:${gatewayPort}${CHAT_PATH}`,
         headers: { authorization: `Bearer ${key}` },
       });
@@ -120,13 +97,13 @@ async function main() {
         target: { cpuMsPerSubmission: 0.4 },
       });
     } finally {
-      for (const child of children) child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 1500));
+      await servers.stop();
     }
   });
 }
 
 main().catch((error) => {
   console.error(error);
+  servers.kill('SIGKILL');
   process.exit(1);
 });

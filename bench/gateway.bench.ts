@@ -9,19 +9,15 @@
  * is its own process; the load comes from this one.
  * Prints figures, writes bench/results/gateway.json and bench/results/gateway.svg; asserts nothing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import pg from 'pg';
-import { Database } from '../src/database/database.js';
 import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
 import { procDelta, procReading, type Servers } from './proc.js';
+import { BenchServers, benchProject, waitFor } from './servers.js';
 import { OPEN_LOOP_CONNECTIONS, OPEN_LOOP_SECONDS, openLoopRun as openLoopOf } from './open-loop.js';
 import { freePort } from '../src/database/embedded.js';
-import { ProjectsService } from '../src/projects/projects.service.js';
-import { BudgetsService } from '../src/budgets/budgets.service.js';
-import { dec } from '../src/pricing/money.js';
 
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<Result>;
 interface Result {
@@ -50,24 +46,9 @@ const MEDIA = [
 /** The rig every gateway result names (main run and sweep alike). */
 const RIG = `${machine()}, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`;
 
-const children: ChildProcess[] = [];
+const servers = new BenchServers();
 /** Where the CPU goes: the pid of each server (PostgreSQL: the postmaster, whose backends are summed). */
 const processes: Servers = { spendgate: 0, postgres: 0, simulator: 0, portkey: 0 };
-
-function start(args: string[], env: Record<string, string> = {}, stdout: 'ignore' | 'inherit' = 'ignore'): ChildProcess {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
-  children.push(child);
-  return child;
-}
-
-async function waitFor(url: string, init?: RequestInit) {
-  for (let i = 0; i < 300; i++) {
-    const ok = await fetch(url, init).then((r) => r.status < 500, () => false);
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 async function load(name: string, url: string, headers: Record<string, string>, bodies: string[], extra: Record<string, unknown> = {}) {
   const opts = {
@@ -102,23 +83,16 @@ async function main() {
   const speedAtStart = speedProbe();
   await withScratchPostgres('gateway', process.env.BENCH_PG_SETTINGS?.split(' ') ?? [], async (pg, dir) => {
     try {
-      const db = new Database(pg.url, 2);
-      const projects = new ProjectsService(db);
-      const project = await projects.create('bench');
-      const key = await projects.issueKey(project.id);
-      const budgets = new BudgetsService(db);
-      await budgets.set({ projectId: project.id, unit: 'CREDITS', limit: dec('1000000000'), period: 'MONTHLY', hard: true });
-      await budgets.set({ projectId: project.id, unit: 'USD', limit: dec('1000000000'), period: 'MONTHLY', hard: true });
-      await db.close();
+      const { key } = await benchProject(pg.url, 'bench');
 
       const [simPort, portkeyPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
       const sim = `http://127.0.0.1:${simPort}`;
-      processes.simulator = start(['dist/src/cli/main.js', 'simulate', '--port', String(simPort), '--delay-ms', '600000']).pid!;
-      processes.portkey = start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']).pid!;
+      processes.simulator = servers.simulator(simPort).pid!;
+      processes.portkey = servers.portkey(portkeyPort).pid!;
       processes.postgres = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
       // BENCH_GATEWAY_FLAGS: extra node flags for spendgate's process alone (diagnostics, e.g. --trace-gc).
       const gatewayFlags = process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [];
-      processes.spendgate = start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []), ...gatewayFlags, 'dist/src/main.js'], {
+      processes.spendgate = servers.start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []), ...gatewayFlags, 'dist/src/main.js'], {
         PORT: String(gatewayPort),
         DATABASE_URL: pg.url,
         UPSTREAM_BASE_URL: sim,
@@ -226,9 +200,7 @@ async function main() {
       publish('gateway', out);
       writeFileSync('bench/results/gateway.svg', chart(out.rows));
     } finally {
-      // The servers go before their database does.
-      for (const child of children) child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 1500));
+      await servers.stop();
     }
   });
 }
@@ -416,6 +388,6 @@ function chart(rows: Array<{ name: string; requestsPerSecond: number; p50Ms: num
 
 main().catch((error) => {
   console.error(error);
-  for (const child of children) child.kill('SIGKILL');
+  servers.kill('SIGKILL');
   process.exit(1);
 });

@@ -5,9 +5,10 @@
  * backend's CPU read from /proc/<pid>/schedstat (nanoseconds) around each phase of BENCH_CALLS
  * calls (default 2,000), and PostgreSQL's other processes (WAL writer, checkpointer…) apart. The
  * floor first: `SELECT 1`, a one-row INSERT committed durably, the same without waiting for the
- * flush. Then the hold (a chat estimate against two hard project budgets, as bench:gateway sends)
- * and the record of the vendor's acceptance, each by the batch function and by the one-request
- * function. BENCH_PHASES=hold,record runs only phases whose names start so (a record phase records
+ * flush; a task row as the hold writes it, then with its hold entry (no locks, no budgets: where
+ * the hold's cost lies). Then the hold (a chat estimate against two hard project budgets, as
+ * bench:gateway sends) and the record of the vendor's acceptance, each by the batch function and
+ * by the one-request function. BENCH_PHASES=hold,record runs only phases whose names start so (a record phase records
  * the tasks of the hold phase before it); BENCH_PAUSE_BEFORE=<phase> waits 3 s before that phase,
  * to attach a profiler to the printed backend pid. Prints figures and writes
  * bench/results/statement-cpu.json; asserts nothing.
@@ -72,11 +73,22 @@ async function main() {
       if (o?.outcome !== 'held') throw new Error(`not held: ${o?.outcome ?? 'left to the batch function'}`);
       held.push(o.taskId);
     };
+    // Where the hold's cost lies: the task row as the hold writes it, then with its hold entry, without
+    // the locks, the budgets and their balances (what the one-request function adds to these).
+    const taskRow = `INSERT INTO task (project_id, model, family, kind, unit, status, price_basis, price_book_version, exactness,
+                                       estimate_amount, estimate_warnings, estimate_lines, hold_amount, accepted_at, updated_at)
+                     VALUES ($1, $2, $3, $4, $5, 'submitting', $6, 1, 'EXACT', $7, '{}', '{}', $7, clock_timestamp(), clock_timestamp())
+                     RETURNING id, accepted_at`;
+    const taskValues = [projectId, route.id, route.family, route.kind, q.unit, JSON.stringify(q.basis), q.amount.toFixed()];
     // Each hold phase makes the tasks its record phase records.
     const phases: Array<[string, () => Promise<unknown>]> = [
       ['SELECT 1', () => db.query('SELECT 1')],
       ['INSERT one row, durable commit', () => db.query('INSERT INTO probe_row (x) VALUES ($1)', ['x'])],
       ['INSERT one row, synchronous_commit off', () => db.query('INSERT INTO probe_row (x) VALUES ($1)', ['x'])],
+      ['INSERT a task row as the hold writes it, durable commit', () => db.prepared('probe-task', taskRow, taskValues)],
+      ['INSERT a task row and its hold entry, one statement', () => db.prepared('probe-task-entry',
+        `WITH t AS (${taskRow}) INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
+         SELECT $1, t.id, 'hold', $5, $7, t.accepted_at FROM t`, taskValues)],
       ['hold, batch function (spendgate_place_holds)', hold('batch')],
       ['record, batch function (spendgate_record_accepted)', record('batch')],
       ['hold, alone (spendgate_hold_one)', hold('alone')],

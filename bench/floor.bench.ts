@@ -44,27 +44,26 @@ async function main() {
       await client.end();
       const { key } = await benchProject(server.url, 'floor');
 
-      const port = () => freePort();
-      const simPort = await port();
+      const simPort = await freePort();
       const sim = `http://127.0.0.1:${simPort}`;
       servers.simulator(simPort);
       await waitFor(`${sim}/__sim/tasks`);
       const vendorAuth = { authorization: 'Bearer bench-vendor-key' };
       const targets: Target[] = [];
       for (const commits of [0, 1, 2]) {
-        const p = await port();
+        const p = await freePort();
         const { pid } = servers.start(['dist/bench/floor-skeleton.js'], { PORT: String(p), DATABASE_URL: server.url, UPSTREAM: `${sim}${CHAT_PATH}`, FLOOR_COMMITS: String(commits) });
         const name = ['skeleton: a bare proxy', 'skeleton: the hold committed', 'skeleton: hold and acceptance committed'][commits]!;
         targets.push({ name, pid: pid!, url: `http://127.0.0.1:${p}${CHAT_PATH}`, headers: {} });
       }
-      const portkeyPort = await port();
+      const portkeyPort = await freePort();
       targets.push({
         name: 'portkey',
         pid: servers.portkey(portkeyPort).pid!,
         url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
         headers: { ...vendorAuth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${sim}/api-platform/v1` },
       });
-      const gatewayPort = await port();
+      const gatewayPort = await freePort();
       targets.push({
         name: 'spendgate',
         pid: servers.start(['dist/src/main.js'], {

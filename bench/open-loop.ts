@@ -13,7 +13,7 @@ export const OPEN_LOOP_CONNECTIONS = 64;
 
 /**
  * Uniform open loop: request i is due at start + i / rate; latency counts from that due time.
- * A warm-up of 2 s, then `seconds` measured, with each server's CPU (`servers`) read around them.
+ * A warm-up of 2 s, then OPEN_LOOP_SECONDS measured, with each server's CPU (`servers`) read around them.
  */
 export async function openLoopRun(
   name: string,

@@ -100,14 +100,14 @@ function machineTicks(): ProcReading['machine'] {
 /** Every counter now. The load generator is this process. */
 export function procReading(servers: Servers): ProcReading {
   const usage = process.cpuUsage();
-  const pids = Object.entries(servers).map(([name, pid]) => [name, name === 'postgres' ? family(pid, true) : [pid]] as const);
+  const groups = Object.entries(servers).map(([name, pid]) => [name, family(pid, name === 'postgres')] as const);
   return {
     cpuMs: {
-      ...Object.fromEntries(pids.map(([name, family]) => [name, cpuMs(family, name === 'postgres')])),
+      ...Object.fromEntries(groups.map(([name, pids]) => [name, cpuMs(pids, name === 'postgres')])),
       loadGenerator: (usage.user + usage.system) / 1000,
     },
     runqueueWaitMs: {
-      ...Object.fromEntries(pids.map(([name, family]) => [name, runqueueWaitMs(family)])),
+      ...Object.fromEntries(groups.map(([name, pids]) => [name, runqueueWaitMs(pids)])),
       loadGenerator: runqueueWaitMs([process.pid]),
     },
     machine: machineTicks(),

@@ -1004,6 +1004,7 @@ AS $function$
 #variable_conflict use_column
 DECLARE
   now_at timestamptz := clock_timestamp();
+  pace_at timestamptz;
   start_at timestamptz;
   live integer;
   n integer;
@@ -1011,7 +1012,10 @@ DECLARE
 BEGIN
   INSERT INTO poller_instance AS pi (id, seen_at) VALUES (p_instance, now_at)
   ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at;
-  SELECT greatest(pp.next_at, now_at) INTO start_at FROM poll_pace pp WHERE pp.id = 1 FOR UPDATE;
+  SELECT pp.next_at INTO pace_at FROM poll_pace pp WHERE pp.id = 1 FOR UPDATE;
+  -- Read again once the pace's lock is held: waiting for another instance's claim is not time ahead.
+  now_at := clock_timestamp();
+  start_at := greatest(pace_at, now_at);
   SELECT count(*) INTO live FROM poller_instance pi WHERE pi.seen_at > now_at - interval '10 seconds';
   n := least(p_limit, ceil(p_per_second::numeric / greatest(live, 1))::integer,
              floor(extract(epoch FROM (now_at + interval '1 second') - start_at) / spacing)::integer);
@@ -1025,7 +1029,9 @@ BEGIN
   )
   SELECT c.id::text, c.model, c.unit, c.price_basis, c.price_book_version,
          (SELECT p.failure_policy FROM project p WHERE p.id = c.project_id), c.upstream_task_id::text, c.poll_attempts, c.kind, c.accepted_at,
-         (extract(epoch FROM start_at - now_at) * 1000 + (row_number() OVER (ORDER BY c.accepted_at DESC) - 1) * 1000 * spacing)::integer
+         -- From when the answer is written (every task is claimed by then: the window reads them all),
+         -- not from the start: negative when the slot has passed meanwhile.
+         (extract(epoch FROM start_at - clock_timestamp()) * 1000 + (row_number() OVER (ORDER BY c.accepted_at DESC) - 1) * 1000 * spacing)::integer
   FROM c;
   GET DIAGNOSTICS n = ROW_COUNT;
   UPDATE poll_pace pp SET next_at = start_at + make_interval(secs => n * spacing) WHERE pp.id = 1;

@@ -7,6 +7,7 @@
  * Real PostgreSQL, real HTTP, the simulator (stall / forget) and a counting vendor.
  */
 import Fastify from 'fastify';
+import pg from 'pg';
 import type { Gateway } from '../src/bootstrap.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { createSimulator } from '../src/simulator/simulator.js';
@@ -158,4 +159,41 @@ describe('20,000 tasks stuck at the vendor and 100 fresh ones, two instances, PO
     expect(Math.max(...bySecond.values())).toBeGreaterThan(CAP / 2); // the cap is used, not starved
     expect(await reconcile(db.db)).toEqual([]);
   }, 60_000);
+});
+
+describe('the shared pace, when a claim waits for another instance\'s', () => {
+  // Regression (a fresh-clone CI run, 2026-11-27: 43 polls in one second against a cap of 40): the
+  // claim measured its slots from when it began, so one that waited for the pace's lock answered
+  // its first slot as "now" and the gateway sent it that much late, unseen by LATE_MS, bunched with
+  // the other instance's polls.
+  test('slots are measured from the answer: the first is when the lock was granted, not when the claim began', async () => {
+    const gw = await gateway(await freshDatabase(), { POLLER_ENABLED: 'false' });
+    const other = new pg.Client(gw.databaseUrl);
+    const claimer = new pg.Client(gw.databaseUrl);
+    try {
+      const { projectId } = await projectWithKey(gw);
+      for (let i = 0; i < 3; i++) await acceptedTask(gw, { projectId, upstreamTaskId: String(300_000_000 + i) });
+      await sql(gw, `UPDATE task SET next_poll_at = clock_timestamp() - interval '1 second' WHERE status = 'processing'`);
+      await Promise.all([other.connect(), claimer.connect()]);
+      // Another instance's claim holds the pace for 300 ms.
+      await other.query('BEGIN');
+      await other.query('SELECT next_at FROM poll_pace WHERE id = 1 FOR UPDATE');
+      const began = Date.now();
+      const claim = claimer.query<{ slot_ms: number }>('SELECT slot_ms FROM spendgate_claim_polls($1, 50, 10, 30)', ['pace-test']);
+      await new Promise((r) => setTimeout(r, 300));
+      await other.query('COMMIT');
+      const { rows } = await claim;
+      const answeredAt = Date.now();
+      expect(rows).toHaveLength(3);
+      // Where the pace put the first slot: its next free slot, less the three this claim took (1.02 s / 10 apart).
+      const { rows: [pace] } = await claimer.query<{ next_at: Date }>('SELECT next_at FROM poll_pace WHERE id = 1');
+      const firstSlot = pace!.next_at.getTime() - 3 * 102;
+      expect(firstSlot).toBeGreaterThanOrEqual(began + 290); // not before the lock was granted
+      // Where the gateway puts it (the answer's arrival + slot_ms): the same moment, give or take the way back.
+      expect(Math.abs(answeredAt + rows[0]!.slot_ms - firstSlot)).toBeLessThan(40);
+    } finally {
+      await Promise.all([other.end(), claimer.end()]);
+      await gw.close();
+    }
+  });
 });

@@ -55,7 +55,7 @@ export interface DueTask extends TaskForSettlement {
   poll_attempts: number;
   kind: string;
   accepted_at: Date;
-  /** When its poll may go, in ms from the claim: its slot in the pace shared by every instance. */
+  /** When its poll may go, in ms from the claim's answer (negative: the slot passed while it was answered): its slot in the pace shared by every instance. */
   slot_ms: number;
 }
 

@@ -22,6 +22,7 @@ import { freePort } from '../src/database/embedded.js';
 import { Database } from '../src/database/database.js';
 import { machine, publish, withScratchPostgres } from './support.js';
 import { threadCpuMs, threadCpuPer } from './proc.js';
+import { BenchServers, waitFor } from './servers.js';
 import { spendReport, type SpendRow } from '../src/reports/spend-report.js';
 import { DAYS, PROJECTS, RAW_GROUPED, seed, TASKS, USERS } from './reports-data.js';
 
@@ -214,19 +215,17 @@ async function bareServerTimes(answer: string): Promise<{ parsedMs: Awaited<Retu
   writeFileSync(file, answer);
   const serve = `const body = require('node:fs').readFileSync(process.env.FILE);
     require('node:http').createServer((q, r) => { q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'application/json' }).end(body)); }).listen(Number(process.env.PORT), '127.0.0.1');`;
-  const child = spawn(process.execPath, ['-e', serve], { env: { ...process.env, FILE: file, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const server = new BenchServers();
+  server.start(['-e', serve], { FILE: file, PORT: String(port) });
   const url = `http://127.0.0.1:${port}/`;
   try {
-    for (let i = 0; !(await fetch(url).then((r) => r.arrayBuffer().then(() => true), () => false)); i++) {
-      if (i > 100) throw new Error('the bare server did not start');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(url);
     const ask = () => fetch(url, { method: 'POST', body: '{}' });
     const parsedMs = await time(20, async () => void (await (await ask()).json()));
     const textMs = await time(20, async () => void (await (await ask()).text()));
     return { parsedMs, textMs, bytes: Buffer.byteLength(answer) };
   } finally {
-    child.kill('SIGTERM');
+    server.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -8,9 +8,9 @@
  * flush; a task row as the hold writes it, then with its hold entry (no locks, no budgets: where
  * the hold's cost lies). Then the hold (a chat estimate against two hard project budgets, as
  * bench:gateway sends) and the record of the vendor's acceptance, each by the batch function and
- * by the one-request function. BENCH_PHASES=hold,record runs only phases whose names start so (a record phase records
- * the tasks of the hold phase before it); BENCH_PAUSE_BEFORE=<phase> waits 3 s before that phase,
- * to attach a profiler to the printed backend pid. Prints figures and writes
+ * by the one-request function. BENCH_PHASES=hold,record runs only phases whose names start so (a
+ * record phase records the tasks of the hold phase before it); BENCH_PAUSE_BEFORE=<phase> waits
+ * 3 s before that phase, to attach a profiler to the printed backend pid. Prints figures and writes
  * bench/results/statement-cpu.json; asserts nothing.
  */
 import { readFileSync } from 'node:fs';

@@ -39,6 +39,12 @@ export async function seed(db: Database) {
     -- "g * 0" ties the random draws to each row (an uncorrelated LATERAL would be evaluated once).
     CROSS JOIN LATERAL (SELECT (floor(random() * 10000000 + g * 0) / 10000000 * 5)::numeric AS amount,
                                now() - (random() + g * 0) * interval '${DAYS} days' AS at) a`);
+  // Each task's ledger entries as settlement leaves them (hold, release, charge, at its acceptance):
+  // what a drill-down's taskTotals counts (money posted in a range, issue 46).
+  await db.query(`
+    INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
+    SELECT t.project_id, t.id, k.kind::"LedgerKind", t.unit, CASE k.kind WHEN 'charge' THEN t.charge_amount ELSE t.hold_amount END, t.accepted_at
+    FROM task t, (VALUES ('hold'), ('release'), ('charge')) k(kind)`);
   await db.query(`
     INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
     SELECT t.id, 'charge', c.seq, c.component, q.quantity, c.rate, 1000000, q.quantity * c.rate / 1000000

@@ -5,6 +5,14 @@ import { StartRefused } from './database/data-dir-lock.js';
 
 const say = (line: string) => process.stdout.write(`spendgate: ${line}\n`);
 
+// A last resort: a promise that rejects with no one listening (a database restart under a
+// background loop) is logged, never the end of the process: clients keep getting answers (503s
+// while the database is away) instead of connection refused. Each loop catches its own errors;
+// this line in the log is a defect to fix, not a way of working.
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(`spendgate: unhandled rejection (kept running): ${(reason as Error)?.stack ?? String(reason)}\n`);
+});
+
 try {
   const gateway = await startGateway(process.env, say);
   const { config } = gateway;

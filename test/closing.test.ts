@@ -9,6 +9,7 @@
 import type { Gateway } from '../src/bootstrap.js';
 import { LedgerService } from '../src/ledger/ledger.service.js';
 import { reconcile } from '../src/ledger/reconcile.js';
+import { canonicalDecimal } from '../src/graphql/scalars.js';
 import { Decimal } from '../src/pricing/money.js';
 import { heldTask } from './support/builders.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, keyWithTags, projectWithKey, sql } from './support/harness.js';
@@ -85,7 +86,7 @@ describe('a month with 10,000 tasks, 300 open at its end', () => {
     const statement = (await graphql(one, ADMIN, `query($p: ID!) { statement(projectId: $p, month: "2026-10") { totals { unit amount } entries lines { section } } }`, { p: projects[0]!.projectId })).body.data.statement;
     expect(statement.lines.filter((l: { section: string }) => l.section === 'open at close')).toHaveLength(150);
     const [octSpend] = await sql(one, `SELECT sum(amount)::text AS s FROM ledger_entry WHERE project_id = $1 AND kind = 'charge' AND effective_at < '2026-11-01'`, [projects[0]!.projectId]);
-    expect(statement.totals).toEqual([{ unit: 'USD', amount: octSpend!.s }]);
+    expect(statement.totals).toEqual([{ unit: 'USD', amount: canonicalDecimal(octSpend!.s as string) }]);
 
     // Late: the 300 settle on both instances (every 10th an overrun), 20 review items resolved, 5 adjustments.
     await Promise.all(open.map((id, i) => settle(i % 2 ? two : one, id, i % 10 === 0 ? '0.07' : '0.04')));

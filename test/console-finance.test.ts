@@ -139,7 +139,7 @@ test('clicking the largest bar lists exactly that day\'s tasks of that model (co
   expect(page.url()).toContain(`model=${model}`);
   expect(await page.getAttribute('[data-testid=task-totals]', 'data-tasks')).toBe(String(largest.tasks));
   expect(await page.getAttribute('[data-testid=task-totals] [data-total-unit=USD]', 'data-amount')).toBe(largest.totals[0]!.amount);
-  expect(await page.$$eval('[data-testid=chips] li', (lis) => lis.map((li) => li.getAttribute('data-filter')))).toEqual(['from', 'to', 'model', 'charged']);
+  expect(await page.$$eval('[data-testid=chips] li', (lis) => lis.map((li) => li.getAttribute('data-filter')))).toEqual(['from', 'to', 'model', 'posted']);
   // Removing the model chip widens the list to every model of that day.
   await page.click('[data-testid=chips] li[data-filter=model] button');
   await page.waitForFunction(`!location.hash.includes('model=')`);

@@ -6,18 +6,34 @@
  */
 import fc from 'fast-check';
 import { Decimal } from '../src/pricing/money.js';
-import { exactMoney, money, percentChange, round, subtract } from '../console/src/format.js';
+import { change, exactMoney, money, percentChange, plural, round, subtract } from '../console/src/format.js';
 
 test('cards, charts and lists: USD with 2 decimals, credits readable, the exact value beside', () => {
   expect(money('0.3', 'USD')).toBe('$0.30');
   expect(money('1234.565', 'USD')).toBe('$1,234.57');
-  expect(money('-1234.565', 'USD')).toBe('$−1,234.57');
+  expect(money('-1234.565', 'USD')).toBe('−$1,234.57'); // the sign before the $ (issue 46, item 11: "$−0.04")
+  expect(money('-0.04', 'USD')).toBe('−$0.04');
   expect(money('0.004', 'USD')).toBe('< $0.01');
   expect(money('0', 'USD')).toBe('$0.00');
   expect(money('123456.123456789', 'CREDITS')).toBe('123,456.12 credits');
   expect(money('0.000123456', 'CREDITS')).toBe('0.000123 credits');
   expect(money('0.5', 'CREDITS')).toBe('0.500 credits');
   expect(exactMoney('123456.123456789', 'CREDITS')).toBe('123,456.123456789 credits');
+  // Exact dollars show at least their cents: padded, never rounded ("$0" beside "$0.00" read as two figures).
+  expect(exactMoney('0', 'USD')).toBe('$0.00');
+  expect(exactMoney('0.5', 'USD')).toBe('$0.50');
+  expect(exactMoney('0.123456', 'USD')).toBe('$0.123456');
+  expect(exactMoney('-0.04', 'USD')).toBe('−$0.04');
+  expect(plural(1, 'task')).toBe('1 task');
+  expect(plural(2, 'task')).toBe('2 tasks');
+  expect(plural(1200, 'task')).toBe('1,200 tasks');
+});
+
+test('the change against the previous period: a percentage between positive amounts, "new" from nothing, "was …" across a credit', () => {
+  expect(change('1.5', '1', 'USD')).toBe('+50.0 %');
+  expect(change('1', '0', 'USD')).toBe('new');
+  expect(change('-0.04', '1.25', 'USD')).toBe('was $1.25'); // not "−103.2 %"
+  expect(change('1.25', '-0.04', 'USD')).toBe('was −$0.04');
 });
 
 test('rounding is exact and half away from zero, for any decimal (fast-check against decimal.js)', () => {

@@ -209,7 +209,7 @@ test('the price book shows what a version published from the console changed', a
   await page.waitForSelector('text=Published version 2.');
   await page.waitForSelector('[data-testid=price-diff]');
   const diff = await page.$$eval('[data-testid=price-diff] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-  expect(diff).toEqual([['seedream-4.0 · image · 2K', '0.06', '0.07', 'USD']]);
+  expect(diff).toEqual([['seedream-4.0 · image · 2K', '0.06', '0.07', 'USD per image']]);
   await page.close();
 }, 60_000);
 
@@ -227,7 +227,7 @@ test('reconciliation: a statement uploaded from the file picker, its summary, th
   await go(page, 'reconciliation', 'reconciliation');
   await page.setInputFiles('[data-testid=statement-file]', file);
   await page.click('form.upload button[type=submit]');
-  await page.waitForSelector(`text=Imported ${billed.length + 1} rows.`);
+  await page.waitForSelector(`text=Imported ${billed.length + 1} new rows.`);
   await page.waitForSelector('[data-testid=classes]');
   const classes = await page.$$eval('[data-testid=classes] tbody tr', (trs) => trs.map((tr) => [tr.getAttribute('data-class'), tr.querySelectorAll('td')[1]!.textContent]));
   expect(classes).toEqual(expect.arrayContaining([['matched', String(billed.length - 1)], ['amount_differs', '1'], ['billed_not_ours', '1']]));

@@ -1,9 +1,15 @@
 /**
  * Issue 37, item 6: reads never hurt submissions. With 60 clients reading the heaviest things a
  * key may ask for (a full page of tasks with every line and entry, a CSV and a FOCUS export), in a
- * loop, another project's submission p99 stays within 2× of quiet, measured in the same run,
- * with the gateway in its own process as in production. Reads beyond what the instance serves at
- * once wait their turn or are told it is busy (503 in the one refusal shape), never a 5xx else.
+ * loop, with the gateway in its own process as in production, the mechanism holds: every
+ * submission of another project is answered 200; the reads reach PostgreSQL only through the read
+ * pools (never more connections than READ_POOL_SIZE each), whose backends run at nice 19; reads
+ * beyond what the instance serves at once wait their turn or are told it is busy (503 in the one
+ * refusal shape), never a 5xx else.
+ *
+ * The submission p99 quiet against busy is printed, not asserted (issue 46, item 15: a wall-clock
+ * ratio failed CI on a loaded machine, 57.8 against 29.6 ms, with nothing changed): its figures
+ * belong in bench/FINDINGS.md, measured alternated.
  */
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -11,7 +17,10 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
 import type { Gateway } from '../src/bootstrap.js';
-import { freshDatabase, gateway, http, projectWithKey, spawnGateway, ADMIN, submitGeneration } from './support/harness.js';
+import { readFileSync } from 'node:fs';
+import { freshDatabase, gateway, http, projectWithKey, spawnGateway, ADMIN, sql, submitGeneration } from './support/harness.js';
+
+const READ_POOL_SIZE = 4;
 
 const IMAGE = { model: 'seedream-4.0', prompt: 'isolation' };
 const FULL_PAGE = `query($first: Int!) { tasks(first: $first) { edges { cursor node { taskId status model held overrun needsReview
@@ -51,8 +60,8 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => gw.close());
 
-test('60 concurrent heavy reads: another project\'s submission p99 within 2x of quiet', async () => {
-  const child = await spawnGateway({ DATABASE_URL: gw.databaseUrl, ADMIN_TOKEN: ADMIN, SIMULATOR_DELAY_MS: '0', LOG_LEVEL: 'silent', POLLER_ENABLED: 'false', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-child-')) }); // its own simulator's journal
+test('60 concurrent heavy reads: every submission of another project answered; reads only through their bounded, low-priority pools', async () => {
+  const child = await spawnGateway({ DATABASE_URL: gw.databaseUrl, ADMIN_TOKEN: ADMIN, SIMULATOR_DELAY_MS: '0', LOG_LEVEL: 'silent', POLLER_ENABLED: 'false', READ_POOL_SIZE: String(READ_POOL_SIZE), DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-child-')) }); // its own simulator's journal
   try {
     const submit = () => http(`${child.url}/api-platform/v1/generations`, { key: other.key, body: IMAGE });
     const latencies = async (n: number) => {
@@ -81,7 +90,10 @@ test('60 concurrent heavy reads: another project\'s submission p99 within 2x of 
     readers.stdout!.on('data', (d) => (report += d));
     const done = new Promise((resolve) => readers.on('exit', resolve));
     await new Promise((r) => setTimeout(r, 1_000));
+    // While they read: how many backends each read pool holds, and at what priority they run.
+    const sampling = sampleReadBackends();
     const busy = await latencies(1000);
+    const samples = await sampling.stop();
     readers.kill('SIGTERM');
     await done;
     // Quiet again, after: the machine's own drift within the run falls on both sides of the comparison.
@@ -95,9 +107,52 @@ test('60 concurrent heavy reads: another project\'s submission p99 within 2x of 
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
     if (statuses.has(503)) expect(statuses.get(503)).toBeLessThan(statuses.get(200)!); // busy now and then, not refused wholesale
     expect([...statuses.keys()].every((s) => s === 200 || s === 503)).toBe(true);
-    expect(p(busy, 0.99)).toBeLessThanOrEqual(2 * quietP99);
+    // The bulkhead: reads were at work on their own pools, never more connections than the pool has,
+    // every one of their backends at nice 19 (PostgreSQL runs here, on this machine).
+    expect(samples.length).toBeGreaterThan(0);
+    const most = (name: string) => Math.max(0, ...samples.map((s) => s.filter((b) => b.name === name).length));
+    expect(Math.max(most('spendgate-reads'), most('spendgate-reports'))).toBeGreaterThan(0);
+    expect(most('spendgate-reads')).toBeLessThanOrEqual(READ_POOL_SIZE);
+    expect(most('spendgate-reports')).toBeLessThanOrEqual(READ_POOL_SIZE);
+    const niceOf = new Set(samples.flat().map((b) => b.nice).filter((n): n is number => n !== null));
+    expect([...niceOf]).toEqual([19]);
   } finally {
     child.proc.kill('SIGTERM');
     await child.exited;
   }
 }, 180_000);
+
+interface ReadBackend {
+  name: string;
+  nice: number | null;
+}
+
+/** Samples, every 50 ms until stopped, the read pools' backends (pg_stat_activity) and their nice (/proc). */
+function sampleReadBackends(): { stop: () => Promise<ReadBackend[][]> } {
+  const samples: ReadBackend[][] = [];
+  let going = true;
+  const loop = (async () => {
+    while (going) {
+      const rows = await sql(gw, `SELECT pid, application_name AS name FROM pg_stat_activity WHERE application_name IN ('spendgate-reads', 'spendgate-reports')`);
+      samples.push(rows.map((r) => ({ name: r.name as string, nice: niceOf(r.pid as number) })));
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  return {
+    stop: async () => {
+      going = false;
+      await loop;
+      return samples;
+    },
+  };
+}
+
+/** A process's nice value (field 19 of /proc/PID/stat), or null when it is gone. */
+function niceOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  } catch {
+    return null;
+  }
+}

@@ -25,9 +25,27 @@ export function groupDigits(amount: string): string {
   return `${negative ? '−' : ''}${grouped}${fraction ? `.${fraction}` : ''}`;
 }
 
-/** The exact amount, every digit, grouped: for detail pages and tooltips. */
+/**
+ * The exact amount, every digit, grouped: for detail pages and tooltips. Dollars show at least
+ * their cents ("$0.00", "$0.5" as "$0.50": padding, never rounding) and the sign before the $
+ * ("−$0.04").
+ */
 export function exactMoney(amount: string, unit: Unit): string {
-  return unit === 'USD' ? `$${groupDigits(amount)}` : `${groupDigits(amount)} credits`;
+  if (unit !== 'USD') return `${groupDigits(amount)} credits`;
+  const negative = amount.startsWith('-');
+  const [whole = '0', fraction = ''] = (negative ? amount.slice(1) : amount).split('.');
+  const text = groupDigits(`${whole}.${fraction.padEnd(2, '0')}`);
+  return `${negative && /[1-9]/.test(amount) ? '−' : ''}$${text}`;
+}
+
+/** "1 task", "2 tasks": a count and its noun. */
+export function plural(count: number, noun: string, many = `${noun}s`): string {
+  return `${count.toLocaleString('en-US')} ${count === 1 ? noun : many}`;
+}
+
+/** "a" or "an" before a word ("an image route"). */
+export function article(word: string): string {
+  return /^[aeiou]/i.test(word) ? 'an' : 'a';
 }
 
 /** A decimal string as a scaled integer: 12.345 → [12345n, 3]. */
@@ -76,6 +94,17 @@ export function percentChange(now: string, before: string): string | null {
   const rounded = (tenths + (tenths < 0n ? -1n : 1n)) / 2n;
   const text = unscaled(rounded, 1);
   return `${rounded > 0n ? '+' : rounded < 0n ? '−' : '±'}${text.replace('-', '')} %`;
+}
+
+/**
+ * The change against the previous period: a percentage between two positive amounts; "new" when
+ * there was none; "was …" when either is a credit (negative), where a percentage means nothing
+ * ("−103.2 %" from 1.25 to −0.04).
+ */
+export function change(now: string, before: string, unit: Unit): string {
+  if (/^-?0*(\.0*)?$/.test(before)) return 'new';
+  if (before.startsWith('-') || now.startsWith('-')) return `was ${money(before, unit)}`;
+  return percentChange(now, before) ?? 'new';
 }
 
 /** Decimals shown for an amount: 2, or 3 significant digits for credits below 1. */

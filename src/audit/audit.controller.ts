@@ -4,6 +4,7 @@
  * Streamed a page at a time.
  */
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
+import { calendarDate, notADate } from '../common/dates.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { scopeProjects } from '../auth/access.js';
@@ -32,8 +33,8 @@ export class AuditController {
     const projectIds = scopeProjects(who, projectId ? [projectId] : undefined, 'audit');
     const date = (field: string) => {
       const v = one(q[field]);
-      const d = v ? new Date(v) : undefined;
-      if (d && Number.isNaN(d.getTime())) throw ApiError.badRequest(`${field}: must be a date-time`);
+      const d = v ? calendarDate(v) : undefined;
+      if (d === null) throw ApiError.badRequest(notADate(field, v!));
       return d;
     };
     const filter: AuditFilter = {

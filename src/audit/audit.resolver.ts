@@ -1,5 +1,6 @@
 /** `auditLog` over GraphQL. Thin: access.ts decides what the caller may read, AuditLogService reads. */
-import { Args, Context, Field, GraphQLISODateTime, ID, Int, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, Field, ID, Int, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { DateTimeScalar } from '../graphql/scalars.js';
 import { scopeProjects } from '../auth/access.js';
 import { requireUuid } from '../common/ids.js';
 import { Principals, type GraphqlContext } from '../graphql/graphql-auth.js';
@@ -9,7 +10,7 @@ import { AuditLogService } from './audit-log.service.js';
 @ObjectType({ description: 'one change, sign-in or use of the ADMIN_TOKEN (decisions §12); secrets never' })
 export class AuditRecord {
   @Field(() => ID, { description: 'its place in the chain' }) seq!: string;
-  @Field(() => GraphQLISODateTime) at!: Date;
+  @Field(() => DateTimeScalar) at!: Date;
   @Field({ description: 'person | service-account | api-key | admin-token | cli | unknown' }) actorKind!: string;
   @Field({ description: "an email, a service account's name, a key's prefix, ADMIN_TOKEN, cli:user@host" }) actor!: string;
   @Field({ description: 'e.g. budget.set, person.invite, sign-in.oidc, sign-in.failed, admin-token.read' }) action!: string;
@@ -47,8 +48,8 @@ export class AuditResolver {
   @Query(() => AuditConnection, { description: 'the audit trail, newest first; a lead reads its projects\' records' })
   async auditLog(
     @Context() ctx: GraphqlContext,
-    @Args('from', { type: () => GraphQLISODateTime, nullable: true }) from?: Date,
-    @Args('to', { type: () => GraphQLISODateTime, nullable: true }) to?: Date,
+    @Args('from', { type: () => DateTimeScalar, nullable: true }) from?: Date,
+    @Args('to', { type: () => DateTimeScalar, nullable: true }) to?: Date,
     @Args('actor', { type: () => String, nullable: true, description: 'a part of the actor' }) actor?: string,
     @Args('action', { type: () => String, nullable: true, description: 'an action, or its start (budget.)' }) action?: string,
     @Args('projectId', { type: () => ID, nullable: true }) projectId?: string,

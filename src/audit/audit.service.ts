@@ -88,7 +88,8 @@ export class AuditService {
 
 interface RecordRow {
   seq: string;
-  at: Date;
+  /** The column's every microsecond, as text (a Date would drop them). */
+  at: string;
   actor_kind: string;
   actor_id: string | null;
   actor: string;
@@ -106,18 +107,27 @@ interface RecordRow {
 }
 
 /** Every column, the table aliased `a`: order and filter by a.seq (the bigint), never the text output seq. */
-export const SELECT = `SELECT a.seq::text AS seq, a.at, a.actor_kind, a.actor_id, a.actor, a.action, a.target_kind, a.target_id, a.project_id::text AS project_id,
+export const SELECT = `SELECT a.seq::text AS seq, to_char(a.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at, a.actor_kind, a.actor_id, a.actor, a.action, a.target_kind, a.target_id, a.project_id::text AS project_id,
   a.before, a.after, a.request_id, a.client_address, a.user_agent, a.prev_hash, a.hash FROM audit_record a`;
 
 export function toRecord(r: RecordRow): ChainRecord {
   return {
-    seq: r.seq, at: r.at.toISOString(), actorKind: r.actor_kind, actorId: r.actor_id, actor: r.actor, action: r.action,
+    seq: r.seq, at: chainedAt(r.at), actorKind: r.actor_kind, actorId: r.actor_id, actor: r.actor, action: r.action,
     targetKind: r.target_kind, targetId: r.target_id, projectId: r.project_id, before: r.before, after: r.after,
     requestId: r.request_id, clientAddress: r.client_address, userAgent: r.user_agent, prevHash: r.prev_hash, hash: r.hash,
   };
 }
 
 export type { RecordRow };
+
+/**
+ * `at` as the chain hashed it: the writer writes milliseconds (a Date's ISO text), so a stored
+ * instant whose microseconds are not 000 was edited, and keeps them here, so that its hash no
+ * longer matches (an edit of 400 µs verified while `at` was read as a Date).
+ */
+function chainedAt(text: string): string {
+  return text.endsWith('000Z') ? `${text.slice(0, 23)}Z` : text;
+}
 
 /** Before/after without secrets: fields named like one are dropped, secret-shaped strings redacted. */
 function scrub(value: unknown): unknown {

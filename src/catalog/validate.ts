@@ -32,7 +32,7 @@ export function validateSubmission(endpoint: Endpoint, body: unknown): Validatio
   const route = findRoute(model);
   if (!route) return fail('model', `unknown model "${clip(model)}"; one of: ${allowed.join(', ')}`);
   if (route.endpoint !== endpoint) {
-    return fail('model', `"${model}" is a ${route.kind} route; submit it to ${VENDOR_PATHS.submit[route.endpoint]}`);
+    return fail('model', `"${model}" is ${/^[aeiou]/.test(route.kind) ? 'an' : 'a'} ${route.kind} route; submit it to ${VENDOR_PATHS.submit[route.endpoint]}`);
   }
 
   const problems: FieldProblem[] = [];

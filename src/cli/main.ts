@@ -9,7 +9,7 @@ import { ConfigError } from '../config/config.js';
 import { createSimulator } from '../simulator/simulator.js';
 import { UsageError, withDatabase } from './cli-support.js';
 import { auditHead, auditVerify } from './commands/audit.js';
-import { ledgerSeal, ledgerVerify, monthClose } from './commands/books.js';
+import { ledgerHeadCommand, ledgerSeal, ledgerVerify, monthClose } from './commands/books.js';
 import { simulatedStatement, vendorImport } from './commands/vendor.js';
 import { tokenCreate, userInvite } from './commands/people.js';
 import { keyCreate, projectCreate } from './commands/projects.js';
@@ -23,8 +23,9 @@ const USAGE = `usage: spendgate <command>
   token create --name N (--email PERSON | --service SERVICE_ACCOUNT) [--expires DATE]
   audit verify [--head HASH]
   audit head
-  month close YYYY-MM
-  ledger verify
+  month close YYYY-MM | --through YYYY-MM
+  ledger verify [--head HASH]
+  ledger head
   ledger seal
   vendor import FILE [--mapping JSON]
   simulate --statement FROM TO [--discrepancies]
@@ -48,6 +49,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'audit head': auditHead,
   'month close': monthClose,
   'ledger verify': ledgerVerify,
+  'ledger head': ledgerHeadCommand,
   'ledger seal': ledgerSeal,
   'vendor import': vendorImport,
   reconcile: reconcileCommand,
@@ -82,12 +84,15 @@ async function simulate(args: string[]): Promise<number> {
   return 0;
 }
 
+// Out before exit: to a pipe, stdout is written asynchronously, and process.exit would cut it off.
+const exit = (code: number) => process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exit(code),
   (error: unknown) => {
     if (error instanceof UsageError) process.stderr.write(`spendgate: ${error.message}\n${USAGE}\n`);
     else if (error instanceof ConfigError || error instanceof ApiError) process.stderr.write(`spendgate: ${error.message}\n`);
     else process.stderr.write(`spendgate: ${(error as Error).stack ?? String(error)}\n`);
-    process.exit(error instanceof UsageError ? 2 : 1);
+    exit(error instanceof UsageError ? 2 : 1);
   },
 );

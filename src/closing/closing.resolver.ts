@@ -1,10 +1,10 @@
 /** closeMonth, reopenMonth, closedMonths and statement (decisions §13); rights from permissions.ts. */
-import { Args, Context, Field, GraphQLISODateTime, ID, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { actorOf, requireAccess, scopeProjects } from '../auth/access.js';
 import { requireUuid } from '../common/ids.js';
 import { Money, UnitEnum } from '../graphql/graphql.types.js';
 import { Principals, type GraphqlContext } from '../graphql/graphql-auth.js';
-import { DecimalValue } from '../graphql/scalars.js';
+import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import { MonthCloseService } from './month-close.service.js';
 import { parseMonth } from './month.js';
 import type { StatementData } from './statement-data.js';
@@ -13,13 +13,15 @@ import { StatementsService } from './statements.service.js';
 @ObjectType({ description: 'a close of a UTC month; a reopened close stays listed with its reopening' })
 export class MonthClose {
   @Field({ description: 'YYYY-MM' }) month!: string;
-  @Field(() => GraphQLISODateTime) closedAt!: Date;
+  @Field(() => DateTimeScalar) closedAt!: Date;
   @Field() closedBy!: string;
   @Field(() => Int, { description: 'tasks still held at close, carried to the next month' }) carriedTasks!: number;
   @Field(() => Int, { description: 'statements made at this close (one per project with activity)' }) statements!: number;
-  @Field(() => GraphQLISODateTime, { nullable: true }) reopenedAt!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true }) reopenedAt!: Date | null;
   @Field(() => String, { nullable: true }) reopenedBy!: string | null;
   @Field(() => String, { nullable: true }) reopenReason!: string | null;
+  @Field(() => Int, { description: "1 for the month's first close; 2 for its close after a reopening, and so on" }) version!: number;
+  @Field({ description: 'true for the close in force; false once it was reopened (its statements are kept)' }) inForce!: boolean;
 }
 
 @ObjectType({ description: 'a line of a statement: section (total, model, api key, adjustment, prior-period item, open at close), what, detail, amount' })
@@ -38,7 +40,7 @@ export class Statement {
   @Field() projectName!: string;
   @Field() month!: string;
   @Field(() => Int, { description: '1 for the first close; more after reopenings (the earlier versions are kept)' }) version!: number;
-  @Field(() => GraphQLISODateTime) closedAt!: Date;
+  @Field(() => DateTimeScalar) closedAt!: Date;
   @Field() closedBy!: string;
   @Field({ description: 'SHA-256 (hex) over the digests of the ledger entries it covers' }) ledgerDigest!: string;
   @Field(() => Int) entries!: number;
@@ -75,6 +77,12 @@ export class ClosingResolver {
   async closedMonths(@Context() ctx: GraphqlContext) {
     await this.principals.of(ctx);
     return this.closes.list();
+  }
+
+  @Query(() => String, { nullable: true, description: 'the month a close may take next (YYYY-MM): months close in order, from the first with ledger entries; null when none is over' })
+  async monthToClose(@Context() ctx: GraphqlContext) {
+    await this.principals.of(ctx);
+    return this.closes.nextToClose();
   }
 
   @Query(() => Statement, { nullable: true, description: "a project's statement of a closed month (null while the month is open)" })

@@ -17,6 +17,7 @@ import { ChangesService } from '../audit/changes.service.js';
 import type { ClientInfo } from '../auth/sessions.service.js';
 import { ApiError } from '../common/api-error.js';
 import { Database, DATABASE } from '../database/database.js';
+import { ledgerHead, type LedgerHead } from '../ledger/ledger-verify.js';
 import { monthOf, parseMonth, type Month } from './month.js';
 import { statementCsv } from './statement-csv.js';
 import { statementData, type OpenItem } from './statement-data.js';
@@ -36,11 +37,16 @@ export interface MonthCloseRow {
   reopenedBy: string | null;
   reopenReason: string | null;
   statements: number;
+  version: number;
+  inForce: boolean;
+  /** The ledger's newest seal at close (on the close just made; not kept on the row). */
+  ledgerHead?: LedgerHead | null;
 }
 
 const CLOSES = `SELECT c.id::text, to_char(c.month, 'YYYY-MM') AS month, c.closed_at AS "closedAt", c.closed_by AS "closedBy", c.carried_tasks AS "carriedTasks",
   c.last_entry_id::text AS "lastEntryId", c.reopened_at AS "reopenedAt", c.reopened_by AS "reopenedBy", c.reopen_reason AS "reopenReason",
-  (SELECT count(*)::int FROM statement s WHERE s.close_id = c.id) AS statements FROM month_close c`;
+  (SELECT count(*)::int FROM statement s WHERE s.close_id = c.id) AS statements,
+  (SELECT count(*)::int FROM month_close p WHERE p.month = c.month AND p.id <= c.id) AS version, c.reopened_at IS NULL AS "inForce" FROM month_close c`;
 
 @Injectable()
 export class MonthCloseService {
@@ -50,12 +56,15 @@ export class MonthCloseService {
   ) {}
 
   async close(label: string, actor: Actor, client: ClientInfo, who: string): Promise<MonthCloseRow> {
-    const month = parseMonth('month', label);
+    return this.closeOf(parseMonth('month', label), actor, client, who);
+  }
+
+  private async closeOf(month: Month, actor: Actor, client: ClientInfo, who: string): Promise<MonthCloseRow> {
     if (month.end.getTime() > Date.now()) throw ApiError.badRequest(`month: ${month.label} is not over yet: it can be closed from ${month.end.toISOString()}`);
     return this.changes.run(
       actor,
       client,
-      (c: MonthCloseRow) => ({ action: 'month.close', targetKind: 'month', targetId: month.label, after: { carriedTasks: c.carriedTasks, statements: c.statements, lastEntryId: c.lastEntryId } }),
+      (c: MonthCloseRow) => ({ action: 'month.close', targetKind: 'month', targetId: month.label, after: { carriedTasks: c.carriedTasks, statements: c.statements, lastEntryId: c.lastEntryId, ledgerHead: c.ledgerHead ? { seal: c.ledgerHead.seq, sealHash: c.ledgerHead.hash } : null } }),
       async () => {
         // First the transactions begun inside the month (without the lock: one of them may need
         // ROW SHARE to finish), then the lock, which waits for movements begun since.
@@ -75,17 +84,52 @@ export class MonthCloseService {
           [month.day, who, carried.length],
         );
         const close = closes[0]!;
+        // The ledger's newest seal, printed on every statement and kept in the audit record: an
+        // anchor outside the database for `ledger verify --head` (decisions §13).
+        const head = await ledgerHead(this.db);
         for (const projectId of await this.projectsWithActivity(month)) {
           const open = carried.filter((c) => c.projectId === projectId).map(({ projectId: _p, ...item }) => ({ ...item, acceptedAt: new Date(item.acceptedAt).toISOString() }));
-          const data = await statementData(this.db, projectId, month, { closedAt: close.closed_at, closedBy: who, version: close.version }, open);
+          const data = await statementData(this.db, projectId, month, { closedAt: close.closed_at, closedBy: who, version: close.version, ledgerHead: head }, open);
           await this.db.query(
             `INSERT INTO statement (close_id, project_id, month, ledger_digest, entries, body, csv, pdf) VALUES ($1, $2, $3::date, $4, $5, $6::jsonb, $7, $8)`,
             [close.id, projectId, month.day, Buffer.from(data.ledgerDigest, 'hex'), data.entries, JSON.stringify(data), statementCsv(data), await statementPdf(data)],
           );
         }
-        return (await this.byId(close.id))!;
+        return { ...(await this.byId(close.id))!, ledgerHead: head };
       },
     );
+  }
+
+  /**
+   * Closes every open month from the first one with entries through `label`, in order, each its own
+   * close (audited, with its statements): the way out for a database where an entry dated long
+   * before the gateway's first month (a 1970 adjustment, before such dates were refused) puts
+   * hundreds of empty months before the next close.
+   */
+  async closeThrough(label: string, actor: Actor, client: ClientInfo, who: string): Promise<MonthCloseRow[]> {
+    const last = parseMonth('through', label);
+    if (last.end.getTime() > Date.now()) throw ApiError.badRequest(`through: ${last.label} is not over yet: it can be closed from ${last.end.toISOString()}`);
+    const closed: MonthCloseRow[] = [];
+    for (let month = await this.firstOpenMonth(); month && month.start < last.end; month = await this.firstOpenMonth()) {
+      closed.push(await this.closeOf(month, actor, client, who));
+    }
+    return closed;
+  }
+
+  /** The month a close may take now: the first open one, if it is over. */
+  async nextToClose(): Promise<string | null> {
+    const month = await this.firstOpenMonth();
+    return month && month.end.getTime() <= Date.now() ? month.label : null;
+  }
+
+  /** The first month with entries (or after the latest close) that is not closed, if any. */
+  private async firstOpenMonth(): Promise<Month | undefined> {
+    const { rows } = await this.db.query<{ month: Date }>(
+      `SELECT m AT TIME ZONE 'UTC' AS month
+       FROM generate_series(date_trunc('month', (SELECT min(effective_at) FROM ledger_entry) AT TIME ZONE 'UTC'), date_trunc('month', now() AT TIME ZONE 'UTC'), interval '1 month') m
+       WHERE NOT EXISTS (SELECT 1 FROM month_close c WHERE c.month = m::date AND c.reopened_at IS NULL) ORDER BY m LIMIT 1`,
+    );
+    return rows[0] ? monthOf(rows[0].month) : undefined;
   }
 
   async reopen(label: string, reason: string, actor: Actor, client: ClientInfo, who: string): Promise<boolean> {

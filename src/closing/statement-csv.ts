@@ -14,6 +14,7 @@ export function statementCsv(s: StatementData): string {
     ['statement', 'month', s.month, null, null, null],
     ['statement', 'closed', `${s.closedAt} by ${s.closedBy}${s.version > 1 ? ` (version ${s.version}, after a reopening)` : ''}`, null, null, null],
     ['statement', 'ledger digest', `sha256 ${s.ledgerDigest} over ${s.entries} entries`, null, null, null],
+    ...(s.ledgerHead !== undefined ? [['statement', 'ledger head at close', s.ledgerHead ? `seal ${s.ledgerHead.seq} ${s.ledgerHead.hash}` : 'no seal yet', null, null, null]] : []),
     ...s.totals.map((t) => ['total', 'spend', null, t.unit, t.amount, t.tasks]),
     ...s.byModel.map((m) => ['model', m.model, m.kind, m.unit, m.amount, m.tasks]),
     ...s.byKey.map((k) => ['api key', k.key, k.name, k.unit, k.amount, k.tasks]),

@@ -27,6 +27,8 @@ export interface StatementData {
   version: number;
   ledgerDigest: string;
   entries: number;
+  /** The ledger's newest seal when the month was closed (seq and hash): an anchor kept outside the database with the statement. */
+  ledgerHead?: { seq: string; hash: string } | null;
   totals: Array<{ unit: string; amount: string; tasks: number }>;
   byModel: Array<{ model: string; kind: string; unit: string; amount: string; tasks: number }>;
   byKey: Array<{ key: string; name: string | null; unit: string; amount: string; tasks: number }>;
@@ -47,7 +49,13 @@ export async function monthDigest(db: Db, projectId: string, month: Month): Prom
   return { digest: digestOf(rows.map(entryDigest)), entries: rows.length };
 }
 
-export async function statementData(db: Db, projectId: string, month: Month, close: { closedAt: Date; closedBy: string; version: number }, openItems: OpenItem[]): Promise<StatementData> {
+export async function statementData(
+  db: Db,
+  projectId: string,
+  month: Month,
+  close: { closedAt: Date; closedBy: string; version: number; ledgerHead?: { seq: string; hash: string } | null },
+  openItems: OpenItem[],
+): Promise<StatementData> {
   const days = [month.day, month.end.toISOString().slice(0, 10)];
   // One after another: inside the close's transaction they share one connection.
   const project = await db.query<{ name: string }>('SELECT name FROM project WHERE id = $1', [projectId]);
@@ -84,6 +92,7 @@ export async function statementData(db: Db, projectId: string, month: Month, clo
     version: close.version,
     ledgerDigest: ledger.digest.toString('hex'),
     entries: ledger.entries,
+    ...(close.ledgerHead !== undefined ? { ledgerHead: close.ledgerHead } : {}),
     totals: totals.rows,
     byModel: byModel.rows.map((r) => ({ ...r, kind: KIND.get(r.model) ?? '-' })),
     byKey: byKey.rows.map((r) => ({ ...r, key: r.key === '' ? '(none)' : r.key })),

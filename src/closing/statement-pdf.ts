@@ -44,7 +44,8 @@ export function statementPdf(s: StatementData): Promise<Buffer> {
   table(doc, regular, bold, [{ title: 'Task', width: 80 }, { title: 'Model', width: 160 }, { title: 'Accepted (UTC)', width: 120 }, { title: 'Unit', width: 50 }, { title: 'Held', width: 90, align: 'right' }],
     s.openItems.map((o) => [o.taskId, o.model, o.acceptedAt.replace('T', ' ').slice(0, 19), o.unit, o.hold]), 'None.');
 
-  const footer = `Ledger digest (SHA-256 over ${s.entries} entries of this project and month): ${s.ledgerDigest}`;
+  const head = s.ledgerHead === undefined ? '' : ` · ledger head at close: ${s.ledgerHead ? `seal ${s.ledgerHead.seq} ${s.ledgerHead.hash}` : 'no seal yet'}`;
+  const footer = `Ledger digest (SHA-256 over ${s.entries} entries of this project and month): ${s.ledgerDigest}${head}`;
   const range = doc.bufferedPageRange();
   for (let i = range.start; i < range.start + range.count; i++) {
     doc.switchToPage(i);

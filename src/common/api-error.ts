@@ -63,6 +63,9 @@ export function fromFastifyError(error: { code?: string; statusCode?: number; me
       return new ApiError(415, 4150, 'Content-Type must be application/json');
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new ApiError(414, 4140, 'the request path is too long');
+    case 'FST_CSRF_INVALID_TOKEN':
+    case 'FST_CSRF_MISSING_SECRET':
+      return ApiError.forbidden("the console's CSRF proof (x-csrf-token) is missing or wrong: reload the console, or use a bearer token");
     case 'FST_ERR_BAD_URL':
       return ApiError.badRequest('path: is not a valid URL');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

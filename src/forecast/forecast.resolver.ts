@@ -1,10 +1,10 @@
 /** BudgetStatus.forecastSpend and runsOutAt (decisions §15): computed only when asked for, once per budget. */
-import { GraphQLISODateTime, Parent, ResolveField, Resolver } from '@nestjs/graphql';
+import { Parent, ResolveField, Resolver } from '@nestjs/graphql';
 import { Inject } from '@nestjs/common';
 import type { BudgetStatus as Status } from '../budgets/budget-status.service.js';
 import { Database, READS_DATABASE } from '../database/database.js';
 import { BudgetStatus } from '../graphql/graphql.types.js';
-import { DecimalValue } from '../graphql/scalars.js';
+import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import type { Decimal } from '../pricing/money.js';
 import type { Forecast } from './forecast.js';
 import { forecastFrom, scopeOf } from './forecast-data.js';
@@ -23,7 +23,7 @@ export class ForecastResolver {
     return (await this.of(b))?.forecastSpend?.toDecimalPlaces(6) ?? null; // a forecast, not money owed: 6 places are plenty
   }
 
-  @ResolveField(() => GraphQLISODateTime, { nullable: true, description: "when spent + held reaches the limit at the forecast's rate; null if not within the period" })
+  @ResolveField(() => DateTimeScalar, { nullable: true, description: "when spent + held reaches the limit at the forecast's rate; null if not within the period" })
   async runsOutAt(@Parent() b: Status): Promise<Date | null> {
     return (await this.of(b))?.runsOutAt ?? null;
   }

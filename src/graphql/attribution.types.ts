@@ -1,8 +1,8 @@
 /** GraphQL types of attribution (decisions §7): an EACH_USER budget's users, a key as listed. */
-import { Field, GraphQLISODateTime, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { Field, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import type { Decimal } from '../pricing/money.js';
 import { PageInfo } from './graphql.types.js';
-import { DecimalValue } from './scalars.js';
+import { DecimalValue, DateTimeScalar } from './scalars.js';
 
 @ObjectType({ description: "one end user's own balance of an EACH_USER budget, in the budget's current window" })
 export class UserBalance {
@@ -30,10 +30,10 @@ export class ApiKeyInfo {
   @Field(() => [String], { description: 'default tags of the tasks it submits' }) tags!: string[];
   @Field(() => String, { nullable: true, description: 'what people call it' }) name!: string | null;
   @Field(() => String, { nullable: true, description: 'who issued it (the audit trail names them the same way)' }) createdBy!: string | null;
-  @Field(() => GraphQLISODateTime) createdAt!: Date;
-  @Field(() => GraphQLISODateTime, { nullable: true }) expiresAt!: Date | null;
-  @Field(() => GraphQLISODateTime, { nullable: true, description: 'to the minute' }) lastUsedAt!: Date | null;
-  @Field(() => GraphQLISODateTime, { nullable: true }) revokedAt!: Date | null;
+  @Field(() => DateTimeScalar) createdAt!: Date;
+  @Field(() => DateTimeScalar, { nullable: true }) expiresAt!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'to the minute' }) lastUsedAt!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true }) revokedAt!: Date | null;
 }
 
 export enum BudgetEventKind { THRESHOLD = 'THRESHOLD', REFUSED = 'REFUSED' }
@@ -42,7 +42,7 @@ registerEnumType(BudgetEventKind, { name: 'BudgetEventKind', description: 'THRES
 @ObjectType({ description: "what happened to a budget in its current window: a threshold crossed, or the first refusal (per user for EACH_USER)" })
 export class BudgetEvent {
   @Field(() => BudgetEventKind) kind!: BudgetEventKind;
-  @Field(() => GraphQLISODateTime) at!: Date;
+  @Field(() => DateTimeScalar) at!: Date;
   @Field(() => Int, { nullable: true, description: 'THRESHOLD: the percentage crossed' }) threshold!: number | null;
   @Field(() => String, { nullable: true, description: 'EACH_USER: the end user' }) user!: string | null;
 }

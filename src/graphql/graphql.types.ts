@@ -1,7 +1,7 @@
 /** GraphQL object types (code-first). Money fields are Decimal (exact strings). */
-import { Field, GraphQLISODateTime, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { Field, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import type { Decimal } from '../pricing/money.js';
-import { DecimalValue } from './scalars.js';
+import { DecimalValue, DateTimeScalar } from './scalars.js';
 
 export enum UnitEnum { CREDITS = 'CREDITS', USD = 'USD' }
 export enum ExactnessEnum { EXACT = 'EXACT', ESTIMATE = 'ESTIMATE', UNPRICED = 'UNPRICED' }
@@ -50,8 +50,8 @@ export class LedgerEntry {
   @Field() kind!: string;
   @Field(() => UnitEnum) unit!: UnitEnum;
   @Field(() => DecimalValue) amount!: Decimal;
-  @Field(() => GraphQLISODateTime) effectiveAt!: Date;
-  @Field(() => GraphQLISODateTime) createdAt!: Date;
+  @Field(() => DateTimeScalar) effectiveAt!: Date;
+  @Field(() => DateTimeScalar) createdAt!: Date;
   @Field(() => String, { nullable: true }) reason!: string | null;
 }
 
@@ -59,7 +59,7 @@ export class LedgerEntry {
 export class Resolution {
   @Field(() => TaskResolutionEnum) outcome!: TaskResolutionEnum;
   @Field() reason!: string;
-  @Field(() => GraphQLISODateTime) resolvedAt!: Date;
+  @Field(() => DateTimeScalar) resolvedAt!: Date;
 }
 
 @ObjectType()
@@ -72,8 +72,8 @@ export class Task {
   @Field() model!: string;
   @Field() kind!: string;
   @Field({ description: 'submitting | processing | ready | failed | unknown | rejected' }) status!: string;
-  @Field(() => GraphQLISODateTime) acceptedAt!: Date;
-  @Field(() => GraphQLISODateTime, { nullable: true }) settledAt!: Date | null;
+  @Field(() => DateTimeScalar) acceptedAt!: Date;
+  @Field(() => DateTimeScalar, { nullable: true }) settledAt!: Date | null;
   @Field(() => Int) priceBookVersion!: number;
   @Field(() => Charge, { nullable: true }) estimate!: Charge | null;
   @Field(() => ExactnessEnum) exactness!: ExactnessEnum;
@@ -112,8 +112,8 @@ export class BudgetStatus {
   heldUnderReview!: Decimal;
   @Field(() => DecimalValue, { description: 'limit − spent − held (negative after an overrun by settled usage)' }) remaining!: Decimal;
   @Field(() => [Int]) thresholds!: number[];
-  @Field(() => GraphQLISODateTime, { nullable: true }) periodStart!: Date | null;
-  @Field(() => GraphQLISODateTime, { nullable: true }) periodEnd!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true }) periodStart!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true }) periodEnd!: Date | null;
   @Field({ description: '(spent + held) / limit × 100, rounded half-even to 2 places (display)' }) percentUsed!: string;
   @Field(() => DecimalValue, {
     nullable: true,
@@ -134,7 +134,7 @@ export class Project {
 @ObjectType()
 export class PriceBookVersionInfo {
   @Field(() => Int) version!: number;
-  @Field(() => GraphQLISODateTime) effectiveAt!: Date;
+  @Field(() => DateTimeScalar) effectiveAt!: Date;
 }
 
 @ObjectType()
@@ -220,8 +220,8 @@ export class PriceRate {
 @ObjectType()
 export class PriceBook {
   @Field(() => Int) version!: number;
-  @Field(() => GraphQLISODateTime) effectiveAt!: Date;
-  @Field(() => GraphQLISODateTime) publishedAt!: Date;
+  @Field(() => DateTimeScalar) effectiveAt!: Date;
+  @Field(() => DateTimeScalar) publishedAt!: Date;
   @Field(() => String, { nullable: true }) note!: string | null;
   @Field(() => [PriceRate]) rates!: PriceRate[];
 }

@@ -3,7 +3,7 @@ import { ChangesService } from '../audit/changes.service.js';
 import { graphqlRefusal } from '../common/error.filter.js';
 import { requireUuid } from '../common/ids.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { Args, Context, GraphQLISODateTime, ID, Mutation, Resolver } from '@nestjs/graphql';
+import { Args, Context, ID, Mutation, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
 import { dateWithin, LEDGER_EPOCH } from '../common/bounds.js';
 
@@ -13,7 +13,7 @@ import { LedgerService } from '../ledger/ledger.service.js';
 import { dec, Money } from '../pricing/money.js';
 import { TaskReadsService } from './task-reads.service.js';
 import { UnitEnum } from './graphql.types.js';
-import { DecimalValue, type DecimalText } from './scalars.js';
+import { DecimalValue, type DecimalText, DateTimeScalar } from './scalars.js';
 
 @Resolver()
 export class LedgerResolver {
@@ -35,7 +35,7 @@ export class LedgerResolver {
     @Args('amount', { type: () => DecimalValue }) amountText: DecimalText,
     @Args('reason') reason: string,
     @Args('taskId', { type: () => ID, nullable: true }) taskId?: string,
-    @Args('effectiveAt', { type: () => GraphQLISODateTime, nullable: true }) effectiveAt?: Date,
+    @Args('effectiveAt', { type: () => DateTimeScalar, nullable: true }) effectiveAt?: Date,
   ) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'corrections', projectId, 'adjustLedger');
@@ -46,7 +46,12 @@ export class LedgerResolver {
     if (amount.isZero()) throw graphqlRefusal('amount: must not be zero', 'BAD_USER_INPUT');
     let internalTaskId: string | undefined;
     // Within the ledger's epoch and never in the future (a correction of what happened).
+    // and never before the gateway's first month of activity (decisions §16: a 1970 entry would stand before every close).
     let at = effectiveAt ? dateWithin('effectiveAt', effectiveAt, LEDGER_EPOCH, new Date(Date.now() + FUTURE_SKEW_MS)) : undefined;
+    if (at) {
+      const first = await this.ledger.firstMonthOfActivity();
+      if (at < first) throw graphqlRefusal(`effectiveAt: ${at.toISOString()} is before the gateway's first month of activity (${first.toISOString().slice(0, 7)}): a correction is dated within the books`, 'BAD_USER_INPUT');
+    }
     if (taskId) {
       const task = await this.tasks.find(taskId);
       if (!task || task.projectId !== projectId) throw graphqlRefusal(`taskId: task ${taskId} is not a task of project ${projectId}`, 'BAD_USER_INPUT');

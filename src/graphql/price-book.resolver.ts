@@ -1,8 +1,9 @@
 import { requireAccess } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
+import { DateTimeScalar } from './scalars.js';
 import { graphqlRefusal } from '../common/error.filter.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { Args, Context, Field, GraphQLISODateTime, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, Field, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import type { RateComponent } from '../pricing/price-book.js';
@@ -49,7 +50,7 @@ export class PriceBookResolver {
   async publishPrices(
     @Context() ctx: GraphqlContext,
     @Args('rates', { type: () => [PriceRateInput] }) rates: PriceRateInput[],
-    @Args('effectiveAt', { type: () => GraphQLISODateTime, nullable: true }) effectiveAt?: Date,
+    @Args('effectiveAt', { type: () => DateTimeScalar, nullable: true }) effectiveAt?: Date,
     @Args('note', { nullable: true }) note?: string,
   ) {
     const who = await this.principals.of(ctx);

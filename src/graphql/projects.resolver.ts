@@ -1,4 +1,4 @@
-import { Args, Context, GraphQLISODateTime, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
+import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import { grantedProjects, requireAccess, requireOnTarget } from '../auth/access.js';
 import { actorOf } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
@@ -8,7 +8,7 @@ import { dec } from '../pricing/money.js';
 import { ApiKeyInfo } from './attribution.types.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from './graphql.types.js';
-import { DecimalValue, type DecimalText } from './scalars.js';
+import { DecimalValue, type DecimalText, DateTimeScalar } from './scalars.js';
 
 @Resolver(() => Project)
 export class ProjectsResolver {
@@ -40,7 +40,7 @@ export class ProjectsResolver {
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('tags', { type: () => [String], nullable: true }) tags?: string[],
     @Args('name', { type: () => String, nullable: true }) name?: string,
-    @Args('expiresAt', { type: () => GraphQLISODateTime, nullable: true }) expiresAt?: Date,
+    @Args('expiresAt', { type: () => DateTimeScalar, nullable: true }) expiresAt?: Date,
   ) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'keys', projectId, 'issueApiKey');

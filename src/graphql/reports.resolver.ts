@@ -1,9 +1,10 @@
 import { scopeProjects } from '../auth/access.js';
 import { ApiError } from '../common/api-error.js';
+import { DateTimeScalar } from './scalars.js';
 import { requireUuid } from '../common/ids.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
 import { Inject } from '@nestjs/common';
-import { Args, Context, GraphQLISODateTime, ID, Info, Int, Query, Resolver, registerEnumType } from '@nestjs/graphql';
+import { Args, Context, ID, Info, Int, Query, Resolver, registerEnumType } from '@nestjs/graphql';
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import { CONFIG, type Config } from '../config/config.js';
 import { dec, ZERO } from '../pricing/money.js';
@@ -100,11 +101,11 @@ export class ReportsResolver {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  @Query(() => [SpendRow], { description: 'spend in [from, to) (UTC midnights), per unit, from the daily roll-up' })
+  @Query(() => [SpendRow], { description: 'spend posted in [from, to) (UTC midnights), per unit, from the daily roll-up' })
   async spendReport(
     @Context() ctx: GraphqlContext,
-    @Args('from', { type: () => GraphQLISODateTime }) from: Date,
-    @Args('to', { type: () => GraphQLISODateTime }) to: Date,
+    @Args('from', { type: () => DateTimeScalar, description: 'a UTC midnight, included' }) from: Date,
+    @Args('to', { type: () => DateTimeScalar, description: 'a UTC midnight, excluded: the day after the last day counted' }) to: Date,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
     @Args('models', { type: () => [String], nullable: true }) models?: string[],
     @Args('families', { type: () => [String], nullable: true }) families?: string[],
@@ -147,8 +148,8 @@ export class ReportsResolver {
   @Query(() => [String], { description: 'tag names that tasks carried in [from, to), for spendReport groupBy tag:<name> (at most 200)' })
   async tagNames(
     @Context() ctx: GraphqlContext,
-    @Args('from', { type: () => GraphQLISODateTime }) from: Date,
-    @Args('to', { type: () => GraphQLISODateTime }) to: Date,
+    @Args('from', { type: () => DateTimeScalar }) from: Date,
+    @Args('to', { type: () => DateTimeScalar }) to: Date,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
   ) {
     const who = await this.principals.of(ctx);

@@ -7,7 +7,8 @@
  */
 import { graphqlRefusal } from '../common/error.filter.js';
 import { Scalar, type CustomScalar } from '@nestjs/graphql';
-import { Kind, type ValueNode } from 'graphql';
+import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import { calendarDate, notADate } from '../common/dates.js';
 import { Decimal as DecimalJs } from 'decimal.js';
 import { amountProblem } from '../common/bounds.js';
 
@@ -30,6 +31,20 @@ export function isDecimalText(text: string): boolean {
   return n > first && dot !== n - 1;
 }
 
+/**
+ * One way to write an exact decimal in every answer (issue 46, item 8d: a dashboard said "0.60"
+ * where budgetStatus said "0.6"): no trailing zeros after the point, as decimal.js writes it.
+ * PostgreSQL keeps a sum's scale ("0.04" + "0.56" = "0.60"); the value is the same.
+ */
+export function canonicalDecimal(text: string): string {
+  if (text.charCodeAt(text.length - 1) !== 48 || text.indexOf('.') < 0) return text; // ends in no '0' after a point
+  let end = text.length;
+  while (text.charCodeAt(end - 1) === 48) end--;
+  if (text.charCodeAt(end - 1) === 46) end--; // '.'
+  const out = text.slice(0, end);
+  return out === '-0' ? '0' : out;
+}
+
 export class DecimalValue {}
 
 /** A Decimal argument as the resolver receives it: bounded decimal text such as "12.50". */
@@ -45,7 +60,7 @@ export class DecimalScalar implements CustomScalar<string, DecimalText> {
 
   serialize(value: unknown): string {
     if (value instanceof DecimalJs) return value.toFixed();
-    if (typeof value === 'string' && isDecimalText(value)) return value;
+    if (typeof value === 'string' && isDecimalText(value)) return canonicalDecimal(value);
     throw new TypeError('Decimal fields are exact: serialize a decimal.js value or a decimal string');
   }
 
@@ -67,4 +82,28 @@ function parse(value: unknown): DecimalText {
   const problem = amountProblem(text);
   if (problem) throw graphqlRefusal(problem.startsWith('"') ? problem : `a Decimal ${problem}`, 'BAD_USER_INPUT');
   return text;
+}
+
+/**
+ * DateTime, as @nestjs/graphql's GraphQLISODateTime but strict: an impossible date
+ * ("2026-11-31T10:00:00Z", "T24:00:00Z") is a 400 naming it, never rolled over (decisions §16).
+ */
+export const DateTimeScalar = new GraphQLScalarType<Date | null, string | null>({
+  name: 'DateTime',
+  description: 'A date-time string at UTC, such as 2019-12-03T09:54:33Z, compliant with the date-time format.',
+  parseValue(value) {
+    return strictDate(value);
+  },
+  serialize(value) {
+    return value instanceof Date ? value.toISOString() : null;
+  },
+  parseLiteral(ast) {
+    return ast.kind === Kind.STRING ? strictDate(ast.value) : null;
+  },
+});
+
+function strictDate(value: unknown): Date {
+  const date = typeof value === 'string' ? calendarDate(value) : null;
+  if (!date) throw graphqlRefusal(notADate('DateTime', typeof value === 'string' ? value : String(value)).replace(/^DateTime: /, ''), 'BAD_USER_INPUT');
+  return date;
 }

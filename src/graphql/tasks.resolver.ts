@@ -1,14 +1,14 @@
-import { can, requireOnTarget, scopeProjects } from '../auth/access.js';
+import { actorOf, can, requireOnTarget, scopeProjects } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { graphqlRefusal } from '../common/error.filter.js';
 import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { Args, Context, Field, GraphQLISODateTime, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { dec } from '../pricing/money.js';
 import { encodeCursor, MAX_PAGE, TaskReadsService } from './task-reads.service.js';
 import { Money, Task, TaskConnection, TaskResolutionEnum } from './graphql.types.js';
-import { DecimalValue, type DecimalText } from './scalars.js';
+import { DecimalValue, type DecimalText, DateTimeScalar } from './scalars.js';
 
 @InputType()
 export class TaskFilterInput {
@@ -16,18 +16,24 @@ export class TaskFilterInput {
   @Field(() => [String], { nullable: true }) models?: string[];
   @Field(() => [String], { nullable: true, description: 'submitting, processing, ready, failed, unknown, rejected' }) statuses?: string[];
   @Field({ nullable: true }) needsReview?: boolean;
-  @Field(() => GraphQLISODateTime, { nullable: true, description: 'accepted at or after' }) from?: Date;
-  @Field(() => GraphQLISODateTime, { nullable: true, description: 'accepted before' }) to?: Date;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'accepted at or after' }) from?: Date;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'accepted before' }) to?: Date;
   @Field(() => [String], { nullable: true, description: 'key prefixes; (none): tasks without a key' }) apiKeys?: string[];
   @Field(() => [String], { nullable: true, description: 'end users; (none): tasks without one' }) users?: string[];
   @Field(() => [String], { nullable: true, description: 'name=value: tasks carrying any of them' }) tags?: string[];
-  @Field({ nullable: true, description: 'true: only tasks with a charge (what spendReport counts); false: only those without' }) charged?: boolean;
+  @Field({ nullable: true, description: 'true: only tasks with a charge; false: only those without' }) charged?: boolean;
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: 'money posted at or after (with postedTo): the tasks behind a spendReport row of the same range; taskTotals then counts as spendReport does (settlements and adjustments by when they were posted)',
+  })
+  postedFrom?: Date;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'money posted before (exclusive), with postedFrom' }) postedTo?: Date;
 }
 
 @ObjectType()
 export class TaskTotals {
   @Field(() => Int) tasks!: number;
-  @Field(() => [Money], { description: "the matching tasks' charges per unit (without adjustments); credits and USD apart" }) totals!: Money[];
+  @Field(() => [Money], { description: "the matching tasks' charges per unit (with postedFrom/postedTo: charges and adjustments posted in the range); credits and USD apart" }) totals!: Money[];
 }
 
 const MAX_FILTER_VALUES = 100;
@@ -39,6 +45,8 @@ function checkFilter(filter: TaskFilterInput | undefined): void {
     if (values.some((v) => typeof v !== 'string' || v.length > 200 || v.includes('\0'))) throw graphqlRefusal(`filter.${name}: each value is text of at most 200 characters`, 'BAD_USER_INPUT');
   }
   if (filter?.from && filter.to && !(filter.to > filter.from)) throw graphqlRefusal('filter.to: must be after filter.from', 'BAD_USER_INPUT');
+  if (!filter?.postedFrom !== !filter?.postedTo) throw graphqlRefusal('filter.postedFrom and filter.postedTo: give both (the range of a spendReport row)', 'BAD_USER_INPUT');
+  if (filter?.postedFrom && filter.postedTo && !(filter.postedTo > filter.postedFrom)) throw graphqlRefusal('filter.postedTo: must be after filter.postedFrom', 'BAD_USER_INPUT');
 }
 
 @Resolver(() => Task)
@@ -74,7 +82,7 @@ export class TasksResolver {
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 
-  @Query(() => TaskTotals, { description: 'how many tasks match the filter and their charges per unit (e.g. the tasks behind a bar of spendReport: charged: true)' })
+  @Query(() => TaskTotals, { description: 'how many tasks match the filter and their charges per unit; with postedFrom/postedTo, what a spendReport row of that range counts (the tasks behind a bar)' })
   async taskTotals(@Context() ctx: GraphqlContext, @Args('filter', { type: () => TaskFilterInput, nullable: true }) filter?: TaskFilterInput) {
     const who = await this.principals.of(ctx);
     checkFilter(filter);
@@ -119,7 +127,7 @@ export class TasksResolver {
         before: { status: task.status, held: task.held, charge: task.charge?.amount ?? null, net: task.net },
         after: { outcome, amount: amount?.toFixed() ?? null, reason: why, added: delta },
       }),
-      () => this.ledger.resolve(task.internalId, outcome, outcome === TaskResolutionEnum.CHARGE ? amount : undefined, why),
+      () => this.ledger.resolve(task.internalId, outcome, outcome === TaskResolutionEnum.CHARGE ? amount : undefined, why, actorOf(who).label),
     );
     return (await this.query.find(taskId))!;
   }

@@ -1,5 +1,6 @@
 /** Alerts' GraphQL (decisions §8; interfaces.md): endpoints and deliveries, admin only. Thin: WebhooksService does the work. */
-import { Args, Context, Field, GraphQLISODateTime, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
+import { Args, Context, Field, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
+import { DateTimeScalar } from './scalars.js';
 import { WebhooksService } from '../alerts/webhooks.service.js';
 import { actorOf, can, requireAccess, requireOnTarget, scopeProjects } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
@@ -28,7 +29,7 @@ export class WebhookEndpoint {
   @Field(() => [String], { description: 'event types it receives; empty: all' }) events!: string[];
   @Field(() => WebhookFormatEnum) format!: WebhookFormatEnum;
   @Field() enabled!: boolean;
-  @Field(() => GraphQLISODateTime) createdAt!: Date;
+  @Field(() => DateTimeScalar) createdAt!: Date;
 }
 
 @ObjectType()
@@ -40,7 +41,7 @@ export class WebhookEndpointCreated {
 @ObjectType({ description: 'one attempt to deliver: when, the answer or the error, how long it took' })
 export class WebhookAttemptLog {
   @Field(() => Int) attempt!: number;
-  @Field(() => GraphQLISODateTime) at!: Date;
+  @Field(() => DateTimeScalar) at!: Date;
   @Field(() => Int, { nullable: true }) statusCode!: number | null;
   @Field(() => Int) latencyMs!: number;
   @Field(() => String, { nullable: true }) error!: string | null;
@@ -54,11 +55,11 @@ export class WebhookDelivery {
   @Field(() => ID) endpointId!: string;
   @Field(() => DeliveryStatusEnum) status!: DeliveryStatusEnum;
   @Field(() => Int) attempts!: number;
-  @Field(() => GraphQLISODateTime, { nullable: true, description: 'PENDING: when it is tried next' }) nextAttemptAt!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'PENDING: when it is tried next' }) nextAttemptAt!: Date | null;
   @Field(() => Int, { nullable: true }) lastStatusCode!: number | null;
   @Field(() => String, { nullable: true }) lastError!: string | null;
-  @Field(() => GraphQLISODateTime, { nullable: true }) deliveredAt!: Date | null;
-  @Field(() => GraphQLISODateTime) createdAt!: Date;
+  @Field(() => DateTimeScalar, { nullable: true }) deliveredAt!: Date | null;
+  @Field(() => DateTimeScalar) createdAt!: Date;
   @Field({ description: 'the event as JSON, as a STANDARD endpoint receives it' }) payload!: string;
   @Field(() => [WebhookAttemptLog], { description: 'every attempt, oldest first' }) log!: WebhookAttemptLog[];
 }
@@ -107,7 +108,7 @@ export class WebhooksResolver {
     const who = await this.principals.of(ctx);
     if (who.kind === 'project') requireAccess(who, 'webhooks', who.projectId, 'webhookEndpoints');
     // A URL may carry a secret (a Slack webhook's path): only those who manage an endpoint see it whole.
-    return (await this.webhooks.list(scopeProjects(who, undefined))).map((e) => (can(who, 'webhooks', e.projectId ?? 'all') ? e : { ...e, url: `${new URL(e.url).origin}/…` }));
+    return (await this.webhooks.list(scopeProjects(who, undefined))).map((e) => (can(who, 'webhooks', e.projectId ?? 'all') ? e : { ...e, url: maskedUrl(e.url) }));
   }
 
   @Mutation(() => WebhookEndpoint, { description: 'a disabled endpoint gets no new events; its pending deliveries fail' })
@@ -161,4 +162,15 @@ export class WebhooksResolver {
     requireOnTarget(who, 'webhooks', projectId, `delivery ${deliveryId.slice(0, 20)}`, 'redeliverWebhook');
     return this.changes.run(who, ctx.client, { action: 'webhook.redeliver', targetKind: 'webhook-delivery', targetId: deliveryId, projectId }, () => this.webhooks.redeliver(deliveryId));
   }
+}
+
+/**
+ * What a reader who may not manage an endpoint sees of its URL: where it goes, never its secret
+ * part. An https URL keeps its origin; mailto (no origin: `new URL().origin` is "null") keeps the
+ * domain of each address.
+ */
+export function maskedUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.protocol === 'mailto:') return `mailto:…@${[...new Set(parsed.pathname.split(',').map((a) => a.split('@')[1] ?? '…'))].join(', …@')}`;
+  return parsed.origin === 'null' ? `${parsed.protocol}…` : `${parsed.origin}/…`;
 }

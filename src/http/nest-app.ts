@@ -9,7 +9,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
 import { ApiError, fromFastifyError } from '../common/api-error.js';
-import { ErrorFilter } from '../common/error.filter.js';
+import { ErrorFilter, graphqlRefusalBody } from '../common/error.filter.js';
 import type { Config } from '../config/config.js';
 import { redactSecret } from '../auth/api-keys.js';
 import type { ConnectionGuard } from './connection-guard.js';
@@ -54,9 +54,11 @@ export async function createNestApp(module: DynamicModule, config: Config, guard
   if (guard) app.getHttpAdapter().getInstance().addHook('onResponse', async (request, reply) => guard.answered(request.raw.socket, reply.statusCode));
   // Body-parsing errors (bad JSON, too large, wrong type) happen before Nest sees the request and
   // would get Fastify's own shape: this handler gives them the one refusal shape.
-  app.getHttpAdapter().getInstance().setErrorHandler((error, _request, reply) => {
-    const mapped = fromFastifyError(error as { code?: string; statusCode?: number; message?: string });
-    void reply.code(mapped?.status ?? 500).send(mapped?.toBody() ?? { code: 5000, message: 'internal error' });
+  // On /graphql the same refusal comes in GraphQL's shape, with extensions { code, status }.
+  app.getHttpAdapter().getInstance().setErrorHandler((error, request, reply) => {
+    const mapped = fromFastifyError(error as { code?: string; statusCode?: number; message?: string }) ?? new ApiError(500, 5000, 'internal error');
+    const graphql = request.url.split('?')[0] === '/graphql';
+    void reply.code(mapped.status).send(graphql ? graphqlRefusalBody(mapped) : mapped.toBody());
   });
   return app;
 }

@@ -10,6 +10,17 @@ import { monthDigest } from '../closing/statement-data.js';
 import { parseMonth } from '../closing/month.js';
 import { checkSeal, ENTRY_COLUMNS, GENESIS, type EntryRow, type StoredSeal } from './ledger-seal.js';
 
+/** The newest seal: the ledger's head, to keep outside the database (as `audit head`'s). */
+export interface LedgerHead {
+  seq: string;
+  hash: string;
+}
+
+export async function ledgerHead(db: Pick<Database, 'query'>): Promise<LedgerHead | null> {
+  const { rows } = await db.query<{ seq: string; hash: Buffer }>('SELECT seq::text AS seq, hash FROM ledger_seal ORDER BY seq DESC LIMIT 1');
+  return rows[0] ? { seq: rows[0].seq, hash: rows[0].hash.toString('hex') } : null;
+}
+
 export interface LedgerVerification {
   seals: number;
   sealedEntries: number;
@@ -17,15 +28,25 @@ export interface LedgerVerification {
   unsealedEntries: number;
   statements: number;
   problems: string[];
+  /** The newest seal verified: its seq and hash. */
+  head: LedgerHead | null;
 }
 
-export async function verifyLedger(db: Database): Promise<LedgerVerification> {
+/**
+ * `keptHead`: a head kept outside the database (`spendgate ledger head`, a statement's foot). Only
+ * with it does verify prove that no seal at or before it was deleted or rewritten: without it, a
+ * superuser who deletes the newest seals, or edits entries and recomputes every seal with this
+ * published algorithm, leaves a chain that verifies.
+ */
+export async function verifyLedger(db: Database, keptHead?: Buffer): Promise<LedgerVerification> {
   const problems: string[] = [];
   let prev: Buffer = GENESIS;
   let after = 0n;
   let seals = 0;
   let sealedEntries = 0;
   let expectedSeq = 1n;
+  let head: LedgerHead | null = null;
+  let keptHeadFound = false;
   for (;;) {
     const { rows } = await db.query<{ seq: string; first_id: string; last_id: string; entry_ids: string[]; digests: Buffer; prev_hash: Buffer; hash: Buffer }>(
       'SELECT s.seq::text AS seq, s.first_id::text AS first_id, s.last_id::text AS last_id, s.entry_ids::text[] AS entry_ids, s.digests, s.prev_hash, s.hash FROM ledger_seal s WHERE s.seq >= $1 ORDER BY s.seq LIMIT 20',
@@ -45,6 +66,8 @@ export async function verifyLedger(db: Database): Promise<LedgerVerification> {
         return finish();
       }
       prev = row.hash;
+      head = { seq: row.seq, hash: row.hash.toString('hex') };
+      if (keptHead?.equals(row.hash)) keptHeadFound = true;
       after = BigInt(row.last_id);
       expectedSeq += 1n;
       seals += 1;
@@ -54,6 +77,9 @@ export async function verifyLedger(db: Database): Promise<LedgerVerification> {
   return finish();
 
   async function finish(): Promise<LedgerVerification> {
+    if (keptHead && !keptHeadFound && problems.length === 0) {
+      problems.push(`the kept head ${keptHead.toString('hex')} is not in the ledger's chain of seals: a seal at or before it was deleted or rewritten (${seals} seals verify)`);
+    }
     const { rows: unsealed } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger_entry WHERE id > $1', [after.toString()]);
     // Closed months: each statement in force against the ledger of its project and month now.
     const { rows: statements } = await db.query<{ project_id: string; month: string; ledger_digest: Buffer; entries: number }>(
@@ -66,6 +92,6 @@ export async function verifyLedger(db: Database): Promise<LedgerVerification> {
         problems.push(`closed month ${s.month}, project ${s.project_id}: the ledger no longer matches its statement (${s.entries} entries at close, ${now.entries} now): an entry was edited, deleted or inserted after the close`);
       }
     }
-    return { seals, sealedEntries, unsealedEntries: unsealed[0]!.n, statements: statements.length, problems };
+    return { seals, sealedEntries, unsealedEntries: unsealed[0]!.n, statements: statements.length, problems, head };
   }
 }

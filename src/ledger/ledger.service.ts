@@ -95,7 +95,7 @@ export class LedgerService {
    * An operator's decision on a task under review (decisions §10): CHARGE `amount` (the hold by
    * default) or RELEASE, with a reason. Returns what the decision added to spend.
    */
-  async resolve(taskId: string, outcome: 'CHARGE' | 'RELEASE', amount: Decimal | undefined, reason: string): Promise<string> {
+  async resolve(taskId: string, outcome: 'CHARGE' | 'RELEASE', amount: Decimal | undefined, reason: string, who = 'operator'): Promise<string> {
     try {
       const { rows } = await this.db.query<{ delta: string }>('SELECT spendgate_resolve($1, $2, $3::numeric, $4)::text AS delta', [
         taskId,
@@ -103,6 +103,10 @@ export class LedgerService {
         amount?.toFixed() ?? null,
         reason,
       ]);
+      // The vendor's open differences on the task (decisions §14): closed where the net now equals
+      // the vendor's figure; one still differing keeps the task in the review queue. Run in the
+      // caller's transaction when it has one (resolveTask's, with its audit record).
+      await this.db.query('SELECT spendgate_vendor_items_settled($1, $2, $3)', [taskId, who, reason]);
       return rows[0]!.delta;
     } catch (error) {
       // The function re-checks under the task's row lock what the caller checked before: a
@@ -120,6 +124,19 @@ export class LedgerService {
       [projectId, amount.unit, amount.toFixed(), reason, taskId ?? null, at ?? null],
     );
     return rows[0]!.id;
+  }
+
+  /**
+   * The first instant of the gateway's first month of activity (the month its first project was
+   * created or its first task accepted): no correction is dated before it (decisions §16), so one
+   * typo cannot put a month of 1970 in front of every close.
+   */
+  async firstMonthOfActivity(): Promise<Date> {
+    const { rows } = await this.db.query<{ at: Date | null }>(
+      `SELECT date_trunc('month', least((SELECT min(created_at) FROM project),
+                                        (SELECT min(f.accepted_at) FROM project p, LATERAL (SELECT accepted_at FROM task WHERE project_id = p.id ORDER BY accepted_at LIMIT 1) f)) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS at`,
+    );
+    return rows[0]?.at ?? new Date();
   }
 
   private async placeHolds(items: HoldRequest[]): Promise<HoldOutcome[]> {

@@ -1,8 +1,11 @@
 /**
  * Reconciliation: every stored budget balance (for every scope, and every user of an EACH_USER
  * budget) must equal what the ledger entries say, and every
- * settled task (by the vendor's answer or an operator's resolution) must have no hold left. Returns the differences (empty when all is clean).
+ * settled task (by the vendor's answer or an operator's resolution) must have no hold left, and
+ * every stored amount must lie within the bounds amounts enter by (decisions §16: 12 digits before
+ * the point, 18 after), whichever path wrote it. Returns the differences (empty when all is clean).
  */
+import { MAX_DECIMALS, MAX_INTEGER_DIGITS } from '../common/bounds.js';
 import type { Database } from '../database/database.js';
 
 export interface Difference {
@@ -27,7 +30,18 @@ export async function reconcile(db: Database): Promise<Difference[]> {
     WHERE t.status IN ('ready', 'failed', 'rejected') OR t.settled_at IS NOT NULL
     GROUP BY t.id HAVING coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0)
                         <> coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)`);
+  const outOfBounds = await db.query<{ what: string; amount: string }>(
+    `WITH amounts(what, amount) AS (
+       SELECT 'ledger entry ' || id || ' (' || kind || ')', amount FROM ledger_entry
+       UNION ALL SELECT 'task ' || id || ' ' || f.name, f.amount FROM task, LATERAL (VALUES ('estimate', estimate_amount), ('hold', hold_amount), ('charge', charge_amount), ('overrun', overrun)) f(name, amount)
+       UNION ALL SELECT 'vendor statement ' || statement_id || ' line ' || line_no, amount FROM vendor_statement_line
+       UNION ALL SELECT 'vendor difference ' || id || ' ' || f.name, f.amount FROM vendor_recon_item, LATERAL (VALUES ('ours', ours), ('theirs', theirs), ('difference', difference)) f(name, amount)
+       UNION ALL SELECT 'budget ' || id || ' limit', "limit" FROM budget WHERE deleted_at IS NULL)
+     SELECT what, amount::text FROM amounts WHERE abs(amount) >= 10::numeric ^ $1 OR scale(trim_scale(amount)) > $2 ORDER BY what LIMIT 1000`,
+    [MAX_INTEGER_DIGITS, MAX_DECIMALS],
+  );
   return [
+    ...outOfBounds.rows.map((r) => ({ what: `${r.what}: an amount outside the bounds (${MAX_INTEGER_DIGITS} digits before the point, ${MAX_DECIMALS} after)`, stored: r.amount, fromLedger: 'within bounds' })),
     ...budgets.rows.map((r) => ({
       what: `budget ${r.budget_id} period ${r.period_start.toISOString()}${r.subject ? ` user ${r.subject}` : ''} ${r.field}`,
       stored: r.stored,

@@ -1,5 +1,6 @@
 /** People, service accounts and tokens over GraphQL (decisions §11). Thin: access.ts decides, the services change, every change is audited. */
-import { Args, Context, Field, GraphQLISODateTime, ID, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
+import { Args, Context, Field, ID, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
+import { DateTimeScalar } from '../graphql/scalars.js';
 import { actorOf, hasCapability, requireAccess, type Principal } from '../auth/access.js';
 import type { Role } from '../auth/permissions.js';
 import { ChangesService } from '../audit/changes.service.js';
@@ -23,8 +24,8 @@ export class Person {
   @Field({ description: 'invited | active | disabled' }) state!: string;
   @Field(() => String, { nullable: true, description: 'the OpenID provider they sign in with, once bound' }) signsInWith!: string | null;
   @Field(() => String, { nullable: true }) invitedBy!: string | null;
-  @Field(() => GraphQLISODateTime) createdAt!: Date;
-  @Field(() => GraphQLISODateTime, { nullable: true }) lastSignInAt!: Date | null;
+  @Field(() => DateTimeScalar) createdAt!: Date;
+  @Field(() => DateTimeScalar, { nullable: true }) lastSignInAt!: Date | null;
 }
 
 @ObjectType()
@@ -35,8 +36,8 @@ export class ServiceAccount {
   @Field() allProjects!: boolean;
   @Field(() => [ID]) projectIds!: string[];
   @Field(() => String, { nullable: true }) createdBy!: string | null;
-  @Field(() => GraphQLISODateTime) createdAt!: Date;
-  @Field(() => GraphQLISODateTime, { nullable: true }) disabledAt!: Date | null;
+  @Field(() => DateTimeScalar) createdAt!: Date;
+  @Field(() => DateTimeScalar, { nullable: true }) disabledAt!: Date | null;
 }
 
 @ObjectType({ description: 'an access token: never its secret' })
@@ -45,10 +46,10 @@ export class Token {
   @Field({ description: 'sgp_ (a person) or sgs_ (a service account) followed by this' }) prefix!: string;
   @Field() name!: string;
   @Field({ description: "the holder's email or name" }) holder!: string;
-  @Field(() => GraphQLISODateTime) createdAt!: Date;
-  @Field(() => GraphQLISODateTime, { nullable: true }) expiresAt!: Date | null;
-  @Field(() => GraphQLISODateTime, { nullable: true }) lastUsedAt!: Date | null;
-  @Field(() => GraphQLISODateTime, { nullable: true }) revokedAt!: Date | null;
+  @Field(() => DateTimeScalar) createdAt!: Date;
+  @Field(() => DateTimeScalar, { nullable: true }) expiresAt!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true }) lastUsedAt!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true }) revokedAt!: Date | null;
 }
 
 @ObjectType()
@@ -147,7 +148,7 @@ export class PeopleResolver {
   async createToken(
     @Context() ctx: GraphqlContext,
     @Args('name') name: string,
-    @Args('expiresAt', { type: () => GraphQLISODateTime, nullable: true }) expiresAt?: Date,
+    @Args('expiresAt', { type: () => DateTimeScalar, nullable: true }) expiresAt?: Date,
     @Args('serviceAccountId', { type: () => ID, nullable: true }) serviceAccountId?: string,
   ) {
     const who = await this.principals.of(ctx);

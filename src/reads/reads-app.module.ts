@@ -21,6 +21,7 @@ import { GraphqlApiModule } from '../graphql/graphql-api.module.js';
 import { graphqlContext } from '../graphql/graphql-auth.js';
 import { depthLimit, fieldLimit } from '../graphql/limits.js';
 import { errorFormatter } from '../graphql/error-format.js';
+import { DateTimeScalar } from '../graphql/scalars.js';
 import { operationGuard } from '../graphql/operation-guard.js';
 import { withPlainFieldReads } from '../graphql/plain-fields.js';
 import { ReportsController } from '../reports/reports.controller.js';
@@ -45,6 +46,8 @@ export class ReadsAppModule {
           inject: [Principals, AuditService, AuthFailures],
           useFactory: (principals: Principals, audit: AuditService, failures: AuthFailures) => ({
             autoSchemaFile: true,
+            // One DateTime, the strict one (graphql/scalars.ts), for every Date field.
+            buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
             sortSchema: true,
             transformSchema: withPlainFieldReads,
             graphiql: false, // served by the main thread from local files (console/web-pages.ts)

@@ -1,5 +1,6 @@
 /** GET /reports/spend.csv (the spend report as CSV, same filters and grouping as GraphQL) and GET /reports/focus.csv (FOCUS 1.2). */
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
+import { calendarDate, notADate } from '../common/dates.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { scopeProjects } from '../auth/access.js';
 import { RestCallers } from '../auth/rest-caller.js';
@@ -67,7 +68,12 @@ export class ReportsController {
   private async scope(request: FastifyRequest, q: Record<string, QueryValue>): Promise<Scope> {
     const projectIds = scopeProjects(await this.callers.of(request), list(q.projectIds));
     if (!q.from || !q.to) throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
-    return { projectIds, from: new Date(one(q.from)!), to: new Date(one(q.to)!) };
+    const date = (field: 'from' | 'to') => {
+      const at = calendarDate(one(q[field])!);
+      if (!at) throw ApiError.badRequest(notADate(field, one(q[field])!));
+      return at;
+    };
+    return { projectIds, from: date('from'), to: date('to') };
   }
 
   /** Sends a CSV as a download named after its range and project. */

@@ -77,22 +77,35 @@ export class PollerService {
     await this.tasks.flagAgedSubmitting((kind) => reviewAfterMs(this.config, kind));
     const started = Date.now();
     const polls: Array<Promise<boolean>> = [];
-    while (!this.stopping) {
-      const due = await this.tasks.claimDue(BATCH, this.config.POLL_MAX_PER_SECOND, this.instance);
-      if (due.length === 0) break;
-      const claimedAt = Date.now();
-      for (const task of due) {
-        polls.push(
-          after(task.slot_ms - (Date.now() - claimedAt)).then(() =>
-            // A poll whose slot passed while the event loop was busy is not sent late (late polls
-            // bunch up past the cap): its task is due again at once, for a slot of its own.
-            Date.now() - claimedAt - task.slot_ms > LATE_MS ? this.tasks.pollAgainIn(task.id, 0, reviewAfterMs(this.config, task.kind), false).then(() => false) : this.pollOne(task),
-          ),
-        );
+    try {
+      while (!this.stopping) {
+        const due = await this.tasks.claimDue(BATCH, this.config.POLL_MAX_PER_SECOND, this.instance);
+        if (due.length === 0) break;
+        const claimedAt = Date.now();
+        for (const task of due) {
+          polls.push(
+            after(task.slot_ms - (Date.now() - claimedAt))
+              .then(() =>
+                // A poll whose slot passed while the event loop was busy is not sent late (late polls
+                // bunch up past the cap): its task is due again at once, for a slot of its own.
+                Date.now() - claimedAt - task.slot_ms > LATE_MS ? this.tasks.pollAgainIn(task.id, 0, reviewAfterMs(this.config, task.kind), false).then(() => false) : this.pollOne(task),
+              )
+              // The database may go away under a poll (a restart): its lease runs out and the task is
+              // claimed again; nothing here may end the process (decisions §17).
+              .catch((error: unknown) => {
+                this.logger.warn(`task ${task.upstream_task_id}: poll not recorded (${(error as Error).message}); it is polled again after its lease`);
+                return false;
+              }),
+          );
+        }
+        // The next claim once this one's slots have passed: the pace has none free before.
+        await after(Math.max(...due.map((t) => t.slot_ms)) - (Date.now() - claimedAt));
+        if (Date.now() - started > ROUND_MS) break;
       }
-      // The next claim once this one's slots have passed: the pace has none free before.
-      await after(Math.max(...due.map((t) => t.slot_ms)) - (Date.now() - claimedAt));
-      if (Date.now() - started > ROUND_MS) break;
+    } finally {
+      // A claim that failed (the database went away) still waits for the polls it started: they
+      // are never left to reject with no one listening.
+      await Promise.allSettled(polls);
     }
     const results = await Promise.all(polls);
     return results.filter(Boolean).length;

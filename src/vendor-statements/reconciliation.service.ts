@@ -1,7 +1,8 @@
 /**
  * Vendor reconciliations (decisions §14): importing (statement-import.ts), reading a statement's
  * summary and differences, and deciding each difference. Accepting the vendor's figure posts an
- * adjustment of the exact difference through the ledger's one adjustment function (so a closed
+ * adjustment of what remains between the task's net and that figure through the ledger's one
+ * adjustment function (so a closed
  * month gets a prior-period item in the first open one), in the same transaction as the decision
  * and its audit record; disputing keeps a note. Billed rows with no task of ours and duplicates are
  * acknowledged, never money.
@@ -19,7 +20,10 @@ import type { ColumnMapping } from './statement-format.js';
 import { importOnce, importStatement, type Imported } from './statement-import.js';
 import { REASON } from './statement-match.js';
 
-export const CLASSES = ['amount_differs', 'billed_not_ours', 'ours_not_billed', 'duplicate', 'pending'] as const;
+export const CLASSES = ['amount_differs', 'billed_again', 'billed_not_ours', 'ours_not_billed', 'duplicate', 'pending'] as const;
+
+/** The classes whose acceptance moves money: the task's net becomes the vendor's figure (ours_not_billed: nothing). */
+const MONEY_CLASSES = new Set(['amount_differs', 'billed_again', 'pending', 'ours_not_billed']);
 
 export interface StatementRow {
   id: string;
@@ -100,21 +104,39 @@ export class ReconciliationService {
     return (await this.db.query<ItemRow>(`${ITEMS} WHERE i.id = $1`, [id])).rows[0];
   }
 
-  /** Takes the vendor's figure: an adjustment of the difference (ours_not_billed: of our whole charge), or an acknowledgement. */
+  /**
+   * Takes the vendor's figure: the task's net is brought to it, by an adjustment of what remains
+   * between the net as it stands now (under the task's lock) and the vendor's figure, and nothing
+   * when it is already there (decisions §14; issue 46, item 3). A settled task under a `pending`
+   * item is taken the same way. Billed rows with no task of ours and duplicates are acknowledged.
+   */
   async accept(id: string, note: string | undefined, actor: Actor, client: ClientInfo, who: string): Promise<ItemRow> {
     const text = note === undefined ? null : cleanText('note', note, 500);
     return this.changes.run(actor, client, (after: ItemRow) => ({ action: 'vendor-difference.accept', targetKind: 'vendor-difference', targetId: id, projectId: after.projectId, after }), async () => {
       const item = await this.open(id);
-      if (item.class === 'pending') throw ApiError.conflict('its task is still held: it settles first (or is resolved in the review queue), then the statement can be taken');
       let entry: string | null = null;
-      const delta = item.class === 'amount_differs' && item.difference !== null ? dec(item.difference) : item.class === 'ours_not_billed' ? dec(item.ours!).neg() : null;
-      if (item.class === 'amount_differs' && item.difference === null) throw ApiError.conflict('the vendor billed it in another unit: credits and USD cannot be adjusted into each other; settle it by hand');
-      if (delta !== null && !delta.isZero()) {
-        const { rows } = await this.db.query<{ id: string }>(
-          `SELECT spendgate_adjust(t.project_id, t.unit, $2::numeric, $3, t.id, t.accepted_at)::text AS id FROM task t WHERE t.id = $1`,
-          [item.taskId!.slice(3), delta.toFixed(), `vendor statement ${item.statementId}: the vendor's figure taken${text ? ` (${text})` : ''}`],
+      if (item.taskId && MONEY_CLASSES.has(item.class)) {
+        const taskId = item.taskId.slice(3);
+        await this.db.query('SELECT 1 FROM task WHERE id = $1 FOR UPDATE', [taskId]);
+        // Read after the lock, in a statement of its own: its snapshot sees every movement committed before.
+        const { rows } = await this.db.query<{ unit: string; settled: boolean; net: string }>(
+          `SELECT t.unit::text, t.settled_at IS NOT NULL AS settled,
+                  (coalesce(t.charge_amount, 0) + coalesce((SELECT sum(e.amount) FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'adjustment'), 0))::text AS net
+           FROM task t WHERE t.id = $1`,
+          [taskId],
         );
-        entry = rows[0]!.id;
+        const task = rows[0]!;
+        if (!task.settled) throw ApiError.conflict('its task is still held: it settles first (or is resolved in the review queue), then the statement can be taken');
+        if (task.unit !== item.unit) throw ApiError.conflict('the vendor billed it in another unit: credits and USD cannot be adjusted into each other; settle it by hand');
+        const target = item.class === 'ours_not_billed' ? dec(0) : dec(item.theirs!);
+        const delta = target.minus(dec(task.net));
+        if (!delta.isZero()) {
+          const posted = await this.db.query<{ id: string }>(
+            `SELECT spendgate_adjust(t.project_id, t.unit, $2::numeric, $3, t.id, t.accepted_at)::text AS id FROM task t WHERE t.id = $1`,
+            [taskId, delta.toFixed(), `vendor statement ${item.statementId}: the vendor's figure taken${text ? ` (${text})` : ''}`],
+          );
+          entry = posted.rows[0]!.id;
+        }
       }
       await this.db.query(`UPDATE vendor_recon_item SET state = 'accepted', note = $2, resolved_by = $3, resolved_at = clock_timestamp(), entry_id = $4 WHERE id = $1`, [id, text, who, entry]);
       if (item.taskId) await this.clearReview(item.taskId.slice(3));

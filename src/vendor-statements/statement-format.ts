@@ -7,6 +7,8 @@
  * date is ISO 8601, "YYYY-MM-DD HH:MM[:SS]" (UTC), epoch seconds or milliseconds, or the slashed
  * form its mapping names.
  */
+import { amountProblem } from '../common/bounds.js';
+import { calendarDate } from '../common/dates.js';
 import { Decimal } from '../pricing/money.js';
 
 export const FIELDS = ['taskId', 'model', 'time', 'amount', 'unit', 'currency'] as const;
@@ -85,7 +87,7 @@ export function parseLine(cells: string[], layout: Layout, line: number): Statem
   const id = cell('taskId')!;
   if (!/^\d{1,18}$/.test(id)) throw fail('taskId', `"${id.slice(0, 40)}" is not a vendor task id (digits)`);
   const amount = parseAmount(cell('amount')!, layout.scale);
-  if (amount === null) throw fail('amount', `"${cell('amount')!.slice(0, 40)}" is not an amount (a decimal such as 12.50 or 1,234.5; at most 12 digits before the point and 18 after)`);
+  if (amount === null) throw fail('amount', `"${cell('amount')!.slice(0, 40)}" is not an amount (a decimal such as 12.50 or 1,234.5; at most 12 digits before the point and 18 after${layout.scale ? `, also once scaled by ${layout.scale.toFixed()}` : ''})`);
   const billedAt = parseTime(cell('time')!, layout.timeFormat);
   if (billedAt === 'ambiguous') throw fail('time', `"${cell('time')!.slice(0, 40)}" could be day/month or month/day: give the format in the mapping (MM/DD/YYYY or DD/MM/YYYY)`);
   if (billedAt === null) throw fail('time', `"${cell('time')!.slice(0, 40)}" is not a time (ISO 8601, YYYY-MM-DD HH:MM:SS in UTC, or epoch seconds)`);
@@ -103,7 +105,10 @@ export function parseAmount(raw: string, scale: Decimal | null): string | null {
   const whole = match[2]!.replaceAll(',', '');
   if (whole.replace(/^0+(?=\d)/, '').length > 12 || (match[3] ?? '').length > 18) return null;
   const value = new Decimal(`${match[1]}${whole}${match[3] ? `.${match[3]}` : ''}`);
-  return (scale ? value.times(scale) : value).toFixed();
+  const scaled = (scale ? value.times(scale) : value).toFixed();
+  // The bounds hold on what is stored, after the mapping's scale (decisions §16): a scale of 10^-18
+  // or 10^12 must not carry an amount past them.
+  return amountProblem(scaled) === undefined ? scaled : null;
 }
 
 export function parseTime(raw: string, format: string | null): Date | null | 'ambiguous' {
@@ -111,8 +116,8 @@ export function parseTime(raw: string, format: string | null): Date | null | 'am
   if (/^\d{10}$/.test(raw) && format !== 'epoch-ms') t = Number(raw) * 1000;
   else if (/^\d{13}$/.test(raw)) t = Number(raw);
   else if (/^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:?\d{2})?$/.test(raw)) {
-    const iso = raw.replace(' ', 'T');
-    t = Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(iso) || iso.length === 10 ? (iso.length === 10 ? `${iso}T00:00:00Z` : iso) : `${iso}Z`);
+    // A real calendar date, never rolled over: 2026-02-31 and T24:00 are refused (decisions §16).
+    t = calendarDate(raw)?.getTime() ?? Number.NaN;
   } else {
     const m = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/.exec(raw);
     if (!m) return null;

@@ -31,6 +31,9 @@ class SameFile extends Error {
 
 /** Imports in the database's transaction of the async context (the caller opens it, with its audit record). */
 export async function importStatement(db: Database, body: Readable, mapping: ColumnMapping[] | undefined, who: string): Promise<Imported> {
+  // One import at a time across every instance: the same file sent twice at once is one statement,
+  // and rows two files share are held once (the second import sees the first's, committed).
+  await db.query(`SELECT pg_advisory_xact_lock(hashtext('spendgate: vendor statement import'))`);
   const id = (await db.query<{ id: string }>('SELECT gen_random_uuid()::text AS id')).rows[0]!.id;
   // The file's digest is known at its end: until then a random placeholder holds the unique column.
   await db.query(`INSERT INTO vendor_statement (id, imported_by, file_digest, rows, repeated, summary) VALUES ($1, $2, $3, 0, 0, '{}')`, [id, who, randomBytes(32)]);

@@ -5,12 +5,14 @@
  *   matched          the same amount in the same unit;
  *   amount_differs   ours, theirs and the difference (the vendor's minus ours); a unit that differs
  *                    too has no difference and is for a person;
+ *   billed_again     an earlier statement billed the same task (another time, amount or unit: the
+ *                    same row again is skipped at import): double billing, or a corrected re-send;
  *   pending          our task is still held (in flight, unknown): the statement may settle it;
  *   billed_not_ours  no task of ours has that id: listed, moves no money;
  *   duplicate        the statement bills one task more than once;
  *   ours_not_billed  a settled task with a charge, accepted within the statement's days, that no
  *                    statement bills (listed once, by the first statement that could have).
- * Every class but matched is an item for a person; amount_differs and pending put the task under
+ * Every class but matched is an item for a person; amount_differs, billed_again and pending put the task under
  * review (task.needs_review). The summary holds counts and sums per class and unit, and totals by
  * day and model for both sides.
  */
@@ -29,6 +31,7 @@ export async function matchStatement(db: Database, id: string): Promise<void> {
             l.amount AS theirs, CASE WHEN t.settled_at IS NOT NULL THEN coalesce(t.charge_amount, 0) + coalesce(a.amount, 0) END AS ours,
             CASE WHEN d.vendor_task_id IS NOT NULL THEN 'duplicate'
                  WHEN t.id IS NULL THEN 'billed_not_ours'
+                 WHEN EXISTS (SELECT 1 FROM vendor_statement_line o WHERE o.vendor_task_id = l.vendor_task_id AND o.statement_id <> $1) THEN 'billed_again'
                  WHEN t.settled_at IS NULL THEN 'pending'
                  WHEN t.unit = l.unit AND coalesce(t.charge_amount, 0) + coalesce(a.amount, 0) = l.amount THEN 'matched'
                  ELSE 'amount_differs' END AS class
@@ -51,7 +54,7 @@ export async function matchStatement(db: Database, id: string): Promise<void> {
   await db.query(
     `INSERT INTO vendor_recon_item (statement_id, class, vendor_task_id, task_id, project_id, model, unit, ours, theirs, difference)
      SELECT $1, class, vendor_task_id, min(task_id), (array_agg(project_id))[1], min(model), unit, min(ours), sum(theirs),
-            CASE WHEN class = 'amount_differs' AND min(our_unit::text) = unit::text THEN sum(theirs) - min(ours) END
+            CASE WHEN class IN ('amount_differs', 'billed_again') AND min(our_unit::text) = unit::text THEN sum(theirs) - min(ours) END
      FROM statement_match WHERE class <> 'matched'
      GROUP BY class, vendor_task_id, unit`,
     [id],
@@ -71,7 +74,7 @@ export async function matchStatement(db: Database, id: string): Promise<void> {
   // Under review: the tasks whose figure differs, or that the statement may settle. A task already
   // announced for review once is announced again for this statement; one never announced is
   // announced by the update below (the task trigger, spendgate_task_event).
-  const review = `SELECT DISTINCT task_id FROM vendor_recon_item WHERE statement_id = $1::uuid AND class IN ('amount_differs', 'pending') AND task_id IS NOT NULL`;
+  const review = `SELECT DISTINCT task_id FROM vendor_recon_item WHERE statement_id = $1::uuid AND class IN ('amount_differs', 'billed_again', 'pending') AND task_id IS NOT NULL`;
   await db.query(
     `SELECT spendgate_emit('task.needs_review', t.project_id, 'review:' || t.id || ':vendor:' || $1::text,
             jsonb_build_object('project', (SELECT jsonb_build_object('id', p.id, 'name', p.name) FROM project p WHERE p.id = t.project_id),

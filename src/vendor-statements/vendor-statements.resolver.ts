@@ -1,12 +1,12 @@
 /** Vendor reconciliation over GraphQL (decisions §14; interfaces.md): import, read, decide. Finance and owners (`books`). */
 import { Readable } from 'node:stream';
-import { Args, Context, Field, GraphQLISODateTime, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { Args, Context, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { actorOf, requireAccess } from '../auth/access.js';
 import { ApiError } from '../common/api-error.js';
 import { requirePageSize } from '../common/paging.js';
 import { PageInfo, UnitEnum } from '../graphql/graphql.types.js';
 import { Principals, type GraphqlContext } from '../graphql/graphql-auth.js';
-import { DecimalValue } from '../graphql/scalars.js';
+import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import { CLASSES, ReconciliationService, type ItemRow, type StatementRow } from './reconciliation.service.js';
 import type { ColumnMapping as Mapping, Field as MappingField } from './statement-format.js';
 
@@ -20,7 +20,7 @@ export class ColumnMappingInput {
 
 @ObjectType()
 export class VendorClassTotal {
-  @Field({ description: 'matched | amount_differs | billed_not_ours | ours_not_billed | duplicate | pending' }) class!: string;
+  @Field({ description: 'matched | amount_differs | billed_again | billed_not_ours | ours_not_billed | duplicate | pending' }) class!: string;
   @Field(() => UnitEnum) unit!: UnitEnum;
   @Field(() => Int) count!: number;
   @Field(() => DecimalValue) theirs!: string;
@@ -40,12 +40,12 @@ export class VendorDayModelTotal {
 @ObjectType({ description: "a vendor statement matched against the ledger" })
 export class VendorReconciliation {
   @Field(() => ID) id!: string;
-  @Field(() => GraphQLISODateTime) importedAt!: Date;
+  @Field(() => DateTimeScalar) importedAt!: Date;
   @Field() importedBy!: string;
   @Field(() => Int) rows!: number;
   @Field(() => Int, { description: 'rows an earlier statement already held: skipped' }) repeated!: number;
-  @Field(() => GraphQLISODateTime, { nullable: true }) periodFrom!: Date | null;
-  @Field(() => GraphQLISODateTime, { nullable: true }) periodTo!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true }) periodFrom!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true }) periodTo!: Date | null;
   @Field(() => [VendorClassTotal]) classes!: VendorClassTotal[];
   @Field(() => [VendorDayModelTotal]) byDayModel!: VendorDayModelTotal[];
   @Field({ description: 'GET this path for the differences as CSV (to send to the vendor)' }) differencesCsvPath!: string;
@@ -68,7 +68,7 @@ export class VendorDifference {
   @Field({ description: 'open | accepted | disputed' }) state!: string;
   @Field(() => String, { nullable: true }) note!: string | null;
   @Field(() => String, { nullable: true }) resolvedBy!: string | null;
-  @Field(() => GraphQLISODateTime, { nullable: true }) resolvedAt!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true }) resolvedAt!: Date | null;
 }
 
 @ObjectType()

@@ -58,7 +58,7 @@ export function Budgets() {
     return (
       <section data-ready="budgets">
         <h1>Budgets</h1>
-        <p>Pick a project:</p>
+        <p class="hint">Every project's budgets, one after another; choose a project in the bar at the top to see only its own.</p>
         <ul class="projects">
           {projects.map((p) => (
             <li>

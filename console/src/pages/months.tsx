@@ -9,7 +9,7 @@ import type { CombinedError } from '@urql/core';
 import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
 import { may, useSigned } from '../app';
-import { dateTime, exactMoney } from '../format';
+import { dateTime, exactMoney, plural } from '../format';
 
 interface Close {
   month: string;
@@ -20,6 +20,8 @@ interface Close {
   reopenedAt: string | null;
   reopenedBy: string | null;
   reopenReason: string | null;
+  version: number;
+  inForce: boolean;
 }
 interface StatementRow {
   projectId: string;
@@ -30,7 +32,7 @@ interface StatementRow {
   pdfPath: string;
 }
 
-const CLOSES = `query Closes { closedMonths { month closedAt closedBy carriedTasks statements reopenedAt reopenedBy reopenReason } }`;
+const CLOSES = `query Closes { closedMonths { month closedAt closedBy carriedTasks statements reopenedAt reopenedBy reopenReason version inForce } monthToClose }`;
 const STATEMENTS = `query Statements($month: String!) { statements(month: $month) { projectId projectName version totals { unit amount } csvPath pdfPath } }`;
 const PRIOR = `query Prior($from: DateTime!, $to: DateTime!) { spendReport(from: $from, to: $to, groupBy: ["project"], statuses: ["prior_period"]) { keys totals { unit amount } tasks } }`;
 
@@ -46,12 +48,12 @@ const bounds = (month: string) => {
 export function Months() {
   const { viewer } = useSigned();
   const client = useClient();
-  const [{ data, error }, reload] = useQuery<{ closedMonths: Close[] }>({ query: CLOSES });
+  const [{ data, error }, reload] = useQuery<{ closedMonths: Close[]; monthToClose: string | null }>({ query: CLOSES });
   const [failure, setFailure] = useState<CombinedError | undefined>();
   const [open, setOpen] = useState<string | null>(null);
   if (error) return <p class="error" role="alert">{errorText(error)}</p>;
   if (!data) return <p class="loading">Loading…</p>;
-  const inForce = new Map(data.closedMonths.filter((c) => !c.reopenedAt).map((c) => [c.month, c]));
+  const inForce = new Map(data.closedMonths.filter((c) => c.inForce).map((c) => [c.month, c]));
   const latestClosed = [...inForce.keys()].sort().at(-1);
   const current = new Date().toISOString().slice(0, 7);
   const act = async (query: string, variables: Record<string, string>) => {
@@ -84,14 +86,20 @@ export function Months() {
                 <tr data-month={month}>
                   <td>{month}</td>
                   <td>{c ? <span class="badge">closed · final</span> : month === current ? 'open (in progress)' : 'open'}</td>
-                  <td>{c ? `${dateTime(c.closedAt)} by ${c.closedBy}${c.carriedTasks ? `; ${c.carriedTasks} open holds carried` : ''}` : '—'}</td>
+                  <td>
+                    {c
+                      ? `${dateTime(c.closedAt)} by ${c.closedBy}${c.version > 1 ? ` (close ${c.version}, after a reopening)` : ''}${c.carriedTasks ? `; ${plural(c.carriedTasks, 'open hold')} carried` : ''}`
+                      : !c && month < current && month !== data.monthToClose && month > (data.monthToClose ?? '')
+                        ? `closes after ${data.monthToClose ?? 'the months before it'} (months close in order)`
+                        : '—'}
+                  </td>
                   <td>
                     {c && (
                       <button type="button" class="link" onClick={() => setOpen(open === month ? null : month)}>
                         {open === month ? 'hide statements' : `statements (${c.statements})`}
                       </button>
                     )}{' '}
-                    {!c && month < current && may(viewer, 'books') && (
+                    {!c && month === data.monthToClose && may(viewer, 'books') && (
                       <button type="button" onClick={() => confirm(`Close ${month}? Its figures become final.`) && void act('mutation($m: String!) { closeMonth(month: $m) { month } }', { m: month })}>
                         Close {month}
                       </button>
@@ -129,8 +137,8 @@ export function Months() {
           <ul>
             {data.closedMonths.filter((c) => c.reopenedAt).map((c) => (
               <li>
-                {c.month}: closed {dateTime(c.closedAt)}, reopened {dateTime(c.reopenedAt)} by {c.reopenedBy}: {c.reopenReason}. Its {c.statements} statement(s) are kept beside
-                the later close's.
+                {c.month}, close {c.version}: closed {dateTime(c.closedAt)}, reopened {dateTime(c.reopenedAt)} by {c.reopenedBy}: {c.reopenReason}. Its{' '}
+                {plural(c.statements, 'statement')} kept beside the later close's.
               </li>
             ))}
           </ul>
@@ -182,7 +190,7 @@ function PriorPeriod({ month }: { month: string }) {
             <tr>
               <td>{r.keys[0]}</td>
               <td class="num">{r.totals.map((t) => exactMoney(t.amount, t.unit)).join(' · ')}</td>
-              <td class="num">{r.tasks} tasks</td>
+              <td class="num">{plural(r.tasks, 'task')}</td>
             </tr>
           ))}
         </tbody>

@@ -84,7 +84,7 @@ export function Overview() {
   const rowsOf = (name: string, source: Record<string, Row[] | string[]> | undefined = data) =>
     UNITS.flatMap((u) => (source?.[`${name}${u}`] as Row[] | undefined) ?? []);
   const shown: Record<Dimension, string[]> = {
-    model: rowsOf('model').map((r) => r.keys[0]!).filter((k) => k !== ADJUSTMENT),
+    model: rowsOf('model').map((r) => r.keys[0]!),
     project: rowsOf('project').map((r) => projects.find((p) => p.name === r.keys[0])?.id).filter((id): id is string => !!id),
     apiKey: rowsOf('apiKey').map((r) => r.keys[0]!),
     user: rowsOf('user').map((r) => r.keys[0]!),
@@ -97,7 +97,8 @@ export function Overview() {
   const rows = (name: string) => (data[name] as Row[] | undefined) ?? [];
   const first = (name: string): Money[] => rows(name)[0]?.totals ?? [];
   const project = projectId ? projects.find((p) => p.id === projectId) : undefined;
-  const base = { from: range.from, to: range.to, project: projectId, charged: 'yes' };
+  // A bar or a row opens the tasks whose money it counts: posted in its days (issue 46, item 8).
+  const base = { from: range.from, to: range.to, project: projectId, posted: 'yes' };
   const tasksOf = (extra: Record<string, string>, r: DayRange = range) => href('tasks', { ...base, from: r.from, to: r.to, ...extra });
   const ranked = (name: Dimension, link: (key: string) => string | null, label: (key: string) => string = (k) => k, source = data): Ranked[] =>
     rowsOf(name, source).map((r) => {

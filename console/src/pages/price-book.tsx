@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import { errorText } from '../api';
 import { may, useSigned } from '../app';
 import { dateTime } from '../format';
-import { IN_FORCE, RatesInForce, type Rate } from '../parts/rates-in-force';
+import { IN_FORCE, PER, RatesInForce, type Rate } from '../parts/rates-in-force';
 
 const VERSIONS = `query Versions { priceBookVersions { version effectiveAt } }`;
 const TWO = `query Two($a: Int!, $b: Int!) {
@@ -97,7 +97,9 @@ export function PriceBook() {
                 <td>{c.key}</td>
                 <td class="num">{c.before ?? 'not priced'}</td>
                 <td class="num">{c.after ?? 'not priced'}</td>
-                <td>{c.unit}</td>
+                <td>
+                  {c.unit === 'USD' ? 'USD' : 'credits'} {PER[c.key.split(' · ')[1] ?? ''] ?? ''}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -153,7 +155,7 @@ function Publish({ onDone }: { onDone(): void }) {
         Note <input name="note" value={note} onInput={(e) => setNote((e.target as HTMLInputElement).value)} />
       </label>
       <label>
-        Rates, one per line: model,component,key,rate,unit[,tier[,tierMaxInput]]
+        Rates, one per line: model,component,key,rate,unit[,tier[,tierMaxInput]] (a token rate is per 1,000,000 tokens)
         <textarea name="rates" rows={4} value={text} placeholder="gpt-5.6-sol,token,input,1.25,USD" onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
       </label>
       <button type="submit" disabled={result.fetching || !text.trim()}>

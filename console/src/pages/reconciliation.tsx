@@ -52,6 +52,7 @@ const DIFFERENCES = `query Differences($r: ID!, $classes: [String!], $state: Str
 const CLASS_NAMES: Record<string, string> = {
   matched: 'matched',
   amount_differs: 'amount differs',
+  billed_again: 'billed again (an earlier statement billed it)',
   billed_not_ours: 'billed, not in our ledger',
   ours_not_billed: 'in our ledger, not billed',
   duplicate: 'duplicate in the statement',
@@ -104,8 +105,8 @@ export function Reconciliation() {
                   <td>{r.importedBy}</td>
                   <td>{r.periodFrom ? `${day(r.periodFrom)} – ${day(r.periodTo!)}` : '—'}</td>
                   <td class="num">
-                    {groupDigits(String(r.rows))}
-                    {r.repeated ? ` (+${groupDigits(String(r.repeated))} already imported)` : ''}
+                    {groupDigits(String(r.rows - r.repeated))}
+                    {r.repeated ? ` (+${groupDigits(String(r.repeated))} skipped: an earlier statement holds them)` : ''}
                   </td>
                   <td class="num">{matchedShare(r)}</td>
                 </tr>
@@ -121,7 +122,9 @@ export function Reconciliation() {
 
 const matchedShare = (r: Recon) => {
   const matched = r.classes.filter((c) => c.class === 'matched').reduce((n, c) => n + c.count, 0);
-  return r.rows ? `${((100 * matched) / r.rows).toFixed(1)} %` : '—';
+  // Of the rows this statement brought: those an earlier one held were skipped, not matched again.
+  const fresh = r.rows - r.repeated;
+  return fresh ? `${((100 * matched) / fresh).toFixed(1)} %` : '—';
 };
 
 function Summary({ recon }: { recon: Recon }) {

@@ -6,7 +6,7 @@ import { useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText, type Money, type Unit } from '../api';
 import { may, useSigned } from '../app';
-import { dateTime } from '../format';
+import { dateTime, plural } from '../format';
 import { Amount } from '../parts/amounts';
 import { Empty } from '../parts/empty';
 import { keyLabel, projectName, useProjects } from '../parts/project-picker';
@@ -48,7 +48,7 @@ const PAGE = 50;
 /** The filters the URL may carry (a drill-down from the overview sets them), and how a chip names each. */
 const CHIPS: Array<[string, string]> = [
   ['from', 'from'],
-  ['to', 'to'],
+  ['to', 'to (inclusive)'],
   ['project', 'project'],
   ['model', 'model'],
   ['key', 'key'],
@@ -57,14 +57,20 @@ const CHIPS: Array<[string, string]> = [
   ['status', 'status'],
   ['charged', 'charged only'],
   ['review', 'needs review'],
+  ['posted', 'money posted in these days, as the overview counts it'],
 ];
 
-/** The URL's filters as the API's TaskFilterInput (days are whole UTC days, `to` inclusive). */
+/**
+ * The URL's filters as the API's TaskFilterInput (days are whole UTC days, `to` inclusive; the
+ * API's `to` is the next midnight, exclusive). `posted=yes` (a drill-down from the overview): the
+ * days are when money was posted, as spendReport counts it, not when tasks were accepted.
+ */
 export function taskFilter(params: URLSearchParams, pickedProject: string | null, review: boolean): Record<string, unknown> {
   const one = (name: string) => params.get(name)?.trim() || null;
   const project = one('project') ?? pickedProject;
   const from = one('from');
   const to = one('to');
+  const posted = one('posted') === 'yes' && isDay(from) && isDay(to);
   return {
     ...(project ? { projectIds: [project] } : {}),
     ...(one('model') ? { models: [one('model')] } : {}),
@@ -74,8 +80,8 @@ export function taskFilter(params: URLSearchParams, pickedProject: string | null
     ...(one('tag') ? { tags: [one('tag')] } : {}),
     ...(one('charged') === 'yes' ? { charged: true } : {}),
     ...(review || one('review') === 'yes' ? { needsReview: true } : {}),
-    ...(isDay(from) ? { from: `${from}T00:00:00.000Z` } : {}),
-    ...(isDay(to) ? { to: new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString() } : {}),
+    ...(isDay(from) ? { [posted ? 'postedFrom' : 'from']: `${from}T00:00:00.000Z` } : {}),
+    ...(isDay(to) ? { [posted ? 'postedTo' : 'to']: new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString() } : {}),
   };
 }
 
@@ -98,7 +104,7 @@ export function Tasks({ review }: { review: boolean }) {
   const edges = data?.tasks.edges ?? [];
   const chips = CHIPS.filter(([name]) => params.get(name) && !(review && name === 'review'));
   const chipText = (name: string, value: string) =>
-    name === 'project' ? projectName(projects, value) : name === 'key' ? keyLabel(projects, value) : name === 'charged' || name === 'review' ? '' : value;
+    name === 'project' ? projectName(projects, value) : name === 'key' ? keyLabel(projects, value) : name === 'charged' || name === 'review' || name === 'posted' ? '' : value;
 
   return (
     <section data-ready={fetching || !data || !totals.data ? undefined : review ? 'review' : 'tasks'}>
@@ -137,10 +143,10 @@ export function Tasks({ review }: { review: boolean }) {
       )}
       {totals.data && (
         <p class="totals" data-testid="task-totals" data-tasks={totals.data.taskTotals.tasks}>
-          {totals.data.taskTotals.tasks} tasks
+          {plural(totals.data.taskTotals.tasks, 'task')}
           {totals.data.taskTotals.totals.map((m) => (
             <span data-total-unit={m.unit} data-amount={m.amount}>
-              {' · charged '}
+              {params.get('posted') === 'yes' ? ' · posted ' : ' · charged '}
               <Amount amount={m.amount} unit={m.unit} />
             </span>
           ))}

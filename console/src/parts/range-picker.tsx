@@ -40,7 +40,7 @@ export function RangePicker({ range }: { range: DayRange }) {
         From <input type="date" name="from" value={range.from} max={range.to} onChange={(e) => (e.target as HTMLInputElement).value && setParams({ from: (e.target as HTMLInputElement).value, to: range.to })} />
       </label>
       <label>
-        to <input type="date" name="to" value={range.to} min={range.from} onChange={(e) => (e.target as HTMLInputElement).value && setParams({ from: range.from, to: (e.target as HTMLInputElement).value })} />
+        to (included) <input type="date" name="to" value={range.to} min={range.from} onChange={(e) => (e.target as HTMLInputElement).value && setParams({ from: range.from, to: (e.target as HTMLInputElement).value })} />
       </label>
     </fieldset>
   );

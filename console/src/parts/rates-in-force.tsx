@@ -15,8 +15,11 @@ export interface Rate {
 
 export const IN_FORCE = `query InForce { priceBook { version effectiveAt rates { model component key tier tierMaxInput unit rate } } }`;
 
-/** What a rate is per: a token class per token, a resolution per image, a duration per second… */
-const PER: Record<string, string> = { token: 'per token', image: 'per image', second: 'per second', request: 'per request' };
+/**
+ * What a rate is per (decisions §3): token rates are per 1,000,000 tokens (price = tokens × rate /
+ * 1,000,000), a resolution per image, a duration per second… A finance reader copies prices from here.
+ */
+export const PER: Record<string, string> = { token: 'per 1M tokens', image: 'per image', second: 'per second', request: 'per request' };
 
 export function RatesInForce() {
   const [{ data }] = useQuery<{ priceBook: { version: number; effectiveAt: string; rates: Rate[] } | null }>({ query: IN_FORCE });

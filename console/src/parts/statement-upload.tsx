@@ -24,9 +24,9 @@ export function StatementUpload({ done }: { done: (id: string) => void }) {
         headers: { 'content-type': 'text/csv', 'x-csrf-token': session.csrf() },
         body: file,
       });
-      const answer = (await response.json().catch(() => ({}))) as { id?: string; rows?: number; created?: boolean; message?: string };
+      const answer = (await response.json().catch(() => ({}))) as { id?: string; rows?: number; repeated?: number; created?: boolean; message?: string };
       if (!response.ok) throw new Error(answer.message ?? `the gateway answered ${response.status}`);
-      setMessage({ error: false, text: answer.created ? `Imported ${groupDigits(String(answer.rows))} rows.` : 'This file was imported before: nothing changed.' });
+      setMessage({ error: false, text: answer.created ? importedText(answer.rows ?? 0, answer.repeated ?? 0) : 'This file was imported before: nothing changed.' });
       done(answer.id!);
     } catch (e) {
       setMessage({ error: true, text: (e as Error).message });
@@ -59,4 +59,11 @@ export function StatementUpload({ done }: { done: (id: string) => void }) {
       )}
     </form>
   );
+}
+
+/** "Imported 1 new row; 5 an earlier statement holds were skipped." */
+export function importedText(rows: number, repeated: number): string {
+  const fresh = rows - repeated;
+  const skipped = repeated ? `; ${groupDigits(String(repeated))} ${repeated === 1 ? 'row' : 'rows'} an earlier statement holds ${repeated === 1 ? 'was' : 'were'} skipped` : '';
+  return `Imported ${groupDigits(String(fresh))} new ${fresh === 1 ? 'row' : 'rows'}${skipped}.`;
 }

@@ -1,7 +1,7 @@
 /** A ranked list (largest spend first), per unit; each row opens its tasks and may show the previous period. */
 import type { ComponentChildren } from 'preact';
 import type { Money } from '../api';
-import { money, percentChange } from '../format';
+import { change, money, plural } from '../format';
 import { Amount } from './amounts';
 
 export interface Ranked {
@@ -28,13 +28,13 @@ export function TopList({ id, title, rows, empty }: { id: string; title: Compone
             {rows.map((r) => (
               <tr data-key={r.key}>
                 <td class="key">{r.href ? <a href={r.href}>{r.label ?? r.key}</a> : r.label ?? r.key}</td>
-                <td class="num">{r.tasks} tasks</td>
+                <td class="num">{plural(r.tasks, 'task')}</td>
                 <td class="num" data-amount={r.money.amount} data-unit={r.money.unit}>
                   <Amount amount={r.money.amount} unit={r.money.unit} />
                 </td>
                 {r.previous !== undefined && (
                   <td class="num change" data-previous={r.previous} title={`previous period: ${money(r.previous, r.money.unit)}`}>
-                    {percentChange(r.money.amount, r.previous) ?? 'new'}
+                    {change(r.money.amount, r.previous, r.money.unit)}
                   </td>
                 )}
               </tr>

@@ -4,6 +4,7 @@
  * token, printed once). Audited as the CLI.
  */
 import { parseArgs } from 'node:util';
+import { calendarDate, notADate } from '../../common/dates.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { ChangesService } from '../../audit/changes.service.js';
 import { ROLES, type Role } from '../../auth/permissions.js';
@@ -34,8 +35,8 @@ export async function tokenCreate(args: string[]): Promise<number> {
   if (!values.name || (values.email === undefined) === (values.service === undefined)) {
     throw new UsageError('token create --name N (--email PERSON | --service SERVICE_ACCOUNT) [--expires DATE]');
   }
-  const expiresAt = values.expires ? new Date(values.expires) : undefined;
-  if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires: a date, e.g. 2027-01-01');
+  const expiresAt = values.expires ? calendarDate(values.expires) : undefined;
+  if (expiresAt === null) throw new UsageError(notADate('--expires', values.expires!));
   const secret = await withDatabase(async (db) => {
     const holder = await holderOf(db, values.email, values.service);
     const { actor, client } = cliActor();

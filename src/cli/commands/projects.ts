@@ -1,5 +1,6 @@
 /** `spendgate project create` and `spendgate key create`: audited as the CLI (cli-support.ts). */
 import { parseArgs } from 'node:util';
+import { calendarDate, notADate } from '../../common/dates.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { ChangesService } from '../../audit/changes.service.js';
 import { ProjectsService } from '../../projects/projects.service.js';
@@ -21,8 +22,8 @@ export async function projectCreate(args: string[]): Promise<number> {
 export async function keyCreate(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { project: { type: 'string' }, tags: { type: 'string' }, name: { type: 'string' }, expires: { type: 'string' } } });
   if (!values.project) throw new UsageError('key create --project <name-or-id> [--tags name=value,...] [--name N] [--expires DATE]');
-  const expiresAt = values.expires ? new Date(values.expires) : undefined;
-  if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires: a date, e.g. 2027-01-01');
+  const expiresAt = values.expires ? calendarDate(values.expires) : undefined;
+  if (expiresAt === null) throw new UsageError(notADate('--expires', values.expires!));
   const key = await withDatabase(async (db) => {
     const projects = new ProjectsService(db);
     const project = await projects.resolve(values.project!);

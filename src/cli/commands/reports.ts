@@ -1,5 +1,6 @@
 /** `spendgate report` (spend from the roll-ups, CSV, JSON or FOCUS) and `spendgate reconcile`. */
 import { parseArgs } from 'node:util';
+import { calendarDate, notADate } from '../../common/dates.js';
 import { loadConfig } from '../../config/config.js';
 import { reconcile } from '../../ledger/reconcile.js';
 import { dec } from '../../pricing/money.js';
@@ -26,9 +27,11 @@ export async function report(args: string[]): Promise<number> {
       unit: { type: 'string' }, 'order-by': { type: 'string' }, first: { type: 'string' },
     },
   });
-  const from = new Date(values.from ?? '');
-  const to = new Date(values.to ?? '');
-  if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) throw new UsageError('report --from <date> --to <date>');
+  if (!values.from || !values.to) throw new UsageError('report --from <date> --to <date>');
+  const from = calendarDate(values.from);
+  const to = calendarDate(values.to);
+  if (!from) throw new UsageError(notADate('--from', values.from));
+  if (!to) throw new UsageError(notADate('--to', values.to));
   if (values.format === 'focus') {
     const config = loadConfig(process.env);
     const rate = config.CREDITS_PER_USD ? { creditsPerUsd: dec(config.CREDITS_PER_USD) } : {};

@@ -569,7 +569,7 @@ CREATE TABLE vendor_recon_item (
   entry_id bigint,
   CONSTRAINT vendor_recon_item_pkey PRIMARY KEY (id),
   CONSTRAINT vendor_recon_item_statement_id_fkey FOREIGN KEY (statement_id) REFERENCES vendor_statement(id) ON UPDATE CASCADE ON DELETE RESTRICT,
-  CONSTRAINT vendor_recon_item_class CHECK ((class = ANY (ARRAY['amount_differs'::text, 'billed_not_ours'::text, 'ours_not_billed'::text, 'duplicate'::text, 'pending'::text]))),
+  CONSTRAINT vendor_recon_item_class CHECK ((class = ANY (ARRAY['amount_differs'::text, 'billed_again'::text, 'billed_not_ours'::text, 'ours_not_billed'::text, 'duplicate'::text, 'pending'::text]))),
   CONSTRAINT vendor_recon_item_state CHECK ((state = ANY (ARRAY['open'::text, 'accepted'::text, 'disputed'::text])))
 );
 
@@ -1962,6 +1962,36 @@ BEGIN
                            || jsonb_build_object('threshold', NEW.threshold, 'usedAtCrossing', NEW.used_amount::text))
   FROM budget b WHERE b.id = NEW.budget_id;
   RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.spendgate_vendor_items_settled(p_task bigint, p_who text, p_reason text)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_net numeric;
+  v_unit "Unit";
+  v_settled boolean;
+  v_closed integer;
+BEGIN
+  SELECT coalesce(t.charge_amount, 0) + coalesce((SELECT sum(e.amount) FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'adjustment'), 0),
+         t.unit, t.settled_at IS NOT NULL
+    INTO v_net, v_unit, v_settled
+    FROM task t WHERE t.id = p_task;
+  IF NOT FOUND OR NOT v_settled THEN RETURN 0; END IF;
+  -- What the vendor says the task costs: the item's figure (ours_not_billed: nothing).
+  UPDATE vendor_recon_item i SET state = 'accepted', resolved_by = p_who, resolved_at = clock_timestamp(),
+         note = 'closed by a resolution: the task''s net equals the vendor''s figure (' || p_reason || ')'
+   WHERE i.task_id = p_task AND i.state = 'open' AND i.unit = v_unit
+     AND i.class IN ('amount_differs', 'billed_again', 'pending', 'ours_not_billed')
+     AND CASE WHEN i.class = 'ours_not_billed' THEN 0 ELSE i.theirs END = v_net;
+  GET DIAGNOSTICS v_closed = ROW_COUNT;
+  -- A difference still open keeps the task in the review queue, whatever the resolution cleared.
+  UPDATE task t SET needs_review = true, updated_at = clock_timestamp(),
+         review_reason = 'the vendor''s statement differs from our figure (vendor reconciliation)'
+   WHERE t.id = p_task AND NOT t.needs_review
+     AND EXISTS (SELECT 1 FROM vendor_recon_item i WHERE i.task_id = p_task AND i.state = 'open' AND i.class IN ('amount_differs', 'billed_again', 'pending'));
+  RETURN v_closed;
 END $function$;
 
 -- ==============================================================================================

@@ -63,7 +63,7 @@ test('item 8: a top model\'s row opens tasks that add up to it; the adjustments 
   await page.goto(`${gw.url}/console/#/overview?from=${label(1)}-01&to=${lastDay(1)}`);
   await page.waitForSelector('[data-compared=yes]');
   const row = page.locator('[data-testid=top-models] tr[data-key="seedream-4.0"]');
-  expect(await row.locator('[data-amount]').getAttribute('data-amount')).toBe('0.18'); // 4 × 0.04 + 0.02
+  expect(await row.locator('td[data-amount]').getAttribute('data-amount')).toBe('0.18'); // 4 × 0.04 + 0.02
   expect(await page.textContent('[data-testid=top-models] tr[data-key="(adjustment)"] .change')).toBe('was $1.25');
   await row.locator('a').click();
   await page.waitForSelector('[data-ready=tasks]');

@@ -7,7 +7,6 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import v8 from 'node:v8';
 import { withYoungGeneration } from '../src/reads/reads-thread.js';
 import { loadConfig } from '../src/config/config.js';
 
@@ -22,17 +21,13 @@ function newSpaceOfWorker(start: (make: () => Worker) => Worker): Promise<number
   });
 }
 
-const mainNewSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size / 2 ** 20;
-
-test('the worker gets the semi-space asked for; the main thread and later workers keep the default', async () => {
-  const mainBefore = mainNewSpace();
+test('the worker gets the semi-space asked for; later workers keep the default', async () => {
   const plain = await newSpaceOfWorker((make) => make());
   expect(plain).toBeLessThan(32); // V8's default starts small (1 MB) and grows with use
 
   expect(await newSpaceOfWorker((make) => withYoungGeneration(64, make))).toBeGreaterThanOrEqual(64);
   // After it: a plain worker is plain again, and so is this thread's heap.
   expect(await newSpaceOfWorker((make) => make())).toBe(plain);
-  expect(mainNewSpace()).toBeLessThanOrEqual(Math.max(mainBefore, 32));
 
   // 0 leaves V8's default.
   expect(await newSpaceOfWorker((make) => withYoungGeneration(0, make))).toBe(plain);
@@ -65,9 +60,14 @@ test('after the worker is online, later isolates get what node was started with,
     // The workers inherit --input-type=module: imports, not require.
     const code = "Promise.all([import('node:worker_threads'), import('node:v8')]).then(([w, v8]) => w.parentPort.postMessage(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 2 ** 20))";
     const size = (w) => new Promise((resolve) => w.once('message', (mb) => w.terminate().then(() => resolve(mb))));
+    const v8 = await import('node:v8');
+    const main = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 2 ** 20;
+    const mainBefore = main();
     const reads = await size(withYoungGeneration(64, () => new Worker(code, { eval: true })));
     const after = await size(new Worker(code, { eval: true }));
-    console.log(JSON.stringify({ reads, after }));`;
+    console.log(JSON.stringify({ reads, after, mainKept: main() <= Math.max(mainBefore, 32) }));`;
+  // In a process of its own: this thread's heap is then only what the mechanism does to it (in the
+  // suite's process, other tests' allocations grew it while the flags were set: issue 46, item 15).
   const out = execFileSync(process.execPath, ['--min_semi_space_size=8', '--input-type=module', '-e', script], { encoding: 'utf8' });
-  expect(JSON.parse(out)).toEqual({ reads: 64, after: 8 });
+  expect(JSON.parse(out)).toEqual({ reads: 64, after: 8, mainKept: true });
 });

@@ -5,7 +5,7 @@ import { GraphQLError } from 'graphql';
 import { ApiError, fromFastifyError } from './api-error.js';
 
 /** GraphQL's name for each HTTP status a refusal can have: the one table both directions read. */
-const GRAPHQL_CODES = { 400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 503: 'SERVICE_UNAVAILABLE' } as const;
+const GRAPHQL_CODES = { 400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 429: 'TOO_MANY_REQUESTS', 503: 'SERVICE_UNAVAILABLE' } as const;
 export type GraphqlCode = (typeof GRAPHQL_CODES)[keyof typeof GRAPHQL_CODES];
 const STATUS_OF = Object.fromEntries(Object.entries(GRAPHQL_CODES).map(([status, code]) => [code, Number(status)])) as Record<GraphqlCode, number>;
 

@@ -26,7 +26,7 @@ export const errorFormatter: typeof mercurius.defaultErrorFormatter = (execution
   // A hook's refusal before GraphQL ran (the CSRF check's 403, a body's 413) keeps its own status,
   // in the one refusal's words (common/api-error.ts).
   const only = execution.errors?.length === 1 ? (execution.errors[0] as { originalError?: { statusCode?: unknown; code?: string; errors?: unknown } }).originalError : undefined;
-  const hook = only && typeof only.statusCode === 'number' && only.statusCode !== 400 && !only.errors ? fromFastifyError(only as { code?: string; statusCode?: number; message?: string }) : undefined;
+  const hook = only && typeof only.statusCode === 'number' && only.statusCode !== 400 && only.code?.startsWith('FST_') ? fromFastifyError(only as { code?: string; statusCode?: number; message?: string }) : undefined;
   if (hook) return { statusCode: hook.status, response: graphqlRefusalBody(hook) };
   const formatted = mercurius.defaultErrorFormatter(execution, context);
   let status = 0;

@@ -106,7 +106,7 @@ export class GatewayService implements OnApplicationShutdown {
         this.exhaustion.record(held.budgetId, held.subject);
         throw budgetRefusal(held, estimate, hold);
       case 'conflict':
-        throw ApiError.conflict('Idempotency-Key was already used with a different request body', { idempotencyKey });
+        throw ApiError.conflict('Idempotency-Key was already used with a different request body (or other X-Spendgate-User or X-Spendgate-Tags)', { idempotencyKey });
       case 'in_progress':
         throw ApiError.conflict('a request with this Idempotency-Key is still in progress; retry later', { idempotencyKey });
       case 'unknown':

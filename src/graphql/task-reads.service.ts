@@ -107,6 +107,12 @@ function filterSql(filter: TaskFilter): { where: string; values: unknown[] } {
   return { where: where.length ? where.join(' AND ') : 'TRUE', values };
 }
 
+/** A filter that names projects at most (what an adjustment with no task can be attributed to). */
+function onlyProjects(filter: TaskFilter): boolean {
+  return !filter.models && !filter.statuses && !filter.apiKeys && !filter.users && !filter.tags && !filter.from && !filter.to &&
+    (filter.needsReview === undefined || filter.needsReview === null) && (filter.charged === undefined || filter.charged === null);
+}
+
 /** Appends a value and answers its placeholder. */
 function add2(values: unknown[], value: unknown): string {
   values.push(value);
@@ -221,7 +227,7 @@ export class TaskReadsService {
    * adjustments); with postedFrom/postedTo, the money posted in that range as spendReport counts it
    * (settlements and adjustments, by when they were posted).
    */
-  async totals(filter: TaskFilter): Promise<{ tasks: number; totals: Array<{ unit: Unit; amount: string }> }> {
+  async totals(filter: TaskFilter): Promise<{ tasks: number; totals: Array<{ unit: Unit; amount: string }>; withoutTask: Array<{ unit: Unit; amount: string }> }> {
     const { where, values } = filterSql(filter);
     const posted = filter.postedFrom && filter.postedTo;
     if (posted) values.push(filter.postedFrom, filter.postedTo);
@@ -235,7 +241,23 @@ export class TaskReadsService {
       tasks: rows.find((r) => r.unit === null)?.tasks ?? 0,
       // PostgreSQL's own text of the sum, as spendReport answers it (the same digits for the same amount).
       totals: rows.filter((r) => r.unit !== null && r.amount !== null).map((r) => ({ unit: r.unit!, amount: r.amount! })),
+      withoutTask: posted && onlyProjects(filter) ? await this.adjustmentsWithoutTask(filter) : [],
     };
+  }
+
+  /**
+   * Adjustments posted in the range that belong to no task, per unit: a project's report row counts
+   * them (as "(adjustment)"), so its drill-down names them beside the tasks' money.
+   */
+  private async adjustmentsWithoutTask(filter: TaskFilter): Promise<Array<{ unit: Unit; amount: string }>> {
+    const { rows } = await this.db.query<{ unit: Unit; amount: string }>(
+      `SELECT unit, sum(amount)::text AS amount FROM ledger_entry
+       WHERE project_id = ANY(coalesce($1::uuid[], ARRAY(SELECT id FROM project))) AND unit = ANY('{USD,CREDITS}'::"Unit"[])
+         AND effective_at >= $2 AND effective_at < $3 AND kind = 'adjustment' AND task_id IS NULL
+       GROUP BY unit ORDER BY unit`,
+      [filter.projectIds ?? null, filter.postedFrom, filter.postedTo],
+    );
+    return rows;
   }
 
   /** Adds estimate and charge lines (task_line) and ledger entries to task rows: two queries for the whole page. */

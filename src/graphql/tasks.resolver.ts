@@ -34,6 +34,10 @@ export class TaskFilterInput {
 export class TaskTotals {
   @Field(() => Int) tasks!: number;
   @Field(() => [Money], { description: "the matching tasks' charges per unit (with postedFrom/postedTo: charges and adjustments posted in the range); credits and USD apart" }) totals!: Money[];
+  @Field(() => [Money], {
+    description: 'with postedFrom/postedTo and no filter but projects: adjustments posted in the range that belong to no task, per unit (a spendReport row of the project counts them, as "(adjustment)")',
+  })
+  withoutTask!: Money[];
 }
 
 const MAX_FILTER_VALUES = 100;

@@ -40,7 +40,7 @@ const TASKS = `query Tasks($first: Int!, $after: String, $filter: TaskFilterInpu
   }
 }`;
 
-const TOTALS = `query TaskTotals($filter: TaskFilterInput) { taskTotals(filter: $filter) { tasks totals { unit amount } } }`;
+const TOTALS = `query TaskTotals($filter: TaskFilterInput) { taskTotals(filter: $filter) { tasks totals { unit amount } withoutTask { unit amount } } }`;
 
 const STATUSES = ['submitting', 'processing', 'ready', 'failed', 'unknown', 'rejected'];
 const PAGE = 50;
@@ -100,7 +100,7 @@ export function Tasks({ review }: { review: boolean }) {
     query: TASKS,
     variables: { first: PAGE, after, filter },
   });
-  const [totals] = useQuery<{ taskTotals: { tasks: number; totals: Money[] } }>({ query: TOTALS, variables: { filter } });
+  const [totals] = useQuery<{ taskTotals: { tasks: number; totals: Money[]; withoutTask: Money[] } }>({ query: TOTALS, variables: { filter } });
   const edges = data?.tasks.edges ?? [];
   const chips = CHIPS.filter(([name]) => params.get(name) && !(review && name === 'review'));
   const chipText = (name: string, value: string) =>
@@ -147,6 +147,12 @@ export function Tasks({ review }: { review: boolean }) {
           {totals.data.taskTotals.totals.map((m) => (
             <span data-total-unit={m.unit} data-amount={m.amount}>
               {params.get('posted') === 'yes' ? ' · posted ' : ' · charged '}
+              <Amount amount={m.amount} unit={m.unit} />
+            </span>
+          ))}
+          {totals.data.taskTotals.withoutTask.map((m) => (
+            <span data-without-task-unit={m.unit} data-amount={m.amount}>
+              {' · and adjustments with no task '}
               <Amount amount={m.amount} unit={m.unit} />
             </span>
           ))}

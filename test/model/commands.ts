@@ -1,0 +1,417 @@
+/**
+ * The operations the tester generates (fast-check's model-based testing, `fc.commands`): each one
+ * acts on the real system through its real edges (the vendor's paths, GraphQL, the statement
+ * upload, the CLI's services for tasks dated last month) and on the model, and asserts the
+ * answer it must get. Targets are picked by index at run time, so a shrunk sequence replays.
+ */
+import { Decimal } from 'decimal.js';
+import fc from 'fast-check';
+import { LedgerService } from '../../src/ledger/ledger.service.js';
+import { startGateway } from '../../src/bootstrap.js';
+import { heldTask } from '../support/builders.js';
+import { MoneyModel, priceOf, type Item, type Scope, type Submission, type Task } from './money-model.js';
+import type { Server, System } from './system.js';
+import { call, expectStatus, gql, type Real } from './real.js';
+
+export interface Env {
+  model: MoneyModel;
+  /** (project, Idempotency-Key) → the body it was first used with and the answer's task */
+  keys: Map<string, { body: string; ref: string }>;
+  /** statement files sent, by content: the same file again is the same statement */
+  files: Set<string>;
+  /** a closed month's figures as read when it closed */
+  frozen: Map<string, string>;
+}
+
+type Cmd = fc.AsyncCommand<Env, Real>;
+
+const USERS = [null, 'u1', 'u2'] as const;
+
+const bodyArb: fc.Arbitrary<Submission> = fc.oneof(
+  fc.record({ model: fc.constant('seedream-4.0' as const), resolution: fc.constantFrom('1K', '2K', '4K'), n: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ model: fc.constant('nano-banana-pro' as const), resolution: fc.constantFrom('1K', '2K', '4K') }),
+  fc.record({ model: fc.constant('sora-2-pro' as const), duration: fc.constantFrom(10, 15) }),
+  fc.record({ model: fc.constant('wan2.7-video' as const), resolution: fc.constantFrom('720p', '1080p'), duration: fc.constant(5) }),
+);
+
+const request = (s: Submission) => ({ ...s, prompt: 'model-based' });
+const cents = (min: number, max: number) => fc.integer({ min, max }).map((c) => new Decimal(c).div(100));
+
+/** A submission through the vendor's path: admitted exactly when the model admits it (§4). */
+class Submit implements Cmd {
+  constructor(readonly at: number, readonly project: number, readonly body: Submission, readonly user: number, readonly tags: number, readonly key: string | null) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const p = real.sys.projects[this.project]!;
+    const { unit, amount } = priceOf(this.body);
+    // beta's key carries team=b (a request may not change it): its requests add env=x instead.
+    const sent = this.tags ? [p.name === 'beta' ? 'env=x' : 'team=a'] : [];
+    const tags = [...sent, ...(p.name === 'beta' ? ['team=b'] : [])];
+    const user = USERS[this.user]!;
+    // What the key is bound to: the body and the attribution (decisions §4, §7).
+    const bodyText = JSON.stringify([request(this.body), user, sent]);
+    const bound = this.key ? env.keys.get(`${p.id}:${this.key}`) : undefined;
+    const res = await call(real, this.at, 'POST', '/api-platform/v1/generations', { key: p.key, body: request(this.body), headers: { ...(user ? { 'x-spendgate-user': user } : {}), ...(sent.length ? { 'x-spendgate-tags': sent.join(',') } : {}), ...(this.key ? { 'idempotency-key': this.key } : {}) } });
+    if (bound) {
+      // The same key: the first answer again (same body), or refused (another body); never a second task (§4).
+      if (bound.body !== bodyText) return expectStatus(res, 409, `${this}: another request under a used key`);
+      expectStatus(res, 200, `${this}: a replay`);
+      expectEqual(String((res.body as { data: { taskId: number } }).data.taskId), bound.ref, `${this}: the replay names the first task`);
+      return;
+    }
+    const admitted = env.model.admits(p.id, { unit, user, tags, hold: amount });
+    expectStatus(res, admitted ? 200 : 402, String(this));
+    if (!admitted) return;
+    const ref = String((res.body as { data: { taskId: number } }).data.taskId);
+    env.model.accept({ ref, project: p.id, unit, user, tags, hold: amount });
+    if (this.key) env.keys.set(`${p.id}:${this.key}`, { body: bodyText, ref });
+  }
+  toString = () => `submit(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${JSON.stringify(this.body)}, user ${USERS[this.user]}${this.tags ? ', tagged' : ''}${this.key ? `, key ${this.key}` : ''})`;
+}
+
+/** The same submission n times at once over both instances: exactly as many admitted as fit. */
+class Burst implements Cmd {
+  constructor(readonly project: number, readonly body: Submission, readonly n: number) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const p = real.sys.projects[this.project]!;
+    const { unit, amount } = priceOf(this.body);
+    const tags = p.name === 'beta' ? ['team=b'] : [];
+    const answers = await Promise.all(Array.from({ length: this.n }, (_, i) => call(real, i % 2, 'POST', '/api-platform/v1/generations', { key: p.key, body: request(this.body) })));
+    // n identical holds: k of them fit when one hold of k × the amount would (every hard budget counts them all).
+    let fits = 0;
+    while (fits < this.n && env.model.admits(p.id, { unit, user: null, tags, hold: amount.times(fits + 1) })) fits++;
+    const admitted = answers.filter((a) => a.status === 200);
+    for (const a of answers) if (a.status !== 200) expectStatus(a, 402, String(this));
+    expectEqual(admitted.length, fits, `${this}: admitted`);
+    for (const a of admitted) env.model.accept({ ref: String((a.body as { data: { taskId: number } }).data.taskId), project: p.id, unit, user: null, tags, hold: amount });
+  }
+  toString = () => `burst(${['alpha', 'beta'][this.project]}, ${JSON.stringify(this.body)} × ${this.n})`;
+}
+
+/** The vendor decides a task's fate: ready, failed, or it never finishes. */
+class VendorOutcome implements Cmd {
+  constructor(readonly pick: number, readonly fate: 'ready' | 'failed' | 'stall') {}
+  check = (env: Readonly<Env>) => env.model.tasks.some((t) => t.vendor === 'processing' && /^\d+$/.test(t.ref));
+  async run(env: Env, real: Real) {
+    const t = pickOf(env.model.tasks.filter((x) => x.vendor === 'processing' && /^\d+$/.test(x.ref)), this.pick);
+    if (this.fate === 'stall') await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/stall`, { method: 'POST' });
+    else {
+      await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: this.fate }) });
+      t.vendor = this.fate;
+    }
+  }
+  toString = () => `vendor(#${this.pick}, ${this.fate})`;
+}
+
+/** A client polls a task: a terminal answer settles it, exactly once, on whichever instance. */
+class Poll implements Cmd {
+  constructor(readonly at: number, readonly pick: number) {}
+  check = (env: Readonly<Env>) => env.model.tasks.some((t) => /^\d+$/.test(t.ref) && t.project !== '');
+  async run(env: Env, real: Real) {
+    const t = pickOf(env.model.tasks.filter((x) => /^\d+$/.test(x.ref)), this.pick);
+    const key = real.sys.projects.find((p) => p.id === t.project)!.key;
+    expectStatus(await call(real, this.at, 'GET', `/api-platform/v1/tasks/${t.ref}`, { key }), 200, String(this));
+    env.model.settle(t);
+  }
+  toString = () => `poll(gw${this.at}, #${this.pick})`;
+}
+
+/** A submission whose answer is lost (the vendor's connection reset): unknown, its hold kept (§4, §10). */
+class LostAnswer implements Cmd {
+  constructor(readonly at: number, readonly project: number, readonly body: Submission) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const p = real.sys.projects[this.project]!;
+    const { unit, amount } = priceOf(this.body);
+    const tags = p.name === 'beta' ? ['team=b'] : [];
+    const admitted = env.model.admits(p.id, { unit, user: null, tags, hold: amount });
+    await fetch(`${real.sys.simUrl}/__sim/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resetRate: 1 }) });
+    const res = await call(real, this.at, 'POST', '/api-platform/v1/generations', { key: p.key, body: request(this.body) }, [502, 504]);
+    await fetch(`${real.sys.simUrl}/__sim/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resetRate: 0 }) });
+    if (!admitted) return expectStatus(res, 402, String(this));
+    if (res.status !== 502 && res.status !== 504) throw new Error(`${this}: expected 502 or 504 (outcome unknown), got ${res.status} ${res.text.slice(0, 200)}`);
+    const task = env.model.accept({ ref: (res.body as { details: { gatewayTaskId: string } }).details.gatewayTaskId, project: p.id, unit, user: null, tags, hold: amount });
+    task.state = 'unknown';
+    task.vendor = 'none';
+  }
+  toString = () => `lost-answer(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${JSON.stringify(this.body)})`;
+}
+
+/** An operator resolves an unknown task: CHARGE (the hold, or an amount) or RELEASE (§10). */
+class Resolve implements Cmd {
+  constructor(readonly pick: number, readonly outcome: 'CHARGE' | 'RELEASE', readonly amount: Decimal | null) {}
+  check = (env: Readonly<Env>) => env.model.tasks.some((t) => t.state === 'unknown' && !t.resolved);
+  async run(env: Env, real: Real) {
+    const t = pickOf(env.model.tasks.filter((x) => x.state === 'unknown' && !x.resolved), this.pick);
+    const amount = this.outcome === 'CHARGE' ? (this.amount ?? t.hold) : new Decimal(0);
+    const res = await gql(real, `mutation($t: ID!, $o: TaskResolution!, $a: Decimal) { resolveTask(taskId: $t, outcome: $o, reason: "model", amount: $a) { net } }`, { t: t.ref, o: this.outcome, a: this.outcome === 'CHARGE' && this.amount ? this.amount.toFixed() : null });
+    if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
+    env.model.resolve(t, amount);
+    env.model.afterResolution(t);
+  }
+  toString = () => `resolve(#${this.pick}, ${this.outcome}${this.amount ? ` ${this.amount.toFixed()}` : ''})`;
+}
+
+/** A correction (§4): now, or dated last month (refused before the first month of activity, §16). */
+class Adjust implements Cmd {
+  constructor(readonly project: number, readonly amount: Decimal, readonly withTask: number | null, readonly when: 'now' | 'last month' | '1970') {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const projects = [...real.sys.projects.map((p) => p.id), real.sys.past.id];
+    const projectId = projects[this.project % projects.length]!;
+    const task = this.withTask === null ? null : (env.model.tasks.filter((t) => t.project === projectId)[this.withTask] ?? null);
+    const m = env.model;
+    const at = this.when === '1970' ? '1970-01-01T00:00:00Z' : this.when === 'last month' ? `${m.previous}-15T12:00:00Z` : null;
+    if (this.when === '1970' && !task) {
+      const res = await gql(real, `mutation($p: ID!, $a: Decimal!, $at: DateTime) { adjustLedger(projectId: $p, unit: USD, amount: $a, reason: "model", effectiveAt: $at) }`, { p: projectId, a: this.amount.toFixed(), at });
+      if (res.errors?.[0]?.extensions?.status !== 400) throw new Error(`${this}: a date before the first month of activity must be refused: ${JSON.stringify(res)}`);
+      return;
+    }
+    const res = await gql(real, `mutation($p: ID!, $a: Decimal!, $t: ID, $at: DateTime) { adjustLedger(projectId: $p, unit: USD, amount: $a, reason: "model", taskId: $t, effectiveAt: $at) }`, { p: projectId, a: this.amount.toFixed(), t: task?.ref ?? null, at: task ? null : at });
+    const firstMonth = m.tasks.some((t) => t.acceptedMonth === m.previous) ? m.previous : m.current;
+    if (!task && this.when === 'last month' && firstMonth !== m.previous) {
+      if (res.errors?.[0]?.extensions?.status !== 400) throw new Error(`${this}: a date before the first month of activity must be refused: ${JSON.stringify(res)}`);
+      return;
+    }
+    if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
+    m.adjust(projectId, 'USD', this.amount, task ? task.acceptedMonth : this.when === 'last month' ? m.previous : m.current, task);
+  }
+  toString = () => `adjust(project ${this.project}, ${this.amount.toFixed()}${this.withTask === null ? '' : `, task #${this.withTask}`}${this.when === 'now' ? '' : `, dated ${this.when}`})`;
+}
+
+/** A budget set (created, or its limit and kind changed) or deleted. */
+class SetBudget implements Cmd {
+  constructor(readonly project: number, readonly period: 'MONTHLY' | 'LIFETIME', readonly scope: Scope, readonly limit: Decimal, readonly hard: boolean) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const p = real.sys.projects[this.project]!;
+    const value = this.scope === 'USER' ? 'u1' : this.scope === 'TAG' ? (p.name === 'beta' ? 'team=b' : 'team=a') : null;
+    const existing = [...env.model.budgets.values()].find((b) => b.project === p.id && b.period === this.period && b.scope === this.scope && b.value === value);
+    if (existing) {
+      const res = await gql(real, `mutation($b: ID!, $l: Decimal!, $h: Boolean!) { updateBudget(budgetId: $b, limit: $l, hard: $h) }`, { b: existing.id, l: this.limit.toFixed(), h: this.hard });
+      if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
+      existing.limit = this.limit;
+      existing.hard = this.hard;
+      return;
+    }
+    const res = await gql(real, `mutation($p: ID!, $l: Decimal!, $per: Period!, $h: Boolean!, $s: BudgetScope!, $v: String) { setBudget(projectId: $p, unit: USD, limit: $l, period: $per, hard: $h, scope: $s, scopeValue: $v) }`, {
+      p: p.id, l: this.limit.toFixed(), per: this.period, h: this.hard, s: this.scope, v: value,
+    });
+    if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
+    const id = (res.data as { setBudget: string }).setBudget;
+    env.model.budgets.set(id, { id, project: p.id, unit: 'USD', period: this.period, hard: this.hard, scope: this.scope, value, limit: this.limit });
+  }
+  toString = () => `budget(${['alpha', 'beta'][this.project]}, ${this.period} ${this.scope}, ${this.limit.toFixed()}, ${this.hard ? 'hard' : 'soft'})`;
+}
+
+class DeleteBudget implements Cmd {
+  constructor(readonly pick: number) {}
+  check = (env: Readonly<Env>) => env.model.budgets.size > 0;
+  async run(env: Env, real: Real) {
+    const b = pickOf([...env.model.budgets.values()], this.pick);
+    const res = await gql(real, `mutation($b: ID!) { deleteBudget(budgetId: $b) }`, { b: b.id });
+    if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
+    env.model.budgets.delete(b.id);
+  }
+  toString = () => `delete-budget(#${this.pick})`;
+}
+
+/** A task of last month (the `past` project, held through the ledger as a submission then): settled then, or still open. */
+class PastTask implements Cmd {
+  constructor(readonly body: Submission, readonly settled: boolean) {}
+  // A hold is never written into a closed month (§13): last month's tasks exist only while it is open.
+  check = (env: Readonly<Env>) => !env.model.closed.has(env.model.previous);
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const gw = real.sys.gateways[0]!;
+    const held = await heldTask(gw, { projectId: real.sys.past.id, body: request(this.body), acceptedAt: new Date(`${m.previous}-10T12:00:00Z`) });
+    const { unit, amount } = priceOf(this.body);
+    const task = m.accept({ ref: `gw-${held.taskId}`, project: real.sys.past.id, unit, user: null, tags: [], hold: amount, month: m.previous });
+    task.vendor = 'none';
+    if (this.settled) await settleInLedger(env, real, task);
+  }
+  toString = () => `past-task(${JSON.stringify(this.body)}, ${this.settled ? 'settled' : 'open'})`;
+}
+
+/** Last month's open task settles late: a prior-period item once its month is closed (§13). */
+class LateSettle implements Cmd {
+  constructor(readonly pick: number) {}
+  check = (env: Readonly<Env>) => env.model.tasks.some((t) => t.acceptedMonth === env.model.previous && t.state === 'held');
+  async run(env: Env, real: Real) {
+    await settleInLedger(env, real, pickOf(env.model.tasks.filter((t) => t.acceptedMonth === env.model.previous && t.state === 'held'), this.pick));
+  }
+  toString = () => `late-settle(#${this.pick})`;
+}
+
+async function settleInLedger(env: Env, real: Real, task: Task) {
+  await real.sys.gateways[0]!.app.get(LedgerService).settle({
+    taskId: task.ref.slice(3), status: 'ready', charge: { unit: 'USD', exactness: 'EXACT', amount: task.hold, lines: [], warnings: [], needsReview: false }, usage: {}, rollup: { images: '1' },
+  });
+  task.vendor = 'ready';
+  env.model.settle(task);
+}
+
+/** Finance closes last month; an owner reopens it. */
+class CloseMonth implements Cmd {
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const res = await gql(real, `mutation($m: String!) { closeMonth(month: $m) { month } }`, { m: m.previous });
+    if (m.closed.has(m.previous)) {
+      if (res.errors?.[0]?.extensions?.status !== 409) throw new Error(`closing a closed month must be refused: ${JSON.stringify(res)}`);
+      return;
+    }
+    if (res.errors) throw new Error(`close: ${JSON.stringify(res.errors)}`);
+    m.close(m.previous);
+    env.frozen.set(m.previous, await real.figures(m.previous));
+  }
+  toString = () => 'close-last-month';
+}
+
+class ReopenMonth implements Cmd {
+  check = (env: Readonly<Env>) => env.model.closed.has(env.model.previous);
+  async run(env: Env, real: Real) {
+    const res = await gql(real, `mutation($m: String!) { reopenMonth(month: $m, reason: "model") }`, { m: env.model.previous });
+    if (res.errors) throw new Error(`reopen: ${JSON.stringify(res.errors)}`);
+    env.model.reopen(env.model.previous);
+    env.frozen.delete(env.model.previous);
+  }
+  toString = () => 'reopen-last-month';
+}
+
+/** A vendor statement of some settled tasks (each at its net, or off by a cent), maybe one not ours; a re-send is the same file. */
+class ImportStatement implements Cmd {
+  constructor(readonly picks: number[], readonly deltas: number[], readonly foreign: boolean, readonly minute: number) {}
+  check = (env: Readonly<Env>) => env.model.tasks.some((t) => /^\d+$/.test(t.ref));
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const ours = m.tasks.filter((t) => /^\d+$/.test(t.ref));
+    const chosen = [...new Set(this.picks.map((i) => pickOf(ours, i)))];
+    const at = new Date(Date.UTC(Number(m.current.slice(0, 4)), Number(m.current.slice(5)) - 1, new Date().getUTCDate(), 0, this.minute)).toISOString().replace('.000', '');
+    const lines = chosen.map((t, i) => ({ vendorTaskId: t.ref, at, amount: (m.net(t) ?? t.hold).plus(new Decimal(this.deltas[i % this.deltas.length]!).div(100)) }));
+    if (this.foreign) lines.push({ vendorTaskId: '999999999', at, amount: new Decimal('0.04') });
+    const csv = `task_id,model,time,amount,unit\n${lines.map((l) => `${l.vendorTaskId},seedream-4.0,${l.at},${l.amount.toFixed()},USD`).join('\n')}\n`;
+    const res = await call(real, 0, 'POST', '/reports/vendor-statements', { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } });
+    if (lines.some((l) => l.amount.isNegative())) return expectStatus(res, 400, `${this}: a negative amount`);
+    if (env.files.has(csv)) return expectStatus(res, 200, `${this}: the same file again`);
+    expectStatus(res, 201, String(this));
+    env.files.add(csv);
+    const made = m.importStatement(lines);
+    const id = (res.body as { id: string }).id;
+    const items = await gql(real, `query($r: ID!) { vendorDifferences(reconciliationId: $r, first: 500) { edges { node { id class vendorTaskId } } } }`, { r: id });
+    const seen = ((items.data as { vendorDifferences: { edges: Array<{ node: { id: string; class: string; vendorTaskId: string } }> } }).vendorDifferences.edges).map((e) => e.node);
+    expectEqual(seen.map((i) => `${i.class}:${i.vendorTaskId}`).sort(), m.items.filter((i) => i.statement === m.statements).map((i) => `${i.class}:${i.vendorTaskId}`).sort(), `${this}: the statement's differences`);
+    for (const i of m.items.filter((x) => x.statement === m.statements)) (i as Item & { id?: string }).id = seen.find((s) => s.class === i.class && s.vendorTaskId === i.vendorTaskId)!.id;
+    void made;
+  }
+  toString = () => `statement(#${this.picks.join(',')}, ${this.deltas.join('/')}¢${this.foreign ? ', one not ours' : ''}, :${this.minute})`;
+}
+
+/** A statement whose mapping scales amounts out of bounds: refused, nothing stored (§16). */
+class HostileStatement implements Cmd {
+  constructor(readonly scale: string) {}
+  check = () => true;
+  async run(_env: Env, real: Real) {
+    // 0.04 scaled by 10^-18 has 20 decimals; 999999999999 scaled by 10^12 has 24 digits before the point.
+    const csv = `task_id,model,time,amount,unit\n1,seedream-4.0,2026-11-02T10:00:00Z,${this.scale.startsWith('0.') ? '0.04' : '999999999999'},USD\n`;
+    const res = await call(real, 1, 'POST', `/reports/vendor-statements?mapping=${encodeURIComponent(JSON.stringify([{ field: 'amount', column: 'amount', scale: this.scale }]))}`, { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } });
+    expectStatus(res, 400, String(this));
+  }
+  toString = () => `hostile-statement(scale ${this.scale})`;
+}
+
+/** Finance takes the vendor's figure, or disputes it. */
+class Decide implements Cmd {
+  constructor(readonly pick: number, readonly accept: boolean) {}
+  check = (env: Readonly<Env>) => env.model.items.some((i) => i.state === 'open');
+  async run(env: Env, real: Real) {
+    const item = pickOf(env.model.items.filter((i) => i.state === 'open'), this.pick) as Item & { id: string };
+    const res = this.accept
+      ? await gql(real, `mutation($i: ID!) { acceptVendorDifference(id: $i) { state } }`, { i: item.id })
+      : await gql(real, `mutation($i: ID!) { disputeVendorDifference(id: $i, note: "model") { state } }`, { i: item.id });
+    if (this.accept && !env.model.acceptable(item)) {
+      if (res.errors?.[0]?.extensions?.status !== 409) throw new Error(`${this}: a pending item's task is still held: ${JSON.stringify(res)}`);
+      return;
+    }
+    if (res.errors) throw new Error(`${this} (${item.class} ${item.vendorTaskId}): ${JSON.stringify(res.errors)}`);
+    if (this.accept) env.model.acceptItem(item);
+    else item.state = 'disputed';
+  }
+  toString = () => `${this.accept ? 'accept' : 'dispute'}(#${this.pick})`;
+}
+
+/** Faults: an instance replaced (closed, a new one started on the same database); PostgreSQL stopped at once and started. */
+class RestartGateway implements Cmd {
+  check = () => true;
+  async run(_env: Env, real: Real) {
+    await real.sys.gateways[1]!.close();
+    real.sys.gateways[1] = await startGateway(real.gatewayEnv());
+  }
+  toString = () => 'restart-gw1';
+}
+
+class RestartDatabase implements Cmd {
+  constructor(readonly server: Server) {}
+  check = () => true;
+  async run(_env: Env, real: Real) {
+    await this.server.restart(300);
+    await real.untilReady();
+  }
+  toString = () => 'restart-postgres';
+}
+
+function pickOf<T>(list: T[], i: number): T {
+  return list[i % list.length]!;
+}
+
+function expectEqual(actual: unknown, expected: unknown, what: string): void {
+  if (JSON.stringify(actual) !== JSON.stringify(expected)) throw new Error(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+}
+
+/** A command, then the invariants (and the count of operations run). */
+class Checked implements Cmd {
+  constructor(
+    readonly inner: Cmd,
+    readonly after: (env: Env, real: Real) => Promise<void>,
+  ) {}
+  check = (env: Readonly<Env>) => this.inner.check(env);
+  async run(env: Env, real: Real) {
+    await this.inner.run(env, real);
+    await this.after(env, real);
+  }
+  toString = () => this.inner.toString();
+}
+
+/** Every operation, weighted as a workload would have them; `after` runs after each. */
+export function commandsArb(server: Server | null, maxCommands: number, after: (env: Env, real: Real) => Promise<void>): fc.Arbitrary<Iterable<Cmd>> {
+  const at = fc.integer({ min: 0, max: 1 });
+  const project = fc.integer({ min: 0, max: 1 });
+  const pick = fc.nat(50);
+  const ops: Array<fc.Arbitrary<Cmd>> = [
+    fc.tuple(at, project, bodyArb, fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 1 }), fc.option(fc.constantFrom('k1', 'k2'), { freq: 3 })).map(([a, p, b, u, t, k]) => new Submit(a, p, b, u, t, k)),
+    fc.tuple(at, project, bodyArb, fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 1 }), fc.option(fc.constantFrom('k1', 'k2'), { freq: 3 })).map(([a, p, b, u, t, k]) => new Submit(a, p, b, u, t, k)),
+    fc.tuple(project, bodyArb, fc.integer({ min: 2, max: 12 })).map(([p, b, n]) => new Burst(p, b, n)),
+    fc.tuple(pick, fc.constantFrom('ready' as const, 'ready' as const, 'failed' as const, 'stall' as const)).map(([i, f]) => new VendorOutcome(i, f)),
+    fc.tuple(at, pick).map(([a, i]) => new Poll(a, i)),
+    fc.tuple(at, pick).map(([a, i]) => new Poll(a, i)),
+    fc.tuple(at, project, bodyArb).map(([a, p, b]) => new LostAnswer(a, p, b)),
+    fc.tuple(pick, fc.constantFrom('CHARGE' as const, 'RELEASE' as const), fc.option(cents(0, 200), { freq: 2 })).map(([i, o, a]) => new Resolve(i, o, a)),
+    fc.tuple(fc.integer({ min: 0, max: 2 }), cents(-150, 150).filter((d) => !d.isZero()), fc.option(fc.nat(20)), fc.constantFrom('now' as const, 'last month' as const, '1970' as const)).map(([p, a, t, w]) => new Adjust(p, a, t, w)),
+    fc.tuple(project, fc.constantFrom('MONTHLY' as const, 'LIFETIME' as const), fc.constantFrom<Scope>('PROJECT', 'PROJECT', 'USER', 'TAG'), cents(5, 300), fc.boolean()).map(([p, per, s, l, h]) => new SetBudget(p, per, s, l, h)),
+    pick.map((i) => new DeleteBudget(i)),
+    fc.tuple(bodyArb, fc.boolean()).map(([b, s]) => new PastTask(b, s)),
+    pick.map((i) => new LateSettle(i)),
+    fc.constant(new CloseMonth()),
+    fc.constant(new ReopenMonth()),
+    fc.tuple(fc.array(pick, { minLength: 1, maxLength: 5 }), fc.array(fc.constantFrom(0, 0, 1, -1), { minLength: 1, maxLength: 5 }), fc.boolean(), fc.integer({ min: 0, max: 2 })).map(([p, d, f, mi]) => new ImportStatement(p, d, f, mi)),
+    fc.constantFrom('0.000000000000000001', '999999999999').map((s) => new HostileStatement(s)),
+    fc.tuple(pick, fc.boolean()).map(([i, a]) => new Decide(i, a)),
+    fc.tuple(pick, fc.constant(true)).map(([i, a]) => new Decide(i, a)),
+    fc.constant(new RestartGateway()),
+  ];
+  if (server) ops.push(fc.constant(new RestartDatabase(server)));
+  return fc.commands(ops.map((op) => op.map((c) => new Checked(c, after))), { maxCommands, size: 'large' });
+}
+
+export type { System };

@@ -1,0 +1,101 @@
+/**
+ * What must hold after every operation, against the model and between the product's own views:
+ * every budget's spent and held; each project's month in spendReport, and the drill-down's
+ * taskTotals over the same posted range; each task's net; the vendor's open differences, and their
+ * tasks under review; a closed month unchanged byte for byte; reconcile clean. At the end also
+ * `ledger verify` and `audit verify`.
+ */
+import { Decimal } from 'decimal.js';
+import { AuditService } from '../../src/audit/audit.service.js';
+import { verifyChain } from '../../src/audit/audit-chain.js';
+import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
+import { verifyLedger } from '../../src/ledger/ledger-verify.js';
+import { reconcile } from '../../src/ledger/reconcile.js';
+import type { Env } from './commands.js';
+import { gql, monthRange, type Real } from './real.js';
+
+export async function checkInvariants(env: Env, real: Real): Promise<void> {
+  const m = env.model;
+  const db = real.sys.gateways[0]!.db;
+  const problems: string[] = [];
+  const same = (what: string, actual: string | Decimal | null | undefined, expected: Decimal | null) => {
+    const a = actual === null || actual === undefined ? null : new Decimal(actual.toString());
+    if ((a === null) !== (expected === null) || (a && expected && !a.eq(expected))) problems.push(`${what}: the product says ${a?.toFixed() ?? 'null'}, the model ${expected?.toFixed() ?? 'null'}`);
+  };
+
+  // Budgets.
+  for (const project of real.sys.projects) {
+    const res = await gql(real, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId spent held } }`, { p: project.id }, 1);
+    const rows = (res.data?.budgetStatus ?? []) as Array<{ budgetId: string; spent: string; held: string }>;
+    for (const b of [...m.budgets.values()].filter((x) => x.project === project.id)) {
+      const row = rows.find((r) => r.budgetId === b.id);
+      if (!row) problems.push(`budget ${b.id} (${b.period} ${b.scope}) is missing from budgetStatus`);
+      const { spent, held } = m.balance(b);
+      same(`budget ${b.period} ${b.scope}${b.value ? ` ${b.value}` : ''} of ${project.name}: spent`, row?.spent, spent);
+      same(`budget ${b.period} ${b.scope}${b.value ? ` ${b.value}` : ''} of ${project.name}: held`, row?.held, held);
+    }
+  }
+
+  // Each project's month: the report, and its drill-down over the same posted range.
+  for (const project of [...real.sys.projects, { id: real.sys.past.id, name: 'past' }]) {
+    for (const month of [m.current, m.previous]) {
+      const [from, to] = monthRange(month);
+      const res = await gql(real, `query($f: DateTime!, $t: DateTime!, $p: [ID!]) {
+        r: spendReport(from: $f, to: $t, projectIds: $p, groupBy: ["project"]) { tasks totals { unit amount } }
+        d: taskTotals(filter: { projectIds: $p, postedFrom: $f, postedTo: $t }) { tasks totals { unit amount } withoutTask { unit amount } } }`, { f: from, t: to, p: [project.id] });
+      if (res.errors) problems.push(`reading ${project.name} ${month}: ${JSON.stringify(res.errors)}`);
+      const report = (res.data?.r ?? []) as Array<{ tasks: number; totals: Array<{ unit: string; amount: string }> }>;
+      const drill = res.data?.d as { tasks: number; totals: Array<{ unit: string; amount: string }>; withoutTask: Array<{ unit: string; amount: string }> } | undefined;
+      const drilled = new Decimal(drill?.totals.find((t) => t.unit === 'USD')?.amount ?? 0).plus(drill?.withoutTask.find((t) => t.unit === 'USD')?.amount ?? 0);
+      const expected = m.reported(project.id, month);
+      same(`spendReport ${project.name} ${month} USD`, report[0]?.totals.find((t) => t.unit === 'USD')?.amount ?? '0', expected.get('USD') ?? new Decimal(0));
+      same(`taskTotals (posted, tasks and adjustments with no task) ${project.name} ${month} USD`, drilled, expected.get('USD') ?? new Decimal(0));
+      if ((report[0]?.tasks ?? 0) !== (drill?.tasks ?? 0)) problems.push(`${project.name} ${month}: spendReport counts ${report[0]?.tasks ?? 0} tasks, its drill-down ${drill?.tasks ?? 0}`);
+    }
+  }
+
+  // Each task's net; the vendor's open differences; their tasks under review.
+  const refs = m.tasks.map((t) => t.ref);
+  for (let i = 0; i < refs.length; i += 50) {
+    const chunk = m.tasks.slice(i, i + 50);
+    const fields = chunk.map((t, j) => `t${j}: task(taskId: "${t.ref}") { net needsReview }`).join('\n');
+    const res = await gql(real, `{ ${fields} }`);
+    chunk.forEach((t, j) => {
+      const seen = (res.data?.[`t${j}`] ?? null) as { net: string | null; needsReview: boolean } | null;
+      if (!seen) return void problems.push(`task ${t.ref} is not found`);
+      same(`task ${t.ref} net`, seen.net, m.net(t));
+      const openItem = m.items.some((it) => it.task === t && it.state === 'open' && ['amount_differs', 'billed_again', 'pending'].includes(it.class));
+      if (openItem && !seen.needsReview) problems.push(`task ${t.ref}: an open vendor difference names it, but it is not under review`);
+    });
+  }
+  const open = await gql(real, `{ vendorReconciliations(first: 100) { edges { node { id } } } }`);
+  const ids = ((open.data?.vendorReconciliations as { edges: Array<{ node: { id: string } }> } | undefined)?.edges ?? []).map((e) => e.node.id);
+  const seenOpen: string[] = [];
+  for (const id of ids) {
+    const items = await gql(real, `query($r: ID!) { vendorDifferences(reconciliationId: $r, state: "open", first: 500) { edges { node { class vendorTaskId } } } }`, { r: id });
+    for (const e of (items.data?.vendorDifferences as { edges: Array<{ node: { class: string; vendorTaskId: string } }> }).edges) seenOpen.push(`${e.node.class}:${e.node.vendorTaskId}`);
+  }
+  const modelOpen = m.items.filter((i) => i.state === 'open').map((i) => `${i.class}:${i.vendorTaskId}`);
+  if (JSON.stringify(seenOpen.sort()) !== JSON.stringify(modelOpen.sort())) problems.push(`open vendor differences: the product has ${JSON.stringify(seenOpen)}, the model ${JSON.stringify(modelOpen)}`);
+
+  // A closed month never changes.
+  for (const [month, figures] of env.frozen) if ((await real.figures(month)) !== figures) problems.push(`closed month ${month} changed`);
+
+  // A refusal writes nothing: the task rows are the model's tasks, no more (§5).
+  const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM task')).rows as [{ n: number }];
+  if (n !== m.tasks.length) problems.push(`the database holds ${n} tasks, the model ${m.tasks.length}: a refusal wrote a row, or a task was lost`);
+
+  const differences = await reconcile(db);
+  if (differences.length) problems.push(`reconcile: ${JSON.stringify(differences.slice(0, 5))}`);
+  if (problems.length) throw new Error(`disagreements:\n  ${problems.join('\n  ')}`);
+}
+
+/** At the end of a sequence: the ledger's seals and the audit chain verify. */
+export async function checkAtEnd(real: Real): Promise<void> {
+  const db = real.sys.gateways[0]!.db;
+  await new LedgerSealer(db).sealAll();
+  const ledger = await verifyLedger(db);
+  if (ledger.problems.length) throw new Error(`ledger verify: ${ledger.problems.join('; ')}`);
+  const audit = await verifyChain(new AuditService(db).all());
+  if (audit.problem) throw new Error(`audit verify: record ${audit.problem.seq}: ${audit.problem.problem}`);
+}

@@ -1,0 +1,270 @@
+/**
+ * The reference model of the money (decisions §16), plain TypeScript, written from
+ * ../shared/spec/decisions.md §3–§14 and the vendor's price list, not from the SQL. It answers what
+ * every figure should be after any sequence of operations: each budget's spent and held, each
+ * task's net, what a month's report counts, which vendor differences are open.
+ *
+ * What it knows (and what the tester generates): media routes priced exactly by the spec's table
+ * (§3), hard and soft budgets of project, end-user and tag scope, monthly and lifetime (§4, §7),
+ * admission that refuses when spent + held + estimate would pass a hard limit (§4), settlement
+ * exactly once (ready charges, failed releases), unknown outcomes held for review and resolved by
+ * an operator (§10), adjustments (§4), month close and reopen with prior-period items (§13),
+ * vendor statements with their classes, accepts and disputes (§14), bounds and dates (§16).
+ */
+import { Decimal } from 'decimal.js';
+
+export type Unit = 'USD' | 'CREDITS';
+export type Month = string; // "2026-11"
+
+/** The spec's prices (upstream-api.md), per image by resolution, per request or per second. */
+const PER_IMAGE: Record<string, Record<string, string>> = {
+  'seedream-4.0': { '1K': '0.040', '2K': '0.060', '4K': '0.070' },
+  'nano-banana-pro': { '1K': '0.130', '2K': '0.170', '4K': '0.260' },
+};
+const SORA_PER_REQUEST: Record<number, string> = { 10: '0.480', 15: '0.720' };
+const WAN_PER_SECOND: Record<string, string> = { '720p': '0.120', '1080p': '0.240' };
+
+export interface Submission {
+  model: 'seedream-4.0' | 'nano-banana-pro' | 'sora-2-pro' | 'wan2.7-video';
+  resolution?: string;
+  n?: number;
+  duration?: number;
+}
+
+/** What a submission costs, exactly (media routes are priced exactly at submission: §3). */
+export function priceOf(s: Submission): { unit: Unit; amount: Decimal } {
+  if (s.model === 'sora-2-pro') return { unit: 'USD', amount: new Decimal(SORA_PER_REQUEST[s.duration ?? 10]!) };
+  if (s.model === 'wan2.7-video') return { unit: 'USD', amount: new Decimal(WAN_PER_SECOND[s.resolution ?? '720p']!).times(s.duration ?? 5) };
+  const rate = new Decimal(PER_IMAGE[s.model]![s.resolution ?? '1K']!);
+  return { unit: 'USD', amount: s.model === 'nano-banana-pro' ? rate : rate.times(s.n ?? 1) };
+}
+
+export type Scope = 'PROJECT' | 'USER' | 'TAG';
+export interface Budget {
+  id: string;
+  project: string;
+  unit: Unit;
+  period: 'MONTHLY' | 'LIFETIME';
+  hard: boolean;
+  scope: Scope;
+  value: string | null;
+  limit: Decimal;
+}
+
+export type TaskState = 'held' | 'settled' | 'failed' | 'unknown';
+export interface Task {
+  /** the vendor's task id, or gw-N for a task the vendor never numbered to us */
+  ref: string;
+  project: string;
+  unit: Unit;
+  user: string | null;
+  tags: string[];
+  hold: Decimal;
+  state: TaskState;
+  /** the month its hold counts in: its acceptance's, or the first open month once that closed */
+  holdMonth: Month;
+  acceptedMonth: Month;
+  resolved: boolean;
+  /** what the vendor will answer to a poll */
+  vendor: 'processing' | 'ready' | 'failed' | 'none';
+}
+
+/** A money movement posted in the ledger (charges and adjustments; holds are the tasks'). */
+export interface Posting {
+  project: string;
+  unit: Unit;
+  amount: Decimal;
+  month: Month;
+  task: Task | null;
+  kind: 'charge' | 'adjustment';
+}
+
+export type ItemClass = 'amount_differs' | 'billed_again' | 'billed_not_ours' | 'ours_not_billed' | 'duplicate' | 'pending';
+export interface Item {
+  statement: number;
+  class: ItemClass;
+  vendorTaskId: string;
+  task: Task | null;
+  theirs: Decimal | null;
+  state: 'open' | 'accepted' | 'disputed';
+}
+
+export interface StatementLine {
+  vendorTaskId: string;
+  at: string;
+  amount: Decimal;
+}
+
+export class MoneyModel {
+  readonly budgets = new Map<string, Budget>();
+  readonly tasks: Task[] = [];
+  readonly postings: Posting[] = [];
+  readonly closed = new Set<Month>();
+  /** every statement line held (file order), and the items */
+  readonly lines: Array<StatementLine & { statement: number }> = [];
+  readonly items: Item[] = [];
+  statements = 0;
+
+  constructor(
+    readonly current: Month,
+    readonly previous: Month,
+  ) {}
+
+  /** Where a movement dated in `month` is posted: that month, or the first open one after it (§13). */
+  postMonth(month: Month): Month {
+    return this.closed.has(month) ? this.current : month;
+  }
+
+  private matches(b: Budget, project: string, unit: Unit, task: Task | null): boolean {
+    if (b.project !== project || b.unit !== unit) return false;
+    if (b.scope === 'PROJECT') return true;
+    if (!task) return false; // an adjustment with no task counts in its project's budgets only
+    return b.scope === 'USER' ? task.user === b.value : task.tags.includes(b.value!);
+  }
+
+  private inPeriod(b: Budget, month: Month): boolean {
+    return b.period === 'LIFETIME' || month === this.current;
+  }
+
+  /** A budget's spent and held in its current period, from the postings and the open holds. */
+  balance(b: Budget): { spent: Decimal; held: Decimal } {
+    let spent = new Decimal(0);
+    for (const p of this.postings) if (this.matches(b, p.project, p.unit, p.task) && this.inPeriod(b, p.month)) spent = spent.plus(p.amount);
+    let held = new Decimal(0);
+    for (const t of this.tasks) {
+      if ((t.state === 'held' || (t.state === 'unknown' && !t.resolved)) && this.matches(b, t.project, t.unit, t) && this.inPeriod(b, t.holdMonth)) held = held.plus(t.hold);
+    }
+    return { spent, held };
+  }
+
+  /** Whether a submission is admitted now: no hard budget it matches would pass its limit (§4). */
+  admits(project: string, candidate: Pick<Task, 'unit' | 'user' | 'tags' | 'hold'>): boolean {
+    const probe = { ...candidate, project } as Task;
+    for (const b of this.budgets.values()) {
+      if (!b.hard || !this.matches(b, project, candidate.unit, probe) || !this.inPeriod(b, this.current)) continue;
+      const { spent, held } = this.balance(b);
+      if (spent.plus(held).plus(candidate.hold).gt(b.limit)) return false;
+    }
+    return true;
+  }
+
+  accept(task: Omit<Task, 'state' | 'resolved' | 'holdMonth' | 'acceptedMonth' | 'vendor'> & { month?: Month }): Task {
+    const month = task.month ?? this.current;
+    const made: Task = { ...task, state: 'held', resolved: false, acceptedMonth: month, holdMonth: this.postMonth(month), vendor: 'processing' };
+    this.tasks.push(made);
+    return made;
+  }
+
+  /** The vendor's terminal answer, seen by a poll: ready charges the exact price, failed releases (§3). */
+  settle(task: Task): void {
+    if (task.state !== 'held' || task.vendor === 'processing' || task.vendor === 'none') return;
+    const month = this.postMonth(task.holdMonth);
+    task.state = task.vendor === 'ready' ? 'settled' : 'failed';
+    if (task.vendor === 'ready') this.postings.push({ project: task.project, unit: task.unit, amount: task.hold, month, task, kind: 'charge' });
+  }
+
+  /** An operator's decision on an unknown task (§10): CHARGE an amount (the hold by default) or RELEASE. */
+  resolve(task: Task, charge: Decimal): void {
+    task.resolved = true;
+    if (!charge.isZero()) this.postings.push({ project: task.project, unit: task.unit, amount: charge, month: this.postMonth(task.holdMonth), task, kind: 'charge' });
+  }
+
+  adjust(project: string, unit: Unit, amount: Decimal, month: Month, task: Task | null): void {
+    this.postings.push({ project, unit, amount, month: this.postMonth(task ? task.acceptedMonth : month), task, kind: 'adjustment' });
+  }
+
+  /** charge + adjustments of a task; null until charged (resolved to 0 counts as charged 0). */
+  net(task: Task): Decimal | null {
+    const own = this.postings.filter((p) => p.task === task);
+    const charged = own.some((p) => p.kind === 'charge') || task.state === 'failed' || task.resolved;
+    if (!charged && task.state !== 'settled') return null;
+    return own.reduce((s, p) => s.plus(p.amount), new Decimal(0));
+  }
+
+  /** What spendReport counts for a project and month, per unit (charges and adjustments posted in it). */
+  reported(project: string, month: Month): Map<Unit, Decimal> {
+    const out = new Map<Unit, Decimal>();
+    for (const p of this.postings) if (p.project === project && p.month === month) out.set(p.unit, (out.get(p.unit) ?? new Decimal(0)).plus(p.amount));
+    return out;
+  }
+
+  close(month: Month): void {
+    this.closed.add(month);
+    // Holds still open are carried to the first open month (§13).
+    for (const t of this.tasks) if (t.holdMonth === month && (t.state === 'held' || (t.state === 'unknown' && !t.resolved))) t.holdMonth = this.current;
+  }
+
+  reopen(month: Month): void {
+    this.closed.delete(month);
+  }
+
+  byRef(ref: string): Task | undefined {
+    return this.tasks.find((t) => t.ref === ref);
+  }
+
+  /**
+   * A statement imported (§14): rows an earlier statement holds as they are are skipped; each line
+   * is classed against the net as it stands; settled tasks of the statement's days that no
+   * statement bills are ours_not_billed (once). Returns the classes made.
+   */
+  importStatement(lines: StatementLine[]): ItemClass[] {
+    const statement = ++this.statements;
+    const fresh = lines.filter((l) => !this.lines.some((o) => o.vendorTaskId === l.vendorTaskId && o.at === l.at && o.amount.eq(l.amount)));
+    const billedBefore = new Set(this.lines.map((l) => l.vendorTaskId));
+    const counts = new Map<string, number>();
+    for (const l of fresh) counts.set(l.vendorTaskId, (counts.get(l.vendorTaskId) ?? 0) + 1);
+    const made: Item[] = [];
+    const seen = new Set<string>();
+    for (const l of fresh) {
+      const task = this.byRef(l.vendorTaskId) ?? null;
+      const theirs = fresh.filter((x) => x.vendorTaskId === l.vendorTaskId).reduce((s, x) => s.plus(x.amount), new Decimal(0));
+      let cls: ItemClass | 'matched';
+      if ((counts.get(l.vendorTaskId) ?? 0) > 1) cls = 'duplicate';
+      else if (!task) cls = 'billed_not_ours';
+      else if (billedBefore.has(l.vendorTaskId)) cls = 'billed_again';
+      else if (task.state === 'held' || (task.state === 'unknown' && !task.resolved)) cls = 'pending';
+      else cls = this.net(task)!.eq(l.amount) ? 'matched' : 'amount_differs';
+      const key = `${cls}:${l.vendorTaskId}`;
+      if (cls !== 'matched' && !seen.has(key)) made.push({ statement, class: cls, vendorTaskId: l.vendorTaskId, task, theirs, state: 'open' });
+      seen.add(key);
+    }
+    for (const l of fresh) this.lines.push({ ...l, statement });
+    // Ours, never billed: settled today with a net, no statement bills it, not listed before.
+    if (fresh.length) {
+      const billed = new Set(this.lines.map((l) => l.vendorTaskId));
+      for (const t of this.tasks) {
+        const net = this.net(t);
+        if (t.acceptedMonth !== this.current || !/^\d+$/.test(t.ref) || t.state !== 'settled' || !net || net.isZero() || billed.has(t.ref)) continue;
+        if (this.items.some((i) => i.task === t && i.class === 'ours_not_billed')) continue;
+        made.push({ statement, class: 'ours_not_billed', vendorTaskId: t.ref, task: t, theirs: null, state: 'open' });
+      }
+    }
+    this.items.push(...made);
+    return made.map((i) => i.class);
+  }
+
+  /** Taking the vendor's figure: the task's net brought to it, by what remains (§14). */
+  acceptItem(item: Item): void {
+    item.state = 'accepted';
+    if (!item.task || !['amount_differs', 'billed_again', 'pending', 'ours_not_billed'].includes(item.class)) return;
+    const target = item.class === 'ours_not_billed' ? new Decimal(0) : item.theirs!;
+    const delta = target.minus(this.net(item.task) ?? 0);
+    if (!delta.isZero()) this.adjust(item.task.project, item.task.unit, delta, item.task.acceptedMonth, item.task);
+  }
+
+  /** Whether an item can be taken now (a pending item's task must have settled or been resolved). */
+  acceptable(item: Item): boolean {
+    if (item.state !== 'open') return false;
+    return !(item.task && (item.task.state === 'held' || (item.task.state === 'unknown' && !item.task.resolved)) && item.class !== 'billed_not_ours' && item.class !== 'duplicate');
+  }
+
+  /** After a resolution: open items whose figure the task's net now equals are closed (§14). */
+  afterResolution(task: Task): void {
+    const net = this.net(task);
+    for (const i of this.items) {
+      if (i.task !== task || i.state !== 'open' || !['amount_differs', 'billed_again', 'pending', 'ours_not_billed'].includes(i.class)) continue;
+      const figure = i.class === 'ours_not_billed' ? new Decimal(0) : i.theirs!;
+      if (net && figure.eq(net)) i.state = 'accepted';
+    }
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The real system the money model is checked against: its own embedded PostgreSQL (so that a
+ * fault can restart it), a fresh database per run, one vendor (the simulator, tasks processing
+ * until a command decides their fate) and two gateway instances on that database, polled by
+ * clients only (the background poller is off, so what settles, and when, is the sequence's).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startGateway, type Gateway } from '../../src/bootstrap.js';
+import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/database/embedded.js';
+import { migrate } from '../../src/database/migrate.js';
+import { ProjectsService } from '../../src/projects/projects.service.js';
+import { createSimulator, type Simulator } from '../../src/simulator/simulator.js';
+
+export const ADMIN = 'model-admin-token-0123456789';
+const VENDOR_KEY = 'vk-model-0123456789';
+// fsync off is safe here (a fault kills PostgreSQL, not the machine); synchronous_commit stays on:
+// off, an immediate shutdown loses commits a client was told about, which no product could survive.
+const SETTINGS = ['fsync=off', 'full_page_writes=off', 'max_connections=300'];
+
+/** One PostgreSQL for a process: runs get a database each. */
+export class Server {
+  private constructor(
+    private db: EmbeddedDatabase,
+    readonly dir: string,
+    readonly port: number,
+  ) {}
+
+  static async start(): Promise<Server> {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-model-'));
+    const port = await freePort();
+    return new Server(await startEmbeddedPostgres({ dataDir: dir, port, settings: SETTINGS }), dir, port);
+  }
+
+  get url(): string {
+    return this.db.url;
+  }
+
+  async freshDatabase(): Promise<string> {
+    const client = new pg.Client({ connectionString: this.url });
+    await client.connect();
+    const name = `m_${randomBytes(6).toString('hex')}`;
+    await client.query(`CREATE DATABASE ${name}`);
+    await client.end();
+    const url = new URL(this.url);
+    url.pathname = `/${name}`;
+    await migrate(url.toString());
+    return url.toString();
+  }
+
+  /** A fault: an immediate shutdown (as a crash leaves it), `downMs` away, then started again. */
+  async restart(downMs: number): Promise<void> {
+    const pid = Number(readFileSync(path.join(this.dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 'SIGQUIT');
+    for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, downMs));
+    this.db = await startEmbeddedPostgres({ dataDir: this.dir, port: this.port, settings: SETTINGS });
+  }
+
+  async stop(): Promise<void> {
+    await this.db.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export interface System {
+  url: string;
+  sim: Simulator;
+  simUrl: string;
+  gateways: Gateway[];
+  projects: Array<{ id: string; name: string; key: string }>;
+  /** a project of tasks dated last month (no budgets: closes and late items, §13) */
+  past: { id: string };
+  /** the environment a gateway of this system starts with (a fault replaces one) */
+  gatewayEnv(): NodeJS.ProcessEnv;
+  close(): Promise<void>;
+}
+
+export async function startSystem(server: Server): Promise<System> {
+  const url = await server.freshDatabase();
+  const sim = createSimulator({ apiKey: VENDOR_KEY, delayMs: 3_600_000 });
+  const simUrl = await sim.app.listen({ port: 0, host: '127.0.0.1' });
+  const env = (): NodeJS.ProcessEnv => ({
+    DATABASE_URL: url,
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-model-gw-')),
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    ADMIN_TOKEN: ADMIN,
+    UPSTREAM_BASE_URL: simUrl,
+    UPSTREAM_API_KEY: VENDOR_KEY,
+    UPSTREAM_TIMEOUT_MS: '2000',
+    UPSTREAM_CONNECT_TIMEOUT_MS: '500',
+    POLLER_ENABLED: 'false',
+    LEDGER_SEAL_MS: '0',
+    EARLY_WARNING_MS: '0',
+    WEBHOOKS_ENABLED: 'false',
+    NODE_ENV: 'test',
+    AUTH_FAILURES_PER_MINUTE: '1000000',
+  });
+  const gateways = [await startGateway(env()), await startGateway(env())];
+  const service = new ProjectsService(gateways[0]!.db);
+  const projects = [];
+  for (const name of ['alpha', 'beta']) {
+    const p = await service.create(name);
+    projects.push({ id: p.id, name, key: await service.issueKey(p.id, name === 'beta' ? ['team=b'] : []) });
+  }
+  const past = { id: (await service.create('past')).id };
+  return {
+    url,
+    sim,
+    simUrl,
+    gateways,
+    projects,
+    past,
+    gatewayEnv: env,
+    async close() {
+      await Promise.all(gateways.map((g) => g.close()));
+      await sim.app.close();
+    },
+  };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Gateway } from '../src/bootstrap.js';
 import { LedgerService } from '../src/ledger/ledger.service.js';
+import { monthDigest } from '../src/closing/statement-data.js';
 import { LedgerSealer } from '../src/ledger/ledger-sealer.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { Decimal } from '../src/pricing/money.js';
@@ -243,6 +244,18 @@ describe('the ledger\'s anchor outside the database (item 7)', () => {
       expect((await cli('ledger', 'verify')).code).toBe(0);
       const caught = await cli('ledger', 'verify', '--head', hash);
       expect(caught).toMatchObject({ code: 1, out: expect.stringContaining(`ledger verify: FAILED: the kept head ${hash} is not in the ledger's chain of seals`) });
+
+      // Or edits a sealed charge and recomputes everything with the published algorithm: every seal
+      // again, and the closed month's statement digest. Verify alone passes; the kept head does not.
+      await sql(gw, `BEGIN; SET LOCAL session_replication_role = replica;
+        UPDATE ledger_entry SET amount = 0.01 WHERE id = (SELECT min(id) FROM ledger_entry WHERE kind = 'charge');
+        DELETE FROM ledger_seal; DELETE FROM ledger_seal_mark; COMMIT;`);
+      await new LedgerSealer(gw.db).sealAll();
+      const month = { label, start: new Date(`${label}-01T00:00:00Z`), end: new Date(Date.UTC(lastMonth.getUTCFullYear(), lastMonth.getUTCMonth() + 1, 1)), day: `${label}-01` };
+      const redone = await monthDigest(gw.db, projectId, month);
+      await sql(gw, `BEGIN; SET LOCAL session_replication_role = replica; UPDATE statement SET ledger_digest = $1, entries = $2; COMMIT;`.replace(/\$1/, `'\\x${redone.digest.toString('hex')}'`).replace(/\$2/, String(redone.entries)));
+      expect(await cli('ledger', 'verify')).toMatchObject({ code: 0 });
+      expect(await cli('ledger', 'verify', '--head', hash)).toMatchObject({ code: 1, out: expect.stringContaining('is not in the ledger\'s chain of seals') });
     } finally {
       await gw.close();
     }

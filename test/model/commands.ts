@@ -7,6 +7,7 @@
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { LedgerService } from '../../src/ledger/ledger.service.js';
+import { PriceBookService } from '../../src/pricing/price-book.service.js';
 import { startGateway } from '../../src/bootstrap.js';
 import { heldTask } from '../support/builders.js';
 import { MoneyModel, priceOf, type Item, type Scope, type Submission, type Task } from './money-model.js';
@@ -43,7 +44,7 @@ class Submit implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
-    const { unit, amount } = priceOf(this.body);
+    const { unit, amount } = priceOf(this.body, env.model.seedream);
     // beta's key carries team=b (a request may not change it): its requests add env=x instead.
     const sent = this.tags ? [p.name === 'beta' ? 'env=x' : 'team=a'] : [];
     const tags = [...sent, ...(p.name === 'beta' ? ['team=b'] : [])];
@@ -75,7 +76,7 @@ class Burst implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
-    const { unit, amount } = priceOf(this.body);
+    const { unit, amount } = priceOf(this.body, env.model.seedream);
     const tags = p.name === 'beta' ? ['team=b'] : [];
     const answers = await Promise.all(Array.from({ length: this.n }, (_, i) => call(real, i % 2, 'POST', '/api-platform/v1/generations', { key: p.key, body: request(this.body) })));
     // n identical holds: k of them fit when one hold of k × the amount would (every hard budget counts them all).
@@ -123,7 +124,7 @@ class LostAnswer implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
-    const { unit, amount } = priceOf(this.body);
+    const { unit, amount } = priceOf(this.body, env.model.seedream);
     const tags = p.name === 'beta' ? ['team=b'] : [];
     const admitted = env.model.admits(p.id, { unit, user: null, tags, hold: amount });
     await fetch(`${real.sys.simUrl}/__sim/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resetRate: 1 }) });
@@ -225,8 +226,9 @@ class PastTask implements Cmd {
   async run(env: Env, real: Real) {
     const m = env.model;
     const gw = real.sys.gateways[0]!;
+    await gw.app.get(PriceBookService).refreshNow(); // a publication on the other instance, seen here
     const held = await heldTask(gw, { projectId: real.sys.past.id, body: request(this.body), acceptedAt: new Date(`${m.previous}-10T12:00:00Z`) });
-    const { unit, amount } = priceOf(this.body);
+    const { unit, amount } = priceOf(this.body, env.model.seedream);
     const task = m.accept({ ref: `gw-${held.taskId}`, project: real.sys.past.id, unit, user: null, tags: [], hold: amount, month: m.previous });
     task.vendor = 'none';
     if (this.settled) await settleInLedger(env, real, task);
@@ -250,6 +252,20 @@ async function settleInLedger(env: Env, real: Real, task: Task) {
   });
   task.vendor = 'ready';
   env.model.settle(task);
+}
+
+/** An owner publishes seedream-4.0's rates anew, effective now: tasks accepted before keep theirs (§3). */
+class PublishPrices implements Cmd {
+  constructor(readonly rates: [string, string, string]) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const [r1, r2, r4] = this.rates;
+    const rates = [['1K', r1], ['2K', r2], ['4K', r4]].map(([key, rate]) => ({ model: 'seedream-4.0', component: 'image', key, rate, unit: 'USD' }));
+    const res = await gql(real, `mutation($r: [PriceRateInput!]!) { publishPrices(rates: $r, note: "model") }`, { r: rates });
+    if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
+    env.model.seedream = { '1K': r1, '2K': r2, '4K': r4 };
+  }
+  toString = () => `publish-seedream(${this.rates.join('/')})`;
 }
 
 /** Finance closes last month; an owner reopens it. */
@@ -297,15 +313,41 @@ class ImportStatement implements Cmd {
     if (env.files.has(csv)) return expectStatus(res, 200, `${this}: the same file again`);
     expectStatus(res, 201, String(this));
     env.files.add(csv);
-    const made = m.importStatement(lines);
-    const id = (res.body as { id: string }).id;
-    const items = await gql(real, `query($r: ID!) { vendorDifferences(reconciliationId: $r, first: 500) { edges { node { id class vendorTaskId } } } }`, { r: id });
-    const seen = ((items.data as { vendorDifferences: { edges: Array<{ node: { id: string; class: string; vendorTaskId: string } }> } }).vendorDifferences.edges).map((e) => e.node);
-    expectEqual(seen.map((i) => `${i.class}:${i.vendorTaskId}`).sort(), m.items.filter((i) => i.statement === m.statements).map((i) => `${i.class}:${i.vendorTaskId}`).sort(), `${this}: the statement's differences`);
-    for (const i of m.items.filter((x) => x.statement === m.statements)) (i as Item & { id?: string }).id = seen.find((s) => s.class === i.class && s.vendorTaskId === i.vendorTaskId)!.id;
-    void made;
+    m.importStatement(lines);
+    await expectItems(env, real, (res.body as { id: string }).id, String(this));
   }
   toString = () => `statement(#${this.picks.join(',')}, ${this.deltas.join('/')}¢${this.foreign ? ', one not ours' : ''}, :${this.minute})`;
+}
+
+/** A line of an earlier statement billed again, as a corrected re-send or a second month's file would (§14). */
+class Rebill implements Cmd {
+  constructor(readonly pick: number, readonly cents: number) {}
+  check = (env: Readonly<Env>) => env.model.lines.some((l) => env.model.byRef(l.vendorTaskId));
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const earlier = pickOf(m.lines.filter((l) => m.byRef(l.vendorTaskId)), this.pick);
+    const at = new Date(Date.parse(earlier.at) + 60_000 * (1 + (m.statements % 50))).toISOString().replace('.000', '');
+    const line = { vendorTaskId: earlier.vendorTaskId, at, amount: earlier.amount.plus(new Decimal(this.cents).div(100)) };
+    if (line.amount.isNegative()) return;
+    const csv = `task_id,model,time,amount,unit\n${line.vendorTaskId},seedream-4.0,${line.at},${line.amount.toFixed()},USD\n`;
+    const res = await call(real, 1, 'POST', '/reports/vendor-statements', { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } });
+    if (env.files.has(csv)) return expectStatus(res, 200, `${this}: the same file again`);
+    expectStatus(res, 201, String(this));
+    env.files.add(csv);
+    m.importStatement([line]);
+    await expectItems(env, real, (res.body as { id: string }).id, String(this));
+  }
+  toString = () => `rebill(#${this.pick}, ${this.cents >= 0 ? '+' : ''}${this.cents}¢)`;
+}
+
+/** The statement just imported names exactly the differences the model made; each keeps its id. */
+async function expectItems(env: Env, real: Real, statementId: string, what: string): Promise<void> {
+  const m = env.model;
+  const items = await gql(real, `query($r: ID!) { vendorDifferences(reconciliationId: $r, first: 500) { edges { node { id class vendorTaskId } } } }`, { r: statementId });
+  const seen = (items.data as { vendorDifferences: { edges: Array<{ node: { id: string; class: string; vendorTaskId: string } }> } }).vendorDifferences.edges.map((e) => e.node);
+  const made = m.items.filter((i) => i.statement === m.statements);
+  expectEqual(seen.map((i) => `${i.class}:${i.vendorTaskId}`).sort(), made.map((i) => `${i.class}:${i.vendorTaskId}`).sort(), `${what}: the statement's differences`);
+  for (const i of made) (i as Item & { id?: string }).id = seen.find((x) => x.class === i.class && x.vendorTaskId === i.vendorTaskId)!.id;
 }
 
 /** A statement whose mapping scales amounts out of bounds: refused, nothing stored (§16). */
@@ -402,9 +444,11 @@ export function commandsArb(server: Server | null, maxCommands: number, after: (
     pick.map((i) => new DeleteBudget(i)),
     fc.tuple(bodyArb, fc.boolean()).map(([b, s]) => new PastTask(b, s)),
     pick.map((i) => new LateSettle(i)),
+    fc.tuple(fc.constantFrom('0.040', '0.045', '0.050'), fc.constantFrom('0.060', '0.065'), fc.constantFrom('0.070', '0.080')).map((r) => new PublishPrices(r)),
     fc.constant(new CloseMonth()),
     fc.constant(new ReopenMonth()),
     fc.tuple(fc.array(pick, { minLength: 1, maxLength: 5 }), fc.array(fc.constantFrom(0, 0, 1, -1), { minLength: 1, maxLength: 5 }), fc.boolean(), fc.integer({ min: 0, max: 2 })).map(([p, d, f, mi]) => new ImportStatement(p, d, f, mi)),
+    fc.tuple(pick, fc.constantFrom(0, 0, 1, -1)).map(([i, c]) => new Rebill(i, c)),
     fc.constantFrom('0.000000000000000001', '999999999999').map((s) => new HostileStatement(s)),
     fc.tuple(pick, fc.boolean()).map(([i, a]) => new Decide(i, a)),
     fc.tuple(pick, fc.constant(true)).map(([i, a]) => new Decide(i, a)),

@@ -31,13 +31,20 @@ export interface Submission {
   duration?: number;
 }
 
-/** What a submission costs, exactly (media routes are priced exactly at submission: §3). */
-export function priceOf(s: Submission): { unit: Unit; amount: Decimal } {
+/**
+ * What a submission costs, exactly (media routes are priced exactly at submission: §3), with the
+ * price book in force now (`published`: seedream-4.0's per-image rates of a later version).
+ */
+export function priceOf(s: Submission, published: Record<string, string> = PER_IMAGE['seedream-4.0']!): { unit: Unit; amount: Decimal } {
   if (s.model === 'sora-2-pro') return { unit: 'USD', amount: new Decimal(SORA_PER_REQUEST[s.duration ?? 10]!) };
   if (s.model === 'wan2.7-video') return { unit: 'USD', amount: new Decimal(WAN_PER_SECOND[s.resolution ?? '720p']!).times(s.duration ?? 5) };
-  const rate = new Decimal(PER_IMAGE[s.model]![s.resolution ?? '1K']!);
+  const table = s.model === 'seedream-4.0' ? published : PER_IMAGE[s.model]!;
+  const rate = new Decimal(table[s.resolution ?? '1K']!);
   return { unit: 'USD', amount: s.model === 'nano-banana-pro' ? rate : rate.times(s.n ?? 1) };
 }
+
+/** seedream-4.0's per-image rates as the spec lists them (a publication replaces them). */
+export const SEEDREAM_RATES: Readonly<Record<string, string>> = PER_IMAGE['seedream-4.0']!;
 
 export type Scope = 'PROJECT' | 'USER' | 'TAG';
 export interface Budget {
@@ -100,6 +107,8 @@ export class MoneyModel {
   readonly tasks: Task[] = [];
   readonly postings: Posting[] = [];
   readonly closed = new Set<Month>();
+  /** seedream-4.0's rates in force now: a task keeps the version it was accepted with (§3) */
+  seedream: Record<string, string> = { ...SEEDREAM_RATES };
   /** every statement line held (file order), and the items */
   readonly lines: Array<StatementLine & { statement: number }> = [];
   readonly items: Item[] = [];

@@ -56,6 +56,8 @@ describe('one gateway', () => {
     // No CSRF token: refused, nothing written.
     const bare = await cookieGraphql(gw, jar, mutation);
     expect(bare.status).toBe(403);
+    // In GraphQL's shape, with extensions { code, status } like every other refusal (issue 46, item 11).
+    expect(bare.body.errors?.[0]).toMatchObject({ message: expect.stringMatching(/CSRF/), extensions: { code: 'FORBIDDEN', status: 403 } });
     // The CSRF token, from another origin: refused.
     const foreign = await cookieGraphql(gw, jar, mutation, { 'x-csrf-token': csrf, origin: 'https://evil.example' });
     expect(foreign.status).toBe(403);

@@ -4,7 +4,9 @@
  * child processes); PostgreSQL stopped at once (SIGQUIT: an immediate shutdown) for 5 s, then
  * started again. Before the fix both gateways died of an unhandled rejection from a poll's
  * pollAgainIn; now both keep answering (503 while the database is away, 200 after) and money stays
- * right.
+ * right. And a connection that dies inside a transaction (between two statements) no longer
+ * emits an 'error' event nobody listens to (which ends a process; seen once in test/outage.test.ts
+ * on a loaded machine).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -16,7 +18,7 @@ import { Database } from '../src/database/database.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
 import { createSimulator } from '../src/simulator/simulator.js';
-import { ADMIN, eventually, http, spawnGateway, type ChildGateway } from './support/harness.js';
+import { ADMIN, eventually, freshDatabase, http, spawnGateway, type ChildGateway } from './support/harness.js';
 
 const VENDOR_KEY = 'vk-restart-0123456789';
 const IMAGE = { model: 'seedream-4.0', prompt: 'restart' };
@@ -104,3 +106,26 @@ function alive(pid: number): boolean {
     return false;
   }
 }
+
+test('a connection that dies inside a transaction, between two statements, fails that transaction and nothing else (no unhandled error event)', async () => {
+  const url = await freshDatabase();
+  const db = new Database(url, 2);
+  const killer = new pg.Client({ connectionString: url });
+  await killer.connect();
+  try {
+    const failed = db.inTransaction(async () => {
+      const { rows } = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      // The server ends this connection while the transaction waits for something else.
+      await killer.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+      await new Promise((r) => setTimeout(r, 200));
+      await db.query('SELECT 1');
+    });
+    await expect(failed).rejects.toThrow();
+    // The pool gives out a live connection afterwards; the dead one was not given back.
+    expect((await db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    expect((await db.inTransaction(() => db.query<{ two: number }>('SELECT 2 AS two'))).rows).toEqual([{ two: 2 }]);
+  } finally {
+    await killer.end();
+    await db.close();
+  }
+});

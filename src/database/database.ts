@@ -113,6 +113,14 @@ export class Database {
     if (this.current.getStore()) return fn();
     const client = await this.pool.connect();
     const tx: Transaction = { client, afterCommit: [] };
+    // Checked out, a connection has no listener for its 'error' event (pg-pool removes the idle
+    // one): one that dies between two statements (a restart, a failover) would end the process.
+    // Its next statement fails instead, and it is not given back to the pool.
+    let lost: Error | undefined;
+    const onLost = (error: Error) => {
+      lost = error;
+    };
+    client.on('error', onLost);
     let result: T;
     try {
       await client.query('BEGIN');
@@ -122,7 +130,8 @@ export class Database {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
-      client.release();
+      client.removeListener('error', onLost);
+      client.release(lost);
     }
     for (const work of tx.afterCommit) await work();
     return result;

@@ -96,8 +96,10 @@ class VendorOutcome implements Cmd {
   check = (env: Readonly<Env>) => env.model.tasks.some((t) => t.vendor === 'processing' && /^\d+$/.test(t.ref));
   async run(env: Env, real: Real) {
     const t = pickOf(env.model.tasks.filter((x) => x.vendor === 'processing' && /^\d+$/.test(x.ref)), this.pick);
-    if (this.fate === 'stall') await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/stall`, { method: 'POST' });
-    else {
+    if (this.fate === 'stall') {
+      await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/stall`, { method: 'POST' });
+      t.vendor = 'stalled'; // the vendor's "never": no later outcome changes it
+    } else {
       await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: this.fate }) });
       t.vendor = this.fate;
     }

@@ -72,8 +72,8 @@ export interface Task {
   holdMonth: Month;
   acceptedMonth: Month;
   resolved: boolean;
-  /** what the vendor will answer to a poll */
-  vendor: 'processing' | 'ready' | 'failed' | 'none';
+  /** what the vendor will answer to a poll ('stalled': processing, forever) */
+  vendor: 'processing' | 'ready' | 'failed' | 'stalled' | 'none';
 }
 
 /** A money movement posted in the ledger (charges and adjustments; holds are the tasks'). */
@@ -166,7 +166,7 @@ export class MoneyModel {
 
   /** The vendor's terminal answer, seen by a poll: ready charges the exact price, failed releases (§3). */
   settle(task: Task): void {
-    if (task.state !== 'held' || task.vendor === 'processing' || task.vendor === 'none') return;
+    if (task.state !== 'held' || (task.vendor !== 'ready' && task.vendor !== 'failed')) return;
     const month = this.postMonth(task.holdMonth);
     task.state = task.vendor === 'ready' ? 'settled' : 'failed';
     if (task.vendor === 'ready') this.postings.push({ project: task.project, unit: task.unit, amount: task.hold, month, task, kind: 'charge' });

@@ -11,6 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Gateway } from '../src/bootstrap.js';
+import fc from 'fast-check';
+import { canonicalDecimal } from '../src/graphql/scalars.js';
 import { LedgerService } from '../src/ledger/ledger.service.js';
 import { monthDigest } from '../src/closing/statement-data.js';
 import { LedgerSealer } from '../src/ledger/ledger-sealer.js';
@@ -300,6 +302,15 @@ describe('one rule for a bar and its drill-down (item 8)', () => {
 });
 
 describe('one way to write an exact decimal (item 8d)', () => {
+  test('canonicalDecimal writes what decimal.js writes, for any decimal text', () => {
+    const text = fc.tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 15n }), fc.nat(8), fc.nat(4)).map(([neg, digits, scale, zeros]) => {
+      const s = digits.toString().padStart(scale + 1, '0');
+      return `${neg ? '-' : ''}${scale ? `${s.slice(0, -scale)}.${s.slice(-scale)}` : s}${scale && zeros ? '0'.repeat(zeros) : ''}`;
+    });
+    fc.assert(fc.property(text, (t) => expect(canonicalDecimal(t)).toBe(new Decimal(t).toFixed())), { numRuns: 3000 });
+    expect(['0.60', '100', '12.000', '-0.00', '0.000000000000000001'].map(canonicalDecimal)).toEqual(['0.6', '100', '12', '0', '0.000000000000000001']);
+  });
+
   test('the dashboard and budgetStatus say "0.1" for the same 0.04 + 0.06, never "0.10" beside "0.1"', async () => {
     const gw = await gateway(await freshDatabase(), { POLLER_ENABLED: 'false', LEDGER_SEAL_MS: '0', EARLY_WARNING_MS: '0' });
     try {

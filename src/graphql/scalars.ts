@@ -37,10 +37,12 @@ export function isDecimalText(text: string): boolean {
  * PostgreSQL keeps a sum's scale ("0.04" + "0.56" = "0.60"); the value is the same.
  */
 export function canonicalDecimal(text: string): string {
-  if (text.charCodeAt(text.length - 1) !== 48 || text.indexOf('.') < 0) return text; // ends in no '0' after a point
   let end = text.length;
+  if (text.charCodeAt(end - 1) !== 48) return text; // no trailing '0': most amounts, at the cost of one look
+  const dot = text.lastIndexOf('.');
+  if (dot < 0) return text; // "100"
   while (text.charCodeAt(end - 1) === 48) end--;
-  if (text.charCodeAt(end - 1) === 46) end--; // '.'
+  if (end - 1 === dot) end--; // "12." → "12"
   const out = text.slice(0, end);
   return out === '-0' ? '0' : out;
 }

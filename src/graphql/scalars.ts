@@ -40,7 +40,7 @@ export function canonicalDecimal(text: string): string {
   let end = text.length;
   if (text.charCodeAt(end - 1) !== 48) return text; // no trailing '0': most amounts, at the cost of one look
   const dot = text.lastIndexOf('.');
-  if (dot < 0) return text; // "100"
+  if (dot < 0) return text === '-0' ? '0' : text; // "100"
   while (text.charCodeAt(end - 1) === 48) end--;
   if (end - 1 === dot) end--; // "12." → "12"
   const out = text.slice(0, end);

@@ -18,6 +18,7 @@ import { Database } from '../src/database/database.js';
 import { reconcile } from '../src/ledger/reconcile.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
 import { createSimulator } from '../src/simulator/simulator.js';
+import { alive } from './model/system.js';
 import { ADMIN, eventually, freshDatabase, http, spawnGateway, type ChildGateway } from './support/harness.js';
 
 const VENDOR_KEY = 'vk-restart-0123456789';
@@ -97,15 +98,6 @@ test('600 tasks polled by two gateways, PostgreSQL stopped for 5 s and started: 
     rmSync(dir, { recursive: true, force: true });
   }
 }, 180_000);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('a connection that dies inside a transaction, between two statements, fails that transaction and nothing else (no unhandled error event)', async () => {
   const url = await freshDatabase();

@@ -123,7 +123,8 @@ export async function startSystem(server: Server): Promise<System> {
   };
 }
 
-function alive(pid: number): boolean {
+/** Whether a process still runs. */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -5,6 +5,9 @@ import { bigintId, parseTaskRef } from '../common/ids.js';
 import { Database, READS_DATABASE } from '../database/database.js';
 import { dec, type Decimal } from '../pricing/money.js';
 import type { Exactness, Unit } from '../pricing/pricing.types.js';
+import { filterSql, onlyProjects, postedTotalsSql, type TaskFilter } from './task-filter.js';
+
+export type { TaskFilter } from './task-filter.js';
 
 export interface TaskView {
   taskId: string;
@@ -45,96 +48,7 @@ export interface ChargeView {
   warnings: string[];
 }
 
-export interface TaskFilter {
-  projectIds?: string[];
-  models?: string[];
-  statuses?: string[];
-  needsReview?: boolean;
-  from?: Date;
-  to?: Date;
-  /** key prefixes; `(none)`: tasks without a key */
-  apiKeys?: string[];
-  /** end users; `(none)`: tasks without one */
-  users?: string[];
-  /** name=value: tasks carrying any of them */
-  tags?: string[];
-  /** true: only tasks with a charge, false: only tasks without */
-  charged?: boolean;
-  /**
-   * Money posted in [postedFrom, postedTo): the tasks whose settlement, or an adjustment of which,
-   * was posted in it. This is what a spendReport row over that range counts (decisions §13: a late
-   * movement of a closed month's task is posted in the first open month), so a bar and its
-   * drill-down agree (issue 46, item 8).
-   */
-  postedFrom?: Date;
-  postedTo?: Date;
-}
-
 export const MAX_PAGE = 200;
-
-/**
- * The filter as SQL over `task t`, only the conditions given (so each query is planned for what it
- * asks: the review queue from its partial index, a project's days from (project_id, accepted_at)),
- * its values from $1 on; shared by the list and its totals.
- */
-function filterSql(filter: TaskFilter): { where: string; values: unknown[] } {
-  const values: unknown[] = [];
-  const where: string[] = [];
-  const add = (sql: (n: string) => string, value: unknown) => {
-    values.push(value);
-    where.push(sql(`$${values.length}`));
-  };
-  if (filter.projectIds) add((n) => `t.project_id = ANY(${n}::uuid[])`, filter.projectIds);
-  if (filter.models) add((n) => `t.model = ANY(${n}::text[])`, filter.models);
-  if (filter.statuses) add((n) => `t.status::text = ANY(${n}::text[])`, filter.statuses);
-  if (filter.from) add((n) => `t.accepted_at >= ${n}`, filter.from);
-  if (filter.to) add((n) => `t.accepted_at < ${n}`, filter.to);
-  if (filter.apiKeys) add((n) => `coalesce((SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), '(none)') = ANY(${n}::text[])`, filter.apiKeys);
-  if (filter.users) add((n) => `coalesce(t.end_user, '(none)') = ANY(${n}::text[])`, filter.users);
-  if (filter.tags) add((n) => `t.tags && ${n}::text[]`, filter.tags);
-  if (filter.needsReview !== undefined && filter.needsReview !== null) where.push(filter.needsReview ? 't.needs_review' : 'NOT t.needs_review');
-  if (filter.charged !== undefined && filter.charged !== null) where.push(filter.charged ? 't.charge_amount IS NOT NULL' : 't.charge_amount IS NULL');
-  if (filter.postedFrom && filter.postedTo) {
-    // From the ledger's (project, unit, effective_at) index: the entries posted in the range.
-    const projects = filter.projectIds ? `${add2(values, filter.projectIds)}::uuid[]` : 'ARRAY(SELECT id FROM project)';
-    const [a, b] = [add2(values, filter.postedFrom), add2(values, filter.postedTo)];
-    where.push(
-      `t.id IN (SELECT e.task_id FROM ledger_entry e WHERE e.project_id = ANY(${projects}) AND e.unit = ANY('{USD,CREDITS}'::"Unit"[])
-                  AND e.effective_at >= ${a} AND e.effective_at < ${b} AND e.kind IN ('charge', 'release', 'adjustment') AND e.task_id IS NOT NULL)
-       AND (t.settled_at IS NOT NULL OR EXISTS (SELECT 1 FROM ledger_entry x WHERE x.task_id = t.id AND x.kind = 'adjustment'))`,
-    );
-  }
-  return { where: where.length ? where.join(' AND ') : 'TRUE', values };
-}
-
-/** A filter that names projects at most (what an adjustment with no task can be attributed to). */
-function onlyProjects(filter: TaskFilter): boolean {
-  return !filter.models && !filter.statuses && !filter.apiKeys && !filter.users && !filter.tags && !filter.from && !filter.to &&
-    (filter.needsReview === undefined || filter.needsReview === null) && (filter.charged === undefined || filter.charged === null);
-}
-
-/** Appends a value and answers its placeholder. */
-function add2(values: unknown[], value: unknown): string {
-  values.push(value);
-  return `$${values.length}`;
-}
-
-/**
- * Totals of money posted in the range (the filter's postedFrom/postedTo), as spendReport counts it:
- * tasks whose settlement was posted in it (the settlement's entries are its latest charge or
- * release), and every charge and adjustment posted in it, per unit.
- */
-function postedTotalsSql(where: string, from: string, to: string): string {
-  return `WITH m AS (SELECT t.id, t.unit, t.settled_at IS NOT NULL AS settled FROM task t WHERE ${where}),
-    e AS (SELECT e.task_id, e.kind, e.amount, e.effective_at FROM ledger_entry e JOIN m ON m.id = e.task_id WHERE e.kind IN ('charge', 'release', 'adjustment')),
-    per_task AS (
-      SELECT m.unit,
-             m.settled AND (SELECT max(x.effective_at) FROM e x WHERE x.task_id = m.id AND x.kind IN ('charge', 'release')) >= ${from}
-                       AND (SELECT max(x.effective_at) FROM e x WHERE x.task_id = m.id AND x.kind IN ('charge', 'release')) < ${to} AS counted,
-             (SELECT sum(x.amount) FROM e x WHERE x.task_id = m.id AND x.kind IN ('charge', 'adjustment') AND x.effective_at >= ${from} AND x.effective_at < ${to}) AS amount
-      FROM m)
-    SELECT unit, count(*) FILTER (WHERE counted)::int AS tasks, coalesce(sum(amount), 0)::text AS amount FROM per_task GROUP BY ROLLUP (unit) ORDER BY unit NULLS FIRST`;
-}
 
 interface TaskRow {
   id: string;
@@ -228,12 +142,10 @@ export class TaskReadsService {
    * (settlements and adjustments, by when they were posted).
    */
   async totals(filter: TaskFilter): Promise<{ tasks: number; totals: Array<{ unit: Unit; amount: string }>; withoutTask: Array<{ unit: Unit; amount: string }> }> {
-    const { where, values } = filterSql(filter);
-    const posted = filter.postedFrom && filter.postedTo;
-    if (posted) values.push(filter.postedFrom, filter.postedTo);
+    const { where, values, posted } = filterSql(filter);
     const { rows } = await this.db.query<{ unit: Unit | null; tasks: number; amount: string | null }>(
       posted
-        ? postedTotalsSql(where, `$${values.length - 1}`, `$${values.length}`)
+        ? postedTotalsSql(where, posted.from, posted.to)
         : `SELECT t.unit, count(*)::int AS tasks, sum(t.charge_amount)::text AS amount FROM task t WHERE ${where} GROUP BY ROLLUP (t.unit) ORDER BY t.unit NULLS FIRST`,
       values,
     );

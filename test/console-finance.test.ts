@@ -35,8 +35,14 @@ beforeAll(async () => {
   const db = new Database(url, 2);
   const project = (await db.query<{ id: string }>(`SELECT id FROM project ORDER BY name LIMIT 1`)).rows[0]!.id;
   await new ProjectsService(db).issueKey(project, [], { name: 'search backend' });
+  const spending = (await db.query<{ project_id: string; unit: string }>(
+    `SELECT project_id::text, unit::text FROM ledger_entry WHERE kind = 'charge' AND effective_at >= date_trunc('month', now()) ORDER BY effective_at DESC LIMIT 1`,
+  )).rows[0]!;
   await db.close();
   gw = await gateway(url, { SIMULATOR_DELAY_MS: '100' });
+  // A soft budget already passed: the overview's early warning has something to show above the chart.
+  const soft = await graphql(gw, ADMIN, `mutation($p: ID!) { setBudget(projectId: $p, unit: ${spending.unit}, limit: "0.01", period: MONTHLY, hard: false) }`, { p: spending.project_id });
+  expect(soft.body.errors).toBeUndefined();
   browser = await openBrowser();
   october = monthBeforeLast();
 }, 180_000);
@@ -115,6 +121,7 @@ test('clicking the largest bar lists exactly that day\'s tasks of that model (co
   // Nothing may move the chart between measuring a bar and clicking it: every request of the page
   // answered (comparisons, tags, the project picker's names). CI once clicked where a bar had been.
   await page.waitForSelector('select[name=project] option:nth-child(2)', { state: 'attached' });
+  await page.locator('[data-testid=chart-USD]').scrollIntoViewIfNeeded();
   const shown = await page.$eval('[data-testid=chart-USD] .plot', (host) => (host as unknown as { plot: { series: { label: string }[] } }).plot.series.slice(1).map((s) => s.label));
   const cells = (await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["day", "model"], unit: USD) { keys tasks totals { amount } } }`, { f: october.from, t: october.to })).body.data.spendReport as Array<{ keys: string[]; tasks: number; totals: { amount: string }[] }>;
   const largest = cells.filter((c) => shown.includes(c.keys[1]!)).sort((a, b) => Number(b.totals[0]!.amount) - Number(a.totals[0]!.amount))[0]!;
@@ -147,6 +154,23 @@ test('clicking the largest bar lists exactly that day\'s tasks of that model (co
   await page.waitForSelector(`[data-ready=tasks] [data-testid=task-totals][data-tasks="${dayTotal!.tasks}"]`);
   await page.close();
 }, 90_000);
+
+test('the overview shows once its early warning answered too: nothing arrives later above the chart to move it under the pointer', async () => {
+  const page = await admin();
+  // The warning's answer held back 1.5 s: before, the page showed without it and the chart moved down when it came.
+  await page.route('**/graphql', async (route) => {
+    if (/query Early\b/.test(route.request().postData() ?? '')) await new Promise((r) => setTimeout(r, 1500));
+    await route.continue();
+  });
+  await page.goto(`${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`);
+  await page.waitForSelector('[data-testid=chart-USD][data-drawn=yes]');
+  expect(await page.$('[data-testid=early-warning] [data-testid=at-risk]')).not.toBeNull();
+  const top = () => page.$eval('[data-testid=chart-USD]', (e) => e.getBoundingClientRect().top);
+  const first = await top();
+  await page.waitForLoadState('networkidle');
+  expect(await top()).toBe(first);
+  await page.close();
+}, 60_000);
 
 test('a top list row opens its tasks; a key shows its name beside its prefix; the API refuses hostile filters with a 400', async () => {
   const page = await admin();

@@ -17,7 +17,7 @@ import { Amounts } from '../parts/amounts';
 import { loadChart, SpendChart } from '../parts/spend-chart';
 import { TopList, type Ranked } from '../parts/top-list';
 import { Empty } from '../parts/empty';
-import { EarlyWarning } from '../parts/early-warning';
+import { EarlyWarning, useEarlyWarning } from '../parts/early-warning';
 import { RangePicker } from '../parts/range-picker';
 import { keyLabel, useProjects } from '../parts/project-picker';
 import { usePrevious, type Dimension } from '../parts/previous-tops';
@@ -73,6 +73,7 @@ export function Overview() {
     stack: ['day', stack],
   };
   const [{ data, error, fetching }] = useQuery<Record<string, Row[] | string[]>>({ query: OVERVIEW, variables });
+  const early = useEarlyWarning(viewer.kind !== 'PROJECT_KEY');
   void loadChart(); // beside the query, not after it: the chart draws as soon as the data is in
   const tagNames = (data?.tagNames as string[] | undefined) ?? [];
   const tagName = tag && tagNames.includes(tag) ? tag : tagNames[0];
@@ -93,7 +94,7 @@ export function Overview() {
   const before = usePrevious(shown, previous, previousOf(users), variables.projects, tagName);
 
   if (error) return <p class="error" role="alert">{errorText(error)}</p>;
-  if (!data) return <p class="loading">Loading…</p>;
+  if (!data || !early.answered) return <p class="loading">Loading…</p>;
   const rows = (name: string) => (data[name] as Row[] | undefined) ?? [];
   const first = (name: string): Money[] => rows(name)[0]?.totals ?? [];
   const project = projectId ? projects.find((p) => p.id === projectId) : undefined;
@@ -139,7 +140,7 @@ export function Overview() {
         <Amounts id="month" title="Month to date" totals={first('monthToDate')} />
         <Amounts id="range" title={rangeLabel(range)} totals={first('range')} previous={first('previous')} />
       </div>
-      {viewer.kind !== 'PROJECT_KEY' && <EarlyWarning />}
+      {viewer.kind !== 'PROJECT_KEY' && <EarlyWarning data={early.data} />}
       {nothing ? (
         <Empty>
           No spend yet. Send a request through the gateway with a project key (<code>Authorization: Bearer sg_…</code>); it shows here once it settles.

@@ -14,8 +14,18 @@ const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeVal
 interface Risk { budgetId: string; projectName: string; scope: string; scopeValue: string | null; unit: Unit; period: string; limit: string; used: string; usedPercent: string; forecastSpend: string | null; runsOutAt: string | null }
 interface Spike { eventId: string; projectName: string; scope: string; scopeValue: string | null; hour: string; unit: Unit; spend: string; baseline: string; multiple: string }
 
-export function EarlyWarning() {
-  const [{ data }] = useQuery<{ budgetsAtRisk: Risk[]; anomalies: Spike[] }>({ query: EARLY });
+export interface Early { budgetsAtRisk: Risk[]; anomalies: Spike[] }
+
+/**
+ * Asked by the page beside its own query, and the page shows once both answered: a warning that
+ * arrived later pushed the chart down under a reader's pointer (a click landed between bars).
+ */
+export function useEarlyWarning(wanted: boolean): { data: Early | undefined; answered: boolean } {
+  const [{ data, error, fetching }] = useQuery<Early>({ query: EARLY, pause: !wanted });
+  return { data, answered: !wanted || (!fetching && (data !== undefined || error !== undefined)) };
+}
+
+export function EarlyWarning({ data }: { data: Early | undefined }) {
   const projects = useProjects();
   const valueOf = (scope: string, value: string | null) => (scope === 'API_KEY' || scope === 'apiKey' ? keyLabel(projects, value) : (value ?? ''));
   if (!data || (data.budgetsAtRisk.length === 0 && data.anomalies.length === 0)) return null;

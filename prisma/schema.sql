@@ -1664,6 +1664,7 @@ DECLARE
   delta numeric;
   post timestamptz;
   belongs date;
+  net numeric;
 BEGIN
   IF p_reason IS NULL OR length(trim(p_reason)) = 0 THEN
     RAISE EXCEPTION 'a resolution needs a reason' USING ERRCODE = 'check_violation';
@@ -1677,9 +1678,12 @@ BEGIN
   IF NOT t.needs_review THEN
     RAISE EXCEPTION 'task % is not under review', p_task USING ERRCODE = 'check_violation';
   END IF;
-  -- CHARGE without an amount: what the task stands at. Settled, its charge as settled (an overrun
-  -- is the vendor's usage: accepting it changes nothing); not settled, its hold.
-  target := CASE p_outcome WHEN 'CHARGE' THEN coalesce(p_amount, CASE WHEN t.settled_at IS NOT NULL THEN t.charge_amount ELSE t.hold_amount END) ELSE 0 END;
+  -- A settled task's net: its charge and every adjustment of it (accepted vendor figures, corrections).
+  net := coalesce(t.charge_amount, 0) + coalesce((SELECT sum(e.amount) FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'adjustment'), 0);
+  -- CHARGE without an amount: what the task stands at. Settled, its net (an overrun is the vendor's
+  -- usage: accepting it changes nothing); not settled, its hold. A stated amount is what the task
+  -- costs all told: a settled task's net becomes it (decisions §10, §16).
+  target := CASE p_outcome WHEN 'CHARGE' THEN coalesce(p_amount, CASE WHEN t.settled_at IS NOT NULL THEN net ELSE t.hold_amount END) ELSE 0 END;
   IF target < 0 THEN RAISE EXCEPTION 'a charge cannot be negative' USING ERRCODE = 'check_violation'; END IF;
   PERFORM spendgate_lock_project(t.project_id);
 
@@ -1704,7 +1708,7 @@ BEGIN
     WHERE id = p_task;
     delta := target;
   ELSE
-    delta := target - coalesce(t.charge_amount, 0);
+    delta := target - net;
     IF delta <> 0 THEN
       PERFORM spendgate_adjust(t.project_id, t.unit, delta, 'resolved ' || lower(p_outcome) || ': ' || p_reason, t.id, t.accepted_at);
     END IF;

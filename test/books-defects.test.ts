@@ -106,6 +106,23 @@ describe('vendor statements against the ledger (two instances)', () => {
     expect((await task(a, 4_200_001)).needsReview).toBe(true);
   });
 
+  test('an open "ours, not billed" does not keep a task under review once its differing figure is taken (found by the money model, issue 47)', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    await settledTask(a, projectId, 4_700_001);
+    await settledTask(a, projectId, 4_700_002);
+    // The first statement bills only the other task: 4700001 is ours, not billed (finance's item, not a review).
+    const one = await postStatement(a, statement([[4_700_002, `${today}T00:10:00Z`, '0.04']]));
+    expect((await items(a, one.body.id)).filter((i) => i.vendorTaskId === '4700001').map((i) => i.class)).toEqual(['ours_not_billed']);
+    expect((await task(a, 4_700_001)).needsReview).toBe(false);
+    const two = await postStatement(b, statement([[4_700_001, `${today}T00:11:00Z`, '0.05']]));
+    const [differs] = (await items(b, two.body.id)).filter((i) => i.vendorTaskId === '4700001');
+    expect(differs!.class).toBe('amount_differs');
+    expect((await task(a, 4_700_001)).needsReview).toBe(true);
+    expect((await accept(b, differs!.id)).body.data).toEqual({ acceptVendorDifference: { state: 'accepted' } });
+    // Before: still under review, for the open "ours, not billed" that never put it there.
+    expect(await task(a, 4_700_001)).toMatchObject({ net: '0.05', needsReview: false });
+  });
+
   test('item 3: accepting brings the net to the vendor\'s figure, whatever happened in between; a resolution that settles an item closes it', async () => {
     await settledTask(a, projectId, 4_300_001);
     const one = await postStatement(a, statement([[4_300_001, '2026-11-04T10:00:00Z', '0.05']]));

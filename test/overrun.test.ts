@@ -161,3 +161,28 @@ describe('resolveTask (decisions §10)', () => {
     expect(await reconcile(gw.db)).toEqual([]);
   });
 });
+
+test('a resolution\'s stated amount is what a settled task costs all told: corrected before it was resolved, its net ends at the amount (issue 47)', async () => {
+  const { key, projectId } = await projectWithKey(gw);
+  const submitted = await submitChat(gw, key, { model: 'glm-5.3', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
+  const taskId = String(submitted.body.data.taskId);
+  await complete(Number(taskId), { prompt_tokens: 10, completion_tokens: 4000 });
+  expect((await pollTask(gw, key, Number(taskId))).status).toBe(200);
+  expect((await taskOf(taskId)).needsReview).toBe(true);
+  // A correction of the task first (a credit of 1), then the operator charges 5 for it.
+  const corrected = await graphql(gw, ADMIN, `mutation($p: ID!, $t: ID!) { adjustLedger(projectId: $p, unit: CREDITS, amount: "-1", reason: "goodwill", taskId: $t) }`, { p: projectId, t: taskId });
+  expect(corrected.body.errors).toBeUndefined();
+  const resolved = await graphql(gw, ADMIN, `mutation($t: ID!) { resolveTask(taskId: $t, outcome: CHARGE, amount: "5", reason: "agreed with the team") { net } }`, { t: taskId });
+  expect(resolved.body.errors).toBeUndefined();
+  // Before: the adjustment was counted from the charge alone, and the net ended at 5 − 1 = 4.
+  expect(resolved.body.data.resolveTask.net).toBe('5');
+  const other = await submitChat(gw, key, { model: 'glm-5.3', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
+  await complete(other.body.data.taskId, { prompt_tokens: 10, completion_tokens: 4000 });
+  await pollTask(gw, key, other.body.data.taskId);
+  await graphql(gw, ADMIN, `mutation($p: ID!, $t: ID!) { adjustLedger(projectId: $p, unit: CREDITS, amount: "-1", reason: "goodwill", taskId: $t) }`, { p: projectId, t: String(other.body.data.taskId) });
+  // CHARGE with no amount keeps what the task stands at: nothing moves.
+  const kept = await graphql(gw, ADMIN, `mutation($t: ID!) { resolveTask(taskId: $t, outcome: CHARGE, reason: "the vendor's usage") { net } }`, { t: String(other.body.data.taskId) });
+  const before = await taskOf(other.body.data.taskId);
+  expect(kept.body.data.resolveTask.net).toBe(dec(before.charge.amount).minus(1).toFixed());
+  expect(await reconcile(gw.db)).toEqual([]);
+});

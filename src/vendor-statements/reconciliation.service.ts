@@ -18,7 +18,7 @@ import { Database, DATABASE } from '../database/database.js';
 import { dec } from '../pricing/money.js';
 import type { ColumnMapping } from './statement-format.js';
 import { importOnce, importStatement, type Imported } from './statement-import.js';
-import { REASON } from './statement-match.js';
+import { REASON, REVIEW_CLASSES } from './statement-match.js';
 
 export const CLASSES = ['amount_differs', 'billed_again', 'billed_not_ours', 'ours_not_billed', 'duplicate', 'pending'] as const;
 
@@ -163,11 +163,14 @@ export class ReconciliationService {
     return (await this.item(id))!;
   }
 
-  /** A task the statement put under review leaves it once no open difference names it. */
+  /**
+   * A task the statement put under review leaves it once no open difference of a reviewing class
+   * names it: an open "ours, not billed" never put it there, so it does not keep it there either.
+   */
   private async clearReview(taskId: string): Promise<void> {
     await this.db.query(
       `UPDATE task SET needs_review = false, updated_at = clock_timestamp() WHERE id = $1 AND needs_review AND review_reason = $2
-         AND NOT EXISTS (SELECT 1 FROM vendor_recon_item WHERE task_id = $1 AND state = 'open')`,
+         AND NOT EXISTS (SELECT 1 FROM vendor_recon_item WHERE task_id = $1 AND state = 'open' AND class IN ${REVIEW_CLASSES})`,
       [taskId, REASON],
     );
   }

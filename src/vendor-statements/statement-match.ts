@@ -20,6 +20,8 @@ import type { Database } from '../database/database.js';
 
 /** Why a task is under review after a statement. */
 export const REASON = "the vendor's statement differs from our figure (vendor reconciliation)";
+/** The classes that put a task under review (an `ours_not_billed` item is finance's, not the task's). */
+export const REVIEW_CLASSES = `('amount_differs', 'billed_again', 'pending')`;
 
 export async function matchStatement(db: Database, id: string): Promise<void> {
   await db.query(
@@ -74,7 +76,7 @@ export async function matchStatement(db: Database, id: string): Promise<void> {
   // Under review: the tasks whose figure differs, or that the statement may settle. A task already
   // announced for review once is announced again for this statement; one never announced is
   // announced by the update below (the task trigger, spendgate_task_event).
-  const review = `SELECT DISTINCT task_id FROM vendor_recon_item WHERE statement_id = $1::uuid AND class IN ('amount_differs', 'billed_again', 'pending') AND task_id IS NOT NULL`;
+  const review = `SELECT DISTINCT task_id FROM vendor_recon_item WHERE statement_id = $1::uuid AND class IN ${REVIEW_CLASSES} AND task_id IS NOT NULL`;
   await db.query(
     `SELECT spendgate_emit('task.needs_review', t.project_id, 'review:' || t.id || ':vendor:' || $1::text,
             jsonb_build_object('project', (SELECT jsonb_build_object('id', p.id, 'name', p.name) FROM project p WHERE p.id = t.project_id),

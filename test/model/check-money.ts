@@ -25,11 +25,14 @@ try {
   if (values.minutes === undefined) {
     const seed = number('seed', values.seed, Date.now() % 2 ** 31);
     process.stdout.write(`check:money seed ${seed}\n`);
-    const stats = await checkMoney({ server, seed, runs: number('runs', values.runs, 20), maxCommands: commands, databaseFaults: true, ...(values.path ? { path: values.path } : {}) });
-    process.stdout.write(`check:money: ${stats.operations} operations, ${stats.states.size} distinct states, 0 disagreements\n`);
+    const stats = await checkMoney(
+      { server, seed, runs: number('runs', values.runs, 20), maxCommands: commands, databaseFaults: true, ...(values.path ? { path: values.path } : {}) },
+      { operations: 0, states: new Set(), kinds: new Map() },
+    );
+    process.stdout.write(`check:money: ${stats.operations} operations, ${stats.states.size} distinct states, 0 disagreements\n${kindsOf(stats)}\n`);
   } else {
     const until = Date.now() + number('minutes', values.minutes, 10) * 60_000;
-    const stats: CheckStats = { operations: 0, states: new Set() };
+    const stats: CheckStats = { operations: 0, states: new Set(), kinds: new Map() };
     const disagreements: string[] = [];
     let runs = 0;
     while (Date.now() < until) {
@@ -43,6 +46,7 @@ try {
       runs += 1;
       process.stdout.write(`soak: ${runs} sequences, ${stats.operations} operations, ${stats.states.size} distinct states, ${disagreements.length} disagreements\n`);
     }
+    process.stdout.write(`${kindsOf(stats)}\n`);
     code = disagreements.length ? 1 : 0;
   }
 } catch (error) {
@@ -52,6 +56,11 @@ try {
   await server.stop();
 }
 process.exit(code);
+
+/** How often each kind of operation ran: what a run covered. */
+function kindsOf(stats: CheckStats): string {
+  return `by kind: ${[...(stats.kinds ?? new Map<string, number>())].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}`;
+}
 
 /** fast-check's report, and the disagreement itself (its cause). */
 function describe(error: unknown): string {

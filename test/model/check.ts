@@ -7,7 +7,8 @@
  */
 import fc from 'fast-check';
 import { MoneyModel } from './money-model.js';
-import { commandsArb, type Env } from './commands.js';
+import type { Env } from './commands.js';
+import { commandsArb } from './workload.js';
 import { checkAtEnd, checkInvariants } from './invariants.js';
 import { Real } from './real.js';
 import { startSystem, type Server } from './system.js';
@@ -26,6 +27,8 @@ export interface CheckOptions {
 export interface CheckStats {
   operations: number;
   states: Set<string>;
+  /** operations run, by kind (the name before the arguments) */
+  kinds?: Map<string, number>;
 }
 
 function months(now = new Date()): { current: string; previous: string } {
@@ -44,8 +47,10 @@ function stateOf(env: Env): string {
 /** Runs `runs` random sequences (or replays one); throws fast-check's report on a disagreement. */
 export async function checkMoney(options: CheckOptions, stats: CheckStats = { operations: 0, states: new Set() }): Promise<CheckStats> {
   const { current, previous } = months();
-  const after = async (env: Env, real: Real) => {
+  const after = async (env: Env, real: Real, what: string) => {
     stats.operations += 1;
+    const kind = what.replace(/\(.*$/s, '');
+    stats.kinds?.set(kind, (stats.kinds.get(kind) ?? 0) + 1);
     await checkInvariants(env, real);
     stats.states.add(stateOf(env));
   };
@@ -53,7 +58,7 @@ export async function checkMoney(options: CheckOptions, stats: CheckStats = { op
     fc.asyncProperty(commandsArb(options.databaseFaults ? options.server : null, options.maxCommands, after), async (commands) => {
       const sys = await startSystem(options.server);
       const real = new Real(sys);
-      const env: Env = { model: new MoneyModel(current, previous), keys: new Map(), files: new Set(), frozen: new Map() };
+      const env: Env = { model: new MoneyModel(current, previous), keys: new Map(), files: new Set(), frozen: new Map(), chat: new Map() };
       try {
         await fc.asyncModelRun(() => ({ model: env, real }), commands);
         await checkAtEnd(real);

@@ -25,11 +25,21 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
 
   // Budgets.
   for (const project of real.sys.projects) {
-    const res = await gql(real, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId spent held } }`, { p: project.id }, 1);
-    const rows = (res.data?.budgetStatus ?? []) as Array<{ budgetId: string; spent: string; held: string }>;
+    const res = await gql(real, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId spent held users(first: 10) { edges { node { user spent held } } } } }`, { p: project.id }, 1);
+    const rows = (res.data?.budgetStatus ?? []) as Array<{ budgetId: string; spent: string; held: string; users: { edges: Array<{ node: { user: string; spent: string; held: string } }> } }>;
     for (const b of [...m.budgets.values()].filter((x) => x.project === project.id)) {
       const row = rows.find((r) => r.budgetId === b.id);
       if (!row) problems.push(`budget ${b.id} (${b.period} ${b.scope}) is missing from budgetStatus`);
+      if (b.scope === 'EACH_USER') {
+        // Each end user's own balance; a user the product does not list has none.
+        for (const user of ['u1', 'u2']) {
+          const mine = row?.users.edges.find((e) => e.node.user === user)?.node;
+          const { spent, held } = m.balance(b, user);
+          same(`budget ${b.period} EACH_USER of ${project.name}, ${user}: spent`, mine?.spent ?? '0', spent);
+          same(`budget ${b.period} EACH_USER of ${project.name}, ${user}: held`, mine?.held ?? '0', held);
+        }
+        continue;
+      }
       const { spent, held } = m.balance(b);
       same(`budget ${b.period} ${b.scope}${b.value ? ` ${b.value}` : ''} of ${project.name}: spent`, row?.spent, spent);
       same(`budget ${b.period} ${b.scope}${b.value ? ` ${b.value}` : ''} of ${project.name}: held`, row?.held, held);
@@ -46,10 +56,12 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
       if (res.errors) problems.push(`reading ${project.name} ${month}: ${JSON.stringify(res.errors)}`);
       const report = (res.data?.r ?? []) as Array<{ tasks: number; totals: Array<{ unit: string; amount: string }> }>;
       const drill = res.data?.d as { tasks: number; totals: Array<{ unit: string; amount: string }>; withoutTask: Array<{ unit: string; amount: string }> } | undefined;
-      const drilled = new Decimal(drill?.totals.find((t) => t.unit === 'USD')?.amount ?? 0).plus(drill?.withoutTask.find((t) => t.unit === 'USD')?.amount ?? 0);
       const expected = m.reported(project.id, month);
-      same(`spendReport ${project.name} ${month} USD`, report[0]?.totals.find((t) => t.unit === 'USD')?.amount ?? '0', expected.get('USD') ?? new Decimal(0));
-      same(`taskTotals (posted, tasks and adjustments with no task) ${project.name} ${month} USD`, drilled, expected.get('USD') ?? new Decimal(0));
+      for (const unit of ['USD', 'CREDITS'] as const) {
+        const drilled = new Decimal(drill?.totals.find((t) => t.unit === unit)?.amount ?? 0).plus(drill?.withoutTask.find((t) => t.unit === unit)?.amount ?? 0);
+        same(`spendReport ${project.name} ${month} ${unit}`, report[0]?.totals.find((t) => t.unit === unit)?.amount ?? '0', expected.get(unit) ?? new Decimal(0));
+        same(`taskTotals (posted, tasks and adjustments with no task) ${project.name} ${month} ${unit}`, drilled, expected.get(unit) ?? new Decimal(0));
+      }
       if ((report[0]?.tasks ?? 0) !== (drill?.tasks ?? 0)) problems.push(`${project.name} ${month}: spendReport counts ${report[0]?.tasks ?? 0} tasks, its drill-down ${drill?.tasks ?? 0}`);
     }
   }
@@ -66,6 +78,8 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
       same(`task ${t.ref} net`, seen.net, m.net(t));
       const openItem = m.items.some((it) => it.task === t && it.state === 'open' && ['amount_differs', 'billed_again', 'pending'].includes(it.class));
       if (openItem && !seen.needsReview) problems.push(`task ${t.ref}: an open vendor difference names it, but it is not under review`);
+      if (m.underReview(t) && !seen.needsReview) problems.push(`task ${t.ref} (${t.state}${t.review ? ', overrun or at its estimate' : ''}) awaits an operator, but it is not under review`);
+      if (seen.needsReview && !m.underReview(t) && !openItem) problems.push(`task ${t.ref} (${t.state}${t.resolved ? ', resolved' : ''}) is under review for no reason the model knows`);
     });
   }
   const open = await gql(real, `{ vendorReconciliations(first: 100) { edges { node { id } } } }`);

@@ -46,7 +46,7 @@ export function priceOf(s: Submission, published: Record<string, string> = PER_I
 /** seedream-4.0's per-image rates as the spec lists them (a publication replaces them). */
 export const SEEDREAM_RATES: Readonly<Record<string, string>> = PER_IMAGE['seedream-4.0']!;
 
-export type Scope = 'PROJECT' | 'USER' | 'TAG';
+export type Scope = 'PROJECT' | 'USER' | 'TAG' | 'API_KEY' | 'EACH_USER';
 export interface Budget {
   id: string;
   project: string;
@@ -66,6 +66,8 @@ export interface Task {
   unit: Unit;
   user: string | null;
   tags: string[];
+  /** submitted with its project's API key (tasks of last month came another way, with none) */
+  viaKey?: boolean;
   hold: Decimal;
   state: TaskState;
   /** the month its hold counts in: its acceptance's, or the first open month once that closed */
@@ -74,6 +76,10 @@ export interface Task {
   resolved: boolean;
   /** what the vendor will answer to a poll ('stalled': processing, forever) */
   vendor: 'processing' | 'ready' | 'failed' | 'stalled' | 'none';
+  /** a chat task's charge as the vendor's usage prices it (null: no usage, settled at its estimate) */
+  chatCharge?: Decimal | null;
+  /** settled and under review: an overrun, or a chat task settled at its estimate (§6, §10) */
+  review: boolean;
 }
 
 /** A money movement posted in the ledger (charges and adjustments; holds are the tasks'). */
@@ -124,58 +130,86 @@ export class MoneyModel {
     return this.closed.has(month) ? this.current : month;
   }
 
-  private matches(b: Budget, project: string, unit: Unit, task: Task | null): boolean {
+  /** Whether a movement counts in a budget; `user`: an EACH_USER budget's user whose own balance is asked. */
+  private matches(b: Budget, project: string, unit: Unit, task: Task | null, user: string | null = null): boolean {
     if (b.project !== project || b.unit !== unit) return false;
     if (b.scope === 'PROJECT') return true;
     if (!task) return false; // an adjustment with no task counts in its project's budgets only
-    return b.scope === 'USER' ? task.user === b.value : task.tags.includes(b.value!);
+    if (b.scope === 'USER') return task.user === b.value;
+    if (b.scope === 'EACH_USER') return task.user !== null && task.user === user;
+    if (b.scope === 'API_KEY') return task.viaKey === true;
+    return task.tags.includes(b.value!);
   }
 
   private inPeriod(b: Budget, month: Month): boolean {
     return b.period === 'LIFETIME' || month === this.current;
   }
 
-  /** A budget's spent and held in its current period, from the postings and the open holds. */
-  balance(b: Budget): { spent: Decimal; held: Decimal } {
+  /** A budget's spent and held in its current period (EACH_USER: `user`'s own), from the postings and the open holds. */
+  balance(b: Budget, user: string | null = null): { spent: Decimal; held: Decimal } {
     let spent = new Decimal(0);
-    for (const p of this.postings) if (this.matches(b, p.project, p.unit, p.task) && this.inPeriod(b, p.month)) spent = spent.plus(p.amount);
+    for (const p of this.postings) if (this.matches(b, p.project, p.unit, p.task, user) && this.inPeriod(b, p.month)) spent = spent.plus(p.amount);
     let held = new Decimal(0);
     for (const t of this.tasks) {
-      if ((t.state === 'held' || (t.state === 'unknown' && !t.resolved)) && this.matches(b, t.project, t.unit, t) && this.inPeriod(b, t.holdMonth)) held = held.plus(t.hold);
+      if ((t.state === 'held' || (t.state === 'unknown' && !t.resolved)) && this.matches(b, t.project, t.unit, t, user) && this.inPeriod(b, t.holdMonth)) held = held.plus(t.hold);
     }
     return { spent, held };
   }
 
   /** Whether a submission is admitted now: no hard budget it matches would pass its limit (§4). */
   admits(project: string, candidate: Pick<Task, 'unit' | 'user' | 'tags' | 'hold'>): boolean {
-    const probe = { ...candidate, project } as Task;
+    const probe = { ...candidate, project, viaKey: true } as Task;
     for (const b of this.budgets.values()) {
-      if (!b.hard || !this.matches(b, project, candidate.unit, probe) || !this.inPeriod(b, this.current)) continue;
-      const { spent, held } = this.balance(b);
+      if (!b.hard || !this.matches(b, project, candidate.unit, probe, candidate.user) || !this.inPeriod(b, this.current)) continue;
+      const { spent, held } = this.balance(b, candidate.user);
       if (spent.plus(held).plus(candidate.hold).gt(b.limit)) return false;
     }
     return true;
   }
 
-  accept(task: Omit<Task, 'state' | 'resolved' | 'holdMonth' | 'acceptedMonth' | 'vendor'> & { month?: Month }): Task {
+  accept(task: Omit<Task, 'state' | 'resolved' | 'holdMonth' | 'acceptedMonth' | 'vendor' | 'review'> & { month?: Month }): Task {
     const month = task.month ?? this.current;
-    const made: Task = { ...task, state: 'held', resolved: false, acceptedMonth: month, holdMonth: this.postMonth(month), vendor: 'processing' };
+    const made: Task = { ...task, state: 'held', resolved: false, acceptedMonth: month, holdMonth: this.postMonth(month), vendor: 'processing', review: false };
     this.tasks.push(made);
     return made;
   }
 
-  /** The vendor's terminal answer, seen by a poll: ready charges the exact price, failed releases (§3). */
+  /**
+   * The vendor's terminal answer, seen by a poll: ready charges the exact price (media: the price
+   * fixed at acceptance; chat: its usage priced, or its estimate when no usage came, for review),
+   * failed releases (§3). A charge above the hold is an overrun, under review (§6).
+   */
   settle(task: Task): void {
     if (task.state !== 'held' || (task.vendor !== 'ready' && task.vendor !== 'failed')) return;
     const month = this.postMonth(task.holdMonth);
     task.state = task.vendor === 'ready' ? 'settled' : 'failed';
-    if (task.vendor === 'ready') this.postings.push({ project: task.project, unit: task.unit, amount: task.hold, month, task, kind: 'charge' });
+    if (task.vendor !== 'ready') return;
+    const charge = task.chatCharge ?? task.hold;
+    task.review = task.chatCharge === null || charge.gt(task.hold);
+    this.postings.push({ project: task.project, unit: task.unit, amount: charge, month, task, kind: 'charge' });
   }
 
-  /** An operator's decision on an unknown task (§10): CHARGE an amount (the hold by default) or RELEASE. */
-  resolve(task: Task, charge: Decimal): void {
+  /** Under review: an unknown outcome, or a settled overrun or estimate, not yet resolved (§10). */
+  underReview(task: Task): boolean {
+    return !task.resolved && (task.state === 'unknown' || (task.state === 'settled' && task.review));
+  }
+
+  /**
+   * An operator's decision (§10). Unknown: CHARGE an amount (the hold by default) or RELEASE.
+   * Settled: the task's net becomes the stated amount (RELEASE: nothing; CHARGE with no amount:
+   * what it stands at, so nothing moves), by an adjustment in its own month.
+   */
+  resolve(task: Task, outcome: 'CHARGE' | 'RELEASE', amount: Decimal | null): Decimal {
     task.resolved = true;
+    if (task.state === 'settled') {
+      const net = this.net(task)!;
+      const target = outcome === 'RELEASE' ? new Decimal(0) : (amount ?? net);
+      if (!target.eq(net)) this.adjust(task.project, task.unit, target.minus(net), task.acceptedMonth, task);
+      return target;
+    }
+    const charge = outcome === 'RELEASE' ? new Decimal(0) : (amount ?? task.hold);
     if (!charge.isZero()) this.postings.push({ project: task.project, unit: task.unit, amount: charge, month: this.postMonth(task.holdMonth), task, kind: 'charge' });
+    return charge;
   }
 
   adjust(project: string, unit: Unit, amount: Decimal, month: Month, task: Task | null): void {

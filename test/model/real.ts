@@ -13,6 +13,8 @@ export interface Answer {
 
 export class Real {
   readonly admin = ADMIN;
+  /** whose bearer token GraphQL calls carry: the admin's, or a role's while a command acts as it */
+  token = ADMIN;
   constructor(readonly sys: System) {}
 
   gatewayEnv(): NodeJS.ProcessEnv {
@@ -78,6 +80,6 @@ export interface GraphqlAnswer {
 }
 
 export async function gql(real: Real, query: string, variables: Record<string, unknown> = {}, at = 0): Promise<GraphqlAnswer> {
-  const res = await call(real, at, 'POST', '/graphql', { key: ADMIN, body: { query, variables } });
+  const res = await call(real, at, 'POST', '/graphql', { key: real.token, body: { query, variables } });
   return res.body as GraphqlAnswer;
 }

@@ -74,6 +74,8 @@ export interface System {
   projects: Array<{ id: string; name: string; key: string }>;
   /** a project of tasks dated last month (no budgets: closes and late items, §13) */
   past: { id: string };
+  /** service accounts' tokens: finance and viewer on every project, lead on alpha (§11) */
+  roles: Record<'FINANCE' | 'LEAD' | 'VIEWER', string>;
   /** the environment a gateway of this system starts with (a fault replaces one) */
   gatewayEnv(): NodeJS.ProcessEnv;
   close(): Promise<void>;
@@ -108,6 +110,11 @@ export async function startSystem(server: Server): Promise<System> {
     projects.push({ id: p.id, name, key: await service.issueKey(p.id, name === 'beta' ? ['team=b'] : []) });
   }
   const past = { id: (await service.create('past')).id };
+  const roles = {
+    FINANCE: await serviceToken(gateways[0]!.url, 'FINANCE', null),
+    LEAD: await serviceToken(gateways[0]!.url, 'LEAD', [projects[0]!.id]),
+    VIEWER: await serviceToken(gateways[0]!.url, 'VIEWER', null),
+  };
   return {
     url,
     sim,
@@ -115,12 +122,26 @@ export async function startSystem(server: Server): Promise<System> {
     gateways,
     projects,
     past,
+    roles,
     gatewayEnv: env,
     async close() {
       await Promise.all(gateways.map((g) => g.close()));
       await sim.app.close();
     },
   };
+}
+
+/** A service account with `role` (on every project, or on those named) and a token of it. */
+async function serviceToken(url: string, role: string, projectIds: string[] | null): Promise<string> {
+  const ask = async (query: string, variables: Record<string, unknown>) => {
+    const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+    const body = (await res.json()) as { data?: Record<string, Record<string, unknown>>; errors?: unknown };
+    if (body.errors) throw new Error(`${role}: ${JSON.stringify(body.errors)}`);
+    return body.data!;
+  };
+  const account = await ask(`mutation($n: String!, $r: Role!, $p: [ID!]) { createServiceAccount(name: $n, role: $r, projectIds: $p) { id } }`, { n: `model ${role.toLowerCase()}`, r: role, p: projectIds });
+  const token = await ask(`mutation($s: ID!) { createToken(name: "model", serviceAccountId: $s) { secret } }`, { s: account.createServiceAccount!.id });
+  return token.createToken!.secret as string;
 }
 
 /** Whether a process still runs. */

@@ -1,0 +1,64 @@
+/**
+ * Chat through the tester (decisions §3, §4, §6): a submission held at its estimate in credits,
+ * then the vendor's answer with the usage it reports (under the hold, past it, past GPT-5.6's
+ * long-context line, or none at all), settled by a poll like any other task.
+ */
+import { chatCharge, chatHold, chatMessages, vendorUsage, type ChatModel, type ChatUsage } from './chat-prices.js';
+import { expectEqual, pickOf, USERS, type Cmd, type Env } from './commands.js';
+import { call, expectStatus, type Real } from './real.js';
+
+const chatTasks = (env: Readonly<Env>) => env.model.tasks.filter((t) => t.unit === 'CREDITS' && t.vendor === 'processing' && /^\d+$/.test(t.ref));
+
+/** A chat submission: admitted exactly when the model admits its hold (the estimate, §4). */
+export class ChatSubmit implements Cmd {
+  constructor(readonly at: number, readonly project: number, readonly model: ChatModel, readonly words: number, readonly maxTokens: number, readonly user: number) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const p = real.sys.projects[this.project]!;
+    const hold = chatHold(this.model, this.words, this.maxTokens);
+    const user = USERS[this.user]!;
+    const tags = p.name === 'beta' ? ['team=b'] : [];
+    const admitted = env.model.admits(p.id, { unit: 'CREDITS', user, tags, hold });
+    const res = await call(real, this.at, 'POST', '/api-platform/v1/chat/completions', {
+      key: p.key,
+      body: { model: this.model, messages: chatMessages(this.words), max_tokens: this.maxTokens },
+      headers: user ? { 'x-spendgate-user': user } : {},
+    });
+    expectStatus(res, admitted ? 200 : 402, String(this));
+    if (!admitted) return;
+    const ref = String((res.body as { data: { taskId: number } }).data.taskId);
+    env.model.accept({ ref, project: p.id, unit: 'CREDITS', user, tags, hold, viaKey: true });
+    env.chat.set(ref, { model: this.model, words: this.words, maxTokens: this.maxTokens });
+  }
+  toString = () => `chat(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${this.model}, ${this.words} words, max ${this.maxTokens}, user ${USERS[this.user]})`;
+}
+
+export type ChatFate = 'within' | 'overrun' | 'long-context' | 'no-usage';
+
+/** The vendor finishes a chat task with the usage of its fate. */
+export class ChatOutcome implements Cmd {
+  constructor(readonly pick: number, readonly fate: ChatFate, readonly cached: number) {}
+  check = (env: Readonly<Env>) => chatTasks(env).length > 0;
+  async run(env: Env, real: Real) {
+    const t = pickOf(chatTasks(env), this.pick);
+    const asked = env.chat.get(t.ref)!;
+    const usage = this.usageOf(asked.model, asked.maxTokens);
+    const res = await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/complete`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'ready', usage: usage ? vendorUsage(asked.model, usage) : null }),
+    });
+    expectEqual(res.status, 200, `${this}: the simulator took the outcome`);
+    t.vendor = 'ready';
+    t.chatCharge = usage ? chatCharge(asked.model, usage) : null;
+  }
+  /** Tokens the vendor reports: within max_tokens, past it (an overrun), or a prompt past 272K tokens. */
+  private usageOf(model: ChatModel, maxTokens: number): ChatUsage | null {
+    if (this.fate === 'no-usage') return null;
+    const output = this.fate === 'overrun' ? maxTokens * 3 + 7 : Math.max(1, Math.floor(maxTokens / 2));
+    const prompt = this.fate === 'long-context' ? 272_001 + this.cached : 20 + this.cached;
+    const cacheWrite = model === 'claude-sonnet-5' ? this.cached % 5 : 0;
+    return { input: prompt - this.cached - cacheWrite, output, cacheRead: this.cached, cacheWrite };
+  }
+  toString = () => `chat-vendor(#${this.pick}, ${this.fate}, ${this.cached} cached)`;
+}

@@ -1,0 +1,117 @@
+/**
+ * Operations that cross features in one step, where random single steps rarely line up: a price
+ * published while a task runs, a task's vendor figure taken twice (a statement, then a re-send),
+ * one difference taken on both instances at once, and any change made by a role (§11). Each is
+ * built from the single operations, so the model's rules stay in one place.
+ */
+import { Decimal } from 'decimal.js';
+import type { Role } from '../../src/auth/permissions.js';
+import {
+  Adjust, CloseMonth, Decide, DeleteBudget, expectItems, pickOf, Poll, PublishPrices, ReopenMonth, Resolve, SetBudget, Submit, type Cmd, type Env,
+} from './commands.js';
+import type { Item } from './money-model.js';
+import { call, expectStatus, gql, type Real } from './real.js';
+
+/** A seedream task accepted, new rates published, then it finishes: priced with its own version (§3). */
+export class RepricedWhileRunning implements Cmd {
+  constructor(readonly at: number, readonly project: number, readonly resolution: string, readonly n: number, readonly rates: [string, string, string]) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const before = env.model.tasks.length;
+    await new Submit(this.at, this.project, { model: 'seedream-4.0', resolution: this.resolution, n: this.n }, 0, 0, null).run(env, real);
+    if (env.model.tasks.length === before) return; // refused by a budget: nothing runs
+    const task = env.model.tasks.at(-1)!;
+    await new PublishPrices(this.rates).run(env, real);
+    await fetch(`${real.sys.simUrl}/__sim/tasks/${task.ref}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'ready' }) });
+    task.vendor = 'ready';
+    await new Poll(1 - this.at, env.model.tasks.filter((t) => /^\d+$/.test(t.ref)).indexOf(task)).run(env, real);
+  }
+  toString = () => `repriced-while-running(gw${this.at}, ${['alpha', 'beta'][this.project]}, seedream ${this.resolution} × ${this.n}, then ${this.rates.join('/')})`;
+}
+
+/** A settled task billed at its net + c1 cents, taken; billed again at + c2 more, taken: its net ends at the last figure (§14). */
+export class DisputeTwice implements Cmd {
+  constructor(readonly pick: number, readonly c1: number, readonly c2: number) {}
+  check = (env: Readonly<Env>) => unbilled(env).length > 0;
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const task = pickOf(unbilled(env), this.pick);
+    const today = new Date().toISOString().slice(0, 10);
+    const at = (k: number) => `${today}T00:${String(10 + ((m.statements + k) % 50)).padStart(2, '0')}:07Z`;
+    const first = { vendorTaskId: task.ref, at: at(0), amount: m.net(task)!.plus(new Decimal(this.c1).div(100)) };
+    await this.billAndTake(env, real, first);
+    await this.billAndTake(env, real, { ...first, at: at(1), amount: first.amount.plus(new Decimal(this.c2).div(100)) });
+  }
+  private async billAndTake(env: Env, real: Real, line: { vendorTaskId: string; at: string; amount: Decimal }) {
+    const m = env.model;
+    const csv = `task_id,model,time,amount,unit\n${line.vendorTaskId},seedream-4.0,${line.at},${line.amount.toFixed()},USD\n`;
+    const res = await call(real, m.statements % 2, 'POST', '/reports/vendor-statements', { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } });
+    if (env.files.has(csv)) return expectStatus(res, 200, `${this}: the same file again`);
+    expectStatus(res, 201, String(this));
+    env.files.add(csv);
+    m.importStatement([line]);
+    await expectItems(env, real, (res.body as { id: string }).id, String(this));
+    const mine = m.items.filter((i) => i.statement === m.statements && i.vendorTaskId === line.vendorTaskId && m.acceptable(i));
+    for (const item of mine) await new Decide(m.items.filter((i) => i.state === 'open').indexOf(item), true).run(env, real);
+  }
+  toString = () => `dispute-twice(#${this.pick}, ${this.c1}¢ then ${this.c2}¢ more)`;
+}
+
+const unbilled = (env: Readonly<Env>) =>
+  env.model.tasks.filter((t) => /^\d+$/.test(t.ref) && t.unit === 'USD' && t.state === 'settled' && !env.model.lines.some((l) => l.vendorTaskId === t.ref));
+
+/** One open difference taken on both instances at once: taken once, the other answered 409, the net moved once. */
+export class AcceptOnBoth implements Cmd {
+  constructor(readonly pick: number) {}
+  check = (env: Readonly<Env>) => env.model.items.some((i) => env.model.acceptable(i));
+  async run(env: Env, real: Real) {
+    const item = pickOf(env.model.items.filter((i) => env.model.acceptable(i)), this.pick) as Item & { id: string };
+    const answers = await Promise.all([0, 1].map((at) => gql(real, `mutation($i: ID!) { acceptVendorDifference(id: $i) { state } }`, { i: item.id }, at)));
+    const taken = answers.filter((a) => !a.errors);
+    const refused = answers.filter((a) => a.errors?.[0]?.extensions?.status === 409);
+    if (taken.length !== 1 || refused.length !== 1) throw new Error(`${this}: one accept must win and one be refused 409, got ${JSON.stringify(answers)}`);
+    env.model.acceptItem(item);
+  }
+  toString = () => `accept-on-both(#${this.pick})`;
+}
+
+type Guarded = Adjust | SetBudget | DeleteBudget | Resolve | CloseMonth | ReopenMonth | PublishPrices | Decide;
+
+/** Who may do what (decisions §11), written from its table: lead on alpha only. */
+const MAY: Record<Exclude<Role, 'OWNER'>, ReadonlySet<string>> = {
+  FINANCE: new Set(['budgets', 'corrections', 'books']),
+  LEAD: new Set(['budgets', 'corrections']),
+  VIEWER: new Set(),
+};
+
+/** A change made by a finance, lead or viewer token: done where the role may, else refused 403 with nothing changed. */
+export class AsRole implements Cmd {
+  constructor(readonly role: Exclude<Role, 'OWNER'>, readonly inner: Guarded) {}
+  check = (env: Readonly<Env>) => this.inner.check(env);
+  async run(env: Env, real: Real) {
+    const [what, project] = this.target(env, real);
+    const may = MAY[this.role].has(what) && (this.role !== 'LEAD' || project === real.sys.projects[0]!.id);
+    real.token = real.sys.roles[this.role];
+    try {
+      await this.inner.run(env, real);
+    } catch (error) {
+      if (!may && /"status":403/.test((error as Error).message)) return;
+      throw error;
+    } finally {
+      real.token = real.admin;
+    }
+    if (!may) throw new Error(`${this}: a ${this.role.toLowerCase()} may not (${what}), and it was done`);
+  }
+  /** The capability the change needs, and the project it touches (null: every project). */
+  private target(env: Env, real: Real): [string, string | null] {
+    const c = this.inner;
+    const projects = [...real.sys.projects.map((p) => p.id), real.sys.past.id];
+    if (c instanceof Adjust) return ['corrections', projects[c.project % projects.length]!];
+    if (c instanceof SetBudget) return ['budgets', projects[c.project]!];
+    if (c instanceof DeleteBudget) return ['budgets', pickOf([...env.model.budgets.values()], c.pick).project];
+    if (c instanceof Resolve) return ['corrections', pickOf(env.model.tasks.filter((t) => env.model.underReview(t)), c.pick).project];
+    if (c instanceof CloseMonth || c instanceof Decide) return ['books', null];
+    return ['admin', null];
+  }
+  toString = () => `as-${this.role.toLowerCase()}(${this.inner})`;
+}

@@ -155,13 +155,20 @@ test('an each-user budget set after a user spent this month starts that user fro
     const { projectId, key } = await projectWithKey(gw);
     for (let i = 0; i < 2; i++) expect((await submitGeneration(gw, key, IMAGE, who('carol'))).status).toBe(200); // 0.08 held
     const each = await setBudget(gw, projectId, '0.10', 'EACH_USER');
-    // In one batch: carol's first balance comes from her two holds, dave's from nothing.
+    // The budget lists carol at once, from the ledger (before: not until her next submission; found by the money model).
+    const users = await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId users(first: 10) { edges { node { user spent held } } } } }`, { p: projectId });
+    const listed = (users.body.data.budgetStatus as Array<{ budgetId: string; users: { edges: Array<{ node: unknown }> } }>).find((b) => b.budgetId === each)!;
+    expect(listed.users.edges.map((e) => e.node)).toEqual([{ user: 'carol', spent: '0', held: '0.08' }]);
+    // In one batch: carol's balance comes from her two holds, dave's from nothing.
     const [carol, dave] = await Promise.all([submitGeneration(gw, key, IMAGE, who('carol')), submitGeneration(gw, key, IMAGE, who('dave'))]);
     expect(carol.status).toBe(402);
     expect(carol.body).toMatchObject({ details: { budgetId: each, scope: 'EACH_USER', user: 'carol', remaining: '0.02' } });
     expect(dave.status).toBe(200);
-    // A refusal writes nothing (issue 36): carol's balance row is made by her first admitted request.
-    expect(await sql(gw, `SELECT subject, held::text FROM budget_period WHERE budget_id = $1 ORDER BY subject`, [each])).toEqual([{ subject: 'dave', held: '0.04' }]);
+    // A refusal writes nothing (issue 36): carol's row is still what the budget's creation read from the ledger.
+    expect(await sql(gw, `SELECT subject, held::text FROM budget_period WHERE budget_id = $1 ORDER BY subject`, [each])).toEqual([
+      { subject: 'carol', held: '0.08' },
+      { subject: 'dave', held: '0.04' },
+    ]);
     expect(await reconcile(gw.db)).toEqual([]);
   } finally {
     await gw.close();

@@ -78,9 +78,21 @@ export class BudgetsService {
         );
         id = created.rows[0]!.id;
       }
-      // The current window's balance, from what the ledger already holds (an EACH_USER budget's
-      // users get theirs from the ledger on first use).
+      // The current window's balance, from what the ledger already holds. An EACH_USER budget's
+      // users: every end user with money in the window already, each from the ledger (found by the
+      // money model, issue 47: a user who spent before the budget existed was missing from its
+      // users until their next submission); later users get theirs on first use.
       if (scope.scope !== 'EACH_USER') await client.query(`SELECT spendgate_budget_period($1, clock_timestamp(), '')`, [id]);
+      else {
+        await client.query(
+          `SELECT spendgate_budget_period($1, clock_timestamp(), u.end_user)
+           FROM (SELECT DISTINCT t.end_user FROM spendgate_period_window($2::"Period", clock_timestamp()) w
+                 JOIN ledger_entry e ON e.project_id = $3 AND e.unit = $4::"Unit" AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
+                 JOIN task t ON t.id = e.task_id
+                 WHERE t.end_user IS NOT NULL) u`,
+          [id, input.period, input.projectId, input.unit],
+        );
+      }
       return { id, before };
     });
   }

@@ -9,8 +9,8 @@ import { DATABASE } from './database/database.js';
 import { GatewayModule } from './gateway/gateway.module.js';
 import { HealthController } from './health/health.controller.js';
 import { ReadsThread } from './reads/reads-thread.js';
-import { CoreModule } from './core.module.js';
-import type { Runtime } from './runtime.js';
+import { CoreModule } from './core/core.module.js';
+import type { Runtime } from './core/runtime.js';
 
 @Module({})
 export class AppModule {

@@ -1,13 +1,13 @@
 /**
  * Rules of the house that a reviewer should not have to check by eye: money arithmetic refuses to
- * mix credits and USD, the money core imports nothing from Nest or Prisma, and no two modules
- * import each other (type-only imports included).
+ * mix credits and USD, the money core imports nothing from Nest or Prisma, no two modules import
+ * each other, and no folder imports one that depends on it (type-only imports included).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MixedUnitsError, Money } from '../src/pricing/money.js';
 // @ts-expect-error a plain .mjs script, no types: its two functions are used as they are
-import { cycles, importGraph } from '../scripts/import-cycles.mjs';
+import { cycles, folderCycles, importGraph } from '../scripts/import-cycles.mjs';
 
 test('Money keeps its unit: credits and USD never add, subtract or compare', () => {
   const credits = Money.of('CREDITS', '1.5');
@@ -32,4 +32,8 @@ test('the money core (catalog, pricing) imports nothing from Nest or Prisma', ()
 
 test('no import cycles among src/ modules', () => {
   expect(cycles(importGraph(path.resolve('src')))).toEqual([]);
+});
+
+test('no folder imports one that depends on it: the layers hold (each cycle named, with an import per step)', () => {
+  expect(folderCycles(importGraph(path.resolve('src')), path.resolve('src'))).toEqual([]);
 });

@@ -157,7 +157,7 @@ test('an each-user budget set after a user spent this month starts that user fro
     const each = await setBudget(gw, projectId, '0.10', 'EACH_USER');
     // The budget lists carol at once, from the ledger (before: not until her next submission; found by the money model).
     const users = await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId users(first: 10) { edges { node { user spent held } } } } }`, { p: projectId });
-    const listed = (users.body.data.budgetStatus as Array<{ budgetId: string; users: { edges: Array<{ node: unknown }> } }>).find((b) => b.budgetId === each)!;
+    const listed = (users.body.data.budgetStatus as unknown as Array<{ budgetId: string; users: { edges: Array<{ node: unknown }> } }>).find((b) => b.budgetId === each)!;
     expect(listed.users.edges.map((e) => e.node)).toEqual([{ user: 'carol', spent: '0', held: '0.08' }]);
     // In one batch: carol's balance comes from her two holds, dave's from nothing.
     const [carol, dave] = await Promise.all([submitGeneration(gw, key, IMAGE, who('carol')), submitGeneration(gw, key, IMAGE, who('dave'))]);

@@ -3,7 +3,7 @@ import { Args, Context, Field, ID, Int, ObjectType, Query, Resolver } from '@nes
 import { DateTimeScalar } from '../graphql/scalars.js';
 import { scopeProjects } from '../auth/access.js';
 import { requireUuid } from '../common/ids.js';
-import { Principals, type GraphqlContext } from '../graphql/graphql-auth.js';
+import { Callers, type CallContext } from '../auth/callers.js';
 import { PageInfo } from '../graphql/graphql.types.js';
 import { AuditLogService } from './audit-log.service.js';
 
@@ -42,12 +42,12 @@ export class AuditConnection {
 export class AuditResolver {
   constructor(
     private readonly log: AuditLogService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
   ) {}
 
   @Query(() => AuditConnection, { description: 'the audit trail, newest first; a lead reads its projects\' records' })
   async auditLog(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('from', { type: () => DateTimeScalar, nullable: true }) from?: Date,
     @Args('to', { type: () => DateTimeScalar, nullable: true }) to?: Date,
     @Args('actor', { type: () => String, nullable: true, description: 'a part of the actor' }) actor?: string,

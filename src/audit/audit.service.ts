@@ -9,7 +9,8 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Database, DATABASE } from '../database/database.js';
-import { actorOf, type Principal } from '../auth/access.js';
+import { actorOf } from '../auth/access.js';
+import type { Actor, AuditEntry, AuditSink } from '../auth/audit-sink.js';
 import { redactSecret } from '../auth/api-keys.js';
 import { canonicalJson, chainHash, GENESIS, type AuditContent, type ChainRecord } from './audit-chain.js';
 import type { ClientInfo } from '../auth/sessions.service.js';
@@ -18,20 +19,8 @@ import type { ClientInfo } from '../auth/sessions.service.js';
 const CHAIN_LOCK = 72_707_370;
 const SECRET_FIELDS = /^(secret|token|password|hash|apiKey|clientSecret|cookie|codeVerifier)$/i;
 
-export interface AuditEntry {
-  action: string;
-  targetKind?: string | null;
-  targetId?: string | null;
-  projectId?: string | null;
-  before?: unknown;
-  after?: unknown;
-}
-
-/** Who did it, from where: the caller, or a named actor (the CLI, a failed sign-in by someone unknown). */
-export type Actor = Principal | { kind: 'named'; actorKind: string; id: string | null; label: string };
-
 @Injectable()
-export class AuditService {
+export class AuditService implements AuditSink {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
   /** Appends one record, in the transaction of the async context if there is one (it should be). */

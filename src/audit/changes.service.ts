@@ -8,7 +8,8 @@ import { Injectable } from '@nestjs/common';
 import type { ClientInfo } from '../auth/sessions.service.js';
 import { Database, DATABASE } from '../database/database.js';
 import { Inject } from '@nestjs/common';
-import { AuditService, type Actor, type AuditEntry } from './audit.service.js';
+import type { Actor, AuditEntry } from '../auth/audit-sink.js';
+import { AuditService } from './audit.service.js';
 
 @Injectable()
 export class ChangesService {

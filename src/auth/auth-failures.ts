@@ -17,8 +17,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../common/api-error.js';
 import { CONFIG, type Config } from '../config/config.js';
-import { AuditService } from '../audit/audit.service.js';
 import { Database, DATABASE } from '../database/database.js';
+import { AUDIT_SINK, type AuditSink } from './audit-sink.js';
 import type { ClientInfo } from './sessions.service.js';
 
 @Injectable()
@@ -28,7 +28,7 @@ export class AuthFailures {
   constructor(
     @Inject(CONFIG) config: Config,
     @Inject(DATABASE) db: Database,
-    private readonly audit: AuditService,
+    @Inject(AUDIT_SINK) private readonly audit: AuditSink,
   ) {
     const limits = { points: config.AUTH_FAILURES_PER_MINUTE, duration: 60, blockDuration: config.AUTH_BLOCK_SECONDS };
     this.limiter = new RateLimiterPostgres({

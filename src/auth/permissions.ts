@@ -22,6 +22,12 @@
 export type Role = 'OWNER' | 'FINANCE' | 'LEAD' | 'VIEWER';
 export const ROLES: readonly Role[] = ['OWNER', 'FINANCE', 'LEAD', 'VIEWER'];
 
+/** A role and where it holds: `projectIds` omitted or null means every project. */
+export interface Grant {
+  role: Role;
+  projectIds?: string[] | null;
+}
+
 export type Capability = 'read' | 'budgets' | 'keys' | 'webhooks' | 'corrections' | 'books' | 'admin' | 'people' | 'audit';
 
 export const ROLE_CAPABILITIES: Readonly<Record<Role, readonly Capability[]>> = {

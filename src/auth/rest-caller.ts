@@ -3,25 +3,25 @@
  * CSRF proof session-cookies.ts checked). A bad credential costs its address a point
  * (auth-failures.ts); a read with the ADMIN_TOKEN is audited, as over GraphQL.
  */
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { AuditService } from '../audit/audit.service.js';
 import { ApiError } from '../common/api-error.js';
-import { clientInfo, graphqlContext, Principals } from '../graphql/graphql-auth.js';
-import { isWarmUp } from '../reads/warm-up.js';
+import { AUDIT_SINK, type AuditSink } from './audit-sink.js';
+import { clientInfo, callContext, Callers } from './callers.js';
+import { isWarmUp } from './warm-up-mark.js';
 import type { Principal } from './access.js';
 import { AuthFailures, presented } from './auth-failures.js';
 
 @Injectable()
 export class RestCallers {
   constructor(
-    private readonly principals: Principals,
-    private readonly audit: AuditService,
+    private readonly principals: Callers,
+    @Inject(AUDIT_SINK) private readonly audit: AuditSink,
     private readonly failures: AuthFailures,
   ) {}
 
   async of(request: FastifyRequest): Promise<Principal> {
-    const ctx = graphqlContext(request);
+    const ctx = callContext(request);
     const who = await this.principals.maybe(ctx);
     if (!who) {
       const refusal = ApiError.unauthorized('send Authorization: Bearer <a token or key>, or sign in to the console');

@@ -11,8 +11,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../common/api-error.js';
 import { CONFIG, type Config } from '../config/config.js';
-import type { Grant } from '../people/people.service.js';
-import type { Role } from './permissions.js';
+import type { Grant, Role } from './permissions.js';
 import { SESSION_COOKIE } from './sessions.service.js';
 
 @Injectable()

@@ -4,7 +4,7 @@
  */
 import { modelIdsFor, findRoute } from './catalog.js';
 import type { Endpoint, FieldSpec, ModelRoute } from './catalog.types.js';
-import { VENDOR_PATHS } from '../upstream/vendor-protocol.js';
+import { VENDOR_PATHS } from './vendor-paths.js';
 
 export interface FieldProblem {
   field: string;

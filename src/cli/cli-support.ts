@@ -8,7 +8,7 @@ import { loadConfig } from '../config/config.js';
 import { Database } from '../database/database.js';
 import type { EmbeddedDatabase } from '../database/embedded.js';
 import { migrate } from '../database/migrate.js';
-import type { Actor } from '../audit/audit.service.js';
+import type { Actor } from '../auth/audit-sink.js';
 import type { ClientInfo } from '../auth/sessions.service.js';
 
 /** A command's wrong use: printed with the usage, exit 2. */

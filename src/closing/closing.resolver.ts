@@ -3,7 +3,7 @@ import { Args, Context, Field, ID, Int, Mutation, ObjectType, Query, Resolver } 
 import { actorOf, requireAccess, scopeProjects } from '../auth/access.js';
 import { requireUuid } from '../common/ids.js';
 import { Money, UnitEnum } from '../graphql/graphql.types.js';
-import { Principals, type GraphqlContext } from '../graphql/graphql-auth.js';
+import { Callers, type CallContext } from '../auth/callers.js';
 import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import { MonthCloseService } from './month-close.service.js';
 import { parseMonth } from './month.js';
@@ -56,37 +56,37 @@ export class ClosingResolver {
   constructor(
     private readonly closes: MonthCloseService,
     private readonly kept: StatementsService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
   ) {}
 
   @Mutation(() => MonthClose, { description: 'closes a UTC month that is over ("2026-10"): its figures never change after; later movements are prior-period items of the next open month' })
-  async closeMonth(@Context() ctx: GraphqlContext, @Args('month') month: string) {
+  async closeMonth(@Context() ctx: CallContext, @Args('month') month: string) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'books', 'all', 'closeMonth');
     return this.closes.close(month, who, ctx.client, actorOf(who).label);
   }
 
   @Mutation(() => Boolean, { description: 'reopens the latest closed month (owners), with a reason; its statements are kept beside the next ones' })
-  async reopenMonth(@Context() ctx: GraphqlContext, @Args('month') month: string, @Args('reason') reason: string) {
+  async reopenMonth(@Context() ctx: CallContext, @Args('month') month: string, @Args('reason') reason: string) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'admin', 'all', 'reopenMonth');
     return this.closes.reopen(month, reason, who, ctx.client, actorOf(who).label);
   }
 
   @Query(() => [MonthClose], { description: 'every close, newest month first' })
-  async closedMonths(@Context() ctx: GraphqlContext) {
+  async closedMonths(@Context() ctx: CallContext) {
     await this.principals.of(ctx);
     return this.closes.list();
   }
 
   @Query(() => String, { nullable: true, description: 'the month a close may take next (YYYY-MM): months close in order, from the first with ledger entries; null when none is over' })
-  async monthToClose(@Context() ctx: GraphqlContext) {
+  async monthToClose(@Context() ctx: CallContext) {
     await this.principals.of(ctx);
     return this.closes.nextToClose();
   }
 
   @Query(() => Statement, { nullable: true, description: "a project's statement of a closed month (null while the month is open)" })
-  async statement(@Context() ctx: GraphqlContext, @Args('projectId', { type: () => ID }) projectId: string, @Args('month') month: string) {
+  async statement(@Context() ctx: CallContext, @Args('projectId', { type: () => ID }) projectId: string, @Args('month') month: string) {
     requireUuid('projectId', projectId);
     requireAccess(await this.principals.of(ctx), 'read', projectId, 'statement');
     const m = parseMonth('month', month);
@@ -96,7 +96,7 @@ export class ClosingResolver {
   }
 
   @Query(() => [Statement], { description: "a closed month's statements of the projects the caller may read (none while it is open)" })
-  async statements(@Context() ctx: GraphqlContext, @Args('month') month: string) {
+  async statements(@Context() ctx: CallContext, @Args('month') month: string) {
     const who = await this.principals.of(ctx);
     return (await this.kept.forMonth(parseMonth('month', month), scopeProjects(who, undefined))).map((s) => toStatement(s, []));
   }

@@ -12,12 +12,12 @@
  * Months close in order; only the latest closed month can be reopened, by an owner, with a reason.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import type { Actor } from '../audit/audit.service.js';
+import type { Actor } from '../auth/audit-sink.js';
 import { ChangesService } from '../audit/changes.service.js';
 import type { ClientInfo } from '../auth/sessions.service.js';
 import { ApiError } from '../common/api-error.js';
 import { Database, DATABASE } from '../database/database.js';
-import { ledgerHead, type LedgerHead } from '../ledger/ledger-verify.js';
+import { ledgerHead, type LedgerHead } from './ledger-verify.js';
 import { monthOf, parseMonth, type Month } from './month.js';
 import { statementCsv } from './statement-csv.js';
 import { statementData, type OpenItem } from './statement-data.js';

@@ -9,7 +9,7 @@ import { scopeProjects } from '../auth/access.js';
 import { Database, READS_DATABASE } from '../database/database.js';
 import { forecastFrom, scopeOf } from '../forecast/forecast-data.js';
 import { UnitEnum } from '../graphql/graphql.types.js';
-import { Principals, type GraphqlContext } from '../graphql/graphql-auth.js';
+import { Callers, type CallContext } from '../auth/callers.js';
 import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import { requirePageSize } from '../common/paging.js';
 import { dec } from '../pricing/money.js';
@@ -53,11 +53,11 @@ interface BudgetRow {
 export class EarlyWarningResolver {
   constructor(
     @Inject(READS_DATABASE) private readonly db: Database,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
   ) {}
 
   @Query(() => [BudgetAtRisk], { description: 'budgets at 80 % of their limit or more, or whose forecast passes it this period; soonest to run out first, then the fullest' })
-  async budgetsAtRisk(@Context() ctx: GraphqlContext) {
+  async budgetsAtRisk(@Context() ctx: CallContext) {
     const projects = scopeProjects(await this.principals.of(ctx), undefined);
     const now = new Date();
     const { rows } = await this.db.query<BudgetRow>(
@@ -90,7 +90,7 @@ export class EarlyWarningResolver {
   }
 
   @Query(() => [SpendAnomaly], { description: 'the latest spend anomalies, newest first' })
-  async anomalies(@Context() ctx: GraphqlContext, @Args('first', { type: () => Int, defaultValue: 10 }) first: number) {
+  async anomalies(@Context() ctx: CallContext, @Args('first', { type: () => Int, defaultValue: 10 }) first: number) {
     requirePageSize(first, 100);
     const projects = scopeProjects(await this.principals.of(ctx), undefined);
     const { rows } = await this.db.query<{ id: string; payload: string }>(

@@ -6,7 +6,7 @@ import { bearer } from '../auth/api-keys.js';
 import { attributionOf } from '../attribution/attribution.js';
 import { ApiError } from '../common/api-error.js';
 import { PrincipalsService, type KeyContext } from '../auth/principals.service.js';
-import { VENDOR_API_ROOT } from '../upstream/vendor-protocol.js';
+import { VENDOR_API_ROOT } from '../catalog/vendor-paths.js';
 import { RateLimiter } from './rate-limiter.js';
 import type { GatewayReply } from './gateway-reply.js';
 import { GatewayService } from './gateway.service.js';

@@ -12,17 +12,17 @@ import { Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNo
 import mercurius from 'mercurius';
 import { hasCapability, requireAccess } from '../auth/access.js';
 import { FIELD_RULES } from '../auth/permissions.js';
-import type { AuditService } from '../audit/audit.service.js';
+import type { AuditSink } from '../auth/audit-sink.js';
 import { presented, type AuthFailures } from '../auth/auth-failures.js';
 import { ApiError } from '../common/api-error.js';
 import { asksForSchema, costOf, MAX_COST } from './limits.js';
-import type { GraphqlContext, Principals } from './graphql-auth.js';
+import type { CallContext, Callers } from '../auth/callers.js';
 
 const { ErrorWithProps } = mercurius;
 
-export function operationGuard(principals: Principals, audit: AuditService, failures: AuthFailures, production: boolean) {
+export function operationGuard(principals: Callers, audit: AuditSink, failures: AuthFailures, production: boolean) {
   return async (schema: GraphQLSchema, document: DocumentNode, mercuriusContext: object, variables?: Record<string, unknown>) => {
-    const context = mercuriusContext as GraphqlContext; // Mercurius merges graphqlContext()'s fields into its own
+    const context = mercuriusContext as CallContext; // Mercurius merges callContext()'s fields into its own
     if (production && asksForSchema(document)) {
       const who = await principals.maybe(context);
       if (!who) throw new ErrorWithProps('introspection needs a valid token in production: send Authorization: Bearer <a token or key>', { code: 'UNAUTHENTICATED', status: 401 }, 401);

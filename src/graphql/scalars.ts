@@ -10,7 +10,7 @@ import { Scalar, type CustomScalar } from '@nestjs/graphql';
 import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { calendarDate, notADate } from '../common/dates.js';
 import { Decimal as DecimalJs } from 'decimal.js';
-import { amountProblem } from '../common/bounds.js';
+import { amountProblem } from '../pricing/bounds.js';
 
 /**
  * Whether text is a decimal as Decimal fields write it: /^-?\d+(\.\d+)?$/, checked by hand (a
@@ -75,7 +75,7 @@ export class DecimalScalar implements CustomScalar<string, DecimalText> {
 }
 
 /**
- * Every Decimal a client sends is an amount an operator typed: bounded (common/bounds.ts), so a
+ * Every Decimal a client sends is an amount an operator typed: bounded (pricing/bounds.ts), so a
  * 140,000-digit or 60-decimal "amount" is refused as bad input, never computed with.
  */
 function parse(value: unknown): DecimalText {

@@ -6,7 +6,7 @@ import type { FastifyReply } from 'fastify';
 import { CONFIG, type Config } from '../config/config.js';
 import { Database, DATABASE, REPORTS_DATABASE } from '../database/database.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
-import { VENDOR_PATHS } from '../upstream/vendor-protocol.js';
+import { VENDOR_PATHS } from '../catalog/vendor-paths.js';
 import { ReadsThread } from '../reads/reads-thread.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 

@@ -5,7 +5,7 @@
  * every stored amount must lie within the bounds amounts enter by (decisions §16: 12 digits before
  * the point, 18 after), whichever path wrote it. Returns the differences (empty when all is clean).
  */
-import { MAX_DECIMALS, MAX_INTEGER_DIGITS } from '../common/bounds.js';
+import { MAX_DECIMALS, MAX_INTEGER_DIGITS } from '../pricing/bounds.js';
 import type { Database } from '../database/database.js';
 
 export interface Difference {

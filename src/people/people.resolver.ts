@@ -6,7 +6,7 @@ import type { Role } from '../auth/permissions.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
-import { Principals, type GraphqlContext } from '../graphql/graphql-auth.js';
+import { Callers, type CallContext } from '../auth/callers.js';
 import { PeopleService } from './people.service.js';
 import { TokensService, type Holder } from './tokens.service.js';
 
@@ -63,24 +63,24 @@ export class PeopleResolver {
   constructor(
     private readonly persons: PeopleService,
     private readonly accessTokens: TokensService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
     private readonly changes: ChangesService,
   ) {}
 
   @Query(() => [Person])
-  async people(@Context() ctx: GraphqlContext) {
+  async people(@Context() ctx: CallContext) {
     requireAccess(await this.principals.of(ctx), 'people', 'all', 'people');
     return this.persons.people();
   }
 
   @Query(() => [ServiceAccount])
-  async serviceAccounts(@Context() ctx: GraphqlContext) {
+  async serviceAccounts(@Context() ctx: CallContext) {
     requireAccess(await this.principals.of(ctx), 'people', 'all', 'serviceAccounts');
     return this.persons.serviceAccounts();
   }
 
   @Query(() => [Token], { description: "the caller's own tokens; with all: true (people's managers) every token" })
-  async tokens(@Context() ctx: GraphqlContext, @Args('all', { defaultValue: false }) all: boolean) {
+  async tokens(@Context() ctx: CallContext, @Args('all', { defaultValue: false }) all: boolean) {
     const who = await this.principals.of(ctx);
     if (all) {
       requireAccess(who, 'people', 'all', 'tokens');
@@ -91,7 +91,7 @@ export class PeopleResolver {
 
   @Mutation(() => Person, { description: 'invites a person by email with a role on every project (projectIds omitted) or on those named' })
   async invitePerson(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('email') email: string,
     @Args('role', { type: () => RoleEnum }) role: Role,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
@@ -105,7 +105,7 @@ export class PeopleResolver {
 
   @Mutation(() => Person, { description: "changes a person's role and the projects it holds on, from their next request" })
   async setRole(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('personId', { type: () => ID }) personId: string,
     @Args('role', { type: () => RoleEnum }) role: Role,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
@@ -120,7 +120,7 @@ export class PeopleResolver {
   }
 
   @Mutation(() => Person, { description: 'disables a person: their tokens and sessions stop at once, on every instance' })
-  async disablePerson(@Context() ctx: GraphqlContext, @Args('personId', { type: () => ID }) personId: string) {
+  async disablePerson(@Context() ctx: CallContext, @Args('personId', { type: () => ID }) personId: string) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'people', 'all', 'disablePerson');
     requireUuid('personId', personId);
@@ -132,7 +132,7 @@ export class PeopleResolver {
 
   @Mutation(() => ServiceAccount, { description: 'a service account (dashboards, scripts, CI) with a role; its tokens come from createToken' })
   async createServiceAccount(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('name') name: string,
     @Args('role', { type: () => RoleEnum }) role: Role,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
@@ -146,7 +146,7 @@ export class PeopleResolver {
 
   @Mutation(() => TokenCreated, { description: "a new access token for the caller, or for a service account (people's managers); the secret is shown once" })
   async createToken(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('name') name: string,
     @Args('expiresAt', { type: () => DateTimeScalar, nullable: true }) expiresAt?: Date,
     @Args('serviceAccountId', { type: () => ID, nullable: true }) serviceAccountId?: string,
@@ -173,7 +173,7 @@ export class PeopleResolver {
   }
 
   @Mutation(() => Boolean, { description: "revokes a token: the caller's own, or any (people's managers)" })
-  async revokeToken(@Context() ctx: GraphqlContext, @Args('tokenId', { type: () => ID }) tokenId: string) {
+  async revokeToken(@Context() ctx: CallContext, @Args('tokenId', { type: () => ID }) tokenId: string) {
     const who = await this.principals.of(ctx);
     requireUuid('tokenId', tokenId);
     const token = await this.accessTokens.get(tokenId);

@@ -9,7 +9,7 @@ import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
 import { cleanText } from '../common/text.js';
 import { Database, DATABASE } from '../database/database.js';
-import { ROLES, type Role } from '../auth/permissions.js';
+import { ROLES, type Grant, type Role } from '../auth/permissions.js';
 
 export interface PersonRow {
   id: string;
@@ -36,11 +36,6 @@ export interface ServiceAccountRow {
   disabledAt: Date | null;
 }
 
-/** A role and where it holds: `projectIds` omitted or null means every project. */
-export interface Grant {
-  role: Role;
-  projectIds?: string[] | null;
-}
 
 const PERSON = `SELECT id::text, email, display_name AS "displayName", role::text AS role, all_projects AS "allProjects", project_ids::text[] AS "projectIds",
   state::text AS state, CASE WHEN oidc_subject IS NOT NULL THEN oidc_issuer END AS "signsInWith", invited_by AS "invitedBy",

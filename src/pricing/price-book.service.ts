@@ -11,7 +11,7 @@ import { findRoute } from '../catalog/catalog.js';
 import { buildPriceBook, SPEC_PRICE_BOOK_EFFECTIVE_AT, SPEC_PRICE_ROWS, type PriceBook, type PriceRow } from './price-book.js';
 import { unitOf } from './engine.js';
 import { dec } from './money.js';
-import { boundedAmount } from '../common/bounds.js';
+import { boundedAmount } from './bounds.js';
 import { TOKEN_CLASSES, type Unit } from './pricing.types.js';
 
 const REFRESH_MS = 5_000;

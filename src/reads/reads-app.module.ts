@@ -6,7 +6,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../core/runtime.js';
 import { AuditService } from '../audit/audit.service.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { AuthFailures } from '../auth/auth-failures.js';
@@ -15,10 +15,10 @@ import { AuditModule } from '../audit/audit.module.js';
 import { ClosingModule } from '../closing/closing.module.js';
 import { EarlyWarningModule } from '../early-warning/early-warning.module.js';
 import { VendorStatementsModule } from '../vendor-statements/vendor-statements.module.js';
-import { Principals } from '../graphql/graphql-auth.js';
-import { CoreModule } from '../core.module.js';
-import { GraphqlApiModule } from '../graphql/graphql-api.module.js';
-import { graphqlContext } from '../graphql/graphql-auth.js';
+import { Callers } from '../auth/callers.js';
+import { CoreModule } from '../core/core.module.js';
+import { GraphqlApiModule } from './graphql-api.module.js';
+import { callContext } from '../auth/callers.js';
 import { depthLimit, fieldLimit } from '../graphql/limits.js';
 import { errorFormatter } from '../graphql/error-format.js';
 import { DateTimeScalar } from '../graphql/scalars.js';
@@ -43,8 +43,8 @@ export class ReadsAppModule {
         GraphQLModule.forRootAsync<MercuriusDriverConfig>({
           driver: MercuriusDriver,
           imports: [AuthModule],
-          inject: [Principals, AuditService, AuthFailures],
-          useFactory: (principals: Principals, audit: AuditService, failures: AuthFailures) => ({
+          inject: [Callers, AuditService, AuthFailures],
+          useFactory: (principals: Callers, audit: AuditService, failures: AuthFailures) => ({
             autoSchemaFile: true,
             // One DateTime, the strict one (graphql/scalars.ts), for every Date field.
             buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
@@ -52,7 +52,7 @@ export class ReadsAppModule {
             transformSchema: withPlainFieldReads,
             graphiql: false, // served by the main thread from local files (console/web-pages.ts)
             path: '/graphql',
-            context: graphqlContext,
+            context: callContext,
             validationRules: [depthLimit, fieldLimit],
             hooks: { preExecution: operationGuard(principals, audit, failures, runtime.config.NODE_ENV === 'production') },
             errorFormatter,

@@ -60,7 +60,7 @@ export class ReadsThread {
     const handler = (request: FastifyRequest, reply: FastifyReply) => this.pass(request, reply);
     fastify.route({ method: ['GET', 'POST'], url: '/graphql', handler });
     fastify.route({ method: ['GET', 'POST'], url: '/reports/*', handler });
-    // Sign-in and sign-out of the console (auth/auth.controller.ts).
+    // Sign-in and sign-out of the console (people/sign-in.controller.ts).
     fastify.route({ method: ['GET', 'POST'], url: '/auth/*', handler });
   }
 

@@ -5,16 +5,8 @@
  * ~1.1 s against ~0.6 s for the next ones (bench:console on 1M tasks). Over January 2000, so it reads
  * next to nothing; a failure here is logged nowhere and changes nothing.
  */
-import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-
-/** Known to this process only: marks the warm-up request, whose admin reads are not audited. */
-const WARM_UP_SECRET = randomBytes(16).toString('hex');
-const WARM_UP_HEADER = 'x-spendgate-warm-up';
-
-export function isWarmUp(request: FastifyRequest): boolean {
-  return request.headers[WARM_UP_HEADER] === WARM_UP_SECRET;
-}
+import type { FastifyInstance } from 'fastify';
+import { warmUpHeaders } from '../auth/warm-up-mark.js';
 
 const DAY = 'from: "2000-01-01T00:00:00Z", to: "2000-01-02T00:00:00Z"';
 const MONTH = 'from: "2000-01-01T00:00:00Z", to: "2000-02-01T00:00:00Z"'; // user reports are kept per month
@@ -32,7 +24,7 @@ export const WARM_UP_QUERY = `{
 export async function warmUp(fastify: FastifyInstance, adminToken: string, limitMs = 3_000): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const request = fastify
-    .inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json', [WARM_UP_HEADER]: WARM_UP_SECRET }, payload: JSON.stringify({ query: WARM_UP_QUERY }) })
+    .inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json', ...warmUpHeaders() }, payload: JSON.stringify({ query: WARM_UP_QUERY }) })
     .then(() => undefined, () => undefined);
   await Promise.race([request, new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs).unref()))]);
   clearTimeout(timer);

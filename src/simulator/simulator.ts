@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { findRoute } from '../catalog/catalog.js';
 import type { ModelRoute } from '../catalog/catalog.types.js';
 import { estimateInputTokens } from '../pricing/token-estimate.js';
-import { VENDOR_PATHS } from '../upstream/vendor-protocol.js';
+import { VENDOR_PATHS } from '../catalog/vendor-paths.js';
 import { durable, loadJournal, openJournal } from './journal.js';
 import type { SimTask } from './sim-task.js';
 

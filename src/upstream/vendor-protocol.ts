@@ -1,19 +1,10 @@
 /**
- * The vendor's protocol, in one place: its paths, its acceptance of a submission
+ * The vendor's protocol, in one place (its paths are the catalog's: catalog/vendor-paths.ts): its acceptance of a submission
  * (`{ code: 1000, data: { id, taskId } }`), and the task states it names (`data.status`, with
  * `data.usage` once terminal), however they arrive: a JSON answer (the gateway, the poller) or
  * the events of a stream (event-stream.ts reads those into StreamFacts). Plain TypeScript.
  */
-import type { Endpoint } from '../catalog/catalog.types.js';
 import { isObject, objectAt } from '../common/json.js';
-
-/** Where the vendor's API lives, under its base URL; the gateway serves the same paths. */
-export const VENDOR_API_ROOT = 'api-platform/v1';
-
-export const VENDOR_PATHS = {
-  submit: { chat: `/${VENDOR_API_ROOT}/chat/completions`, generations: `/${VENDOR_API_ROOT}/generations` } satisfies Record<Endpoint, string>,
-  task: (taskId: string | number) => `/${VENDOR_API_ROOT}/tasks/${taskId}`,
-};
 
 export interface Acceptance {
   id: string;

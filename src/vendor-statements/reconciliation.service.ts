@@ -9,7 +9,7 @@
  */
 import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Actor } from '../audit/audit.service.js';
+import type { Actor } from '../auth/audit-sink.js';
 import { ChangesService } from '../audit/changes.service.js';
 import type { ClientInfo } from '../auth/sessions.service.js';
 import { ApiError } from '../common/api-error.js';

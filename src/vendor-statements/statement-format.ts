@@ -7,7 +7,7 @@
  * date is ISO 8601, "YYYY-MM-DD HH:MM[:SS]" (UTC), epoch seconds or milliseconds, or the slashed
  * form its mapping names.
  */
-import { amountProblem } from '../common/bounds.js';
+import { amountProblem } from '../pricing/bounds.js';
 import { calendarDate } from '../common/dates.js';
 import { Decimal } from '../pricing/money.js';
 

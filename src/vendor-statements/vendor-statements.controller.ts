@@ -16,7 +16,7 @@ import { actorOf, requireAccess } from '../auth/access.js';
 import { RestCallers } from '../auth/rest-caller.js';
 import { ApiError } from '../common/api-error.js';
 import { csvLine } from '../common/csv.js';
-import { clientInfo } from '../graphql/graphql-auth.js';
+import { clientInfo } from '../auth/callers.js';
 import { ReconciliationService } from './reconciliation.service.js';
 import type { ColumnMapping } from './statement-format.js';
 import { toReconciliation } from './vendor-statements.resolver.js';

@@ -5,7 +5,7 @@ import { actorOf, requireAccess } from '../auth/access.js';
 import { ApiError } from '../common/api-error.js';
 import { requirePageSize } from '../common/paging.js';
 import { PageInfo, UnitEnum } from '../graphql/graphql.types.js';
-import { Principals, type GraphqlContext } from '../graphql/graphql-auth.js';
+import { Callers, type CallContext } from '../auth/callers.js';
 import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import { CLASSES, ReconciliationService, type ItemRow, type StatementRow } from './reconciliation.service.js';
 import type { ColumnMapping as Mapping, Field as MappingField } from './statement-format.js';
@@ -108,11 +108,11 @@ const toDifference = (i: ItemRow): VendorDifference => ({ ...i, unit: i.unit as 
 export class VendorStatementsResolver {
   constructor(
     private readonly reconciliation: ReconciliationService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
   ) {}
 
   @Mutation(() => VendorReconciliation, { description: 'imports a vendor statement (CSV) and matches it against the ledger; the same file again changes nothing' })
-  async importVendorStatement(@Context() ctx: GraphqlContext, @Args('csv') csv: string, @Args('mapping', { type: () => [ColumnMappingInput], nullable: true }) mapping?: ColumnMappingInput[]) {
+  async importVendorStatement(@Context() ctx: CallContext, @Args('csv') csv: string, @Args('mapping', { type: () => [ColumnMappingInput], nullable: true }) mapping?: ColumnMappingInput[]) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'books', 'all', 'importVendorStatement');
     const done = await this.reconciliation.import(Readable.from([csv]), mapping?.map((m) => ({ ...m, field: m.field as MappingField })) as Mapping[] | undefined, who, ctx.client, actorOf(who).label);
@@ -120,7 +120,7 @@ export class VendorStatementsResolver {
   }
 
   @Query(() => VendorReconciliationConnection, { description: 'imported statements, newest first' })
-  async vendorReconciliations(@Context() ctx: GraphqlContext, @Args('first', { type: () => Int, defaultValue: 20 }) first: number, @Args('after', { type: () => String, nullable: true }) after?: string) {
+  async vendorReconciliations(@Context() ctx: CallContext, @Args('first', { type: () => Int, defaultValue: 20 }) first: number, @Args('after', { type: () => String, nullable: true }) after?: string) {
     requireAccess(await this.principals.of(ctx), 'books', 'all', 'vendorReconciliations');
     requirePageSize(first, 100);
     const at = after ? new Date(after) : undefined;
@@ -131,7 +131,7 @@ export class VendorStatementsResolver {
   }
 
   @Query(() => VendorReconciliation, { nullable: true })
-  async vendorReconciliation(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string) {
+  async vendorReconciliation(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string) {
     requireAccess(await this.principals.of(ctx), 'books', 'all', 'vendorReconciliation');
     if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
     const s = await this.reconciliation.statement(id);
@@ -140,7 +140,7 @@ export class VendorStatementsResolver {
 
   @Query(() => VendorDifferenceConnection, { description: "a statement's differences (every class but matched), in order" })
   async vendorDifferences(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('reconciliationId', { type: () => ID }) id: string,
     @Args('classes', { type: () => [String], nullable: true }) classes?: string[],
     @Args('state', { type: () => String, nullable: true }) state?: string,
@@ -160,14 +160,14 @@ export class VendorStatementsResolver {
   }
 
   @Mutation(() => VendorDifference, { description: "takes the vendor's figure: an adjustment of the exact difference (prior-period if its month is closed), audited" })
-  async acceptVendorDifference(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string, @Args('note', { type: () => String, nullable: true }) note?: string) {
+  async acceptVendorDifference(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string, @Args('note', { type: () => String, nullable: true }) note?: string) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'books', 'all', 'acceptVendorDifference');
     return toDifference(await this.reconciliation.accept(id, note ?? undefined, who, ctx.client, actorOf(who).label));
   }
 
   @Mutation(() => VendorDifference, { description: 'marks a difference disputed with the vendor, with a note; no money moves' })
-  async disputeVendorDifference(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string, @Args('note') note: string) {
+  async disputeVendorDifference(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string, @Args('note') note: string) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'books', 'all', 'disputeVendorDifference');
     return toDifference(await this.reconciliation.dispute(id, note, who, ctx.client, actorOf(who).label));

@@ -9,7 +9,7 @@ import { Decimal } from 'decimal.js';
 import { AuditService } from '../../src/audit/audit.service.js';
 import { verifyChain } from '../../src/audit/audit-chain.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
-import { verifyLedger } from '../../src/ledger/ledger-verify.js';
+import { verifyLedger } from '../../src/closing/ledger-verify.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import type { Env } from './commands.js';
 import { gql, monthRange, type Real } from './real.js';

@@ -11,7 +11,7 @@ import { AuditService } from '../../audit/audit.service.js';
 import { ChangesService } from '../../audit/changes.service.js';
 import { MonthCloseService } from '../../closing/month-close.service.js';
 import { LedgerSealer } from '../../ledger/ledger-sealer.js';
-import { ledgerHead, verifyLedger } from '../../ledger/ledger-verify.js';
+import { ledgerHead, verifyLedger } from '../../closing/ledger-verify.js';
 import { cliActor, UsageError, withDatabase } from '../cli-support.js';
 
 export async function monthClose(args: string[]): Promise<number> {

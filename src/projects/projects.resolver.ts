@@ -3,28 +3,28 @@ import { grantedProjects, requireAccess, requireOnTarget } from '../auth/access.
 import { actorOf } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { requireUuid } from '../common/ids.js';
-import { ProjectsService } from '../projects/projects.service.js';
+import { ProjectsService } from './projects.service.js';
 import { dec } from '../pricing/money.js';
-import { ApiKeyInfo } from './attribution.types.js';
-import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from './graphql.types.js';
-import { DecimalValue, type DecimalText, DateTimeScalar } from './scalars.js';
+import { ApiKeyInfo } from '../graphql/attribution.types.js';
+import { Callers, type CallContext } from '../auth/callers.js';
+import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from '../graphql/graphql.types.js';
+import { DecimalValue, type DecimalText, DateTimeScalar } from '../graphql/scalars.js';
 
 @Resolver(() => Project)
 export class ProjectsResolver {
   constructor(
     private readonly service: ProjectsService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
     private readonly changes: ChangesService,
   ) {}
 
   @Query(() => [Project], { description: "the projects the caller may read (a project key: its own)" })
-  async projects(@Context() ctx: GraphqlContext) {
+  async projects(@Context() ctx: CallContext) {
     return this.service.list(grantedProjects(await this.principals.of(ctx)));
   }
 
   @Mutation(() => ID)
-  async createProject(@Context() ctx: GraphqlContext, @Args('name') name: string) {
+  async createProject(@Context() ctx: CallContext, @Args('name') name: string) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'admin', 'all', 'createProject');
     return this.changes.run(who, ctx.client, (p: { id: string; name: string }) => ({ action: 'project.create', targetKind: 'project', targetId: p.id, projectId: p.id, after: p }), () =>
@@ -36,7 +36,7 @@ export class ProjectsResolver {
     description: 'a new API key for the project; the secret is shown once. `tags` ("name=value") are the default tags of every task it submits; `name` is what people call it; it stops working at `expiresAt`',
   })
   async issueApiKey(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('tags', { type: () => [String], nullable: true }) tags?: string[],
     @Args('name', { type: () => String, nullable: true }) name?: string,
@@ -57,7 +57,7 @@ export class ProjectsResolver {
     description: 'a new secret for the key (same prefix, budgets and attribution), shown once; the previous secret works for `overlapSeconds` more (default a day)',
   })
   async rotateApiKey(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('prefix') prefix: string,
     @Args('overlapSeconds', { type: () => Int, nullable: true }) overlapSeconds?: number,
   ) {
@@ -78,7 +78,7 @@ export class ProjectsResolver {
   }
 
   @Mutation(() => Boolean, { description: 'revokes a key by its public prefix (the 12 hex characters after sg_)' })
-  async revokeApiKey(@Context() ctx: GraphqlContext, @Args('prefix') prefix: string) {
+  async revokeApiKey(@Context() ctx: CallContext, @Args('prefix') prefix: string) {
     const who = await this.principals.of(ctx);
     const key = await this.service.keyByPrefix(prefix);
     requireOnTarget(who, 'keys', key?.projectId, `API key ${prefix.slice(0, 20)}`, 'revokeApiKey');
@@ -92,7 +92,7 @@ export class ProjectsResolver {
       'unpriced policy: block (default) refuses tasks with no published price, allow records them as unpriced; failure policy; chat hold multiplier',
   })
   async setProjectPolicies(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('unpricedPolicy', { type: () => UnpricedPolicyEnum, nullable: true }) unpricedPolicy?: UnpricedPolicyEnum,
     @Args('failurePolicy', { type: () => FailurePolicyEnum, nullable: true }) failurePolicy?: FailurePolicyEnum,

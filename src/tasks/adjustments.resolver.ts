@@ -1,26 +1,31 @@
+/**
+ * adjustLedger: a correction posted to the ledger (decisions §4), of a project or of one of its
+ * tasks. It lives with the tasks, not the ledger, because it looks the task up (its project, unit
+ * and month), and the ledger stands below the tasks that settle into it.
+ */
 import { requireAccess } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { graphqlRefusal } from '../common/error.filter.js';
 import { requireUuid } from '../common/ids.js';
-import { Principals, type GraphqlContext } from './graphql-auth.js';
+import { Callers, type CallContext } from '../auth/callers.js';
 import { Args, Context, ID, Mutation, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
-import { dateWithin, LEDGER_EPOCH } from '../common/bounds.js';
+import { dateWithin, LEDGER_EPOCH } from '../pricing/bounds.js';
 
 /** A client's clock may run a little ahead of ours. */
 const FUTURE_SKEW_MS = 60_000;
 import { LedgerService } from '../ledger/ledger.service.js';
 import { dec, Money } from '../pricing/money.js';
 import { TaskReadsService } from './task-reads.service.js';
-import { UnitEnum } from './graphql.types.js';
-import { DecimalValue, type DecimalText, DateTimeScalar } from './scalars.js';
+import { UnitEnum } from '../graphql/graphql.types.js';
+import { DecimalValue, type DecimalText, DateTimeScalar } from '../graphql/scalars.js';
 
 @Resolver()
-export class LedgerResolver {
+export class AdjustmentsResolver {
   constructor(
     private readonly ledger: LedgerService,
     private readonly tasks: TaskReadsService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
     private readonly changes: ChangesService,
   ) {}
 
@@ -29,7 +34,7 @@ export class LedgerResolver {
       'posts a correction (a new ledger entry; nothing is edited): a negative amount is a refund. With taskId it counts in the period of that task\'s acceptance, else now.',
   })
   async adjustLedger(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('unit', { type: () => UnitEnum }) unit: UnitEnum,
     @Args('amount', { type: () => DecimalValue }) amountText: DecimalText,

@@ -6,9 +6,9 @@
  * in TypeScript, never by a function in the database.
  */
 import type { Database } from '../database/database.js';
-import { monthDigest } from '../closing/statement-data.js';
-import { parseMonth } from '../closing/month.js';
-import { checkSeal, ENTRY_COLUMNS, GENESIS, type EntryRow, type StoredSeal } from './ledger-seal.js';
+import { monthDigest } from './statement-data.js';
+import { parseMonth } from './month.js';
+import { checkSeal, ENTRY_COLUMNS, GENESIS, type EntryRow, type StoredSeal } from '../ledger/ledger-seal.js';
 
 /** The newest seal: the ledger's head, to keep outside the database (as `audit head`'s). */
 export interface LedgerHead {

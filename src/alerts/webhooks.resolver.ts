@@ -1,12 +1,12 @@
 /** Alerts' GraphQL (decisions §8; interfaces.md): endpoints and deliveries, admin only. Thin: WebhooksService does the work. */
 import { Args, Context, Field, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
-import { DateTimeScalar } from './scalars.js';
-import { WebhooksService } from '../alerts/webhooks.service.js';
+import { DateTimeScalar } from '../graphql/scalars.js';
+import { WebhooksService } from './webhooks.service.js';
 import { actorOf, can, requireAccess, requireOnTarget, scopeProjects } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { requireUuid } from '../common/ids.js';
-import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { PageInfo } from './graphql.types.js';
+import { Callers, type CallContext } from '../auth/callers.js';
+import { PageInfo } from '../graphql/graphql.types.js';
 
 export enum WebhookFormatEnum {
   STANDARD = 'STANDARD',
@@ -80,13 +80,13 @@ export class WebhookDeliveryConnection {
 export class WebhooksResolver {
   constructor(
     private readonly webhooks: WebhooksService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
     private readonly changes: ChangesService,
   ) {}
 
   @Mutation(() => WebhookEndpointCreated, { description: 'a new endpoint; its signing secret is shown once' })
   async createWebhookEndpoint(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('url') url: string,
     @Args('events', { type: () => [String], nullable: true, description: 'event types to send; none: all' }) events?: string[],
     @Args('projectId', { type: () => ID, nullable: true, description: "only this project's events" }) projectId?: string,
@@ -104,7 +104,7 @@ export class WebhooksResolver {
   }
 
   @Query(() => [WebhookEndpoint])
-  async webhookEndpoints(@Context() ctx: GraphqlContext) {
+  async webhookEndpoints(@Context() ctx: CallContext) {
     const who = await this.principals.of(ctx);
     if (who.kind === 'project') requireAccess(who, 'webhooks', who.projectId, 'webhookEndpoints');
     // A URL may carry a secret (a Slack webhook's path): only those who manage an endpoint see it whole.
@@ -112,7 +112,7 @@ export class WebhooksResolver {
   }
 
   @Mutation(() => WebhookEndpoint, { description: 'a disabled endpoint gets no new events; its pending deliveries fail' })
-  async setWebhookEndpointEnabled(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string, @Args('enabled') enabled: boolean) {
+  async setWebhookEndpointEnabled(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string, @Args('enabled') enabled: boolean) {
     const who = await this.principals.of(ctx);
     const projectId = await this.webhooks.projectOfEndpoint(id);
     requireOnTarget(who, 'webhooks', projectId, `webhook endpoint ${id}`, 'setWebhookEndpointEnabled');
@@ -122,7 +122,7 @@ export class WebhooksResolver {
   }
 
   @Mutation(() => ID, { description: 'queues a webhook.test event for this endpoint only (its delivery shows in webhookDeliveries); the event id' })
-  async sendTestWebhook(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string) {
+  async sendTestWebhook(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string) {
     const who = await this.principals.of(ctx);
     const projectId = await this.webhooks.projectOfEndpoint(id);
     requireOnTarget(who, 'webhooks', projectId, `webhook endpoint ${id}`, 'sendTestWebhook');
@@ -132,7 +132,7 @@ export class WebhooksResolver {
   }
 
   @Mutation(() => Boolean)
-  async deleteWebhookEndpoint(@Context() ctx: GraphqlContext, @Args('id', { type: () => ID }) id: string) {
+  async deleteWebhookEndpoint(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string) {
     const who = await this.principals.of(ctx);
     const projectId = await this.webhooks.projectOfEndpoint(id);
     requireOnTarget(who, 'webhooks', projectId, `webhook endpoint ${id}`, 'deleteWebhookEndpoint');
@@ -141,7 +141,7 @@ export class WebhooksResolver {
 
   @Query(() => WebhookDeliveryConnection, { description: 'newest first' })
   async webhookDeliveries(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('endpointId', { type: () => ID, nullable: true }) endpointId?: string,
     @Args('status', { type: () => DeliveryStatusEnum, nullable: true }) status?: DeliveryStatusEnum,
     @Args('first', { type: () => Int, defaultValue: 50 }) first = 50,
@@ -156,7 +156,7 @@ export class WebhooksResolver {
   }
 
   @Mutation(() => Boolean, { description: 'sends it again now, with the same webhook-id' })
-  async redeliverWebhook(@Context() ctx: GraphqlContext, @Args('deliveryId', { type: () => ID }) deliveryId: string) {
+  async redeliverWebhook(@Context() ctx: CallContext, @Args('deliveryId', { type: () => ID }) deliveryId: string) {
     const who = await this.principals.of(ctx);
     const projectId = await this.webhooks.projectOfDelivery(deliveryId);
     requireOnTarget(who, 'webhooks', projectId, `delivery ${deliveryId.slice(0, 20)}`, 'redeliverWebhook');

@@ -1,14 +1,14 @@
 import { actorOf, can, requireOnTarget, scopeProjects } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { graphqlRefusal } from '../common/error.filter.js';
-import { Principals, type GraphqlContext } from './graphql-auth.js';
+import { Callers, type CallContext } from '../auth/callers.js';
 import { Args, Context, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { dec } from '../pricing/money.js';
 import { encodeCursor, MAX_PAGE, TaskReadsService } from './task-reads.service.js';
-import { Money, Task, TaskConnection, TaskResolutionEnum } from './graphql.types.js';
-import { DecimalValue, type DecimalText, DateTimeScalar } from './scalars.js';
+import { Money, Task, TaskConnection, TaskResolutionEnum } from '../graphql/graphql.types.js';
+import { DecimalValue, type DecimalText, DateTimeScalar } from '../graphql/scalars.js';
 
 @InputType()
 export class TaskFilterInput {
@@ -57,13 +57,13 @@ function checkFilter(filter: TaskFilterInput | undefined): void {
 export class TasksResolver {
   constructor(
     private readonly query: TaskReadsService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
     private readonly ledger: LedgerService,
     private readonly changes: ChangesService,
   ) {}
 
   @Query(() => Task, { nullable: true, description: "a task by its upstream taskId; null when missing or another project's" })
-  async task(@Context() ctx: GraphqlContext, @Args('taskId', { type: () => ID }) taskId: string) {
+  async task(@Context() ctx: CallContext, @Args('taskId', { type: () => ID }) taskId: string) {
     const who = await this.principals.of(ctx);
     const task = await this.query.find(taskId);
     if (!task || !can(who, 'read', task.projectId)) return null;
@@ -72,7 +72,7 @@ export class TasksResolver {
 
   @Query(() => TaskConnection, { description: `newest first; first is at most ${MAX_PAGE}` })
   async tasks(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('filter', { type: () => TaskFilterInput, nullable: true }) filter?: TaskFilterInput,
     @Args('first', { type: () => Int, defaultValue: 50 }) first = 50,
     @Args('after', { type: () => String, nullable: true }) after?: string,
@@ -87,7 +87,7 @@ export class TasksResolver {
   }
 
   @Query(() => TaskTotals, { description: 'how many tasks match the filter and their charges per unit; with postedFrom/postedTo, what a spendReport row of that range counts (the tasks behind a bar)' })
-  async taskTotals(@Context() ctx: GraphqlContext, @Args('filter', { type: () => TaskFilterInput, nullable: true }) filter?: TaskFilterInput) {
+  async taskTotals(@Context() ctx: CallContext, @Args('filter', { type: () => TaskFilterInput, nullable: true }) filter?: TaskFilterInput) {
     const who = await this.principals.of(ctx);
     checkFilter(filter);
     const projectIds = scopeProjects(who, filter?.projectIds);
@@ -101,7 +101,7 @@ export class TasksResolver {
       'or its hold when it never settled; an amount below a settled charge is a credit (an adjustment). Appends ledger entries; nothing is edited. Once per task.',
   })
   async resolveTask(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('taskId', { type: () => ID }) taskId: string,
     @Args('outcome', { type: () => TaskResolutionEnum }) outcome: TaskResolutionEnum,
     @Args('reason') reason: string,

@@ -1,17 +1,17 @@
 import { scopeProjects } from '../auth/access.js';
 import { ApiError } from '../common/api-error.js';
-import { DateTimeScalar } from './scalars.js';
+import { DateTimeScalar } from '../graphql/scalars.js';
 import { requireUuid } from '../common/ids.js';
-import { Principals, type GraphqlContext } from './graphql-auth.js';
+import { Callers, type CallContext } from '../auth/callers.js';
 import { Inject } from '@nestjs/common';
 import { Args, Context, ID, Info, Int, Query, Resolver, registerEnumType } from '@nestjs/graphql';
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import { CONFIG, type Config } from '../config/config.js';
 import { dec, ZERO } from '../pricing/money.js';
-import { ReportsService } from '../reports/reports.service.js';
-import { answerDirectly } from './answered-directly.js';
-import type { GroupKey, Measure, SpendRow as ReportRow } from '../reports/spend-report.js';
-import { Dashboard, SpendRow, UnitEnum } from './graphql.types.js';
+import { ReportsService } from './reports.service.js';
+import { answerDirectly } from '../graphql/answered-directly.js';
+import type { GroupKey, Measure, SpendRow as ReportRow } from './spend-report.js';
+import { Dashboard, SpendRow, UnitEnum } from '../graphql/graphql.types.js';
 
 export enum SpendOrder { KEYS = 'keys', AMOUNT_DESC = 'amount' }
 registerEnumType(SpendOrder, { name: 'SpendOrder', description: 'KEYS: by the grouping keys; AMOUNT_DESC: the largest spend first (needs unit)' });
@@ -97,13 +97,13 @@ function measuresSelected(info: GraphQLResolveInfo): Measure[] {
 export class ReportsResolver {
   constructor(
     private readonly reports: ReportsService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   @Query(() => [SpendRow], { description: 'spend posted in [from, to) (UTC midnights), per unit, from the daily roll-up' })
   async spendReport(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('from', { type: () => DateTimeScalar, description: 'a UTC midnight, included' }) from: Date,
     @Args('to', { type: () => DateTimeScalar, description: 'a UTC midnight, excluded: the day after the last day counted' }) to: Date,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
@@ -147,7 +147,7 @@ export class ReportsResolver {
 
   @Query(() => [String], { description: 'tag names that tasks carried in [from, to), for spendReport groupBy tag:<name> (at most 200)' })
   async tagNames(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('from', { type: () => DateTimeScalar }) from: Date,
     @Args('to', { type: () => DateTimeScalar }) to: Date,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
@@ -159,7 +159,7 @@ export class ReportsResolver {
   }
 
   @Query(() => Dashboard, { description: 'today and month to date per unit, top models and projects, budgets at 80 % or more' })
-  async dashboard(@Context() ctx: GraphqlContext) {
+  async dashboard(@Context() ctx: CallContext) {
     const who = await this.principals.of(ctx);
     return this.reports.dashboard(scopeProjects(who, undefined) ?? null);
   }

@@ -3,7 +3,7 @@ import { Context, Field, ID, ObjectType, Query, Resolver } from '@nestjs/graphql
 import { coversAll, grantedProjects, hasCapability, type Principal } from '../auth/access.js';
 import { PAGE_RULES, type Capability } from '../auth/permissions.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { Principals, type GraphqlContext } from './graphql-auth.js';
+import { Callers, type CallContext } from '../auth/callers.js';
 
 const CAPABILITIES: Capability[] = ['read', 'budgets', 'keys', 'webhooks', 'corrections', 'books', 'admin', 'people', 'audit'];
 
@@ -26,12 +26,12 @@ export class Viewer {
 @Resolver(() => Viewer)
 export class ViewerResolver {
   constructor(
-    private readonly principals: Principals,
+    private readonly principals: Callers,
     private readonly projects: ProjectsService,
   ) {}
 
   @Query(() => Viewer, { description: 'who the caller is, and what they may do' })
-  async viewer(@Context() ctx: GraphqlContext): Promise<Viewer> {
+  async viewer(@Context() ctx: CallContext): Promise<Viewer> {
     const who = await this.principals.of(ctx);
     const can = CAPABILITIES.filter((c) => hasCapability(who, c));
     const pages = Object.entries(PAGE_RULES).filter(([, c]) => c === null || hasCapability(who, c)).map(([page]) => page)

@@ -1,16 +1,16 @@
 import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
 import { requireAccess, requireOnTarget } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
-import { BudgetStatusService, type BudgetStatus as BudgetStatusView } from '../budgets/budget-status.service.js';
-import { BudgetsService } from '../budgets/budgets.service.js';
+import { BudgetStatusService, type BudgetStatus as BudgetStatusView } from './budget-status.service.js';
+import { BudgetsService } from './budgets.service.js';
 import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
 import { requirePageSize } from '../common/paging.js';
 import { dec } from '../pricing/money.js';
-import { BudgetEvent, UserBalanceConnection } from './attribution.types.js';
-import { Principals, type GraphqlContext } from './graphql-auth.js';
-import { BudgetScopeEnum, BudgetStatus, PeriodEnum, UnitEnum } from './graphql.types.js';
-import { DecimalValue, type DecimalText } from './scalars.js';
+import { BudgetEvent, UserBalanceConnection } from '../graphql/attribution.types.js';
+import { Callers, type CallContext } from '../auth/callers.js';
+import { BudgetScopeEnum, BudgetStatus, PeriodEnum, UnitEnum } from '../graphql/graphql.types.js';
+import { DecimalValue, type DecimalText } from '../graphql/scalars.js';
 
 const MAX_USERS_PAGE = 200;
 
@@ -19,12 +19,12 @@ export class BudgetsResolver {
   constructor(
     private readonly budgets: BudgetsService,
     private readonly statuses: BudgetStatusService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
     private readonly changes: ChangesService,
   ) {}
 
   @Query(() => [BudgetStatus])
-  async budgetStatus(@Context() ctx: GraphqlContext, @Args('projectId', { type: () => ID }) projectId: string) {
+  async budgetStatus(@Context() ctx: CallContext, @Args('projectId', { type: () => ID }) projectId: string) {
     const who = await this.principals.of(ctx);
     requireAccess(who, 'read', projectId, 'budgetStatus');
     requireUuid('projectId', projectId);
@@ -53,7 +53,7 @@ export class BudgetsResolver {
 
   @Mutation(() => ID, { description: "creates the project's budget for (unit, period, scope), or changes its limit" })
   async setBudget(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('unit', { type: () => UnitEnum }) unit: UnitEnum,
     @Args('limit', { type: () => DecimalValue }) limit: DecimalText,
@@ -87,7 +87,7 @@ export class BudgetsResolver {
 
   @Mutation(() => Boolean, { description: "changes a budget's limit, kind or thresholds" })
   async updateBudget(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('budgetId', { type: () => ID }) budgetId: string,
     @Args('limit', { type: () => DecimalValue, nullable: true }) limit?: DecimalText,
     @Args('hard', { nullable: true }) hard?: boolean,
@@ -106,7 +106,7 @@ export class BudgetsResolver {
   }
 
   @Mutation(() => Boolean)
-  async deleteBudget(@Context() ctx: GraphqlContext, @Args('budgetId', { type: () => ID }) budgetId: string) {
+  async deleteBudget(@Context() ctx: CallContext, @Args('budgetId', { type: () => ID }) budgetId: string) {
     const who = await this.principals.of(ctx);
     requireUuid('budgetId', budgetId);
     const before = await this.budgets.get(budgetId);

@@ -1,7 +1,7 @@
 /** What a gateway process hands its Nest modules: configuration, database pools, the upstream. */
-import type { Config } from './config/config.js';
-import type { Database } from './database/database.js';
-import type { UpstreamOptions } from './upstream/upstream.types.js';
+import type { Config } from '../config/config.js';
+import type { Database } from '../database/database.js';
+import type { UpstreamOptions } from '../upstream/upstream.types.js';
 
 export interface Runtime {
   config: Config;

@@ -8,8 +8,8 @@
  * hold every exact charge the price book can produce (a rate of up to 12 decimals per million
  * tokens); a 60-decimal or 10^21 amount is a typo or an attack, never a figure.
  */
-import { ApiError } from './api-error.js';
-import { dec, type Decimal } from '../pricing/money.js';
+import { ApiError } from '../common/api-error.js';
+import { dec, type Decimal } from './money.js';
 
 export const MAX_INTEGER_DIGITS = 12;
 export const MAX_DECIMALS = 18;

@@ -1,19 +1,20 @@
 /**
- * GraphQL's side of "who is calling": the request's bearer token or session cookie goes into the
- * context, and resolvers ask `Principals.of(ctx)` for the caller (resolved once per request;
- * auth/principals.service.ts and auth/sessions.service.ts decide; auth/access.ts says what each
- * may do). `clientOf(ctx)` is what the audit trail records of the request.
+ * Who is calling, for every edge that is not the vendor's paths (GraphQL, the CSV reports, the
+ * console's pages): the request's bearer token or session cookie goes into a `CallContext` (GraphQL's
+ * context is one), and `Callers.of(ctx)` resolves the caller once per request
+ * (principals.service.ts and sessions.service.ts decide; access.ts says what each may do).
+ * `clientInfo(request)` is what the audit trail records of the request.
  */
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { bearer } from '../auth/api-keys.js';
-import type { Principal } from '../auth/access.js';
-import { PrincipalsService } from '../auth/principals.service.js';
-import { SESSION_COOKIE, SessionsService, type ClientInfo } from '../auth/sessions.service.js';
+import { bearer } from './api-keys.js';
+import type { Principal } from './access.js';
+import { PrincipalsService } from './principals.service.js';
+import { SESSION_COOKIE, SessionsService, type ClientInfo } from './sessions.service.js';
 import { ApiError } from '../common/api-error.js';
-import { isWarmUp } from '../reads/warm-up.js';
+import { isWarmUp } from './warm-up-mark.js';
 
-export interface GraphqlContext {
+export interface CallContext {
   /** The bearer token as sent; resolved to a principal lazily, by the resolvers that need one. */
   token?: string;
   /** The console session cookie, when no bearer token was sent. */
@@ -25,7 +26,7 @@ export interface GraphqlContext {
   principal?: Promise<Principal | null>;
 }
 
-export function graphqlContext(request: FastifyRequest): GraphqlContext {
+export function callContext(request: FastifyRequest): CallContext {
   const token = bearer(request.headers.authorization);
   const session = token ? undefined : (request.cookies as Record<string, string | undefined> | undefined)?.[SESSION_COOKIE];
   return { ...(token ? { token } : {}), ...(session ? { session } : {}), client: clientInfo(request), internal: isWarmUp(request) };
@@ -48,13 +49,13 @@ export function clientAddress(request: FastifyRequest): string {
 
 /** Resolves the GraphQL caller: a token or a session; refuses anyone else. */
 @Injectable()
-export class Principals {
+export class Callers {
   constructor(
     private readonly principals: PrincipalsService,
     private readonly sessions: SessionsService,
   ) {}
 
-  async of(ctx: GraphqlContext): Promise<Principal> {
+  async of(ctx: CallContext): Promise<Principal> {
     const who = await this.maybe(ctx);
     if (who) return who;
     if (!ctx.token && !ctx.session) throw ApiError.unauthorized('send Authorization: Bearer <a token or key>, or sign in to the console');
@@ -62,7 +63,7 @@ export class Principals {
   }
 
   /** The caller, or null when the request names nobody valid. */
-  maybe(ctx: GraphqlContext): Promise<Principal | null> {
+  maybe(ctx: CallContext): Promise<Principal | null> {
     ctx.principal ??= ctx.token ? this.principals.resolve(ctx.token) : this.sessions.principal(ctx.session);
     return ctx.principal;
   }

@@ -1,13 +1,13 @@
 import { requireAccess } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
-import { DateTimeScalar } from './scalars.js';
+import { DateTimeScalar } from '../graphql/scalars.js';
 import { graphqlRefusal } from '../common/error.filter.js';
-import { Principals, type GraphqlContext } from './graphql-auth.js';
+import { Callers, type CallContext } from '../auth/callers.js';
 import { Args, Context, Field, InputType, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { cleanText } from '../common/text.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import type { RateComponent } from '../pricing/price-book.js';
-import { PriceBook, PriceBookVersionInfo, UnitEnum } from './graphql.types.js';
+import { PriceBook, PriceBookVersionInfo, UnitEnum } from '../graphql/graphql.types.js';
 
 @InputType()
 export class PriceRateInput {
@@ -26,18 +26,18 @@ const COMPONENTS = new Set(['token', 'second', 'request', 'image']);
 export class PriceBookResolver {
   constructor(
     private readonly books: PriceBookService,
-    private readonly principals: Principals,
+    private readonly principals: Callers,
     private readonly changes: ChangesService,
   ) {}
 
   @Query(() => [PriceBookVersionInfo])
-  async priceBookVersions(@Context() ctx: GraphqlContext) {
+  async priceBookVersions(@Context() ctx: CallContext) {
     await this.principals.of(ctx);
     return this.books.all().map((b) => ({ version: b.version, effectiveAt: b.effectiveAt }));
   }
 
   @Query(() => PriceBook, { nullable: true, description: 'a price-book version with its rates; the one in force now when version is omitted' })
-  async priceBook(@Context() ctx: GraphqlContext, @Args('version', { type: () => Int, nullable: true }) version?: number) {
+  async priceBook(@Context() ctx: CallContext, @Args('version', { type: () => Int, nullable: true }) version?: number) {
     await this.principals.of(ctx);
     return this.books.describe(version ?? this.books.inForce().version);
   }
@@ -48,7 +48,7 @@ export class PriceBookResolver {
       'Every instance prices with it from that moment (holds check the version in force in the database)',
   })
   async publishPrices(
-    @Context() ctx: GraphqlContext,
+    @Context() ctx: CallContext,
     @Args('rates', { type: () => [PriceRateInput] }) rates: PriceRateInput[],
     @Args('effectiveAt', { type: () => DateTimeScalar, nullable: true }) effectiveAt?: Date,
     @Args('note', { nullable: true }) note?: string,

@@ -13,19 +13,19 @@ import { Body, Controller, Get, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ChangesService } from '../audit/changes.service.js';
 import { ApiError } from '../common/api-error.js';
-import { clientInfo } from '../graphql/graphql-auth.js';
-import { PeopleService } from '../people/people.service.js';
-import type { Principal } from './access.js';
-import { AuthFailures, presented } from './auth-failures.js';
-import { SessionCookies } from './session-cookies.js';
-import { OidcService, SignInRefused } from './oidc.service.js';
-import { PrincipalsService } from './principals.service.js';
-import { SESSION_COOKIE, SessionsService, type SessionKind } from './sessions.service.js';
+import { clientInfo } from '../auth/callers.js';
+import { PeopleService } from './people.service.js';
+import type { Principal } from '../auth/access.js';
+import { AuthFailures, presented } from '../auth/auth-failures.js';
+import { SessionCookies } from '../auth/session-cookies.js';
+import { OidcService, SignInRefused } from '../auth/oidc.service.js';
+import { PrincipalsService } from '../auth/principals.service.js';
+import { SESSION_COOKIE, SessionsService, type SessionKind } from '../auth/sessions.service.js';
 
 const STATE_COOKIE = 'sg_oidc_state';
 
 @Controller('auth')
-export class AuthController {
+export class SignInController {
   constructor(
     private readonly oidc: OidcService,
     private readonly sessions: SessionsService,

@@ -1,0 +1,26 @@
+/**
+ * Where auth writes what it must audit (a failed sign-in, a read with the ADMIN_TOKEN: decisions
+ * §11, §12) without leaning on the audit trail's room, which stands on auth: audit/audit.service.ts
+ * implements it, core/core.module.ts binds it to AUDIT_SINK.
+ */
+import type { Principal } from './access.js';
+import type { ClientInfo } from './sessions.service.js';
+
+export const AUDIT_SINK = Symbol('AUDIT_SINK');
+
+export interface AuditEntry {
+  action: string;
+  targetKind?: string | null;
+  targetId?: string | null;
+  projectId?: string | null;
+  before?: unknown;
+  after?: unknown;
+}
+
+/** Who did it, from where: the caller, or a named actor (the CLI, a failed sign-in by someone unknown). */
+export type Actor = Principal | { kind: 'named'; actorKind: string; id: string | null; label: string };
+
+export interface AuditSink {
+  /** Appends one record, in the transaction of the async context if there is one. */
+  record(actor: Actor, entry: AuditEntry, client: ClientInfo): Promise<void>;
+}

@@ -9,6 +9,8 @@ import type { Role } from '../../src/auth/permissions.js';
 import {
   Adjust, CloseMonth, Decide, DeleteBudget, expectItems, pickOf, Poll, PublishPrices, ReopenMonth, Resolve, SetBudget, Submit, type Cmd, type Env,
 } from './commands.js';
+import { ChatOutcome, ChatSubmit } from './chat-commands.js';
+import type { ChatModel } from './chat-prices.js';
 import type { Item } from './money-model.js';
 import { call, expectStatus, gql, type Real } from './real.js';
 
@@ -27,6 +29,31 @@ export class RepricedWhileRunning implements Cmd {
     await new Poll(1 - this.at, env.model.tasks.filter((t) => /^\d+$/.test(t.ref)).indexOf(task)).run(env, real);
   }
   toString = () => `repriced-while-running(gw${this.at}, ${['alpha', 'beta'][this.project]}, seedream ${this.resolution} × ${this.n}, then ${this.rates.join('/')})`;
+}
+
+/** A chat task past its hold (or with no usage), settled by a poll, then resolved by an operator (§6, §10). */
+export class ReviewedChat implements Cmd {
+  constructor(
+    readonly at: number,
+    readonly model: ChatModel,
+    readonly fate: 'overrun' | 'no-usage',
+    readonly outcome: 'CHARGE' | 'RELEASE',
+    readonly amount: Decimal | null,
+  ) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const before = m.tasks.length;
+    await new ChatSubmit(this.at, 0, this.model, 12, 16, 1).run(env, real);
+    if (m.tasks.length === before) return; // refused by a budget
+    const task = m.tasks.at(-1)!;
+    const open = m.tasks.filter((t) => t.unit === 'CREDITS' && t.vendor === 'processing' && /^\d+$/.test(t.ref));
+    await new ChatOutcome(open.indexOf(task), this.fate, 3).run(env, real);
+    await new Poll(1 - this.at, m.tasks.filter((t) => /^\d+$/.test(t.ref)).indexOf(task)).run(env, real);
+    if (!m.underReview(task)) throw new Error(`${this}: the model put task ${task.ref} under review`);
+    await new Resolve(m.tasks.filter((t) => m.underReview(t)).indexOf(task), this.outcome, this.amount).run(env, real);
+  }
+  toString = () => `reviewed-chat(gw${this.at}, ${this.model}, ${this.fate}, ${this.outcome}${this.amount ? ` ${this.amount.toFixed()}` : ''})`;
 }
 
 /** A settled task billed at its net + c1 cents, taken; billed again at + c2 more, taken: its net ends at the last figure (§14). */

@@ -11,7 +11,7 @@ import {
 } from './commands.js';
 import type { Scope, Unit } from './money-model.js';
 import type { Real } from './real.js';
-import { AcceptOnBoth, AsRole, DisputeTwice, RepricedWhileRunning } from './scenarios.js';
+import { AcceptOnBoth, AsRole, DisputeTwice, RepricedWhileRunning, ReviewedChat } from './scenarios.js';
 import type { Server } from './system.js';
 
 export function commandsArb(server: Server | null, maxCommands: number, after: (env: Env, real: Real, what: string) => Promise<void>): fc.Arbitrary<Iterable<Cmd>> {
@@ -46,6 +46,9 @@ export function commandsArb(server: Server | null, maxCommands: number, after: (
     fc.tuple(at, pick).map(([a, i]) => new Poll(a, i)),
     fc.tuple(at, project, bodyArb).map(([a, p, b]) => new LostAnswer(a, p, b)),
     resolve,
+    fc
+      .tuple(at, fc.constantFrom('claude-sonnet-5' as const, 'gpt-5.6-luna' as const), fc.constantFrom('overrun' as const, 'no-usage' as const), fc.constantFrom('CHARGE' as const, 'CHARGE' as const, 'RELEASE' as const), fc.option(cents(0, 300), { freq: 2 }))
+      .map(([a, m, f, o, x]) => new ReviewedChat(a, m, f, o, o === 'CHARGE' ? x : null)),
     adjust,
     setBudget,
     pick.map((i) => new DeleteBudget(i)),

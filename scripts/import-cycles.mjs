@@ -12,16 +12,21 @@ export function importGraph(root) {
       const full = path.join(dir, name);
       if (statSync(full).isDirectory()) {
         if (name !== 'generated') walk(full);
-      } else if (name.endsWith('.ts')) files.push(full);
+      } else if (/\.tsx?$/.test(name)) files.push(full);
     }
   };
   walk(root);
+  // Specifiers as the server writes them ('./x.js') and as the console does ('./x', a .ts or .tsx).
+  const resolve = (file, spec) => {
+    const base = path.resolve(path.dirname(file), spec.replace(/\.js$/, ''));
+    return [`${base}.ts`, `${base}.tsx`].find((candidate) => files.includes(candidate));
+  };
   const graph = new Map();
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
     const deps = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'(\.{1,2}\/[^']+)'/gms)]
-      .map((m) => path.resolve(path.dirname(file), m[1].replace(/\.js$/, '.ts')))
-      .filter((dep) => files.includes(dep));
+      .map((m) => resolve(file, m[1]))
+      .filter((dep) => dep !== undefined);
     graph.set(file, deps);
   }
   return graph;

@@ -5,11 +5,11 @@
  */
 import { Provider, useQuery } from '@urql/preact';
 import type { Client } from '@urql/core';
-import { createContext } from 'preact';
-import { useContext, useMemo, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { useRoute } from './route';
 import { apiClient } from './api';
 import { session } from './session';
+import { SignedIn, useSigned, type Signed } from './signed';
 import { SignIn, type Viewer } from './pages/sign-in';
 import { Overview } from './pages/overview';
 import { lazy } from './lazy';
@@ -26,16 +26,6 @@ const Months = lazy(() => import('./pages/months').then((m) => m.Months));
 const Reconciliation = lazy(() => import('./pages/reconciliation').then((m) => m.Reconciliation));
 import { ProjectPicker } from './parts/project-picker';
 
-export interface Signed {
-  viewer: Viewer;
-  /** The project the pages show: a project key's own; for anyone else, the one picked (null: all they may see). */
-  projectId: string | null;
-  pickProject(id: string | null): void;
-}
-
-export const SignedIn = createContext<Signed>(null as unknown as Signed);
-export const useSigned = () => useContext(SignedIn);
-
 const PAGES = [
   { path: 'overview', title: 'Overview' },
   { path: 'budgets', title: 'Budgets' },
@@ -49,9 +39,6 @@ const PAGES = [
   { path: 'tokens', title: 'Tokens' },
   { path: 'audit', title: 'Audit' },
 ];
-
-/** Whether the caller holds a capability on some project (the API checks the project itself). */
-export const may = (viewer: Viewer, capability: string): boolean => viewer.can.includes(capability);
 
 /** Who is signed in, in a few words. */
 function who(viewer: Viewer): string {

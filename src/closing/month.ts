@@ -27,7 +27,3 @@ export function monthOf(at: Date): Month {
   const label = start.toISOString().slice(0, 7);
   return { label, start, end, day: `${label}-01` };
 }
-
-export function previousMonth(m: Month): Month {
-  return monthOf(new Date(Date.UTC(m.start.getUTCFullYear(), m.start.getUTCMonth() - 1, 1)));
-}

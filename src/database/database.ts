@@ -23,7 +23,7 @@ export class Database {
   readonly pool: pg.Pool;
   /**
    * The transaction of the async context, if any: every query made while it runs joins it, so a
-   * change and its audit record commit together (audit/changes.ts) without each service taking a
+   * change and its audit record commit together (audit/changes.service.ts) without each service taking a
    * client as an argument.
    */
   private readonly current = new AsyncLocalStorage<Transaction>();

@@ -6,7 +6,7 @@
 import { useMutation, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText } from '../api';
-import { may, useSigned } from '../app';
+import { may, useSigned } from '../signed';
 import { dateTime } from '../format';
 import { Empty } from '../parts/empty';
 import { projectName, useProjects } from '../parts/project-picker';

@@ -7,7 +7,7 @@
 import { useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText } from '../api';
-import { useSigned } from '../app';
+import { useSigned } from '../signed';
 import { dateTime } from '../format';
 import { Empty } from '../parts/empty';
 import { projectName, useProjects } from '../parts/project-picker';

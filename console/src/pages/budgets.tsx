@@ -5,7 +5,7 @@
  */
 import { useQuery } from '@urql/preact';
 import { errorText, type Unit } from '../api';
-import { may, useSigned } from '../app';
+import { may, useSigned } from '../signed';
 import { dateTime } from '../format';
 import { Amount } from '../parts/amounts';
 import { Empty } from '../parts/empty';

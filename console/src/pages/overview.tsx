@@ -9,7 +9,7 @@
  */
 import { useQuery } from '@urql/preact';
 import { errorText, type Money, type Unit } from '../api';
-import { useSigned } from '../app';
+import { useSigned } from '../signed';
 import { ADJUSTMENT, ADJUSTMENT_LABEL, day, modelLabel, monthStart, UNITS, utcMidnight } from '../format';
 import { href, setParams, useRoute } from '../route';
 import { isWholeMonths, previousOf, rangeFromParams, rangeLabel, rangeOf, type DayRange } from '../range';

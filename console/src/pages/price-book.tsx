@@ -5,7 +5,7 @@
 import { useMutation, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText } from '../api';
-import { may, useSigned } from '../app';
+import { may, useSigned } from '../signed';
 import { dateTime } from '../format';
 import { IN_FORCE, PER, RatesInForce, type Rate } from '../parts/rates-in-force';
 

@@ -10,7 +10,7 @@ import { useClient, useQuery } from '@urql/preact';
 import type { CombinedError } from '@urql/core';
 import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
-import { may, useSigned } from '../app';
+import { may, useSigned } from '../signed';
 import { dateTime, day, groupDigits, exactMoney } from '../format';
 import { StatementUpload } from '../parts/statement-upload';
 

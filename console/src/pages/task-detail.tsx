@@ -6,7 +6,7 @@
 import { useMutation, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
-import { may, useSigned } from '../app';
+import { may, useSigned } from '../signed';
 import { dateTime, groupDigits, exactMoney } from '../format';
 import { keyLabel, projectName, useProjects } from '../parts/project-picker';
 

@@ -5,7 +5,7 @@
 import { useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText, type Money, type Unit } from '../api';
-import { may, useSigned } from '../app';
+import { may, useSigned } from '../signed';
 import { dateTime, plural } from '../format';
 import { Amount } from '../parts/amounts';
 import { Empty } from '../parts/empty';

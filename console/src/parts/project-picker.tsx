@@ -1,6 +1,6 @@
 /** A person picks the project that budgets and filters apply to (among those they may read); a project key has its own. */
 import { useQuery } from '@urql/preact';
-import { useSigned } from '../app';
+import { useSigned } from '../signed';
 
 export const PROJECTS = `query Projects { projects { id name apiKeys { prefix name } } }`;
 

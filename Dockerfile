@@ -17,6 +17,7 @@ COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/prisma/migrations ./prisma/migrations
+COPY --from=build /app/prisma/functions ./prisma/functions
 # Not root: the image's own "node" user (uid 1000) owns nothing it could rewrite.
 USER node
 EXPOSE 8080

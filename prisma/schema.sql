@@ -799,6 +799,8 @@ BEGIN
   RETURN entry;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_adjust(p_project uuid, p_unit "Unit", p_amount numeric, p_reason text, p_task bigint, p_at timestamp with time zone) IS 'Early warning (decisions §15, issue 33): spend per hour of acceptance for each project, key and end user, kept with every settlement and adjustment (one statement, three rows); the forecasts and the anomaly detector read it, never raw tasks.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_apply_to_budgets(p_project uuid, p_unit "Unit", p_has_task boolean, p_key uuid, p_user text, p_tags text[], p_at timestamp with time zone, p_release numeric, p_charge numeric)
  RETURNS void
  LANGUAGE plpgsql
@@ -826,6 +828,8 @@ BEGIN
   END LOOP;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_apply_to_budgets(p_project uuid, p_unit "Unit", p_has_task boolean, p_key uuid, p_user text, p_tags text[], p_at timestamp with time zone, p_release numeric, p_charge numeric) IS 'Hand-written. Attribution (decisions §7): a task''s API key, end user and tags decide which budgets count it; spend by key, user and tag is rolled up for reports and the FOCUS export. * A budget''s scope is PROJECT, API_KEY, TAG, USER or EACH_USER. spendgate_budget_subject says, for a budget and a task''s attribution, under which subject the budget counts the task ('''' for every scope but EACH_USER, whose subject is the end user) or NULL when it does not count it. Every function that moves a budget''s balance (the hold, settlement, release, adjustments, resolution) and the ledger''s own derivation of a balance use it: admission stays one atomic step, whatever the scopes, and reconcile proves every scoped balance from the ledger. * budget_period and budget_alert rows carry that subject: an EACH_USER budget has one balance (and one set of threshold crossings) per user and period, made on the user''s first use. * A period row made on the way to moving money was derived from the ledger after the movement''s entries were written, so it already holds the movement: spendgate_apply_to_budgets now moves only rows that existed before (the old body counted such a movement twice, for a task accepted in a window the budget had no row for yet). * spend_rollup_by is kept with spend_rollup, in the same transactions; existing settled tasks and adjustments are rolled up below. Functions are restated whole (PostgreSQL replaces a body as a unit); the hold functions'' result gains the refusing budget''s scope, so they are dropped and created again.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_audit_append_only()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -833,6 +837,8 @@ AS $function$
 BEGIN
   RAISE EXCEPTION 'audit_record is append-only: % refused', TG_OP USING ERRCODE = 'raise_exception';
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_audit_append_only() IS 'The audit trail is append-only (decisions §12): UPDATE, DELETE and TRUNCATE are refused, as on the ledger. A database superuser can still turn triggers off (session_replication_role = replica): the hash chain is what proves, afterwards, that nothing was changed (`spendgate audit verify`, src/audit/audit-chain.ts).';
 
 CREATE OR REPLACE FUNCTION public.spendgate_budget_balance(p_budget uuid, p_subject text, p_start timestamp with time zone, p_end timestamp with time zone, OUT spent numeric, OUT held numeric)
  RETURNS record
@@ -871,6 +877,8 @@ BEGIN
   END IF;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_budget_balance(p_budget uuid, p_subject text, p_start timestamp with time zone, p_end timestamp with time zone, OUT spent numeric, OUT held numeric) IS 'An end user''s tasks are found by their end user only: task_end_user_project (end_user first) replaces task_project_end_user, and the project is compared with IS NOT DISTINCT FROM (the same for a project id, which is never null), which no index serves. Why: with statistics that make end_user look constant and hold no most-common values (what ANALYZE''s sample of a project whose users are equally busy can give), the planner saw both indexes returning every task of the project and chose a bitmap scan of the smaller (project_id, accepted_at) index, filtering end_user: every user''s balance read every task of the project (reconcile of 500 users on 50,000 tasks: 8.6 s instead of 0.15 s; CI hit it once). Now the only index that can answer the look-up is the one keyed by the user.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_budget_event_data(p_budget uuid, p_period_start timestamp with time zone, p_subject text)
  RETURNS jsonb
  LANGUAGE sql
@@ -889,6 +897,8 @@ AS $function$
   LEFT JOIN budget_period bp ON bp.budget_id = b.id AND bp.period_start = w.period_start AND bp.subject = p_subject
   WHERE b.id = p_budget;
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_budget_event_data(p_budget uuid, p_period_start timestamp with time zone, p_subject text) IS 'What an event says about a budget in one period window: its scope, limit and balance.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_budget_exhausted(p_budget uuid, p_subject text)
  RETURNS void
@@ -919,6 +929,8 @@ BEGIN
   PERFORM spendgate_emit('budget.exhausted', b.project_id, prefix || p_subject, spendgate_budget_event_data(b.id, w.period_start, p_subject));
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_budget_exhausted(p_budget uuid, p_subject text) IS 'Client-caused alerts are bounded (issue 37). A budget.exhausted event per end user of an EACH_USER budget is a client''s to cause: every new X-Spendgate-User refused is a new subject, so 500 refused requests cost nothing and made 500 events and deliveries. Per budget and period the first 10 users'' exhaustion is announced one by one; the 11th refused user makes one more event, with `capped: true` and no user, saying further users are not announced; after it, nothing. Refusals are still counted (metrics) and the 402s still name the user. The count reads the outbox''s cause index by range (a constant-free LIKE would not use it), under a transaction lock per budget and period so that two instances never both pass the cap.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_budget_period(p_budget uuid, at timestamp with time zone, p_subject text DEFAULT ''::text)
  RETURNS budget_period
  LANGUAGE plpgsql
@@ -940,6 +952,8 @@ BEGIN
   RETURN bp;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_budget_period(p_budget uuid, at timestamp with time zone, p_subject text) IS 'Hand-written. Attribution (decisions §7): a task''s API key, end user and tags decide which budgets count it; spend by key, user and tag is rolled up for reports and the FOCUS export. * A budget''s scope is PROJECT, API_KEY, TAG, USER or EACH_USER. spendgate_budget_subject says, for a budget and a task''s attribution, under which subject the budget counts the task ('''' for every scope but EACH_USER, whose subject is the end user) or NULL when it does not count it. Every function that moves a budget''s balance (the hold, settlement, release, adjustments, resolution) and the ledger''s own derivation of a balance use it: admission stays one atomic step, whatever the scopes, and reconcile proves every scoped balance from the ledger. * budget_period and budget_alert rows carry that subject: an EACH_USER budget has one balance (and one set of threshold crossings) per user and period, made on the user''s first use. * A period row made on the way to moving money was derived from the ledger after the movement''s entries were written, so it already holds the movement: spendgate_apply_to_budgets now moves only rows that existed before (the old body counted such a movement twice, for a task accepted in a window the budget had no row for yet). * spend_rollup_by is kept with spend_rollup, in the same transactions; existing settled tasks and adjustments are rolled up below. Functions are restated whole (PostgreSQL replaces a body as a unit); the hold functions'' result gains the refusing budget''s scope, so they are dropped and created again.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_budget_subject(p_scope "BudgetScope", p_scope_key uuid, p_scope_value text, p_has_task boolean, p_key uuid, p_user text, p_tags text[])
  RETURNS text
  LANGUAGE sql
@@ -954,6 +968,8 @@ AS $function$
     ELSE p_user -- EACH_USER: the user's own balance (none without a user)
   END
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_budget_subject(p_scope "BudgetScope", p_scope_key uuid, p_scope_value text, p_has_task boolean, p_key uuid, p_user text, p_tags text[]) IS 'Under which subject a budget of this scope counts a task with this attribution; NULL: it does not. Entries without a task (an adjustment of the project) count for PROJECT budgets only.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_carry_open_holds(p_month date)
  RETURNS TABLE(task_id bigint, model text, unit "Unit", amount numeric, accepted_at timestamp with time zone, project_id uuid)
@@ -988,6 +1004,8 @@ BEGIN
   END LOOP;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_carry_open_holds(p_month date) IS 'At close, every hold still open in the month (a task not settled whose latest hold is in it) moves to the first instant of the next month: a release in the month, a hold in the next, both in every budget''s balances. The month then holds only what was settled in it; the statement lists what was carried as open items (an accrual). Called by the close, under its lock.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_charge_line_fixed()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -996,6 +1014,8 @@ BEGIN
   RAISE EXCEPTION 'charge_line is written once, at settlement: % refused; post an adjustment instead', TG_OP
     USING ERRCODE = 'raise_exception';
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_charge_line_fixed() IS 'Hand-written. What a task was quoted and held at is fixed when the hold writes it, and a charge''s lines when settlement writes them: the ledger''s entries and the budget periods were computed from those figures, so changing one afterwards would make them disagree. Corrections are ledger adjustments, as for ledger_entry (append-only since the ledger_functions migration). The task trigger names its columns (UPDATE OF …), so PostgreSQL fires it only for an UPDATE whose SET list names one of them: the updates on the submission path (record, settle, reject, poll scheduling) name none and do not run it. They still pay PostgreSQL''s handling of a BEFORE ROW trigger on the table (it locks the row before deciding which triggers fire): measured ≈2 µs per single-row update (35.6–38.2 µs against 34.3–35.9 without the trigger, alternated). An AFTER trigger measured no cheaper here (35.8–41.6 µs) and would fire after the write.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_claim_polls(p_instance text, p_limit integer, p_per_second integer, p_lease_seconds integer)
  RETURNS TABLE(id text, model text, unit "Unit", price_basis jsonb, price_book_version integer, failure_policy "FailurePolicy", upstream_task_id text, poll_attempts integer, kind text, accepted_at timestamp with time zone, slot_ms integer)
@@ -1037,6 +1057,8 @@ BEGIN
   UPDATE poll_pace pp SET next_at = start_at + make_interval(secs => n * spacing) WHERE pp.id = 1;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_claim_polls(p_instance text, p_limit integer, p_per_second integer, p_lease_seconds integer) IS 'The poller''s claim measured each poll''s slot from when the function began. A claim that waited for the pace''s lock (another instance claiming) or took long to pick its tasks (20,000 due, a loaded machine: tens of ms) answered slots that the gateway then timed from the answer''s arrival, each that much late, and the lateness check (LATE_MS in poller.service.ts) never saw it. Two instances late by different amounts put their runs of slots closer together: the vendor saw 43 polls in one second against a cap of 40 (test/ghost-tasks.test.ts in a fresh-clone CI run, 2026-11-27). Now "now" is read once the pace''s lock is held, and slots are measured from when the answer is written; what is left unmeasured is the commit and the way back.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_closed_month(p_at timestamp with time zone)
  RETURNS date
  LANGUAGE sql
@@ -1045,6 +1067,8 @@ AS $function$
   SELECT c.month FROM month_close c
   WHERE c.month = date_trunc('month', p_at AT TIME ZONE 'UTC')::date AND c.reopened_at IS NULL
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_closed_month(p_at timestamp with time zone) IS 'The closed month an instant belongs to, or NULL when its month is open.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_emit(p_type text, p_project uuid, p_cause text, p_data jsonb)
  RETURNS void
@@ -1056,6 +1080,8 @@ AS $function$
   FROM (SELECT 'msg_' || replace(gen_random_uuid()::text, '-', '') AS id) i
   ON CONFLICT (cause) DO NOTHING;
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_emit(p_type text, p_project uuid, p_cause text, p_data jsonb) IS 'Writes one event unless its cause already has one. The payload is the Standard Webhooks body.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone)
  RETURNS TABLE(outcome text, task_id bigint, in_force integer)
@@ -1119,6 +1145,8 @@ BEGIN
   FROM ok;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone) IS 'One request''s hold in three statements: the price book''s lock, the project''s lock, and one statement that writes only when the request is priced with the version in force (or carries its own acceptance time), every balance it counts in exists and fits, and no task of the project already has its Idempotency-Key. Otherwise it writes nothing and answers ''fallback'' (the gateway then calls spendgate_place_holds, which makes new periods'' and new end users'' balances, refuses, and answers repeated keys) or ''stale_price'' with the version in force. The locks are those of spendgate_place_holds, in its order; the statement runs after both, so its snapshot sees every budget, balance and key committed before the lock was granted.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_hourly_add(p_project uuid, p_key text, p_user text, p_unit "Unit", p_at timestamp with time zone, p_amount numeric, p_tasks integer)
  RETURNS void
  LANGUAGE sql
@@ -1129,6 +1157,8 @@ AS $function$
          (date_trunc('hour', p_at), 'user', p_project, coalesce(p_user, ''), p_unit, p_amount, p_tasks)
   ON CONFLICT (hour, dimension, project_id, value, unit) DO UPDATE SET amount = s.amount + EXCLUDED.amount, tasks = s.tasks + EXCLUDED.tasks;
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_hourly_add(p_project uuid, p_key text, p_user text, p_unit "Unit", p_at timestamp with time zone, p_amount numeric, p_tasks integer) IS 'Early warning (decisions §15, issue 33): spend per hour of acceptance for each project, key and end user, kept with every settlement and adjustment (one statement, three rows); the forecasts and the anomaly detector read it, never raw tasks.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_idempotency_keys_seen(p_requests spendgate_hold_request[])
  RETURNS boolean
@@ -1146,6 +1176,8 @@ AS $function$
                  WHERE t.idempotency_key IS NOT NULL)
 $function$;
 
+COMMENT ON FUNCTION public.spendgate_idempotency_keys_seen(p_requests spendgate_hold_request[]) IS 'Whether any request of the batch carries a key its project has used before: one probe of the (project_id, idempotency_key) index per request. The plan is pinned for the reason given for spendgate_record_accepted in 20261122120000_ledger_hot_path: before statistics exist, or while they say the task table is small, the planner hash-joins a sequential scan of every task into the batch (seen with auto_explain: 3,200 tasks read for a batch of 64 on a fresh database). With statistics it is an index-only probe of task_project_idempotency_key: 0.13 ms for 64 keys. Before the first ANALYZE of task (autovacuum''s, within a minute of the first submissions) it may still probe the project''s accepted_at index and filter by key, as the in-order path''s own key lookup may: both index paths look alike to the planner without statistics.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_iso(t timestamp with time zone)
  RETURNS text
  LANGUAGE sql
@@ -1153,6 +1185,8 @@ CREATE OR REPLACE FUNCTION public.spendgate_iso(t timestamp with time zone)
 AS $function$
   SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_iso(t timestamp with time zone) IS 'An event''s timestamps and amounts as text: ISO 8601 UTC, exact decimals (never JSON numbers).';
 
 CREATE OR REPLACE FUNCTION public.spendgate_kept_as_written()
  RETURNS trigger
@@ -1162,6 +1196,8 @@ BEGIN
   RAISE EXCEPTION '% rows are kept as written: % refused', TG_TABLE_NAME, TG_OP USING ERRCODE = 'raise_exception';
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_kept_as_written() IS 'Closing a month (decisions §13, issue 31). Every function that writes a ledger entry for a task or an adjustment first takes month_close in ROW SHARE mode, then posts where the books are open: `spendgate_post_at`. A close takes the table in EXCLUSIVE mode, so it waits for every such movement in flight and every later one waits for it, then sees it: a movement lands before the close (in the month) or after it (a prior-period item), never both, never lost.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_ledger_append_only()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1170,6 +1206,8 @@ BEGIN
   RAISE EXCEPTION 'ledger_entry is append-only: % refused; post an adjustment instead', TG_OP
     USING ERRCODE = 'raise_exception';
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_ledger_append_only() IS 'Append-only: corrections are new entries, never edits.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_ledger_balance(p_project uuid, p_unit "Unit", p_start timestamp with time zone, p_end timestamp with time zone, OUT spent numeric, OUT held numeric)
  RETURNS record
@@ -1181,6 +1219,8 @@ AS $function$
   FROM ledger_entry
   WHERE project_id = p_project AND unit = p_unit AND effective_at >= p_start AND effective_at < p_end;
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_ledger_balance(p_project uuid, p_unit "Unit", p_start timestamp with time zone, p_end timestamp with time zone, OUT spent numeric, OUT held numeric) IS 'What the ledger says a project''s balance is in one unit and window: the derivation that budget_period rows must always equal (spendgate reconcile checks it).';
 
 CREATE OR REPLACE FUNCTION public.spendgate_ledger_open_month()
  RETURNS trigger
@@ -1195,12 +1235,16 @@ BEGIN
   RETURN NEW;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_ledger_open_month() IS 'The last line of defence, whatever path writes: no entry inside a closed month. Only entries dated before the current month reach the function (the WHEN costs the submission path nothing).';
+
 CREATE OR REPLACE FUNCTION public.spendgate_lock_project(p_project uuid)
  RETURNS void
  LANGUAGE sql
 AS $function$
   SELECT pg_advisory_xact_lock(hashtextextended(p_project::text, 7));
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_lock_project(p_project uuid) IS 'Every project-scoped money movement takes this lock first, so balances of one project change one transaction at a time, whatever the number of gateway instances.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_month_close_reopen_only()
  RETURNS trigger
@@ -1213,6 +1257,8 @@ BEGIN
   END IF;
   RETURN NEW;
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_month_close_reopen_only() IS 'A close is never deleted or changed; it can only be reopened, once.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_outbox_fanout()
  RETURNS trigger
@@ -1228,6 +1274,8 @@ BEGIN
   RETURN NULL;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_outbox_fanout() IS 'A test event for one endpoint (issue 35: "send a test event" from the console): an event of type webhook.test goes only to the endpoint its data names (data.endpointId), whatever that endpoint subscribes to; every other event fans out as before.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_period_start(p "Period", at timestamp with time zone)
  RETURNS timestamp with time zone
  LANGUAGE sql
@@ -1240,6 +1288,8 @@ AS $function$
            ELSE timestamptz '1970-01-01 00:00:00+00'
          END;
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_period_start(p "Period", at timestamp with time zone) IS 'The start of the budget period containing `at` (spendgate_period_window''s start), as an expression the planner inlines.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_period_window(p "Period", at timestamp with time zone, OUT period_start timestamp with time zone, OUT period_end timestamp with time zone)
  RETURNS record
@@ -1254,6 +1304,8 @@ AS $function$
               END
   FROM (SELECT spendgate_period_start(p, at) AS s) w;
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_period_window(p "Period", at timestamp with time zone, OUT period_start timestamp with time zone, OUT period_end timestamp with time zone) IS 'One definition of where a budget period starts: spendgate_period_window takes its start from spendgate_period_start (20261123221600_user_rollup_ledger), which the hold inlines, instead of a second copy of the same CASE. Same windows as before.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_place_holds(p_requests json)
  RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text)
@@ -1450,6 +1502,8 @@ BEGIN
   RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_place_holds(p_requests json) IS 'Only the raise of the balances; the function''s other statements keep the planner''s choice (its rare paths, such as a new end user''s first balance, are planned with the values they look up).';
+
 CREATE OR REPLACE FUNCTION public.spendgate_place_holds_in_order(p_requests spendgate_hold_request[])
  RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text)
  LANGUAGE plpgsql
@@ -1568,6 +1622,8 @@ BEGIN
   END LOOP;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_place_holds_in_order(p_requests spendgate_hold_request[]) IS '5. One request at a time: a balance not written yet is read from the ledger and written only for an admitted request, so a refused request leaves no row (no end user appears for it).';
+
 CREATE OR REPLACE FUNCTION public.spendgate_post_at(p_at timestamp with time zone)
  RETURNS timestamp with time zone
  LANGUAGE plpgsql
@@ -1583,6 +1639,8 @@ BEGIN
   END LOOP;
   RETURN CASE WHEN moved THEN m::timestamp AT TIME ZONE 'UTC' ELSE p_at END;
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_post_at(p_at timestamp with time zone) IS 'Where a movement meant for `p_at` is posted: `p_at` itself while its month is open; else the first instant of the first open month after it. Takes month_close in ROW SHARE mode (held to the end of the transaction): callers take it before any row or project lock, as a close takes EXCLUSIVE first, so the two never wait for each other in a circle.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_record_accepted(p_task_ids bigint[], p_upstream_ids text[], p_upstream_task_ids bigint[], p_response_bodies text[])
  RETURNS SETOF bigint
@@ -1604,6 +1662,8 @@ AS $function$
   RETURNING t.id
 $function$;
 
+COMMENT ON FUNCTION public.spendgate_record_accepted(p_task_ids bigint[], p_upstream_ids text[], p_upstream_task_ids bigint[], p_response_bodies text[]) IS 'Recording acceptance (see 20261122120000_ledger_hot_path), never for a task an operator has already resolved (settled_at set) while its answer was lost.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_record_crossings(p_budget uuid, p_period_start timestamp with time zone, p_subject text, p_limit numeric, p_thresholds integer[], p_before numeric, p_after numeric)
  RETURNS void
  LANGUAGE sql
@@ -1614,6 +1674,8 @@ AS $function$
   WHERE p_before < p_limit * t / 100 AND p_after >= p_limit * t / 100
   ON CONFLICT DO NOTHING;
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_record_crossings(p_budget uuid, p_period_start timestamp with time zone, p_subject text, p_limit numeric, p_thresholds integer[], p_before numeric, p_after numeric) IS 'Hand-written. Attribution (decisions §7): a task''s API key, end user and tags decide which budgets count it; spend by key, user and tag is rolled up for reports and the FOCUS export. * A budget''s scope is PROJECT, API_KEY, TAG, USER or EACH_USER. spendgate_budget_subject says, for a budget and a task''s attribution, under which subject the budget counts the task ('''' for every scope but EACH_USER, whose subject is the end user) or NULL when it does not count it. Every function that moves a budget''s balance (the hold, settlement, release, adjustments, resolution) and the ledger''s own derivation of a balance use it: admission stays one atomic step, whatever the scopes, and reconcile proves every scoped balance from the ledger. * budget_period and budget_alert rows carry that subject: an EACH_USER budget has one balance (and one set of threshold crossings) per user and period, made on the user''s first use. * A period row made on the way to moving money was derived from the ledger after the movement''s entries were written, so it already holds the movement: spendgate_apply_to_budgets now moves only rows that existed before (the old body counted such a movement twice, for a task accepted in a window the budget had no row for yet). * spend_rollup_by is kept with spend_rollup, in the same transactions; existing settled tasks and adjustments are rolled up below. Functions are restated whole (PostgreSQL replaces a body as a unit); the hold functions'' result gains the refusing budget''s scope, so they are dropped and created again.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_record_one(p_task bigint, p_upstream_id text, p_upstream_task_id bigint, p_response_body text)
  RETURNS SETOF bigint
@@ -1627,6 +1689,8 @@ AS $function$
   WHERE t.id = p_task AND t.status IN ('submitting', 'unknown') AND t.settled_at IS NULL
   RETURNING t.id
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_record_one(p_task bigint, p_upstream_id text, p_upstream_task_id bigint, p_response_body text) IS 'One acceptance: spendgate_record_accepted''s UPDATE for a single task. A probe of the primary key whatever the plan cache does, so it needs none of that function''s plan settings.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_reject(p_task bigint, p_reason text)
  RETURNS boolean
@@ -1653,6 +1717,8 @@ BEGIN
   PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, 0);
   RETURN true;
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_reject(p_task bigint, p_reason text) IS 'Closing a month (decisions §13, issue 31). Every function that writes a ledger entry for a task or an adjustment first takes month_close in ROW SHARE mode, then posts where the books are open: `spendgate_post_at`. A close takes the table in EXCLUSIVE mode, so it waits for every such movement in flight and every later one waits for it, then sees it: a movement lands before the close (in the month) or after it (a prior-period item), never both, never lost.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_resolve(p_task bigint, p_outcome text, p_amount numeric, p_reason text)
  RETURNS numeric
@@ -1720,6 +1786,8 @@ BEGIN
   RETURN delta;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_resolve(p_task bigint, p_outcome text, p_amount numeric, p_reason text) IS 'A resolution''s stated amount is what a settled task costs all told: its net (charge and every adjustment of it) becomes the amount. Before, the adjustment was counted from the charge alone, so a task whose vendor figure was taken (or corrected) before it was resolved ended at the amount plus those adjustments (found by the money model''s tester, issue 47).';
+
 CREATE OR REPLACE FUNCTION public.spendgate_rollup_add(t task, p_status text, p_exactness "Exactness", p_charge numeric, p_rollup jsonb, p_at timestamp with time zone)
  RETURNS void
  LANGUAGE plpgsql
@@ -1754,6 +1822,8 @@ BEGIN
     PERFORM spendgate_hourly_add(t.project_id, (SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), t.end_user, t.unit, t.accepted_at, p_charge, 1);
   END IF;
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_rollup_add(t task, p_status text, p_exactness "Exactness", p_charge numeric, p_rollup jsonb, p_at timestamp with time zone) IS 'Settled spend lands there too (a prior-period item does not: it is a correction, not usage).';
 
 CREATE OR REPLACE FUNCTION public.spendgate_rollup_by_add(p_project uuid, p_model text, p_unit "Unit", p_version integer, p_day date, p_key_prefix text, p_user text, p_tags text[], p_tasks integer, p_unpriced integer, p_amount numeric, p_rollup jsonb)
  RETURNS void
@@ -1810,6 +1880,8 @@ AS $function$
     video_seconds = s.video_seconds + EXCLUDED.video_seconds, images = s.images + EXCLUDED.images;
 $function$;
 
+COMMENT ON FUNCTION public.spendgate_rollup_by_add(p_project uuid, p_model text, p_unit "Unit", p_version integer, p_day date, p_key_prefix text, p_user text, p_tags text[], p_tasks integer, p_unpriced integer, p_amount numeric, p_rollup jsonb) IS 'End users leave spend_rollup_by for two narrower monthly tables (see schema.prisma): measured with 1M tasks of 100,000 users, the per-model user rows were 695k (as many as 0.7 of the tasks) and a month''s top 100 users took 240 ms to aggregate; a row per user and month, with its amount indexed, answers it from the first 100 index entries. * spendgate_rollup_by_add keeps apiKey and tag rows as before, and now the user''s rows of spend_rollup_user (per project, '''' without a user) and spend_rollup_user_all (named users, over projects) in the same statement, so in the same transaction as the settlement. * The hold finds a batch''s balances by their whole keys (an EACH_USER budget has many). * The user rows kept so far move over at the end (bench and tests run that statement alone).';
+
 CREATE OR REPLACE FUNCTION public.spendgate_rollup_no_delete()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1817,6 +1889,8 @@ AS $function$
 BEGIN
   RAISE EXCEPTION 'spend_rollup rows are never deleted (spend_rollup_total is kept from their changes)';
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_rollup_no_delete() IS 'Deleting a roll-up row would leave the total behind it: refuse deletes.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_rollup_total()
  RETURNS trigger
@@ -1855,6 +1929,8 @@ BEGIN
     video_seconds = t.video_seconds + EXCLUDED.video_seconds, images = t.images + EXCLUDED.images;
   RETURN NULL;
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_rollup_total() IS 'Hand-written: keeps spend_rollup_total equal to spend_rollup summed over status, in the same transaction as every roll-up write (settlement and adjustments both go through spend_rollup, so neither needs to know about the total). Roll-up rows are only inserted or incremented, never deleted: a delta of NEW minus OLD is all the total needs.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_settle(p_task bigint, p_status "TaskStatus", p_charge numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_needs_review boolean, p_review_reason text, p_usage jsonb, p_lines jsonb, p_rollup jsonb)
  RETURNS TABLE(settled boolean, overrun numeric)
@@ -1909,6 +1985,8 @@ BEGIN
   RETURN NEXT;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_settle(p_task bigint, p_status "TaskStatus", p_charge numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_needs_review boolean, p_review_reason text, p_usage jsonb, p_lines jsonb, p_rollup jsonb) IS 'Closing a month (decisions §13, issue 31). Every function that writes a ledger entry for a task or an adjustment first takes month_close in ROW SHARE mode, then posts where the books are open: `spendgate_post_at`. A close takes the table in EXCLUSIVE mode, so it waits for every such movement in flight and every later one waits for it, then sees it: a movement lands before the close (in the month) or after it (a prior-period item), never both, never lost.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_task_event()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1932,12 +2010,16 @@ BEGIN
   RETURN NULL;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_task_event() IS 'Alerts (decisions §8): events written to the outbox in the same transaction as their cause, one per cause (outbox_event.cause is unique), fanned out to the matching endpoints'' deliveries by a trigger in that transaction too. The dispatcher (src/alerts/webhook-dispatcher.ts) sends them. * budget.threshold_crossed: a budget_alert row is written once per budget, period, subject and threshold (its unique index; every hold and settlement path records crossings there), so a trigger on it makes exactly one event however many requests and instances cross together. * budget.exhausted: spendgate_budget_exhausted, called by the gateway when a hard budget refuses; one per budget, period and subject. * task.overrun and task.needs_review: a trigger on task, when overrun or needs_review is first set.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_task_post_at(t task)
  RETURNS timestamp with time zone
  LANGUAGE sql
 AS $function$
   SELECT spendgate_post_at(coalesce((SELECT max(e.effective_at) FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'hold'), t.accepted_at))
 $function$;
+
+COMMENT ON FUNCTION public.spendgate_task_post_at(t task) IS 'Where a task''s open hold lives: its acceptance, or the start of the month a close carried it into (the latest hold entry). Its release and charge are posted there, or later if closed.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_task_quote_fixed()
  RETURNS trigger
@@ -1955,6 +2037,8 @@ BEGIN
   RETURN NEW;
 END $function$;
 
+COMMENT ON FUNCTION public.spendgate_task_quote_fixed() IS 'Hand-written. What a task was quoted and held at is fixed when the hold writes it, and a charge''s lines when settlement writes them: the ledger''s entries and the budget periods were computed from those figures, so changing one afterwards would make them disagree. Corrections are ledger adjustments, as for ledger_entry (append-only since the ledger_functions migration). The task trigger names its columns (UPDATE OF …), so PostgreSQL fires it only for an UPDATE whose SET list names one of them: the updates on the submission path (record, settle, reject, poll scheduling) name none and do not run it. They still pay PostgreSQL''s handling of a BEFORE ROW trigger on the table (it locks the row before deciding which triggers fire): measured ≈2 µs per single-row update (35.6–38.2 µs against 34.3–35.9 without the trigger, alternated). An AFTER trigger measured no cheaper here (35.8–41.6 µs) and would fire after the write.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_threshold_event()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1967,6 +2051,8 @@ BEGIN
   FROM budget b WHERE b.id = NEW.budget_id;
   RETURN NULL;
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_threshold_event() IS 'Alerts (decisions §8): events written to the outbox in the same transaction as their cause, one per cause (outbox_event.cause is unique), fanned out to the matching endpoints'' deliveries by a trigger in that transaction too. The dispatcher (src/alerts/webhook-dispatcher.ts) sends them. * budget.threshold_crossed: a budget_alert row is written once per budget, period, subject and threshold (its unique index; every hold and settlement path records crossings there), so a trigger on it makes exactly one event however many requests and instances cross together. * budget.exhausted: spendgate_budget_exhausted, called by the gateway when a hard budget refuses; one per budget, period and subject. * task.overrun and task.needs_review: a trigger on task, when overrun or needs_review is first set.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_vendor_items_settled(p_task bigint, p_who text, p_reason text)
  RETURNS integer
@@ -1997,6 +2083,8 @@ BEGIN
      AND EXISTS (SELECT 1 FROM vendor_recon_item i WHERE i.task_id = p_task AND i.state = 'open' AND i.class IN ('amount_differs', 'billed_again', 'pending'));
   RETURN v_closed;
 END $function$;
+
+COMMENT ON FUNCTION public.spendgate_vendor_items_settled(p_task bigint, p_who text, p_reason text) IS 'Vendor differences are decided against the task''s net as it stands, not as it was at import (issue 46, items 2, 3 and 5; decisions §14): * a task an earlier statement already billed is its own class, billed_again (double billing across statements, or a corrected re-send), a review item; * after a resolution, spendgate_vendor_items_settled closes the open items whose figure the task''s net now equals, and keeps the task under review while an open item still differs.';
 
 -- ==============================================================================================
 -- Triggers

@@ -63,7 +63,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
     databaseUrl = embedded.url;
     log(`embedded PostgreSQL ${embedded.owned ? 'started' : 'found running'} with data under ${config.DATA_DIR}`);
   }
-  for (const name of await migrate(databaseUrl)) log(`applied migration ${name}`);
+  for (const name of await migrate(databaseUrl)) log(name.startsWith('functions/') ? `applied ${name}` : `applied migration ${name}`);
 
   let simulator: Simulator | undefined;
   let upstreamBase = config.UPSTREAM_BASE_URL;

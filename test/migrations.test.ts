@@ -3,7 +3,7 @@
  * gives, the datamodel has no change without its migration, and migrations that move data keep
  * every figure a finance reader could see.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { migrate } from '../src/database/migrate.js';
 import { dumpSchema } from '../src/database/schema-dump.js';
@@ -166,4 +166,49 @@ test('spend by who: the migrations\' backfill gives exactly what settlement keep
   } finally {
     await gw.close();
   }
+});
+
+describe('stored functions: one file each in prisma/functions, applied when its text changes', () => {
+  const files = readdirSync('prisma/functions').filter((f) => f.endsWith('.sql'));
+  // The migration after which bodies live only in their files (the older migrations stay as they were).
+  const LAST_TO_COPY_A_BODY = '20261127120000_resolution_sets_the_net';
+
+  test('every function of the schema has its file, and each file defines that function with its why', async () => {
+    const client = new pg.Client({ connectionString: await freshDatabase() });
+    await client.connect();
+    const rows = await client
+      .query<{ name: string; why: string | null }>(
+        `SELECT p.proname AS name, obj_description(p.oid, 'pg_proc') AS why FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+         WHERE n.nspname = 'public' AND p.prokind = 'f' ORDER BY 1`,
+      )
+      .then((r) => r.rows)
+      .finally(() => client.end());
+    expect(rows.map((r) => `${r.name}.sql`)).toEqual([...files].sort());
+    for (const r of rows) expect({ name: r.name, why: (r.why ?? '').length > 20 }).toEqual({ name: r.name, why: true });
+    for (const file of files) expect(readFileSync(`prisma/functions/${file}`, 'utf8')).toContain(`CREATE OR REPLACE FUNCTION public.${file.replace(/\.sql$/, '')}(`);
+  });
+
+  test('no migration after the files copies a function body', () => {
+    const later = readdirSync('prisma/migrations').filter((n) => !n.includes('.') && n > LAST_TO_COPY_A_BODY);
+    for (const name of later) expect({ name, copies: /CREATE\s+(OR\s+REPLACE\s+)?FUNCTION/i.test(readFileSync(`prisma/migrations/${name}/migration.sql`, 'utf8')) }).toEqual({ name, copies: false });
+  });
+
+  test('a function whose text changed is applied again; one that did not is left alone', async () => {
+    const url = await emptyDatabase();
+    const first = await migrate(url);
+    expect(first.filter((n) => n.startsWith('functions/')).length).toBe(files.length);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      // As a database migrated before the file's last edit: another body, another checksum on record.
+      await client.query(`CREATE OR REPLACE FUNCTION public.spendgate_iso(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT 'stale' $$`);
+      await client.query(`UPDATE "_spendgate_functions" SET checksum = 'an older text' WHERE name = 'functions/spendgate_iso.sql'`);
+      expect(await migrate(url)).toEqual(['functions/spendgate_iso.sql']);
+      const { rows } = await client.query(`SELECT spendgate_iso('2026-11-27T10:00:00Z') AS iso`);
+      expect(rows[0].iso).not.toBe('stale');
+      expect(await migrate(url)).toEqual([]);
+    } finally {
+      await client.end();
+    }
+  });
 });

@@ -27,7 +27,7 @@ test('the build context sends no node_modules, .data, .env, secrets or .git; the
   for (const file of ['node_modules/node/bin/node', 'console/node_modules/x', '.data/admin-token', '.data/pg/PG_VERSION', '.env', '.env.production', 'secrets/admin-token', '.git/config', 'dist/src/main.js', '.test-data/url']) {
     expect({ file, ignored: ignored(file, patterns) }).toEqual({ file, ignored: true });
   }
-  for (const file of ['package.json', 'package-lock.json', 'src/main.ts', 'prisma/migrations/migration_lock.toml', 'console/src/main.tsx', '.env.example']) {
+  for (const file of ['package.json', 'package-lock.json', 'src/main.ts', 'prisma/migrations/migration_lock.toml', 'prisma/functions/spendgate_settle.sql', 'console/src/main.tsx', '.env.example']) {
     expect({ file, ignored: ignored(file, patterns) }).toEqual({ file, ignored: false });
   }
 });
@@ -42,6 +42,9 @@ test('the image: built in one stage, run from another with production dependenci
   expect(final).not.toMatch(/npm (ci|install)/);
   expect(final).toMatch(/^COPY --from=build \/app\/node_modules \.\/node_modules$/m);
   expect(final).not.toMatch(/^COPY \. /m);
+  // What migrate applies at start-up: the migrations, then the stored functions' own files.
+  expect(final).toMatch(/^COPY --from=build \/app\/prisma\/migrations \.\/prisma\/migrations$/m);
+  expect(final).toMatch(/^COPY --from=build \/app\/prisma\/functions \.\/prisma\/functions$/m);
   const user = /^USER (\S+)$/m.exec(final)?.[1];
   expect(user).toBeDefined();
   expect(['root', '0']).not.toContain(user);

@@ -1,6 +1,8 @@
 /**
  * Applies the committed migrations in prisma/migrations, in order, each in its own transaction,
- * under an advisory lock so that several instances starting together apply each one once.
+ * under an advisory lock so that several instances starting together apply each one once; then
+ * the stored functions of prisma/functions, each file the one source of its function, re-applied
+ * when its text changed (Flyway's repeatable migrations: after every versioned one).
  *
  * Why not `prisma migrate deploy` at start-up: the Prisma CLI is a dev dependency that needs a
  * JS adapter trick to run offline and costs seconds per spawn. This runner keeps Prisma's own
@@ -17,14 +19,22 @@ import pg from 'pg';
 const LOCK_KEY = 72_707_369; // arbitrary, fixed: "spendgate migrations"
 
 export function migrationsDir(): string {
+  return prismaDir('migrations');
+}
+
+export function functionsDir(): string {
+  return prismaDir('functions');
+}
+
+function prismaDir(name: string): string {
   // dist/src/database -> repo root, or src/database when run from source.
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
-    const candidate = path.join(dir, 'prisma', 'migrations');
+    const candidate = path.join(dir, 'prisma', name);
     if (existsSync(candidate)) return candidate;
     dir = path.dirname(dir);
   }
-  throw new Error('prisma/migrations not found');
+  throw new Error(`prisma/${name} not found`);
 }
 
 /** `upTo`: apply only the migrations named up to it (tests of a migration that moves data). */
@@ -77,9 +87,49 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
       applied.push(name);
       log(`applied migration ${name}`);
     }
+    // A database migrated only up to a point (a test of a data-moving migration) keeps the
+    // functions of that point: the files are today's.
+    if (upTo === undefined) applied.push(...(await applyFunctions(client, log)));
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
     await client.end();
+  }
+  return applied;
+}
+
+/**
+ * prisma/functions/*.sql, each applied in its own transaction when its text differs from the one
+ * applied last (SHA-256 in `_spendgate_functions`). Bodies are not checked against each other while
+ * they are replaced (check_function_bodies off): they refer to each other, in any order. A change of
+ * a function's arguments or result still needs a versioned migration that drops it first.
+ */
+async function applyFunctions(client: pg.Client, log: (line: string) => void): Promise<string[]> {
+  await client.query(`CREATE TABLE IF NOT EXISTS "_spendgate_functions" (
+    "name" TEXT PRIMARY KEY, "checksum" VARCHAR(64) NOT NULL, "applied_at" TIMESTAMPTZ NOT NULL DEFAULT now())`);
+  const done = new Map((await client.query<{ name: string; checksum: string }>('SELECT name, checksum FROM "_spendgate_functions"')).rows.map((r) => [r.name, r.checksum]));
+  const dir = functionsDir();
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  const applied: string[] = [];
+  for (const file of files) {
+    const sql = await readFile(path.join(dir, file), 'utf8');
+    const checksum = createHash('sha256').update(sql).digest('hex');
+    const name = `functions/${file}`;
+    if (done.get(name) === checksum) continue;
+    await client.query('BEGIN');
+    try {
+      await client.query('SET LOCAL check_function_bodies = off');
+      await client.query(sql);
+      await client.query(
+        `INSERT INTO "_spendgate_functions" (name, checksum) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()`,
+        [name, checksum],
+      );
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw new Error(`${name} failed: ${(error as Error).message}`);
+    }
+    applied.push(name);
+    log(`applied ${name}`);
   }
   return applied;
 }

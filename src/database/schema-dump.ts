@@ -44,7 +44,7 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
 
   const tables = await q<{ name: string }>(`
     SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> '_prisma_migrations' ORDER BY c.relname`);
+    WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname NOT IN ('_prisma_migrations', '_spendgate_functions') ORDER BY c.relname`);
   const columns = await q<{ table: string; line: string }>(`
     SELECT c.relname AS table,
            format('%I %s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
@@ -81,10 +81,13 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
     WHERE n.nspname = 'public' AND c.relkind = 'v' ORDER BY c.relname`);
   section('Views', views.map((v) => `CREATE VIEW ${v.name} AS\n${v.def.trimEnd()}`));
 
-  const functions = await q<{ def: string }>(`
-    SELECT pg_get_functiondef(p.oid) AS def FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+  // Each with its why (COMMENT ON FUNCTION, from its file in prisma/functions).
+  const functions = await q<{ def: string; comment: string | null }>(`
+    SELECT pg_get_functiondef(p.oid) AS def,
+           format('COMMENT ON FUNCTION public.%s(%s) IS %L;', p.proname, pg_get_function_identity_arguments(p.oid), obj_description(p.oid, 'pg_proc')) AS comment
+    FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
     WHERE n.nspname = 'public' AND p.prokind = 'f' ORDER BY p.proname, pg_get_function_identity_arguments(p.oid)`);
-  section('Functions (their current bodies)', functions.map((f) => `${f.def.trimEnd()};`));
+  section('Functions (their current bodies)', functions.map((f) => `${f.def.trimEnd()};${f.comment ? `\n\n${f.comment}` : ''}`));
 
   const triggers = await q<{ def: string }>(`
     SELECT pg_get_triggerdef(t.oid, true) AS def FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid

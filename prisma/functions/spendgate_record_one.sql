@@ -1,0 +1,16 @@
+-- spendgate_record_one: its one source. Edit it here; `migrate` re-applies a function whose text changed (docs/architecture.md, "Stored functions").
+-- Before this file, its body was copied into migrations; the last of them: 20261126100000_hold_and_record_of_one (of 1).
+CREATE OR REPLACE FUNCTION public.spendgate_record_one(p_task bigint, p_upstream_id text, p_upstream_task_id bigint, p_response_body text)
+ RETURNS SETOF bigint
+ LANGUAGE sql
+AS $function$
+  UPDATE task t SET status = 'processing', upstream_id = p_upstream_id, upstream_task_id = p_upstream_task_id,
+         response_body = p_response_body, response_status = NULL, submitted_at = clock_timestamp(), updated_at = clock_timestamp(),
+         next_poll_at = clock_timestamp() + interval '1 second',
+         needs_review = CASE WHEN t.status = 'unknown' THEN false ELSE t.needs_review END,
+         review_reason = CASE WHEN t.status = 'unknown' THEN NULL ELSE t.review_reason END
+  WHERE t.id = p_task AND t.status IN ('submitting', 'unknown') AND t.settled_at IS NULL
+  RETURNING t.id
+$function$;
+
+COMMENT ON FUNCTION public.spendgate_record_one(p_task bigint, p_upstream_id text, p_upstream_task_id bigint, p_response_body text) IS 'One acceptance: spendgate_record_accepted''s UPDATE for a single task. A probe of the primary key whatever the plan cache does, so it needs none of that function''s plan settings.';

@@ -255,3 +255,21 @@ test('reads follow the grant: tasks, budgets, reports, CSV and FOCUS exports, th
   expect((await pages(callers.projectKey!)).pages).not.toContain('tokens');
   expect(await pages(callers.lead!)).toMatchObject({ can: ['read', 'budgets', 'keys', 'webhooks', 'corrections', 'audit'] });
 });
+
+test('the table decides before anything runs: a project-scoped field asked twice, once outside the grant, is refused whole and writes nothing', async () => {
+  const count = async () => (await sql(gw, `SELECT count(*)::int AS n FROM budget WHERE project_id = $1 AND period = 'WEEKLY'`, [p1.projectId]))[0]!.n;
+  const before = await count();
+  const both = await gql(
+    callers.lead!,
+    `mutation($a: ID!, $b: ID!) { mine: setBudget(projectId: $a, unit: USD, limit: "7", period: WEEKLY, hard: false) other: setBudget(projectId: $b, unit: USD, limit: "7", period: WEEKLY, hard: false) }`,
+    { a: p1.projectId, b: p2.projectId },
+  );
+  // Before, each resolver checked its own call: the lead's budget on p1 was written beside the refusal on p2.
+  expect(both.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  expect(both.data ?? null).toBeNull();
+  expect(await count()).toBe(before);
+  // The same field alone on the lead's project is done.
+  const mine = await gql(callers.lead!, `mutation($a: ID!) { setBudget(projectId: $a, unit: USD, limit: "7", period: WEEKLY, hard: false) }`, { a: p1.projectId });
+  expect(mine.errors).toBeUndefined();
+  expect(await count()).toBe(before + 1);
+});

@@ -4,11 +4,13 @@
  * - its cost must be within MAX_COST;
  * - in production the schema is shown only to a caller who is someone;
  * - every root field must have a rule in the permission table (auth/permissions.ts), and the
- *   caller's role must hold its capability somewhere: refused here, before any resolver runs.
- *   Resolvers then check the project their target belongs to (auth/access.ts).
+ *   caller's role must hold its capability: on every project (`global`), on the project its
+ *   argument names (`project`: each time the field is asked, aliases included), or somewhere
+ *   (the rest): refused here, before any resolver runs, so the table is what decides. Resolvers
+ *   of `target` fields still check the project their target belongs to (auth/access.ts).
  * - a read with the ADMIN_TOKEN is audited (decisions §11: every use of the break-glass token).
  */
-import { Kind, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { Kind, valueFromASTUntyped, type DocumentNode, type FieldNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionNode } from 'graphql';
 import mercurius from 'mercurius';
 import { hasCapability, requireAccess } from '../auth/access.js';
 import { FIELD_RULES } from '../auth/permissions.js';
@@ -36,7 +38,8 @@ export function operationGuard(principals: Callers, audit: AuditSink, failures: 
         400,
       );
     }
-    const fields = rootFields(document);
+    const occurrences = rootSelections(document);
+    const fields = [...occurrences.keys()];
     if (fields.length === 0) return; // introspection only
     const who = await principals.maybe(context);
     for (const field of fields) {
@@ -50,12 +53,17 @@ export function operationGuard(principals: Callers, audit: AuditSink, failures: 
       if (rule.scope === 'self' && who.kind !== 'person' && who.kind !== 'service' && who.kind !== 'admin') {
         throw new ErrorWithProps(`${field.split('.')[1]}: only a person or a service account has tokens of its own`, { code: 'FORBIDDEN', status: 403 }, 403);
       }
-      if (!hasCapability(who, rule.capability) || rule.scope === 'global') {
-        try {
-          if (rule.capability) requireAccess(who, rule.capability, 'all', field.split('.')[1]!);
-        } catch (error) {
-          throw new ErrorWithProps((error as Error).message, { code: 'FORBIDDEN', status: 403 }, 403);
+      const name = field.split('.')[1]!;
+      try {
+        if (rule.capability && (!hasCapability(who, rule.capability) || rule.scope === 'global')) requireAccess(who, rule.capability, 'all', name);
+        if (rule.capability && rule.scope === 'project' && rule.arg) {
+          for (const node of occurrences.get(field) ?? []) {
+            const projectId = argument(node, rule.arg, variables);
+            if (typeof projectId === 'string') requireAccess(who, rule.capability, projectId, name);
+          }
         }
+      } catch (error) {
+        throw new ErrorWithProps((error as Error).message, { code: 'FORBIDDEN', status: 403 }, 403);
       }
     }
     const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
@@ -65,16 +73,19 @@ export function operationGuard(principals: Callers, audit: AuditSink, failures: 
   };
 }
 
-/** `Query.tasks`, `Mutation.setBudget`: the root fields an operation selects (fragments included). */
-function rootFields(document: DocumentNode): string[] {
-  const out = new Set<string>();
+/**
+ * `Query.tasks`, `Mutation.setBudget`: the root fields an operation selects (fragments included),
+ * each with every place it is asked (a field asked twice under two aliases is checked twice).
+ */
+function rootSelections(document: DocumentNode): Map<string, FieldNode[]> {
+  const out = new Map<string, FieldNode[]>();
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
     const root = definition.operation === 'mutation' ? 'Mutation' : definition.operation === 'subscription' ? 'Subscription' : 'Query';
-    const visit = (selections: readonly import('graphql').SelectionNode[]) => {
+    const visit = (selections: readonly SelectionNode[]) => {
       for (const s of selections) {
         if (s.kind === Kind.FIELD) {
-          if (!s.name.value.startsWith('__')) out.add(`${root}.${s.name.value}`);
+          if (!s.name.value.startsWith('__')) out.set(`${root}.${s.name.value}`, [...(out.get(`${root}.${s.name.value}`) ?? []), s]);
         } else if (s.kind === Kind.INLINE_FRAGMENT) visit(s.selectionSet.selections);
         else {
           const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === s.name.value);
@@ -84,5 +95,11 @@ function rootFields(document: DocumentNode): string[] {
     };
     visit(definition.selectionSet.selections);
   }
-  return [...out];
+  return out;
+}
+
+/** An argument's value as sent (a literal, or the variable it names). */
+function argument(node: FieldNode, name: string, variables: Record<string, unknown> | undefined): unknown {
+  const arg = node.arguments?.find((a) => a.name.value === name);
+  return arg ? valueFromASTUntyped(arg.value, variables) : undefined;
 }

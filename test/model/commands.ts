@@ -11,7 +11,7 @@ import { PriceBookService } from '../../src/pricing/price-book.service.js';
 import { startGateway } from '../../src/bootstrap.js';
 import { heldTask } from '../support/builders.js';
 import { MoneyModel, priceOf, type Item, type Scope, type Submission, type Task, type Unit } from './money-model.js';
-import type { Server, System } from './system.js';
+import type { Server } from './system.js';
 import { call, expectStatus, gql, type Real } from './real.js';
 
 export interface Env {

@@ -6,9 +6,8 @@
  */
 import { Decimal } from 'decimal.js';
 import type { Role } from '../../src/auth/permissions.js';
-import {
-  Adjust, CloseMonth, Decide, DeleteBudget, expectItems, pickOf, Poll, PublishPrices, ReopenMonth, Resolve, SetBudget, Submit, type Cmd, type Env,
-} from './commands.js';
+import { Adjust, CloseMonth, DeleteBudget, pickOf, Poll, PublishPrices, ReopenMonth, Resolve, SetBudget, Submit, type Cmd, type Env } from './commands.js';
+import { Decide, expectItems } from './statement-commands.js';
 import { ChatOutcome, ChatSubmit } from './chat-commands.js';
 import type { ChatModel } from './chat-prices.js';
 import type { Item } from './money-model.js';

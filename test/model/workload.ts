@@ -6,9 +6,10 @@
 import fc from 'fast-check';
 import { ChatOutcome, ChatSubmit } from './chat-commands.js';
 import {
-  Adjust, bodyArb, Burst, cents, Checked, CloseMonth, Decide, DeleteBudget, HostileStatement, ImportStatement, LateSettle, LostAnswer, PastTask, Poll,
-  PublishPrices, Rebill, ReopenMonth, Resolve, RestartDatabase, RestartGateway, SetBudget, Submit, VendorOutcome, type Cmd, type Env,
+  Adjust, bodyArb, Burst, cents, Checked, CloseMonth, DeleteBudget, LateSettle, LostAnswer, PastTask, Poll,
+  PublishPrices, ReopenMonth, Resolve, RestartDatabase, RestartGateway, SetBudget, Submit, VendorOutcome, type Cmd, type Env,
 } from './commands.js';
+import { Decide, HostileStatement, ImportStatement, Rebill } from './statement-commands.js';
 import type { Scope, Unit } from './money-model.js';
 import type { Real } from './real.js';
 import { AcceptOnBoth, AsRole, DisputeTwice, RepricedWhileRunning, ReviewedChat } from './scenarios.js';

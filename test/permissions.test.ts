@@ -268,6 +268,9 @@ test('the table decides before anything runs: a project-scoped field asked twice
   expect(both.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
   expect(both.data ?? null).toBeNull();
   expect(await count()).toBe(before);
+  // An ID sent as a number is checked as the text GraphQL makes of it.
+  const numeric = await gql(callers.lead!, `mutation { setBudget(projectId: 123, unit: USD, limit: "7", period: WEEKLY, hard: false) }`);
+  expect(numeric.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
   // The same field alone on the lead's project is done.
   const mine = await gql(callers.lead!, `mutation($a: ID!) { setBudget(projectId: $a, unit: USD, limit: "7", period: WEEKLY, hard: false) }`, { a: p1.projectId });
   expect(mine.errors).toBeUndefined();

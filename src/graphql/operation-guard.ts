@@ -58,8 +58,9 @@ export function operationGuard(principals: Callers, audit: AuditSink, failures: 
         if (rule.capability && (!hasCapability(who, rule.capability) || rule.scope === 'global')) requireAccess(who, rule.capability, 'all', name);
         if (rule.capability && rule.scope === 'project' && rule.arg) {
           for (const node of occurrences.get(field) ?? []) {
+            // An ID may arrive as a number, which GraphQL turns into text: checked as that text.
             const projectId = argument(node, rule.arg, variables);
-            if (typeof projectId === 'string') requireAccess(who, rule.capability, projectId, name);
+            if (projectId !== undefined && projectId !== null) requireAccess(who, rule.capability, String(projectId), name);
           }
         }
       } catch (error) {

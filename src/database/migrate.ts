@@ -65,25 +65,20 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
       .sort();
     for (const name of names) {
       const sql = await readFile(path.join(dir, name, 'migration.sql'), 'utf8');
-      const checksum = createHash('sha256').update(sql).digest('hex');
+      const checksum = sha256(sql);
       const previous = doneByName.get(name);
       if (previous !== undefined) {
         if (previous !== checksum) throw new Error(`migration ${name} was changed after it was applied`);
         continue;
       }
-      await client.query('BEGIN');
-      try {
-        await client.query(sql);
-        await client.query(
+      await inOneTransaction(client, `migration ${name}`, [
+        [sql],
+        [
           `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count)
            VALUES ($1, $2, now(), $3, 1)`,
           [randomUUID(), checksum, name],
-        );
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK');
-        throw new Error(`migration ${name} failed: ${(error as Error).message}`);
-      }
+        ],
+      ]);
       applied.push(name);
       log(`applied migration ${name}`);
     }
@@ -112,24 +107,33 @@ async function applyFunctions(client: pg.Client, log: (line: string) => void): P
   const applied: string[] = [];
   for (const file of files) {
     const sql = await readFile(path.join(dir, file), 'utf8');
-    const checksum = createHash('sha256').update(sql).digest('hex');
+    const checksum = sha256(sql);
     const name = `functions/${file}`;
     if (done.get(name) === checksum) continue;
-    await client.query('BEGIN');
-    try {
-      await client.query('SET LOCAL check_function_bodies = off');
-      await client.query(sql);
-      await client.query(
+    await inOneTransaction(client, name, [
+      ['SET LOCAL check_function_bodies = off'],
+      [sql],
+      [
         `INSERT INTO "_spendgate_functions" (name, checksum) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()`,
         [name, checksum],
-      );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK');
-      throw new Error(`${name} failed: ${(error as Error).message}`);
-    }
+      ],
+    ]);
     applied.push(name);
     log(`applied ${name}`);
   }
   return applied;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** The statements in one transaction, with their record: all of them, or none and an error naming `what`. */
+async function inOneTransaction(client: pg.Client, what: string, statements: Array<[string, unknown[]?]>): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    for (const [text, values] of statements) await client.query(text, values);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw new Error(`${what} failed: ${(error as Error).message}`);
+  }
 }

@@ -7,11 +7,11 @@
 import { Decimal } from 'decimal.js';
 import type { Role } from '../../src/auth/permissions.js';
 import { Adjust, CloseMonth, DeleteBudget, pickOf, Poll, PublishPrices, ReopenMonth, Resolve, SetBudget, Submit, type Cmd, type Env } from './commands.js';
-import { Decide, expectItems } from './statement-commands.js';
+import { Decide, sendStatement } from './statement-commands.js';
 import { ChatOutcome, ChatSubmit } from './chat-commands.js';
 import type { ChatModel } from './chat-prices.js';
-import type { Item } from './money-model.js';
-import { call, expectStatus, gql, type Real } from './real.js';
+import type { Item, StatementLine } from './money-model.js';
+import { gql, type Real } from './real.js';
 
 /** A seedream task accepted, new rates published, then it finishes: priced with its own version (§3). */
 export class RepricedWhileRunning implements Cmd {
@@ -68,15 +68,9 @@ export class DisputeTwice implements Cmd {
     await this.billAndTake(env, real, first);
     await this.billAndTake(env, real, { ...first, at: at(1), amount: first.amount.plus(new Decimal(this.c2).div(100)) });
   }
-  private async billAndTake(env: Env, real: Real, line: { vendorTaskId: string; at: string; amount: Decimal }) {
+  private async billAndTake(env: Env, real: Real, line: StatementLine) {
     const m = env.model;
-    const csv = `task_id,model,time,amount,unit\n${line.vendorTaskId},seedream-4.0,${line.at},${line.amount.toFixed()},USD\n`;
-    const res = await call(real, m.statements % 2, 'POST', '/reports/vendor-statements', { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } });
-    if (env.files.has(csv)) return expectStatus(res, 200, `${this}: the same file again`);
-    expectStatus(res, 201, String(this));
-    env.files.add(csv);
-    m.importStatement([line]);
-    await expectItems(env, real, (res.body as { id: string }).id, String(this));
+    if (!(await sendStatement(env, real, m.statements % 2, [line], String(this)))) return;
     const mine = m.items.filter((i) => i.statement === m.statements && i.vendorTaskId === line.vendorTaskId && m.acceptable(i));
     for (const item of mine) await new Decide(m.items.filter((i) => i.state === 'open').indexOf(item), true).run(env, real);
   }

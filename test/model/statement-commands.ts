@@ -6,7 +6,7 @@
  */
 import { Decimal } from 'decimal.js';
 import { expectEqual, pickOf, type Cmd, type Env } from './commands.js';
-import type { Item } from './money-model.js';
+import type { Item, StatementLine } from './money-model.js';
 import { call, expectStatus, gql, type Real } from './real.js';
 
 /** A vendor statement of some settled tasks (each at its net, or off by a cent), maybe one not ours; a re-send is the same file. */
@@ -20,14 +20,7 @@ export class ImportStatement implements Cmd {
     const at = new Date(Date.UTC(Number(m.current.slice(0, 4)), Number(m.current.slice(5)) - 1, new Date().getUTCDate(), 0, this.minute)).toISOString().replace('.000', '');
     const lines = chosen.map((t, i) => ({ vendorTaskId: t.ref, at, amount: (m.net(t) ?? t.hold).plus(new Decimal(this.deltas[i % this.deltas.length]!).div(100)) }));
     if (this.foreign) lines.push({ vendorTaskId: '999999999', at, amount: new Decimal('0.04') });
-    // The vendor bills each task in its own unit: credits for chat, USD for media.
-    const csv = `task_id,model,time,amount,unit\n${lines.map((l) => `${l.vendorTaskId},seedream-4.0,${l.at},${l.amount.toFixed()},${m.byRef(l.vendorTaskId)?.unit ?? 'USD'}`).join('\n')}\n`;
-    const res = await call(real, 0, 'POST', '/reports/vendor-statements', { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } });
-    if (env.files.has(csv)) return expectStatus(res, 200, `${this}: the same file again`);
-    expectStatus(res, 201, String(this));
-    env.files.add(csv);
-    m.importStatement(lines);
-    await expectItems(env, real, (res.body as { id: string }).id, String(this));
+    await sendStatement(env, real, 0, lines, String(this));
   }
   toString = () => `statement(#${this.picks.join(',')}, ${this.deltas.join('/')}¢${this.foreign ? ', one not ours' : ''}, :${this.minute})`;
 }
@@ -41,15 +34,29 @@ export class Rebill implements Cmd {
     const earlier = pickOf(m.lines.filter((l) => m.byRef(l.vendorTaskId)), this.pick);
     const at = new Date(Date.parse(earlier.at) + 60_000 * (1 + (m.statements % 50))).toISOString().replace('.000', '');
     const line = { vendorTaskId: earlier.vendorTaskId, at, amount: earlier.amount.plus(new Decimal(this.cents).div(100)) };
-    const csv = `task_id,model,time,amount,unit\n${line.vendorTaskId},seedream-4.0,${line.at},${line.amount.toFixed()},${m.byRef(line.vendorTaskId)?.unit ?? 'USD'}\n`;
-    const res = await call(real, 1, 'POST', '/reports/vendor-statements', { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } });
-    if (env.files.has(csv)) return expectStatus(res, 200, `${this}: the same file again`);
-    expectStatus(res, 201, String(this));
-    env.files.add(csv);
-    m.importStatement([line]);
-    await expectItems(env, real, (res.body as { id: string }).id, String(this));
+    await sendStatement(env, real, 1, [line], String(this));
   }
   toString = () => `rebill(#${this.pick}, ${this.cents >= 0 ? '+' : ''}${this.cents}¢)`;
+}
+
+/**
+ * A statement of `lines` uploaded to instance `at` (each line in its task's unit: the vendor bills
+ * credits for chat, USD for media): the same file again is the same statement (200); a new one is
+ * imported (201) and names exactly the differences the model makes. Whether it was new.
+ */
+export async function sendStatement(env: Env, real: Real, at: number, lines: StatementLine[], what: string): Promise<boolean> {
+  const m = env.model;
+  const csv = `task_id,model,time,amount,unit\n${lines.map((l) => `${l.vendorTaskId},seedream-4.0,${l.at},${l.amount.toFixed()},${m.byRef(l.vendorTaskId)?.unit ?? 'USD'}`).join('\n')}\n`;
+  const res = await call(real, at, 'POST', '/reports/vendor-statements', { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } });
+  if (env.files.has(csv)) {
+    expectStatus(res, 200, `${what}: the same file again`);
+    return false;
+  }
+  expectStatus(res, 201, what);
+  env.files.add(csv);
+  m.importStatement(lines);
+  await expectItems(env, real, (res.body as { id: string }).id, what);
+  return true;
 }
 
 /** The statement just imported names exactly the differences the model made; each keeps its id. */

@@ -1,5 +1,5 @@
 /**
- * Issue 30, who may do what (decisions §11): the permission table names every GraphQL root field
+ * Who may do what (decisions §11): the permission table names every GraphQL root field
  * (walked from the live schema), and every role is tried against every mutation, on a project of
  * its grant and on one outside it: what the table allows works, the rest is FORBIDDEN (or the
  * caller's own refusal), and no refused call writes a row. A sample of reads, the CSV and FOCUS
@@ -7,7 +7,7 @@
  */
 import { getIntrospectionQuery } from 'graphql';
 import type { Gateway } from '../src/bootstrap.js';
-import { FIELD_RULES } from '../src/auth/permissions.js';
+import { FIELD_RULES, ROLE_CAPABILITIES, type Capability, type Role } from '../src/auth/permissions.js';
 import { PeopleService } from '../src/people/people.service.js';
 import { TokensService } from '../src/people/tokens.service.js';
 import { heldTask } from './support/builders.js';
@@ -149,7 +149,7 @@ const CASES: Case[] = [
   },
 ];
 
-/** Who may, per decisions §11: `in` a project of their grant (p1 for the lead and viewerP1), `out` on p2. */
+/** Who may, per decisions §11 as written: `in` a project of their grant (p1 for the lead and viewerP1), `out` on p2. The table must say the same. */
 const ALLOWED: Record<string, { in: string[]; out: string[] }> = {
   createProject: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
   setProjectPolicies: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
@@ -181,6 +181,61 @@ const ALLOWED: Record<string, { in: string[]; out: string[] }> = {
   disputeVendorDifference: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
 };
 
+/**
+ * The matrix the permission table states, derived from it: each caller's role and grant (as set up
+ * in beforeAll) against each mutation's rule, on a target in a project of the grant (`in`, p1) and
+ * outside it (`out`, p2). The runs below expect exactly this, so the table is what is proven.
+ */
+const GRANTS: Record<string, { role: Role; projects: 'all' | ['p1'] } | 'admin' | 'key'> = {
+  admin: 'admin',
+  owner: { role: 'OWNER', projects: 'all' },
+  finance: { role: 'FINANCE', projects: 'all' },
+  lead: { role: 'LEAD', projects: ['p1'] },
+  viewer: { role: 'VIEWER', projects: 'all' },
+  viewerP1: { role: 'VIEWER', projects: ['p1'] },
+  service: { role: 'FINANCE', projects: 'all' },
+  projectKey: 'key',
+};
+/** `self` fields the cases call on someone else's thing (a service account's token): the people capability on all decides. */
+const ON_ANOTHERS = new Set(['revokeToken']);
+function derivedFromTable(mutation: string, caller: string, where: 'in' | 'out'): boolean {
+  const rule = FIELD_RULES[`Mutation.${mutation}`]!;
+  const grant = GRANTS[caller]!;
+  if (grant === 'key') return false; // a project key reads its own project; it changes nothing
+  const role: Role = grant === 'admin' ? 'OWNER' : grant.role;
+  const everywhere = grant === 'admin' || role === 'OWNER' || grant.projects === 'all';
+  const holds = (capability: Capability) => ROLE_CAPABILITIES[role].includes(capability);
+  switch (rule.scope) {
+    case 'self':
+      return ON_ANOTHERS.has(mutation) ? everywhere && holds('people') : grant !== 'admin';
+    case 'global':
+      return everywhere && holds(rule.capability!);
+    case 'project':
+    case 'target':
+      // Each case names the project (or a thing in it): p1 `in`, p2 `out`.
+      return holds(rule.capability!) && (everywhere || where === 'in');
+    default:
+      throw new Error(`${mutation}: a mutation with scope ${rule.scope} needs a line here`);
+  }
+}
+
+test('the matrix derived from the permission table is what decisions §11 states', () => {
+  for (const mutation of Object.keys(ALLOWED)) {
+    for (const where of ['in', 'out'] as const) {
+      const derived = Object.keys(GRANTS).filter((caller) => derivedFromTable(mutation, caller, where));
+      expect({ mutation, where, allowed: derived.sort() }).toEqual({ mutation, where, allowed: [...ALLOWED[mutation]![where]].sort() });
+    }
+  }
+});
+
+test('no resolver checks a target or a project on its own: the guard applies the table', async () => {
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const files = (readdirSync('src', { recursive: true }) as string[]).filter((f) => f.endsWith('.resolver.ts'));
+  expect(files.length).toBeGreaterThan(10);
+  const checking = files.filter((f) => /requireOnTarget\(|requireAccess\(who, '\w+', projectId/.test(readFileSync(`src/${f}`, 'utf8')));
+  expect(checking).toEqual([]);
+});
+
 test('every mutation in the schema is tried below', () => {
   const mutations = Object.keys(FIELD_RULES).filter((f) => f.startsWith('Mutation.')).map((f) => f.slice('Mutation.'.length));
   expect(Object.keys(ALLOWED).sort()).toEqual(mutations.sort());
@@ -209,7 +264,7 @@ describe.each(Object.keys(ALLOWED))('%s', (mutation) => {
   test.each(['admin', 'owner', 'finance', 'lead', 'viewer', 'viewerP1', 'service', 'projectKey'])('as %s, on a project of the grant and outside it', async (caller) => {
     for (const where of ['in', 'out'] as const) {
       const projectId = where === 'in' ? p1.projectId : p2.projectId;
-      const allowed = ALLOWED[mutation]![where].includes(caller);
+      const allowed = derivedFromTable(mutation, caller, where);
       // Setup writes (a budget, a key, a task) happen inside run; rows are compared around the call itself.
       const body = await testCase.run(callers[caller]!, projectId);
       if (allowed) {
@@ -275,4 +330,23 @@ test('the table decides before anything runs: a project-scoped field asked twice
   const mine = await gql(callers.lead!, `mutation($a: ID!) { setBudget(projectId: $a, unit: USD, limit: "7", period: WEEKLY, hard: false) }`, { a: p1.projectId });
   expect(mine.errors).toBeUndefined();
   expect(await count()).toBe(before + 1);
+});
+
+test('a target-scoped field is decided by the table too: a budget of the grant and one outside it, deleted in one operation, are refused whole', async () => {
+  const mineBudget = await budgetIn(p1.projectId);
+  const otherBudget = await budgetIn(p2.projectId);
+  const live = async () => (await sql(gw, `SELECT count(*)::int AS n FROM budget WHERE id = ANY($1::uuid[]) AND deleted_at IS NULL`, [[mineBudget, otherBudget]]))[0]!.n;
+  const both = await gql(callers.lead!, `mutation($a: ID!, $b: ID!) { mine: deleteBudget(budgetId: $a) other: deleteBudget(budgetId: $b) }`, { a: mineBudget, b: otherBudget });
+  // Before, each resolver looked up its own target: the lead's budget on p1 was deleted beside the refusal on p2.
+  expect(both.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  expect(both.data ?? null).toBeNull();
+  expect(await live()).toBe(2);
+  // A malformed id is the caller's mistake (400), asked before anything runs; a missing one is "not found" to those who see everything.
+  const malformed = await gql(callers.owner!, `mutation { deleteBudget(budgetId: "not-a-uuid") }`);
+  expect(malformed.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', status: 400 });
+  const missing = await gql(callers.owner!, `mutation { deleteBudget(budgetId: "6b1f9a0e-0000-4000-8000-000000000000") }`);
+  expect(missing.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+  const alone = await gql(callers.lead!, `mutation($a: ID!) { deleteBudget(budgetId: $a) }`, { a: mineBudget });
+  expect(alone.errors).toBeUndefined();
+  expect(await live()).toBe(1);
 });

@@ -2,7 +2,8 @@
 import { Args, Context, Field, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
 import { DateTimeScalar } from '../graphql/scalars.js';
 import { WebhooksService } from './webhooks.service.js';
-import { actorOf, can, requireAccess, requireOnTarget, scopeProjects } from '../auth/access.js';
+import { actorOf, can, requireAccess, scopeProjects } from '../auth/access.js';
+import { TargetLookups } from '../auth/target-lookups.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { requireUuid } from '../common/ids.js';
 import { Callers, type CallContext } from '../auth/callers.js';
@@ -80,9 +81,13 @@ export class WebhookDeliveryConnection {
 export class WebhooksResolver {
   constructor(
     private readonly webhooks: WebhooksService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
     private readonly changes: ChangesService,
-  ) {}
+    lookups: TargetLookups,
+  ) {
+    lookups.register('webhook-endpoint', (id) => this.webhooks.projectOfEndpoint(id));
+    lookups.register('webhook-delivery', (id) => this.webhooks.projectOfDelivery(id));
+  }
 
   @Mutation(() => WebhookEndpointCreated, { description: 'a new endpoint; its signing secret is shown once' })
   async createWebhookEndpoint(
@@ -92,9 +97,8 @@ export class WebhooksResolver {
     @Args('projectId', { type: () => ID, nullable: true, description: "only this project's events" }) projectId?: string,
     @Args('format', { type: () => WebhookFormatEnum, defaultValue: WebhookFormatEnum.STANDARD }) format: WebhookFormatEnum = WebhookFormatEnum.STANDARD,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     if (projectId) requireUuid('projectId', projectId);
-    requireAccess(who, 'webhooks', projectId ?? 'all', 'createWebhookEndpoint');
     return this.changes.run(
       who,
       ctx.client,
@@ -105,7 +109,7 @@ export class WebhooksResolver {
 
   @Query(() => [WebhookEndpoint])
   async webhookEndpoints(@Context() ctx: CallContext) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     if (who.kind === 'project') requireAccess(who, 'webhooks', who.projectId, 'webhookEndpoints');
     // A URL may carry a secret (a Slack webhook's path): only those who manage an endpoint see it whole.
     return (await this.webhooks.list(scopeProjects(who, undefined))).map((e) => (can(who, 'webhooks', e.projectId ?? 'all') ? e : { ...e, url: maskedUrl(e.url) }));
@@ -113,9 +117,8 @@ export class WebhooksResolver {
 
   @Mutation(() => WebhookEndpoint, { description: 'a disabled endpoint gets no new events; its pending deliveries fail' })
   async setWebhookEndpointEnabled(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string, @Args('enabled') enabled: boolean) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const projectId = await this.webhooks.projectOfEndpoint(id);
-    requireOnTarget(who, 'webhooks', projectId, `webhook endpoint ${id}`, 'setWebhookEndpointEnabled');
     return this.changes.run(who, ctx.client, (after: unknown) => ({ action: enabled ? 'webhook.enable' : 'webhook.disable', targetKind: 'webhook-endpoint', targetId: id, projectId, after }), () =>
       this.webhooks.setEnabled(id, enabled),
     );
@@ -123,9 +126,8 @@ export class WebhooksResolver {
 
   @Mutation(() => ID, { description: 'queues a webhook.test event for this endpoint only (its delivery shows in webhookDeliveries); the event id' })
   async sendTestWebhook(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const projectId = await this.webhooks.projectOfEndpoint(id);
-    requireOnTarget(who, 'webhooks', projectId, `webhook endpoint ${id}`, 'sendTestWebhook');
     return this.changes.run(who, ctx.client, (eventId: string) => ({ action: 'webhook.test', targetKind: 'webhook-endpoint', targetId: id, projectId, after: { eventId } }), () =>
       this.webhooks.sendTest(id, actorOf(who).label),
     );
@@ -133,9 +135,8 @@ export class WebhooksResolver {
 
   @Mutation(() => Boolean)
   async deleteWebhookEndpoint(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const projectId = await this.webhooks.projectOfEndpoint(id);
-    requireOnTarget(who, 'webhooks', projectId, `webhook endpoint ${id}`, 'deleteWebhookEndpoint');
     return this.changes.run(who, ctx.client, { action: 'webhook.delete', targetKind: 'webhook-endpoint', targetId: id, projectId }, () => this.webhooks.delete(id));
   }
 
@@ -147,7 +148,7 @@ export class WebhooksResolver {
     @Args('first', { type: () => Int, defaultValue: 50 }) first = 50,
     @Args('after', { type: () => String, nullable: true }) after?: string,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     if (who.kind === 'project') requireAccess(who, 'webhooks', who.projectId, 'webhookDeliveries');
     const projectIds = scopeProjects(who, undefined);
     const page = await this.webhooks.deliveries({ endpointId: endpointId ?? null, status: status ?? null, first, after: after ?? null, ...(projectIds ? { projectIds } : {}) });
@@ -157,9 +158,8 @@ export class WebhooksResolver {
 
   @Mutation(() => Boolean, { description: 'sends it again now, with the same webhook-id' })
   async redeliverWebhook(@Context() ctx: CallContext, @Args('deliveryId', { type: () => ID }) deliveryId: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const projectId = await this.webhooks.projectOfDelivery(deliveryId);
-    requireOnTarget(who, 'webhooks', projectId, `delivery ${deliveryId.slice(0, 20)}`, 'redeliverWebhook');
     return this.changes.run(who, ctx.client, { action: 'webhook.redeliver', targetKind: 'webhook-delivery', targetId: deliveryId, projectId }, () => this.webhooks.redeliver(deliveryId));
   }
 }

@@ -42,7 +42,7 @@ export class AuditConnection {
 export class AuditResolver {
   constructor(
     private readonly log: AuditLogService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
   ) {}
 
   @Query(() => AuditConnection, { description: 'the audit trail, newest first; a lead reads its projects\' records' })
@@ -56,7 +56,7 @@ export class AuditResolver {
     @Args('first', { type: () => Int, defaultValue: 50 }) first = 50,
     @Args('after', { type: () => String, nullable: true }) after?: string,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     if (projectId) requireUuid('projectId', projectId);
     const projectIds = scopeProjects(who, projectId ? [projectId] : undefined, 'audit');
     const page = await this.log.page(

@@ -10,9 +10,10 @@ import { OidcService } from './oidc.service.js';
 import { RestCallers } from './rest-caller.js';
 import { SessionCookies } from './session-cookies.js';
 import { SessionsService } from './sessions.service.js';
+import { TargetLookups } from './target-lookups.js';
 
 @Module({
-  providers: [SessionsService, OidcService, SessionCookies, Callers, RestCallers],
-  exports: [SessionsService, OidcService, SessionCookies, Callers, RestCallers],
+  providers: [SessionsService, OidcService, SessionCookies, Callers, RestCallers, TargetLookups],
+  exports: [SessionsService, OidcService, SessionCookies, Callers, RestCallers, TargetLookups],
 })
 export class AuthModule {}

@@ -19,6 +19,8 @@
  * | read the audit trail                                `audit` | yes   | yes     | its projects' records | no   |
  */
 
+import type { TargetKind } from './target-lookups.js';
+
 export type Role = 'OWNER' | 'FINANCE' | 'LEAD' | 'VIEWER';
 export const ROLES: readonly Role[] = ['OWNER', 'FINANCE', 'LEAD', 'VIEWER'];
 
@@ -40,8 +42,8 @@ export const ROLE_CAPABILITIES: Readonly<Record<Role, readonly Capability[]>> = 
 /**
  * How a rule's capability is scoped:
  * - `project`: on the project named by the argument `arg` (projectId);
- * - `target`: on the project of the thing the field names (a task, a budget, a key, an endpoint),
- *   which its resolver looks up and checks;
+ * - `target`: on the project of the thing the field names by `arg` (a task, a budget, a key, an
+ *   endpoint, a delivery), found by the look-up its room registers for that kind (target-lookups.ts);
  * - `list`: a read whose answer is limited to the caller's projects (or refused for others asked for);
  * - `global`: on every project (a grant on all projects);
  * - `self`: the caller's own things (any person or service account; never a project key);
@@ -52,11 +54,16 @@ export type Scope = 'project' | 'target' | 'list' | 'global' | 'self' | 'signed-
 export interface Rule {
   capability: Capability | null;
   scope: Scope;
-  /** `project` scope: the argument that names the project. */
+  /** `project` scope: the argument that names the project; `target` scope: the one that names the thing. */
   arg?: string;
+  /** `target` scope: the kind of thing `arg` names, whose project its room's look-up finds. */
+  target?: TargetKind;
+  /** `project` scope: when `arg` is not given, the field acts on every project (needs the capability on all). */
+  absentMeansAll?: boolean;
 }
 
 const r = (capability: Capability | null, scope: Scope, arg?: string): Rule => ({ capability, scope, ...(arg ? { arg } : {}) });
+const onTarget = (capability: Capability, target: TargetKind, arg: string): Rule => ({ capability, scope: 'target', arg, target });
 
 /** Every GraphQL root field. A field missing here is refused (and fails test/permissions.test.ts). */
 export const FIELD_RULES: Readonly<Record<string, Rule>> = {
@@ -66,7 +73,7 @@ export const FIELD_RULES: Readonly<Record<string, Rule>> = {
   'Query.priceBookVersions': r(null, 'signed-in'),
   // Reads: the caller's projects.
   'Query.projects': r('read', 'list'),
-  'Query.task': r('read', 'target'),
+  'Query.task': r('read', 'list'), // null when missing or not the caller's
   'Query.tasks': r('read', 'list'),
   'Query.taskTotals': r('read', 'list'),
   'Query.budgetStatus': r('read', 'project', 'projectId'),
@@ -93,18 +100,18 @@ export const FIELD_RULES: Readonly<Record<string, Rule>> = {
   'Mutation.setProjectPolicies': r('admin', 'global'),
   'Mutation.publishPrices': r('admin', 'global'),
   'Mutation.issueApiKey': r('keys', 'project', 'projectId'),
-  'Mutation.rotateApiKey': r('keys', 'target'),
-  'Mutation.revokeApiKey': r('keys', 'target'),
+  'Mutation.rotateApiKey': onTarget('keys', 'api-key', 'prefix'),
+  'Mutation.revokeApiKey': onTarget('keys', 'api-key', 'prefix'),
   'Mutation.setBudget': r('budgets', 'project', 'projectId'),
-  'Mutation.updateBudget': r('budgets', 'target'),
-  'Mutation.deleteBudget': r('budgets', 'target'),
+  'Mutation.updateBudget': onTarget('budgets', 'budget', 'budgetId'),
+  'Mutation.deleteBudget': onTarget('budgets', 'budget', 'budgetId'),
   'Mutation.adjustLedger': r('corrections', 'project', 'projectId'),
-  'Mutation.resolveTask': r('corrections', 'target'),
-  'Mutation.createWebhookEndpoint': r('webhooks', 'target'),
-  'Mutation.setWebhookEndpointEnabled': r('webhooks', 'target'),
-  'Mutation.deleteWebhookEndpoint': r('webhooks', 'target'),
-  'Mutation.sendTestWebhook': r('webhooks', 'target'),
-  'Mutation.redeliverWebhook': r('webhooks', 'target'),
+  'Mutation.resolveTask': onTarget('corrections', 'task', 'taskId'),
+  'Mutation.createWebhookEndpoint': { ...r('webhooks', 'project', 'projectId'), absentMeansAll: true },
+  'Mutation.setWebhookEndpointEnabled': onTarget('webhooks', 'webhook-endpoint', 'id'),
+  'Mutation.deleteWebhookEndpoint': onTarget('webhooks', 'webhook-endpoint', 'id'),
+  'Mutation.sendTestWebhook': onTarget('webhooks', 'webhook-endpoint', 'id'),
+  'Mutation.redeliverWebhook': onTarget('webhooks', 'webhook-delivery', 'deliveryId'),
   'Mutation.invitePerson': r('people', 'global'),
   'Mutation.setRole': r('people', 'global'),
   'Mutation.disablePerson': r('people', 'global'),

@@ -15,14 +15,14 @@ import { AuthFailures, presented } from './auth-failures.js';
 @Injectable()
 export class RestCallers {
   constructor(
-    private readonly principals: Callers,
+    private readonly callers: Callers,
     @Inject(AUDIT_SINK) private readonly audit: AuditSink,
     private readonly failures: AuthFailures,
   ) {}
 
   async of(request: FastifyRequest): Promise<Principal> {
     const ctx = callContext(request);
-    const who = await this.principals.maybe(ctx);
+    const who = await this.callers.maybe(ctx);
     if (!who) {
       const refusal = ApiError.unauthorized('send Authorization: Bearer <a token or key>, or sign in to the console');
       if (!ctx.token && !ctx.session) throw refusal;

@@ -1,8 +1,9 @@
 import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
-import { requireOnTarget } from '../auth/access.js';
+import { TargetLookups } from '../auth/target-lookups.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { BudgetStatusService, type BudgetStatus as BudgetStatusView } from './budget-status.service.js';
 import { BudgetsService } from './budgets.service.js';
+import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
 import { requirePageSize } from '../common/paging.js';
 import { dec } from '../pricing/money.js';
@@ -18,9 +19,15 @@ export class BudgetsResolver {
   constructor(
     private readonly budgets: BudgetsService,
     private readonly statuses: BudgetStatusService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
     private readonly changes: ChangesService,
-  ) {}
+    lookups: TargetLookups,
+  ) {
+    lookups.register('budget', async (id) => {
+      requireUuid('budgetId', id);
+      return (await this.budgets.get(id))?.projectId;
+    });
+  }
 
   @Query(() => [BudgetStatus])
   async budgetStatus(@Args('projectId', { type: () => ID }) projectId: string) {
@@ -61,7 +68,7 @@ export class BudgetsResolver {
     @Args('scopeValue', { type: () => String, nullable: true, description: "API_KEY: the key's public prefix; TAG: name=value; USER: the end user" })
     scopeValue?: string,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     requireUuid('projectId', projectId);
     const input = {
       projectId,
@@ -89,25 +96,23 @@ export class BudgetsResolver {
     @Args('hard', { nullable: true }) hard?: boolean,
     @Args('thresholds', { type: () => [Int], nullable: true }) thresholds?: number[],
   ) {
-    const who = await this.principals.of(ctx);
-    requireUuid('budgetId', budgetId);
+    const who = await this.callers.of(ctx);
     const before = await this.budgets.get(budgetId);
-    requireOnTarget(who, 'budgets', before?.projectId, `budget ${budgetId}`, 'updateBudget');
+    if (!before) throw ApiError.notFound(`budget ${budgetId} not found`); // deleted since the guard's look-up
     return this.changes.run(
       who,
       ctx.client,
-      async () => ({ action: 'budget.update', targetKind: 'budget', targetId: budgetId, projectId: before!.projectId, before, after: await this.budgets.get(budgetId) }),
+      async () => ({ action: 'budget.update', targetKind: 'budget', targetId: budgetId, projectId: before.projectId, before, after: await this.budgets.get(budgetId) }),
       () => this.budgets.update(budgetId, { ...(limit ? { limit: dec(limit) } : {}), ...(hard !== undefined && hard !== null ? { hard } : {}), ...(thresholds ? { thresholds } : {}) }),
     );
   }
 
   @Mutation(() => Boolean)
   async deleteBudget(@Context() ctx: CallContext, @Args('budgetId', { type: () => ID }) budgetId: string) {
-    const who = await this.principals.of(ctx);
-    requireUuid('budgetId', budgetId);
+    const who = await this.callers.of(ctx);
     const before = await this.budgets.get(budgetId);
-    requireOnTarget(who, 'budgets', before?.projectId, `budget ${budgetId}`, 'deleteBudget');
-    return this.changes.run(who, ctx.client, { action: 'budget.delete', targetKind: 'budget', targetId: budgetId, projectId: before!.projectId, before, after: null }, () =>
+    if (!before) throw ApiError.notFound(`budget ${budgetId} not found`); // deleted since the guard's look-up
+    return this.changes.run(who, ctx.client, { action: 'budget.delete', targetKind: 'budget', targetId: budgetId, projectId: before.projectId, before, after: null }, () =>
       this.budgets.remove(budgetId),
     );
   }

@@ -56,30 +56,30 @@ export class ClosingResolver {
   constructor(
     private readonly closes: MonthCloseService,
     private readonly kept: StatementsService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
   ) {}
 
   @Mutation(() => MonthClose, { description: 'closes a UTC month that is over ("2026-10"): its figures never change after; later movements are prior-period items of the next open month' })
   async closeMonth(@Context() ctx: CallContext, @Args('month') month: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     return this.closes.close(month, who, ctx.client, actorOf(who).label);
   }
 
   @Mutation(() => Boolean, { description: 'reopens the latest closed month (owners), with a reason; its statements are kept beside the next ones' })
   async reopenMonth(@Context() ctx: CallContext, @Args('month') month: string, @Args('reason') reason: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     return this.closes.reopen(month, reason, who, ctx.client, actorOf(who).label);
   }
 
   @Query(() => [MonthClose], { description: 'every close, newest month first' })
   async closedMonths(@Context() ctx: CallContext) {
-    await this.principals.of(ctx);
+    await this.callers.of(ctx);
     return this.closes.list();
   }
 
   @Query(() => String, { nullable: true, description: 'the month a close may take next (YYYY-MM): months close in order, from the first with ledger entries; null when none is over' })
   async monthToClose(@Context() ctx: CallContext) {
-    await this.principals.of(ctx);
+    await this.callers.of(ctx);
     return this.closes.nextToClose();
   }
 
@@ -94,7 +94,7 @@ export class ClosingResolver {
 
   @Query(() => [Statement], { description: "a closed month's statements of the projects the caller may read (none while it is open)" })
   async statements(@Context() ctx: CallContext, @Args('month') month: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     return (await this.kept.forMonth(parseMonth('month', month), scopeProjects(who, undefined))).map((s) => toStatement(s, []));
   }
 }

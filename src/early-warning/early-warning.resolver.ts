@@ -53,12 +53,12 @@ interface BudgetRow {
 export class EarlyWarningResolver {
   constructor(
     @Inject(READS_DATABASE) private readonly db: Database,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
   ) {}
 
   @Query(() => [BudgetAtRisk], { description: 'budgets at 80 % of their limit or more, or whose forecast passes it this period; soonest to run out first, then the fullest' })
   async budgetsAtRisk(@Context() ctx: CallContext) {
-    const projects = scopeProjects(await this.principals.of(ctx), undefined);
+    const projects = scopeProjects(await this.callers.of(ctx), undefined);
     const now = new Date();
     const { rows } = await this.db.query<BudgetRow>(
       `SELECT b.id, b.project_id::text, p.name AS project, b.scope::text, coalesce(b.scope_value, k.prefix) AS scope_value, b.unit, b.period::text,
@@ -92,7 +92,7 @@ export class EarlyWarningResolver {
   @Query(() => [SpendAnomaly], { description: 'the latest spend anomalies, newest first' })
   async anomalies(@Context() ctx: CallContext, @Args('first', { type: () => Int, defaultValue: 10 }) first: number) {
     requirePageSize(first, 100);
-    const projects = scopeProjects(await this.principals.of(ctx), undefined);
+    const projects = scopeProjects(await this.callers.of(ctx), undefined);
     const { rows } = await this.db.query<{ id: string; payload: string }>(
       `SELECT id, payload FROM outbox_event WHERE type = 'spend.anomaly' AND ($1::uuid[] IS NULL OR project_id = ANY($1)) ORDER BY created_at DESC, id LIMIT $2`,
       [projects ?? null, first],

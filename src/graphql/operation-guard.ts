@@ -5,14 +5,16 @@
  * - in production the schema is shown only to a caller who is someone;
  * - every root field must have a rule in the permission table (auth/permissions.ts), and the
  *   caller's role must hold its capability: on every project (`global`), on the project its
- *   argument names (`project`: each time the field is asked, aliases included), or somewhere
- *   (the rest): refused here, before any resolver runs, so the table is what decides. Resolvers
- *   of `target` fields still check the project their target belongs to (auth/access.ts).
+ *   argument names (`project`), on the project of the thing its argument names (`target`, found
+ *   by the look-up the thing's room registered), each time the field is asked (aliases included),
+ *   or somewhere (the rest): refused here, before any resolver runs, so the table is what decides.
  * - a read with the ADMIN_TOKEN is audited (decisions §11: every use of the break-glass token).
  */
 import { Kind, valueFromASTUntyped, type DocumentNode, type FieldNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionNode } from 'graphql';
 import mercurius from 'mercurius';
-import { hasCapability, requireAccess } from '../auth/access.js';
+import { hasCapability, requireAccess, requireOnTarget } from '../auth/access.js';
+import { targetName, type TargetLookups } from '../auth/target-lookups.js';
+import { graphqlError } from '../common/error.filter.js';
 import { FIELD_RULES } from '../auth/permissions.js';
 import type { AuditSink } from '../auth/audit-sink.js';
 import { presented, type AuthFailures } from '../auth/auth-failures.js';
@@ -22,11 +24,11 @@ import type { CallContext, Callers } from '../auth/callers.js';
 
 const { ErrorWithProps } = mercurius;
 
-export function operationGuard(principals: Callers, audit: AuditSink, failures: AuthFailures, production: boolean) {
+export function operationGuard(callers: Callers, lookups: TargetLookups, audit: AuditSink, failures: AuthFailures, production: boolean) {
   return async (schema: GraphQLSchema, document: DocumentNode, mercuriusContext: object, variables?: Record<string, unknown>) => {
     const context = mercuriusContext as CallContext; // Mercurius merges callContext()'s fields into its own
     if (production && asksForSchema(document)) {
-      const who = await principals.maybe(context);
+      const who = await callers.maybe(context);
       if (!who) throw new ErrorWithProps('introspection needs a valid token in production: send Authorization: Bearer <a token or key>', { code: 'UNAUTHENTICATED', status: 401 }, 401);
     }
     const cost = costOf(schema, document, variables);
@@ -41,7 +43,7 @@ export function operationGuard(principals: Callers, audit: AuditSink, failures: 
     const occurrences = rootSelections(document);
     const fields = [...occurrences.keys()];
     if (fields.length === 0) return; // introspection only
-    const who = await principals.maybe(context);
+    const who = await callers.maybe(context);
     for (const field of fields) {
       const rule = FIELD_RULES[field];
       if (!rule) throw new ErrorWithProps(`${field.split('.')[1]}: no permission rule names it, so nobody may use it`, { code: 'FORBIDDEN', status: 403 }, 403);
@@ -56,15 +58,22 @@ export function operationGuard(principals: Callers, audit: AuditSink, failures: 
       const name = field.split('.')[1]!;
       try {
         if (rule.capability && (!hasCapability(who, rule.capability) || rule.scope === 'global')) requireAccess(who, rule.capability, 'all', name);
-        if (rule.capability && rule.scope === 'project' && rule.arg) {
+        if (rule.capability && rule.arg && (rule.scope === 'project' || rule.scope === 'target')) {
           for (const node of occurrences.get(field) ?? []) {
             // An ID may arrive as a number, which GraphQL turns into text: checked as that text.
-            const projectId = argument(node, rule.arg, variables);
-            if (projectId !== undefined && projectId !== null) requireAccess(who, rule.capability, String(projectId), name);
+            const value = argument(node, rule.arg, variables);
+            if (value === undefined || value === null) {
+              if (rule.absentMeansAll) requireAccess(who, rule.capability, 'all', name);
+              continue; // a required id missing is GraphQL's own refusal
+            }
+            if (rule.scope === 'project') requireAccess(who, rule.capability, String(value), name);
+            else requireOnTarget(who, rule.capability, await lookups.projectOf(rule.target!, String(value)), targetName(rule.target!, String(value)), name);
           }
         }
       } catch (error) {
-        throw new ErrorWithProps((error as Error).message, { code: 'FORBIDDEN', status: 403 }, 403);
+        if (!(error instanceof ApiError)) throw error;
+        const { code } = graphqlError(error.message, error.status).extensions;
+        throw new ErrorWithProps(error.message, { code, status: error.status }, error.status);
       }
     }
     const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);

@@ -63,7 +63,7 @@ export class PeopleResolver {
   constructor(
     private readonly persons: PeopleService,
     private readonly accessTokens: TokensService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
     private readonly changes: ChangesService,
   ) {}
 
@@ -79,7 +79,7 @@ export class PeopleResolver {
 
   @Query(() => [Token], { description: "the caller's own tokens; with all: true (people's managers) every token" })
   async tokens(@Context() ctx: CallContext, @Args('all', { defaultValue: false }) all: boolean) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     if (all) {
       requireAccess(who, 'people', 'all', 'tokens');
       return this.accessTokens.list();
@@ -94,7 +94,7 @@ export class PeopleResolver {
     @Args('role', { type: () => RoleEnum }) role: Role,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     return this.changes.run(who, ctx.client, (p: { id: string; projectIds: string[] }) => ({ action: 'person.invite', targetKind: 'person', targetId: p.id, after: p }), () =>
       this.persons.invite(email, { role, projectIds: projectIds ?? null }, actorOf(who).label),
     );
@@ -107,7 +107,7 @@ export class PeopleResolver {
     @Args('role', { type: () => RoleEnum }) role: Role,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     requireUuid('personId', personId);
     const before = await this.persons.person(personId);
     return this.changes.run(who, ctx.client, (after: unknown) => ({ action: 'person.role', targetKind: 'person', targetId: personId, before: before ?? null, after }), () =>
@@ -117,7 +117,7 @@ export class PeopleResolver {
 
   @Mutation(() => Person, { description: 'disables a person: their tokens and sessions stop at once, on every instance' })
   async disablePerson(@Context() ctx: CallContext, @Args('personId', { type: () => ID }) personId: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     requireUuid('personId', personId);
     const before = await this.persons.person(personId);
     return this.changes.run(who, ctx.client, (after: unknown) => ({ action: 'person.disable', targetKind: 'person', targetId: personId, before: before ?? null, after }), () =>
@@ -132,7 +132,7 @@ export class PeopleResolver {
     @Args('role', { type: () => RoleEnum }) role: Role,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     return this.changes.run(who, ctx.client, (s: { id: string }) => ({ action: 'service-account.create', targetKind: 'service-account', targetId: s.id, after: s }), () =>
       this.persons.createServiceAccount(name, { role, projectIds: projectIds ?? null }, actorOf(who).label),
     );
@@ -145,7 +145,7 @@ export class PeopleResolver {
     @Args('expiresAt', { type: () => DateTimeScalar, nullable: true }) expiresAt?: Date,
     @Args('serviceAccountId', { type: () => ID, nullable: true }) serviceAccountId?: string,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     let holder: Holder;
     if (serviceAccountId) {
       requireAccess(who, 'people', 'all', 'createToken');
@@ -168,7 +168,7 @@ export class PeopleResolver {
 
   @Mutation(() => Boolean, { description: "revokes a token: the caller's own, or any (people's managers)" })
   async revokeToken(@Context() ctx: CallContext, @Args('tokenId', { type: () => ID }) tokenId: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     requireUuid('tokenId', tokenId);
     const token = await this.accessTokens.get(tokenId);
     const own = token && ((who.kind === 'person' && token.personId === who.id) || (who.kind === 'service' && token.serviceAccountId === who.id));

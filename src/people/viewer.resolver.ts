@@ -26,13 +26,13 @@ export class Viewer {
 @Resolver(() => Viewer)
 export class ViewerResolver {
   constructor(
-    private readonly principals: Callers,
+    private readonly callers: Callers,
     private readonly projects: ProjectsService,
   ) {}
 
   @Query(() => Viewer, { description: 'who the caller is, and what they may do' })
   async viewer(@Context() ctx: CallContext): Promise<Viewer> {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const can = CAPABILITIES.filter((c) => hasCapability(who, c));
     const pages = Object.entries(PAGE_RULES).filter(([, c]) => c === null || hasCapability(who, c)).map(([page]) => page)
       .filter((page) => page !== 'tokens' || who.kind === 'person' || who.kind === 'service');

@@ -25,19 +25,19 @@ const COMPONENTS = new Set(['token', 'second', 'request', 'image']);
 export class PriceBookResolver {
   constructor(
     private readonly books: PriceBookService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
     private readonly changes: ChangesService,
   ) {}
 
   @Query(() => [PriceBookVersionInfo])
   async priceBookVersions(@Context() ctx: CallContext) {
-    await this.principals.of(ctx);
+    await this.callers.of(ctx);
     return this.books.all().map((b) => ({ version: b.version, effectiveAt: b.effectiveAt }));
   }
 
   @Query(() => PriceBook, { nullable: true, description: 'a price-book version with its rates; the one in force now when version is omitted' })
   async priceBook(@Context() ctx: CallContext, @Args('version', { type: () => Int, nullable: true }) version?: number) {
-    await this.principals.of(ctx);
+    await this.callers.of(ctx);
     return this.books.describe(version ?? this.books.inForce().version);
   }
 
@@ -52,7 +52,7 @@ export class PriceBookResolver {
     @Args('effectiveAt', { type: () => DateTimeScalar, nullable: true }) effectiveAt?: Date,
     @Args('note', { nullable: true }) note?: string,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     for (const r of rates) {
       if (!COMPONENTS.has(r.component)) throw graphqlRefusal(`rates.component: "${r.component}" must be token, second, request or image`, 'BAD_USER_INPUT');
     }

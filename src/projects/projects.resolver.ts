@@ -1,5 +1,7 @@
 import { Args, Context, ID, Int, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
-import { grantedProjects, requireOnTarget } from '../auth/access.js';
+import { grantedProjects } from '../auth/access.js';
+import { TargetLookups } from '../auth/target-lookups.js';
+import { ApiError } from '../common/api-error.js';
 import { actorOf } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { requireUuid } from '../common/ids.js';
@@ -14,18 +16,21 @@ import { DecimalValue, type DecimalText, DateTimeScalar } from '../graphql/scala
 export class ProjectsResolver {
   constructor(
     private readonly service: ProjectsService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
     private readonly changes: ChangesService,
-  ) {}
+    lookups: TargetLookups,
+  ) {
+    lookups.register('api-key', async (prefix) => (await this.service.keyByPrefix(prefix))?.projectId);
+  }
 
   @Query(() => [Project], { description: "the projects the caller may read (a project key: its own)" })
   async projects(@Context() ctx: CallContext) {
-    return this.service.list(grantedProjects(await this.principals.of(ctx)));
+    return this.service.list(grantedProjects(await this.callers.of(ctx)));
   }
 
   @Mutation(() => ID)
   async createProject(@Context() ctx: CallContext, @Args('name') name: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     return this.changes.run(who, ctx.client, (p: { id: string; name: string }) => ({ action: 'project.create', targetKind: 'project', targetId: p.id, projectId: p.id, after: p }), () =>
       this.service.create(name),
     ).then((p) => p.id);
@@ -41,7 +46,7 @@ export class ProjectsResolver {
     @Args('name', { type: () => String, nullable: true }) name?: string,
     @Args('expiresAt', { type: () => DateTimeScalar, nullable: true }) expiresAt?: Date,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     requireUuid('projectId', projectId);
     return this.changes.run(
       who,
@@ -59,13 +64,13 @@ export class ProjectsResolver {
     @Args('prefix') prefix: string,
     @Args('overlapSeconds', { type: () => Int, nullable: true }) overlapSeconds?: number,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const key = await this.service.keyByPrefix(prefix);
-    requireOnTarget(who, 'keys', key?.projectId, `API key ${prefix.slice(0, 20)}`, 'rotateApiKey');
+    if (!key) throw ApiError.notFound(`API key ${prefix.slice(0, 20)} not found`);
     return this.changes.run(
       who,
       ctx.client,
-      { action: 'api-key.rotate', targetKind: 'api-key', targetId: prefix, projectId: key!.projectId, after: { overlapSeconds: overlapSeconds ?? null } },
+      { action: 'api-key.rotate', targetKind: 'api-key', targetId: prefix, projectId: key.projectId, after: { overlapSeconds: overlapSeconds ?? null } },
       () => this.service.rotateKey(prefix, overlapSeconds ?? undefined),
     );
   }
@@ -77,10 +82,10 @@ export class ProjectsResolver {
 
   @Mutation(() => Boolean, { description: 'revokes a key by its public prefix (the 12 hex characters after sg_)' })
   async revokeApiKey(@Context() ctx: CallContext, @Args('prefix') prefix: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const key = await this.service.keyByPrefix(prefix);
-    requireOnTarget(who, 'keys', key?.projectId, `API key ${prefix.slice(0, 20)}`, 'revokeApiKey');
-    return this.changes.run(who, ctx.client, { action: 'api-key.revoke', targetKind: 'api-key', targetId: prefix, projectId: key!.projectId, before: key }, () =>
+    if (!key) throw ApiError.notFound(`API key ${prefix.slice(0, 20)} not found`);
+    return this.changes.run(who, ctx.client, { action: 'api-key.revoke', targetKind: 'api-key', targetId: prefix, projectId: key.projectId, before: key }, () =>
       this.service.revokeKey(prefix),
     );
   }
@@ -97,7 +102,7 @@ export class ProjectsResolver {
     @Args('chatHoldMultiplier', { type: () => DecimalValue, nullable: true, description: 'chat holds are the estimate × this (1 to 1000)' })
     chatHoldMultiplier?: DecimalText,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     requireUuid('projectId', projectId);
     const policies = { ...(unpricedPolicy ? { unpricedPolicy } : {}), ...(failurePolicy ? { failurePolicy } : {}), ...(chatHoldMultiplier ? { chatHoldMultiplier: dec(chatHoldMultiplier) } : {}) };
     const [before] = await this.service.list([projectId]);

@@ -16,6 +16,7 @@ import { ClosingModule } from '../closing/closing.module.js';
 import { EarlyWarningModule } from '../early-warning/early-warning.module.js';
 import { VendorStatementsModule } from '../vendor-statements/vendor-statements.module.js';
 import { Callers } from '../auth/callers.js';
+import { TargetLookups } from '../auth/target-lookups.js';
 import { CoreModule } from '../core/core.module.js';
 import { GraphqlApiModule } from './graphql-api.module.js';
 import { callContext } from '../auth/callers.js';
@@ -43,8 +44,8 @@ export class ReadsAppModule {
         GraphQLModule.forRootAsync<MercuriusDriverConfig>({
           driver: MercuriusDriver,
           imports: [AuthModule],
-          inject: [Callers, AuditService, AuthFailures],
-          useFactory: (principals: Callers, audit: AuditService, failures: AuthFailures) => ({
+          inject: [Callers, TargetLookups, AuditService, AuthFailures],
+          useFactory: (callers: Callers, lookups: TargetLookups, audit: AuditService, failures: AuthFailures) => ({
             autoSchemaFile: true,
             // One DateTime, the strict one (graphql/scalars.ts), for every Date field.
             buildSchemaOptions: { scalarsMap: [{ type: Date, scalar: DateTimeScalar }] },
@@ -54,7 +55,7 @@ export class ReadsAppModule {
             path: '/graphql',
             context: callContext,
             validationRules: [depthLimit, fieldLimit],
-            hooks: { preExecution: operationGuard(principals, audit, failures, runtime.config.NODE_ENV === 'production') },
+            hooks: { preExecution: operationGuard(callers, lookups, audit, failures, runtime.config.NODE_ENV === 'production') },
             errorFormatter,
             // A query is compiled by graphql-jit on its second run. Decimal arguments arrive as text
             // (graphql/scalars.ts), so an inline literal means the same compiled or not.

@@ -97,7 +97,7 @@ function measuresSelected(info: GraphQLResolveInfo): Measure[] {
 export class ReportsResolver {
   constructor(
     private readonly reports: ReportsService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -120,7 +120,7 @@ export class ReportsResolver {
     @Args('first', { type: () => Int, nullable: true, description: 'at most this many groups, after ordering (1 to 10000)' }) first?: number,
     @Info() info?: GraphQLResolveInfo,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const scoped = scopeProjects(who, projectIds);
     const rows = await this.reports.spend({
       from,
@@ -152,7 +152,7 @@ export class ReportsResolver {
     @Args('to', { type: () => DateTimeScalar }) to: Date,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     if (!(to > from)) throw ApiError.badRequest('to: must be after from');
     for (const id of projectIds ?? []) requireUuid('projectIds', id);
     return this.reports.tagNames(from, to, scopeProjects(who, projectIds));
@@ -160,7 +160,7 @@ export class ReportsResolver {
 
   @Query(() => Dashboard, { description: 'today and month to date per unit, top models and projects, budgets at 80 % or more' })
   async dashboard(@Context() ctx: CallContext) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     return this.reports.dashboard(scopeProjects(who, undefined) ?? null);
   }
 }

@@ -24,7 +24,7 @@ export class AdjustmentsResolver {
   constructor(
     private readonly ledger: LedgerService,
     private readonly tasks: TaskReadsService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
     private readonly changes: ChangesService,
   ) {}
 
@@ -41,7 +41,7 @@ export class AdjustmentsResolver {
     @Args('taskId', { type: () => ID, nullable: true }) taskId?: string,
     @Args('effectiveAt', { type: () => DateTimeScalar, nullable: true }) effectiveAt?: Date,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     requireUuid('projectId', projectId);
     if (!reason.trim()) throw graphqlRefusal('reason: an adjustment needs a reason', 'BAD_USER_INPUT');
     const why = cleanText('reason', reason, 1000, { multiline: true });

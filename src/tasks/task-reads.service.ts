@@ -116,6 +116,15 @@ export class TaskReadsService {
   constructor(@Inject(READS_DATABASE) private readonly db: Database) {}
 
   /** By the upstream taskId, or `gw-<n>` for a task the upstream never numbered; undefined for anything else. */
+  /** A task's project (the permission guard's look-up), or undefined when there is no such task. */
+  async projectOf(taskId: string): Promise<string | undefined> {
+    const ref = parseTaskRef(taskId);
+    if (!ref) return undefined;
+    const [column, value] = 'internalId' in ref ? ['id', ref.internalId] : ['upstream_task_id', ref.upstreamTaskId];
+    const { rows } = await this.db.query<{ project_id: string }>(`SELECT project_id::text FROM task WHERE ${column} = $1`, [value]);
+    return rows[0]?.project_id;
+  }
+
   async find(taskId: string): Promise<TaskView | undefined> {
     const ref = parseTaskRef(taskId);
     if (!ref) return undefined;

@@ -1,4 +1,5 @@
-import { actorOf, can, requireOnTarget, scopeProjects } from '../auth/access.js';
+import { actorOf, can, scopeProjects } from '../auth/access.js';
+import { TargetLookups } from '../auth/target-lookups.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { graphqlRefusal } from '../common/error.filter.js';
 import { Callers, type CallContext } from '../auth/callers.js';
@@ -57,14 +58,17 @@ function checkFilter(filter: TaskFilterInput | undefined): void {
 export class TasksResolver {
   constructor(
     private readonly query: TaskReadsService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
     private readonly ledger: LedgerService,
     private readonly changes: ChangesService,
-  ) {}
+    lookups: TargetLookups,
+  ) {
+    lookups.register('task', (taskId) => this.query.projectOf(taskId));
+  }
 
   @Query(() => Task, { nullable: true, description: "a task by its upstream taskId; null when missing or another project's" })
   async task(@Context() ctx: CallContext, @Args('taskId', { type: () => ID }) taskId: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const task = await this.query.find(taskId);
     if (!task || !can(who, 'read', task.projectId)) return null;
     return task;
@@ -77,7 +81,7 @@ export class TasksResolver {
     @Args('first', { type: () => Int, defaultValue: 50 }) first = 50,
     @Args('after', { type: () => String, nullable: true }) after?: string,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     if (first < 1 || first > MAX_PAGE) throw graphqlRefusal(`first: must be between 1 and ${MAX_PAGE}`, 'BAD_USER_INPUT');
     checkFilter(filter);
     const projectIds = scopeProjects(who, filter?.projectIds);
@@ -88,7 +92,7 @@ export class TasksResolver {
 
   @Query(() => TaskTotals, { description: 'how many tasks match the filter and their charges per unit; with postedFrom/postedTo, what a spendReport row of that range counts (the tasks behind a bar)' })
   async taskTotals(@Context() ctx: CallContext, @Args('filter', { type: () => TaskFilterInput, nullable: true }) filter?: TaskFilterInput) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     checkFilter(filter);
     const projectIds = scopeProjects(who, filter?.projectIds);
     return this.query.totals({ ...(filter ?? {}), ...(projectIds ? { projectIds } : {}) });
@@ -107,7 +111,7 @@ export class TasksResolver {
     @Args('reason') reason: string,
     @Args('amount', { type: () => DecimalValue, nullable: true, description: 'CHARGE only; default: the settled charge, or the hold when unsettled' }) amountText?: DecimalText,
   ) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const why = cleanText('reason', reason, 1000, { multiline: true });
     const amount = amountText === undefined || amountText === null ? undefined : dec(amountText);
     if (outcome === TaskResolutionEnum.RELEASE && amount && !amount.isZero()) {
@@ -115,7 +119,6 @@ export class TasksResolver {
     }
     if (amount?.isNegative()) throw graphqlRefusal('amount: must not be negative (a refund of a settled charge is RELEASE or a smaller CHARGE)', 'BAD_USER_INPUT');
     const task = await this.query.find(taskId);
-    requireOnTarget(who, 'corrections', task?.projectId, `task ${taskId.slice(0, 40)}`, 'resolveTask');
     if (!task) throw graphqlRefusal(`task ${taskId} not found`, 'NOT_FOUND');
     if (task.resolution) throw graphqlRefusal(`task ${taskId} was already resolved (${task.resolution.outcome} on ${task.resolution.resolvedAt.toISOString()})`, 'CONFLICT');
     // A task still in flight is under review only once flagged for its age: then it may be resolved.

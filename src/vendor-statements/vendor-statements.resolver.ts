@@ -108,12 +108,12 @@ const toDifference = (i: ItemRow): VendorDifference => ({ ...i, unit: i.unit as 
 export class VendorStatementsResolver {
   constructor(
     private readonly reconciliation: ReconciliationService,
-    private readonly principals: Callers,
+    private readonly callers: Callers,
   ) {}
 
   @Mutation(() => VendorReconciliation, { description: 'imports a vendor statement (CSV) and matches it against the ledger; the same file again changes nothing' })
   async importVendorStatement(@Context() ctx: CallContext, @Args('csv') csv: string, @Args('mapping', { type: () => [ColumnMappingInput], nullable: true }) mapping?: ColumnMappingInput[]) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     const done = await this.reconciliation.import(Readable.from([csv]), mapping?.map((m) => ({ ...m, field: m.field as MappingField })) as Mapping[] | undefined, who, ctx.client, actorOf(who).label);
     return toReconciliation(done.statement, done.created);
   }
@@ -156,13 +156,13 @@ export class VendorStatementsResolver {
 
   @Mutation(() => VendorDifference, { description: "takes the vendor's figure: an adjustment of the exact difference (prior-period if its month is closed), audited" })
   async acceptVendorDifference(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string, @Args('note', { type: () => String, nullable: true }) note?: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     return toDifference(await this.reconciliation.accept(id, note ?? undefined, who, ctx.client, actorOf(who).label));
   }
 
   @Mutation(() => VendorDifference, { description: 'marks a difference disputed with the vendor, with a note; no money moves' })
   async disputeVendorDifference(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string, @Args('note') note: string) {
-    const who = await this.principals.of(ctx);
+    const who = await this.callers.of(ctx);
     return toDifference(await this.reconciliation.dispute(id, note, who, ctx.client, actorOf(who).label));
   }
 }

@@ -23,7 +23,7 @@ BEGIN
   ),
   ok AS MATERIALIZED (
     SELECT v.at, v.in_force, (p_at IS NOT NULL OR v.in_force IS NULL OR v.in_force = p_version) AS priced,
-           NOT EXISTS (SELECT 1 FROM bal WHERE bal.held IS NULL OR (bal.hard AND bal.spent + bal.held + p_hold > bal."limit"))
+           NOT EXISTS (SELECT 1 FROM bal WHERE bal.held IS NULL OR NOT spendgate_hold_fits(bal.hard, bal."limit", bal.spent, bal.held, p_hold))
            AND (p_idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM task t WHERE t.project_id = p_project AND t.idempotency_key = p_idempotency_key)) AS fits
     FROM v
   ),
@@ -55,7 +55,7 @@ BEGIN
     INSERT INTO budget_alert (budget_id, period_start, subject, threshold, used_amount)
     SELECT r.budget_id, r.period_start, r.subject, th, r.after
     FROM raised r JOIN bal ON bal.id = r.budget_id AND bal.subject = r.subject, unnest(bal.thresholds) th
-    WHERE p_hold > 0 AND r.after - p_hold < bal."limit" * th / 100 AND r.after >= bal."limit" * th / 100
+    WHERE p_hold > 0 AND spendgate_threshold_crossed(bal."limit", th, r.after - p_hold, r.after)
     ON CONFLICT DO NOTHING
   )
   SELECT CASE WHEN NOT ok.priced THEN 'stale_price' WHEN NOT ok.fits THEN 'fallback' ELSE 'held' END, (SELECT t.id FROM t), ok.in_force

@@ -118,7 +118,7 @@ BEGIN
         UPDATE budget_period p SET held = p.held + k.total
         FROM unnest(s_bid, s_start, s_subject, s_total, s_hard, s_limit, s_alert_from) AS k(bid, period_start, subject, total, hard, lim, alert_from)
         WHERE p.budget_id = k.bid AND p.period_start = k.period_start AND p.subject = k.subject
-          AND (NOT k.hard OR p.spent + p.held + k.total <= k.lim)
+          AND spendgate_hold_fits(k.hard, k.lim, p.spent, p.held, k.total)
         RETURNING p.budget_id, p.period_start, p.subject, p.spent + p.held AS after, k.total, k.alert_from
       )
       SELECT array_agg(u.budget_id), array_agg(u.period_start), array_agg(u.subject), array_agg(u.after), array_agg(u.total), array_agg(u.alert_from),
@@ -144,7 +144,7 @@ BEGIN
                 LEFT JOIN task t ON t.end_user = k.subject AND t.project_id IS NOT DISTINCT FROM b.project_id AND t.id <> ALL (t_id)
                 LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.unit = b.unit AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
                 GROUP BY k.bid, k.period_start, k.subject, w.period_end, k.total, k.hard, k.lim) m
-          WHERE NOT m.hard OR m.spent + m.held + m.total <= m.lim
+          WHERE spendgate_hold_fits(m.hard, m.lim, m.spent, m.held, m.total)
           RETURNING budget_period.budget_id, budget_period.period_start, budget_period.subject, budget_period.spent + budget_period.held AS after
         )
         SELECT r_bid || array_agg(u.budget_id), r_start || array_agg(u.period_start), r_subject || array_agg(u.subject),
@@ -165,7 +165,7 @@ BEGIN
         SELECT u.bid, u.period_start, u.subject, th, u.after
         FROM unnest(r_bid, r_start, r_subject, r_after, r_total, r_alert_from) AS u(bid, period_start, subject, after, total, alert_from)
         JOIN budget b ON b.id = u.bid, unnest(b.thresholds) th
-        WHERE u.total > 0 AND u.after >= u.alert_from AND u.after - u.total < b."limit" * th / 100 AND u.after >= b."limit" * th / 100
+        WHERE u.total > 0 AND u.after >= u.alert_from AND spendgate_threshold_crossed(b."limit", th, u.after - u.total, u.after)
         ON CONFLICT DO NOTHING;
       END IF;
 

@@ -70,7 +70,7 @@ BEGIN
       budget_ids := budget_ids || b.id;
       period_starts := period_starts || w.period_start;
       subjects := subjects || b.subject;
-      IF b.hard AND v_spent + v_held + amount > b."limit" THEN
+      IF NOT spendgate_hold_fits(b.hard, b."limit", v_spent, v_held, amount) THEN
         -- As it is: negative when settled charges ran past the limit (an overrun).
         SELECT b.id AS id, b."limit" AS lim, b."limit" - v_spent - v_held AS remaining, b.period AS period,
                b.scope AS scope, coalesce(b.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = b.scope_key_id)) AS scope_value,
@@ -109,7 +109,7 @@ BEGIN
       INSERT INTO budget_alert (budget_id, period_start, subject, threshold, used_amount)
       SELECT u.budget_id, u.period_start, u.subject, t, u.after
       FROM raised u JOIN budget bb ON bb.id = u.budget_id, unnest(bb.thresholds) t
-      WHERE u.after - amount < bb."limit" * t / 100 AND u.after >= bb."limit" * t / 100
+      WHERE spendgate_threshold_crossed(bb."limit", t, u.after - amount, u.after)
       ON CONFLICT DO NOTHING;
     END IF;
 

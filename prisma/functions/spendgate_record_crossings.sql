@@ -7,7 +7,7 @@ AS $function$
   INSERT INTO budget_alert (budget_id, period_start, subject, threshold, used_amount)
   SELECT p_budget, p_period_start, p_subject, t, p_after
   FROM unnest(p_thresholds) t
-  WHERE p_before < p_limit * t / 100 AND p_after >= p_limit * t / 100
+  WHERE spendgate_threshold_crossed(p_limit, t, p_before, p_after)
   ON CONFLICT DO NOTHING;
 $function$;
 

@@ -1318,13 +1318,13 @@ $function$;
 COMMENT ON FUNCTION public.spendgate_period_window(p "Period", at timestamp with time zone, OUT period_start timestamp with time zone, OUT period_end timestamp with time zone) IS 'One definition of where a budget period starts: spendgate_period_window takes its start from spendgate_period_start (20261123221600_user_rollup_ledger), which the hold inlines, instead of a second copy of the same CASE. Same windows as before.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_place_holds(p_requests json)
- RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text)
+ RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text, in_force integer)
  LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
   batch_at timestamptz;
-  in_force integer;
+  version_in_force integer;
   reqs spendgate_hold_request[];
   s_bid uuid[];
   s_start timestamptz[];
@@ -1353,15 +1353,15 @@ BEGIN
   -- superseded version, whatever its cache knew.
   LOCK TABLE price_book_version IN ROW SHARE MODE;
   batch_at := clock_timestamp();
-  in_force := (SELECT v.version FROM price_book_version v WHERE v.effective_at <= batch_at ORDER BY v.version DESC LIMIT 1);
+  version_in_force := (SELECT v.version FROM price_book_version v WHERE v.effective_at <= batch_at ORDER BY v.version DESC LIMIT 1);
   reqs := ARRAY(SELECT r FROM json_populate_recordset(NULL::spendgate_hold_request, p_requests) r ORDER BY r.i);
   -- Requests that carry their own acceptance time (recorded earlier, tests) keep their version; a
   -- database without any version yet (before the first start seeded it) has nothing to compare.
-  IF in_force IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM in_force) THEN
+  IF version_in_force IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM version_in_force) THEN
     RETURN QUERY SELECT x.i, 'stale_price'::text, NULL::bigint, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean,
-                        NULL::text, in_force, NULL::"BudgetScope", NULL::text, NULL::text
-                 FROM unnest(reqs) x WHERE x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM in_force;
-    reqs := ARRAY(SELECT x FROM unnest(reqs) x WHERE NOT (x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM in_force) ORDER BY x.i);
+                        NULL::text, NULL::int, NULL::"BudgetScope", NULL::text, NULL::text, version_in_force
+                 FROM unnest(reqs) x WHERE x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM version_in_force;
+    reqs := ARRAY(SELECT x FROM unnest(reqs) x WHERE NOT (x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM version_in_force) ORDER BY x.i);
     IF cardinality(reqs) = 0 THEN RETURN; END IF;
   END IF;
 
@@ -1488,7 +1488,7 @@ BEGIN
 
       RETURN QUERY
       SELECT u.i, 'held'::text, u.id, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean, NULL::text, NULL::int,
-             NULL::"BudgetScope", NULL::text, NULL::text
+             NULL::"BudgetScope", NULL::text, NULL::text, NULL::int
       FROM unnest(t_i, t_id) AS u(i, id);
       RETURN;
     EXCEPTION WHEN SQLSTATE 'SG001' THEN
@@ -1512,10 +1512,10 @@ BEGIN
   RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_place_holds(p_requests json) IS 'Only the raise of the balances; the function''s other statements keep the planner''s choice (its rare paths, such as a new end user''s first balance, are planned with the values they look up).';
+COMMENT ON FUNCTION public.spendgate_place_holds(p_requests json) IS 'Requests that arrived together (decisions §4): held as a whole when every balance they raise fits (spendgate_hold_fits), else one at a time in order (spendgate_place_holds_in_order); a repeated Idempotency-Key is answered in order too. A request quoted with a price-book version other than the one in force is answered stale_price with in_force (nothing written). Only the raise of the balances is planned generically; the other statements keep the planner''s choice (its rare paths, such as a new end user''s first balance, are planned with the values they look up).';
 
 CREATE OR REPLACE FUNCTION public.spendgate_place_holds_in_order(p_requests spendgate_hold_request[])
- RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text)
+ RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text, in_force integer)
  LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -1545,7 +1545,7 @@ BEGIN
     at := coalesce(r.accepted_at, batch_at);
     i := r.i; task_id := NULL; budget_id := NULL; budget_limit := NULL; budget_remaining := NULL;
     budget_period := NULL; budget_hard := NULL; response_body := NULL; response_status := NULL;
-    budget_scope := NULL; budget_scope_value := NULL; budget_subject := NULL;
+    budget_scope := NULL; budget_scope_value := NULL; budget_subject := NULL; in_force := NULL;
 
     IF r.idempotency_key IS NOT NULL THEN
       SELECT t.id, t.request_hash, t.response_body, t.response_status, t.status INTO existing
@@ -1702,7 +1702,7 @@ $function$;
 
 COMMENT ON FUNCTION public.spendgate_record_one(p_task bigint, p_upstream_id text, p_upstream_task_id bigint, p_response_body text) IS 'One acceptance: spendgate_record_accepted''s UPDATE for a single task. A probe of the primary key whatever the plan cache does, so it needs none of that function''s plan settings.';
 
-CREATE OR REPLACE FUNCTION public.spendgate_reject(p_task bigint, p_reason text)
+CREATE OR REPLACE FUNCTION public.spendgate_release_rejected(p_task bigint, p_reason text)
  RETURNS boolean
  LANGUAGE plpgsql
 AS $function$
@@ -1728,7 +1728,7 @@ BEGIN
   RETURN true;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_reject(p_task bigint, p_reason text) IS 'Closing a month (decisions §13, issue 31). Every function that writes a ledger entry for a task or an adjustment first takes month_close in ROW SHARE mode, then posts where the books are open: `spendgate_post_at`. A close takes the table in EXCLUSIVE mode, so it waits for every such movement in flight and every later one waits for it, then sees it: a movement lands before the close (in the month) or after it (a prior-period item), never both, never lost.';
+COMMENT ON FUNCTION public.spendgate_release_rejected(p_task bigint, p_reason text) IS 'The vendor refused a task with a definite answer (or was never reached): its hold is released whole (a release entry, decisions §4), the task is rejected and its Idempotency-Key freed for a retry. Once per task (false when it is no longer submitting or unknown). Like every posting it takes month_close in ROW SHARE mode and posts where the books are open (spendgate_task_post_at, decisions §13). Named spendgate_reject before 20261127140000.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_resolve(p_task bigint, p_outcome text, p_amount numeric, p_reason text)
  RETURNS numeric

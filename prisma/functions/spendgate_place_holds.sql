@@ -1,13 +1,13 @@
 -- spendgate_place_holds: its one source. Edit it here; `migrate` re-applies a function whose text changed (docs/architecture.md, "Stored functions").
 -- Before this file, its body was copied into migrations; the last of them: 20261126000000_generic_plans_on_submission_path (of 12).
 CREATE OR REPLACE FUNCTION public.spendgate_place_holds(p_requests json)
- RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text)
+ RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text, in_force integer)
  LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
   batch_at timestamptz;
-  in_force integer;
+  version_in_force integer;
   reqs spendgate_hold_request[];
   s_bid uuid[];
   s_start timestamptz[];
@@ -36,15 +36,15 @@ BEGIN
   -- superseded version, whatever its cache knew.
   LOCK TABLE price_book_version IN ROW SHARE MODE;
   batch_at := clock_timestamp();
-  in_force := (SELECT v.version FROM price_book_version v WHERE v.effective_at <= batch_at ORDER BY v.version DESC LIMIT 1);
+  version_in_force := (SELECT v.version FROM price_book_version v WHERE v.effective_at <= batch_at ORDER BY v.version DESC LIMIT 1);
   reqs := ARRAY(SELECT r FROM json_populate_recordset(NULL::spendgate_hold_request, p_requests) r ORDER BY r.i);
   -- Requests that carry their own acceptance time (recorded earlier, tests) keep their version; a
   -- database without any version yet (before the first start seeded it) has nothing to compare.
-  IF in_force IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM in_force) THEN
+  IF version_in_force IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM version_in_force) THEN
     RETURN QUERY SELECT x.i, 'stale_price'::text, NULL::bigint, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean,
-                        NULL::text, in_force, NULL::"BudgetScope", NULL::text, NULL::text
-                 FROM unnest(reqs) x WHERE x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM in_force;
-    reqs := ARRAY(SELECT x FROM unnest(reqs) x WHERE NOT (x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM in_force) ORDER BY x.i);
+                        NULL::text, NULL::int, NULL::"BudgetScope", NULL::text, NULL::text, version_in_force
+                 FROM unnest(reqs) x WHERE x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM version_in_force;
+    reqs := ARRAY(SELECT x FROM unnest(reqs) x WHERE NOT (x.accepted_at IS NULL AND x.price_book_version IS DISTINCT FROM version_in_force) ORDER BY x.i);
     IF cardinality(reqs) = 0 THEN RETURN; END IF;
   END IF;
 
@@ -171,7 +171,7 @@ BEGIN
 
       RETURN QUERY
       SELECT u.i, 'held'::text, u.id, NULL::uuid, NULL::numeric, NULL::numeric, NULL::"Period", NULL::boolean, NULL::text, NULL::int,
-             NULL::"BudgetScope", NULL::text, NULL::text
+             NULL::"BudgetScope", NULL::text, NULL::text, NULL::int
       FROM unnest(t_i, t_id) AS u(i, id);
       RETURN;
     EXCEPTION WHEN SQLSTATE 'SG001' THEN
@@ -195,4 +195,4 @@ BEGIN
   RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_place_holds(p_requests json) IS 'Only the raise of the balances; the function''s other statements keep the planner''s choice (its rare paths, such as a new end user''s first balance, are planned with the values they look up).';
+COMMENT ON FUNCTION public.spendgate_place_holds(p_requests json) IS 'Requests that arrived together (decisions §4): held as a whole when every balance they raise fits (spendgate_hold_fits), else one at a time in order (spendgate_place_holds_in_order); a repeated Idempotency-Key is answered in order too. A request quoted with a price-book version other than the one in force is answered stale_price with in_force (nothing written). Only the raise of the balances is planned generically; the other statements keep the planner''s choice (its rare paths, such as a new end user''s first balance, are planned with the values they look up).';

@@ -1,7 +1,7 @@
 -- spendgate_place_holds_in_order: its one source. Edit it here; `migrate` re-applies a function whose text changed (docs/architecture.md, "Stored functions").
 -- Before this file, its body was copied into migrations; the last of them: 20261125114000_money_edges (of 5).
 CREATE OR REPLACE FUNCTION public.spendgate_place_holds_in_order(p_requests spendgate_hold_request[])
- RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text)
+ RETURNS TABLE(i integer, outcome text, task_id bigint, budget_id uuid, budget_limit numeric, budget_remaining numeric, budget_period "Period", budget_hard boolean, response_body text, response_status integer, budget_scope "BudgetScope", budget_scope_value text, budget_subject text, in_force integer)
  LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -31,7 +31,7 @@ BEGIN
     at := coalesce(r.accepted_at, batch_at);
     i := r.i; task_id := NULL; budget_id := NULL; budget_limit := NULL; budget_remaining := NULL;
     budget_period := NULL; budget_hard := NULL; response_body := NULL; response_status := NULL;
-    budget_scope := NULL; budget_scope_value := NULL; budget_subject := NULL;
+    budget_scope := NULL; budget_scope_value := NULL; budget_subject := NULL; in_force := NULL;
 
     IF r.idempotency_key IS NOT NULL THEN
       SELECT t.id, t.request_hash, t.response_body, t.response_status, t.status INTO existing

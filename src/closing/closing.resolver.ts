@@ -2,7 +2,7 @@
 import { Args, Context, Field, ID, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { actorOf, scopeProjects } from '../auth/access.js';
 import { requireUuid } from '../common/ids.js';
-import { Money, UnitEnum } from '../graphql/graphql.types.js';
+import { MoneyAmount, UnitEnum } from '../graphql/graphql.types.js';
 import { Callers, type CallContext } from '../auth/callers.js';
 import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import { MonthCloseService } from './month-close.service.js';
@@ -44,7 +44,7 @@ export class Statement {
   @Field() closedBy!: string;
   @Field({ description: 'SHA-256 (hex) over the digests of the ledger entries it covers' }) ledgerDigest!: string;
   @Field(() => Int) entries!: number;
-  @Field(() => [Money], { description: 'spend per unit: credits and USD never summed' }) totals!: Money[];
+  @Field(() => [MoneyAmount], { description: 'spend per unit: credits and USD never summed' }) totals!: MoneyAmount[];
   @Field(() => [StatementLine]) lines!: StatementLine[];
   @Field({ description: 'GET this path (same credentials) for the CSV; .pdf for the PDF' }) csvPath!: string;
   @Field() pdfPath!: string;

@@ -5,6 +5,7 @@
  * ledger; open items are the holds the close carried forward (an accrual, not in the totals).
  * Every amount is the database's exact text, per unit: credits and USD are never added together.
  */
+import type { Unit } from '../pricing/money.js';
 import { MODEL_ROUTES } from '../catalog/catalog.js';
 import type { Database } from '../database/database.js';
 import { digestOf, ENTRY_COLUMNS, entryDigest, type EntryRow } from '../ledger/ledger-seal.js';
@@ -13,7 +14,7 @@ import type { Month } from './month.js';
 export interface OpenItem {
   taskId: string;
   model: string;
-  unit: string;
+  unit: Unit;
   hold: string;
   acceptedAt: string;
 }
@@ -29,11 +30,11 @@ export interface StatementData {
   entries: number;
   /** The ledger's newest seal when the month was closed (seq and hash): an anchor kept outside the database with the statement. */
   ledgerHead?: { seq: string; hash: string } | null;
-  totals: Array<{ unit: string; amount: string; tasks: number }>;
-  byModel: Array<{ model: string; kind: string; unit: string; amount: string; tasks: number }>;
-  byKey: Array<{ key: string; name: string | null; unit: string; amount: string; tasks: number }>;
-  adjustments: Array<{ entryId: string; at: string; unit: string; amount: string; reason: string; taskId: string | null }>;
-  priorPeriod: Array<{ entryId: string; kind: string; taskId: string | null; belongsTo: string; unit: string; amount: string; reason: string | null }>;
+  totals: Array<{ unit: Unit; amount: string; tasks: number }>;
+  byModel: Array<{ model: string; kind: string; unit: Unit; amount: string; tasks: number }>;
+  byKey: Array<{ key: string; name: string | null; unit: Unit; amount: string; tasks: number }>;
+  adjustments: Array<{ entryId: string; at: string; unit: Unit; amount: string; reason: string; taskId: string | null }>;
+  priorPeriod: Array<{ entryId: string; kind: string; taskId: string | null; belongsTo: string; unit: Unit; amount: string; reason: string | null }>;
   openItems: OpenItem[];
 }
 
@@ -60,24 +61,24 @@ export async function statementData(
   // One after another: inside the close's transaction they share one connection.
   const project = await db.query<{ name: string }>('SELECT name FROM project WHERE id = $1', [projectId]);
   // Summed by the database, as the spend report sums them: the same exact text.
-  const totals = await db.query<{ unit: string; amount: string; tasks: number }>(
+  const totals = await db.query<{ unit: Unit; amount: string; tasks: number }>(
     `SELECT unit::text, sum(amount)::text AS amount, sum(tasks)::int AS tasks FROM spend_rollup
      WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY unit ORDER BY unit`,
     [projectId, ...days],
   );
-  const byModel = await db.query<{ model: string; unit: string; amount: string; tasks: number }>(
+  const byModel = await db.query<{ model: string; unit: Unit; amount: string; tasks: number }>(
     `SELECT model, unit::text, sum(amount)::text AS amount, sum(tasks)::int AS tasks FROM spend_rollup
      WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY model, unit ORDER BY model COLLATE "C", unit`,
     [projectId, ...days],
   );
-  const byKey = await db.query<{ key: string; name: string | null; unit: string; amount: string; tasks: number }>(
+  const byKey = await db.query<{ key: string; name: string | null; unit: Unit; amount: string; tasks: number }>(
     `SELECT s.value AS key, k.name, s.unit::text, sum(s.amount)::text AS amount, sum(s.tasks)::int AS tasks
      FROM spend_rollup_by s LEFT JOIN api_key k ON k.prefix = s.value
      WHERE s.dimension = 'apiKey' AND s.project_id = $1 AND s.period >= $2 AND s.period < $3
      GROUP BY s.value, k.name, s.unit ORDER BY s.value COLLATE "C", s.unit`,
     [projectId, ...days],
   );
-  const entries = await db.query<{ id: string; kind: string; task_id: string | null; belongs_to: string | null; unit: string; amount: string; at: Date; reason: string | null }>(
+  const entries = await db.query<{ id: string; kind: string; task_id: string | null; belongs_to: string | null; unit: Unit; amount: string; at: Date; reason: string | null }>(
     `SELECT id::text, kind::text, 'gw-' || task_id AS task_id, belongs_to::text, unit::text, amount::text, effective_at AS at, reason FROM ledger_entry
      WHERE project_id = $1 AND effective_at >= $2 AND effective_at < $3 AND (kind = 'adjustment' OR belongs_to IS NOT NULL) AND kind <> 'release'
      ORDER BY id`,

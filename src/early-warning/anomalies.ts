@@ -10,6 +10,7 @@
  * anomaly_hour row, claimed in the same transaction) and each event is once per scope and hour
  * (the outbox's cause), however many instances evaluate.
  */
+import type { Unit } from '../pricing/money.js';
 import type { Database } from '../database/database.js';
 
 export const BASELINE_DAYS = 14;
@@ -32,7 +33,7 @@ export interface Anomaly {
   projectName: string;
   dimension: 'project' | 'apiKey' | 'user';
   value: string;
-  unit: string;
+  unit: Unit;
   spend: string;
   median: string;
   mad: string;

@@ -6,6 +6,7 @@
  * come from the hourly roll-up (the report groups users by whole months); budgets at risk are those
  * whose forecast passes their limit, with the date they run out.
  */
+import type { Unit } from '../pricing/money.js';
 import type { Database } from '../database/database.js';
 import { forecastFrom, scopeOf } from '../forecast/forecast-data.js';
 import { dec } from '../pricing/money.js';
@@ -16,10 +17,10 @@ const TOP = 5;
 
 export interface Digest {
   week: { from: string; to: string };
-  projects: Array<{ id: string; name: string; totals: Array<{ unit: string; amount: string; tasks: number }> }>;
-  topKeys: Array<{ key: string; name: string | null; unit: string; amount: string }>;
-  topUsers: Array<{ project: string; user: string; unit: string; amount: string }>;
-  budgetsAtRisk: Array<{ project: string; budgetId: string; scope: string; scopeValue: string | null; unit: string; period: string; limit: string; forecastSpend: string; runsOutAt: string | null }>;
+  projects: Array<{ id: string; name: string; totals: Array<{ unit: Unit; amount: string; tasks: number }> }>;
+  topKeys: Array<{ key: string; name: string | null; unit: Unit; amount: string }>;
+  topUsers: Array<{ project: string; user: string; unit: Unit; amount: string }>;
+  budgetsAtRisk: Array<{ project: string; budgetId: string; scope: string; scopeValue: string | null; unit: Unit; period: string; limit: string; forecastSpend: string; runsOutAt: string | null }>;
 }
 
 /** The Monday 00:00 UTC that starts the week holding `at`. */
@@ -56,7 +57,7 @@ export async function buildDigest(db: Database, from: Date, to: Date, now: Date 
 }
 
 async function budgetsAtRisk(db: Database, now: Date): Promise<Digest['budgetsAtRisk']> {
-  const { rows } = await db.query<{ id: string; project_id: string; project: string; scope: string; scope_value: string | null; unit: string; period: string; lim: string; period_start: Date; period_end: Date; spent: string; held: string }>(
+  const { rows } = await db.query<{ id: string; project_id: string; project: string; scope: string; scope_value: string | null; unit: Unit; period: string; lim: string; period_start: Date; period_end: Date; spent: string; held: string }>(
     `SELECT b.id, b.project_id::text, p.name AS project, b.scope::text, coalesce(b.scope_value, k.prefix) AS scope_value, b.unit::text, b.period::text,
             b."limit"::text AS lim, w.period_start, w.period_end, l.spent::text, l.held::text
      FROM budget b JOIN project p ON p.id = b.project_id LEFT JOIN api_key k ON k.id = b.scope_key_id

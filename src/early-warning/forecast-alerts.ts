@@ -5,6 +5,7 @@
  * event per budget, period and subject (the outbox's cause): a forecast that dips and rises again
  * is not announced twice.
  */
+import type { Unit } from '../pricing/money.js';
 import type { Database } from '../database/database.js';
 import { forecastFrom, scopeOf } from '../forecast/forecast-data.js';
 import { dec } from '../pricing/money.js';
@@ -20,7 +21,7 @@ interface Subject {
   project_name: string;
   scope: string;
   scope_value: string | null;
-  unit: string;
+  unit: Unit;
   period: string;
   lim: string;
   period_start: Date;

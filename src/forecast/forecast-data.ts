@@ -3,6 +3,7 @@
  * spend_hourly, up to PROFILE_WEEKS back, and the scope's first recorded hour. A tag budget has no
  * hourly history (tags are not rolled up by hour): it is forecast from its period's own rate.
  */
+import type { Unit } from '../pricing/money.js';
 import type { Database } from '../database/database.js';
 import { dec, type Decimal } from '../pricing/money.js';
 import { forecast, PROFILE_WEEKS, type Forecast } from './forecast.js';
@@ -27,7 +28,7 @@ export function scopeOf(b: { scope: string; projectId: string; scopeValue: strin
 
 export interface ForecastRequest {
   scope: HourlyScope | null;
-  unit: string;
+  unit: Unit;
   periodStart: Date;
   periodEnd: Date | null;
   spent: Decimal;

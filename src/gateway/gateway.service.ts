@@ -174,7 +174,7 @@ export class GatewayService implements OnApplicationShutdown {
       const e = error as UpstreamError;
       this.metrics.upstreamErrors.inc({ kind: e.outcome ?? 'unknown' });
       if (e.outcome === 'not_sent') {
-        await this.landing.land(`release of task ${taskId}`, () => this.ledger.reject(taskId, e.message));
+        await this.landing.land(`release of task ${taskId}`, () => this.ledger.releaseRejected(taskId, e.message));
         throw ApiError.badGateway(`${e.message}; nothing was charged (the request never reached the vendor)`);
       }
       throw await this.unknown(taskId, e.message, ApiError.gatewayTimeout(`${e.message}; the task's outcome is unknown, its hold is kept for review`, { gatewayTaskId: `gw-${taskId}` }));
@@ -227,7 +227,7 @@ export class GatewayService implements OnApplicationShutdown {
       );
     }
     this.metrics.upstreamErrors.inc({ kind: `http_${res.status}` });
-    await this.landing.land(`release of task ${taskId}`, () => this.ledger.reject(taskId, `upstream refused with HTTP ${res.status}`));
+    await this.landing.land(`release of task ${taskId}`, () => this.ledger.releaseRejected(taskId, `upstream refused with HTTP ${res.status}`));
     throw ApiError.badGateway(
       `upstream refused the request with HTTP ${res.status}; nothing was charged`,
       upstreamSummary(this.upstream.redactor, res.status, safeJson(text)),

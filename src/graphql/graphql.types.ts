@@ -18,8 +18,9 @@ registerEnumType(FailurePolicyEnum, { name: 'FailurePolicy' });
 registerEnumType(TaskResolutionEnum, { name: 'TaskResolution' });
 registerEnumType(BudgetScopeEnum, { name: 'BudgetScope', description: 'what a budget counts (decisions §7)' });
 
-@ObjectType()
-export class Money {
+/** GraphQL's `Money` (interfaces.md): an amount in its unit as the API shows it; pricing's Money is the arithmetic type. */
+@ObjectType('Money')
+export class MoneyAmount {
   @Field(() => UnitEnum) unit!: UnitEnum;
   /** A Decimal, or an exact decimal string straight from PostgreSQL (never a float). */
   @Field(() => DecimalValue) amount!: Decimal | string;
@@ -150,7 +151,7 @@ export class TokenSums {
 @ObjectType()
 export class SpendRow {
   @Field(() => [String], { description: 'the group, in the order of groupBy' }) keys!: string[];
-  @Field(() => [Money], { description: 'one total per unit; credits and USD are never summed' }) totals!: Money[];
+  @Field(() => [MoneyAmount], { description: 'one total per unit; credits and USD are never summed' }) totals!: MoneyAmount[];
   @Field(() => Int) tasks!: number;
   @Field(() => Int) unpricedTasks!: number;
   @Field(() => TokenSums) tokens!: TokenSums;
@@ -181,8 +182,8 @@ export class BudgetUse {
 
 @ObjectType()
 export class Dashboard {
-  @Field(() => [Money]) today!: Money[];
-  @Field(() => [Money]) monthToDate!: Money[];
+  @Field(() => [MoneyAmount]) today!: MoneyAmount[];
+  @Field(() => [MoneyAmount]) monthToDate!: MoneyAmount[];
   @Field(() => [RankedSpend], { description: 'top 5 models this month, per unit' }) topModels!: RankedSpend[];
   @Field(() => [RankedSpend], { description: 'top 5 projects this month, per unit' }) topProjects!: RankedSpend[];
   @Field(() => [BudgetUse]) budgetsAbove80!: BudgetUse[];

@@ -61,6 +61,8 @@ interface HoldRow {
   budget_scope: BudgetScope | null;
   budget_scope_value: string | null;
   budget_subject: string | null;
+  /** stale_price: the price-book version in force. */
+  in_force: number | null;
 }
 
 /** Charge lines as the SQL functions take them: every figure an exact decimal string. */
@@ -145,7 +147,7 @@ function toOutcome(row: HoldRow): HoldOutcome {
     case 'replay':
       return { outcome: 'replay', taskId: String(row.task_id), responseBody: row.response_body!, responseStatus: row.response_status };
     case 'stale_price':
-      return { outcome: 'stale_price', inForce: row.response_status! };
+      return { outcome: 'stale_price', inForce: row.in_force! };
     default:
       return { outcome: row.outcome, taskId: String(row.task_id) };
   }

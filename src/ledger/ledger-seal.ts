@@ -6,10 +6,11 @@
  * ids in (previous seal's last id, its last id]: their ids, their digests, and
  * hash = SHA-256(previous seal's hash ‖ every digest in id order), the first chained to 32 zero bytes.
  */
+import type { Unit } from '../pricing/money.js';
 import { createHash } from 'node:crypto';
 
 /** An entry as the database gives it for hashing (see ENTRY_COLUMNS). */
-export type EntryRow = [id: string, projectId: string, taskId: string | null, kind: string, unit: string, amount: string, effectiveAt: string, createdAt: string, reason: string | null, belongsTo: string | null];
+export type EntryRow = [id: string, projectId: string, taskId: string | null, kind: string, unit: Unit, amount: string, effectiveAt: string, createdAt: string, reason: string | null, belongsTo: string | null];
 
 /** The columns of EntryRow, as text, for `SELECT ${ENTRY_COLUMNS} FROM ledger_entry e`. */
 export const ENTRY_COLUMNS = `e.id::text, e.project_id::text, e.task_id::text, e.kind::text, e.unit::text, e.amount::text,

@@ -86,8 +86,8 @@ export class LedgerService {
   }
 
   /** The upstream refused with a definite answer (or was never reached): release the hold. */
-  async reject(taskId: string, reason: string): Promise<boolean> {
-    const { rows } = await this.db.query<{ ok: boolean }>('SELECT spendgate_reject($1, $2) AS ok', [taskId, reason]);
+  async releaseRejected(taskId: string, reason: string): Promise<boolean> {
+    const { rows } = await this.db.query<{ ok: boolean }>('SELECT spendgate_release_rejected($1, $2) AS ok', [taskId, reason]);
     return rows[0]!.ok;
   }
 

@@ -197,7 +197,7 @@ export class PriceBookService implements OnModuleDestroy {
       'SELECT version, effective_at FROM price_book_version ORDER BY version',
     );
     const rates = await this.db.query<{
-      version: number; model: string; unit: 'CREDITS' | 'USD'; component: PriceRow['component']; key: string;
+      version: number; model: string; unit: Unit; component: PriceRow['component']; key: string;
       tier: string | null; tier_max_input: number | null; rate: string;
     }>('SELECT version, model, unit, component, key, tier, tier_max_input, rate::text AS rate FROM price_rate ORDER BY id');
     this.books = versions.rows.map((v) =>

@@ -13,6 +13,7 @@
  *   or negative, refunds included, as FOCUS defines it). ChargeClass stays null: spendgate posts
  *   corrections in the period they count in, never into an invoiced one.
  */
+import type { Unit } from '../pricing/money.js';
 import { findRoute } from '../catalog/catalog.js';
 import { csvLine } from '../common/csv.js';
 import type { Database } from '../database/database.js';
@@ -45,7 +46,7 @@ interface Row {
   project_name: string;
   key_prefix: string;
   model: string;
-  unit: 'CREDITS' | 'USD';
+  unit: Unit;
   version: number;
   tasks: number;
   unpriced: number;

@@ -3,6 +3,7 @@
  * wrong, filters bounded and free of control characters, one attribution dimension at a time.
  * spend-report.ts runs a checked query.
  */
+import type { Unit } from '../pricing/money.js';
 import { ApiError } from '../common/api-error.js';
 import { isUuid } from '../common/ids.js';
 import { hasControl } from '../common/text.js';
@@ -22,7 +23,7 @@ export const NONE = '(none)';
 /** A measure that was not asked for reads as zero. */
 export interface SpendRow {
   keys: string[];
-  unit: 'CREDITS' | 'USD';
+  unit: Unit;
   amount: string;
   tasks: number;
   unpricedTasks: number;
@@ -59,7 +60,7 @@ export interface ReportQuery {
   /** "name=value" pairs. */
   tags?: string[];
   /** Only rows of this unit (ordering by amount needs one: credits and USD are never compared). */
-  unit?: 'CREDITS' | 'USD';
+  unit?: Unit;
   /** `keys` (the default): by the grouping keys; `amount`: the largest spend first, ties by keys. */
   orderBy?: 'keys' | 'amount';
   /** At most this many groups, after ordering (1 to 10,000): a month's top 100 users. */

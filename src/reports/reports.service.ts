@@ -3,6 +3,7 @@
  * REPORTS_DATABASE: a replica when one is configured (figures then lag the primary by its replay
  * delay), otherwise the primary.
  */
+import type { Unit } from '../pricing/money.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '../config/config.js';
 import { Database, REPORTS_DATABASE } from '../database/database.js';
@@ -11,13 +12,13 @@ import { dec, percent } from '../pricing/money.js';
 import { spendReport, type ReportQuery, type SpendRow } from './spend-report.js';
 
 export interface UnitAmount {
-  unit: 'CREDITS' | 'USD';
+  unit: Unit;
   amount: string;
 }
 
 export interface Ranked {
   key: string;
-  unit: 'CREDITS' | 'USD';
+  unit: Unit;
   amount: string;
   tasks: number;
 }
@@ -26,7 +27,7 @@ interface BudgetUse {
   budgetId: string;
   projectId: string;
   projectName: string;
-  unit: 'CREDITS' | 'USD';
+  unit: Unit;
   period: string;
   limit: string;
   used: string;

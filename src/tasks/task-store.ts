@@ -12,7 +12,7 @@
  * | submitting, unknown      | processing  | recordAccepted: the vendor accepted it (here)         |
  * | submitting               | unknown     | markUnknown: no answer could be known (here)          |
  * | submitting (abandoned)   | unknown     | sweepAbandoned: its gateway died mid-call (here)      |
- * | submitting, unknown      | rejected    | the vendor refused: spendgate_reject (ledger)         |
+ * | submitting, unknown      | rejected    | the vendor refused: spendgate_release_rejected (ledger)         |
  * | processing, unknown, …   | ready/failed| the vendor said so: spendgate_settle (ledger)         |
  * | unknown                  | (resolved)  | an operator: spendgate_resolve (ledger), stays unknown|
  *

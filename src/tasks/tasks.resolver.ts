@@ -8,7 +8,7 @@ import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { dec } from '../pricing/money.js';
 import { encodeCursor, MAX_PAGE, TaskReadsService } from './task-reads.service.js';
-import { Money, Task, TaskConnection, TaskResolutionEnum } from '../graphql/graphql.types.js';
+import { MoneyAmount, Task, TaskConnection, TaskResolutionEnum } from '../graphql/graphql.types.js';
 import { DecimalValue, type DecimalText, DateTimeScalar } from '../graphql/scalars.js';
 
 @InputType()
@@ -34,11 +34,11 @@ export class TaskFilterInput {
 @ObjectType()
 export class TaskTotals {
   @Field(() => Int) tasks!: number;
-  @Field(() => [Money], { description: "the matching tasks' charges per unit (with postedFrom/postedTo: charges and adjustments posted in the range); credits and USD apart" }) totals!: Money[];
-  @Field(() => [Money], {
+  @Field(() => [MoneyAmount], { description: "the matching tasks' charges per unit (with postedFrom/postedTo: charges and adjustments posted in the range); credits and USD apart" }) totals!: MoneyAmount[];
+  @Field(() => [MoneyAmount], {
     description: 'with postedFrom/postedTo and no filter but projects: adjustments posted in the range that belong to no task, per unit (a spendReport row of the project counts them, as "(adjustment)")',
   })
-  withoutTask!: Money[];
+  withoutTask!: MoneyAmount[];
 }
 
 const MAX_FILTER_VALUES = 100;

@@ -8,7 +8,7 @@
  * stated again in TypeScript, below: requests in order, each held when every budget it counts in
  * fits it, else refused with nothing written; the thresholds each crossing records.
  */
-import Decimal from 'decimal.js';
+import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import pg from 'pg';
 import { freshDatabase } from '../support/harness.js';

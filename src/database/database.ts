@@ -79,6 +79,11 @@ export class Database {
     return this.runner.query<R>({ name, text, values });
   }
 
+  /** Whether the server answers (readiness probes): resolves or throws the driver's error. */
+  async ping(): Promise<void> {
+    await this.runner.query('SELECT 1');
+  }
+
   /** Rows as arrays in column order: cheaper than one object per row for large results (reports). */
   async queryArrays(text: string, values?: unknown[]): Promise<unknown[][]> {
     return (await this.runner.query<unknown[]>({ text, values, rowMode: 'array' })).rows;

@@ -31,10 +31,10 @@ export class HealthController {
     const reachable = (probe: Promise<unknown>) => probe.then(() => 'ok', (e: Error) => `unreachable: ${e.message}`);
     const separateReports = this.config.REPORTS_DATABASE_URL !== undefined;
     const [database, upstream, reportsDatabase, reads] = await Promise.all([
-      reachable(this.db.query('SELECT 1')),
+      reachable(this.db.ping()),
       // Any HTTP answer means the upstream is reachable; only transport failures count against it.
       reachable(this.upstream.client.get(VENDOR_PATHS.task(0))),
-      separateReports ? reachable(this.reportsDb.query('SELECT 1')) : undefined,
+      separateReports ? reachable(this.reportsDb.ping()) : undefined,
       this.reads.probe(),
     ]);
     // A reports replica or a reads worker that is down degrades reads only: the instance still

@@ -47,6 +47,18 @@ const SERVICE = `SELECT id::text, name, role::text AS role, all_projects AS "all
 export class PeopleService {
   constructor(@Inject(DATABASE) private readonly db: Database) {}
 
+  /** The id of the person with this address who is not disabled. */
+  async activePersonId(email: string): Promise<string | undefined> {
+    const { rows } = await this.db.query<{ id: string }>(`SELECT id::text FROM person WHERE email = $1 AND state <> 'disabled'`, [normalEmail(email)]);
+    return rows[0]?.id;
+  }
+
+  /** The id of the service account of this name that is not disabled. */
+  async activeServiceAccountId(name: string): Promise<string | undefined> {
+    const { rows } = await this.db.query<{ id: string }>('SELECT id::text FROM service_account WHERE name = $1 AND disabled_at IS NULL', [name]);
+    return rows[0]?.id;
+  }
+
   async invite(email: string, grant: Grant, invitedBy: string): Promise<PersonRow> {
     const address = normalEmail(email);
     const { all, ids } = await this.checkGrant(grant);

@@ -115,7 +115,16 @@ const COLUMNS = `t.id::text AS id, t.upstream_task_id::text AS upstream_task_id,
 export class TaskReadsService {
   constructor(@Inject(READS_DATABASE) private readonly db: Database) {}
 
-  /** By the upstream taskId, or `gw-<n>` for a task the upstream never numbered; undefined for anything else. */
+  /** What the vendor would bill between two instants: settled tasks it numbered, with a charge (the simulator's statement). */
+  async billedBetween(from: Date, to: Date): Promise<Array<{ id: string; model: string; at: Date; unit: Unit; amount: string }>> {
+    const { rows } = await this.db.query<{ id: string; model: string; at: Date; unit: Unit; amount: string }>(
+      `SELECT upstream_task_id::text AS id, model, accepted_at AS at, unit::text, charge_amount::text AS amount FROM task
+       WHERE upstream_task_id IS NOT NULL AND settled_at IS NOT NULL AND charge_amount <> 0 AND accepted_at >= $1 AND accepted_at < $2 ORDER BY accepted_at, id`,
+      [from, to],
+    );
+    return rows;
+  }
+
   /** A task's project (the permission guard's look-up), or undefined when there is no such task. */
   async projectOf(taskId: string): Promise<string | undefined> {
     const ref = parseTaskRef(taskId);
@@ -125,6 +134,7 @@ export class TaskReadsService {
     return rows[0]?.project_id;
   }
 
+  /** By the upstream taskId, or `gw-<n>` for a task the upstream never numbered; undefined for anything else. */
   async find(taskId: string): Promise<TaskView | undefined> {
     const ref = parseTaskRef(taskId);
     if (!ref) return undefined;

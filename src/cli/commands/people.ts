@@ -8,7 +8,7 @@ import { calendarDate, notADate } from '../../common/dates.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { ChangesService } from '../../audit/changes.service.js';
 import { ROLES, type Role } from '../../auth/permissions.js';
-import { PeopleService, normalEmail } from '../../people/people.service.js';
+import { PeopleService } from '../../people/people.service.js';
 import { TokensService, type Holder } from '../../people/tokens.service.js';
 import { ProjectsService } from '../../projects/projects.service.js';
 import { cliActor, UsageError, withDatabase } from '../cli-support.js';
@@ -53,12 +53,13 @@ export async function tokenCreate(args: string[]): Promise<number> {
 }
 
 async function holderOf(db: import('../../database/database.js').Database, email?: string, service?: string): Promise<Holder> {
+  const people = new PeopleService(db);
   if (email !== undefined) {
-    const { rows } = await db.query<{ id: string }>(`SELECT id::text FROM person WHERE email = $1 AND state <> 'disabled'`, [normalEmail(email)]);
-    if (!rows[0]) throw new UsageError(`no person ${email} (invite them first: spendgate user invite --email ${email} --role …)`);
-    return { personId: rows[0].id };
+    const personId = await people.activePersonId(email);
+    if (!personId) throw new UsageError(`no person ${email} (invite them first: spendgate user invite --email ${email} --role …)`);
+    return { personId };
   }
-  const { rows } = await db.query<{ id: string }>('SELECT id::text FROM service_account WHERE name = $1 AND disabled_at IS NULL', [service]);
-  if (!rows[0]) throw new UsageError(`no service account named ${service}`);
-  return { serviceAccountId: rows[0].id };
+  const serviceAccountId = await people.activeServiceAccountId(service ?? '');
+  if (!serviceAccountId) throw new UsageError(`no service account named ${service}`);
+  return { serviceAccountId };
 }

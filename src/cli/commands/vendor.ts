@@ -5,12 +5,12 @@
  * stdout (what the gateway settled, at the published rates); with --discrepancies, one task is left
  * out, one billed that never reached the gateway, and one billed at a different amount.
  */
-import type { Unit } from '../../pricing/money.js';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../../common/api-error.js';
 import { csvLine } from '../../common/csv.js';
 import { dec } from '../../pricing/money.js';
+import { TaskReadsService } from '../../tasks/task-reads.service.js';
 import type { ReconciliationService } from '../../vendor-statements/reconciliation.service.js';
 import type { ColumnMapping } from '../../vendor-statements/statement-format.js';
 import { UsageError, withDatabase } from '../cli-support.js';
@@ -47,13 +47,7 @@ export async function simulatedStatement(from: string, to: string, discrepancies
   const start = new Date(`${from}T00:00:00Z`);
   const end = new Date(`${to}T00:00:00Z`);
   if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()) || end <= start) throw new UsageError('simulate --statement FROM TO: two UTC days, e.g. 2026-11-01 2026-12-01');
-  const rows = await withDatabase(async (db) =>
-    (await db.query<{ id: string; model: string; at: Date; unit: Unit; amount: string }>(
-      `SELECT upstream_task_id::text AS id, model, accepted_at AS at, unit::text, charge_amount::text AS amount FROM task
-       WHERE upstream_task_id IS NOT NULL AND settled_at IS NOT NULL AND charge_amount <> 0 AND accepted_at >= $1 AND accepted_at < $2 ORDER BY accepted_at, id`,
-      [start, end],
-    )).rows,
-  );
+  const rows = await withDatabase((db) => new TaskReadsService(db).billedBetween(start, end));
   const out = rows.map((r) => [r.id, r.model, r.at.toISOString(), r.amount, r.unit]);
   if (discrepancies && out.length >= 2) {
     out.splice(0, 1); // a task the vendor forgot to bill: ours, not billed

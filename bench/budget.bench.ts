@@ -40,7 +40,7 @@ async function main() {
       secondsPerPhase: SECONDS,
       spendgateHot: await drive(() => ledger.hold(hold(hot[0]!))),
       spendgateSpread: await drive(() => ledger.hold(hold(spread[Math.floor(Math.random() * spread.length)]!))),
-      // Issue 21: one hot project whose every request matches four budgets (the project's, its
+      // Decisions §7: one hot project whose every request matches four budgets (the project's, its
       // key's, its tag's, and an each-user budget; 1,000 users drawn at random).
       spendgateHotFourBudgets: await drive(() => ledger.hold({ ...hold(four.projectId), apiKeyId: four.apiKeyId, endUser: `user-${Math.floor(Math.random() * 1000)}`, tags: ['team=bench'] })),
       baselineHot: await baseline(server.url, () => 1),

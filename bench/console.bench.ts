@@ -3,7 +3,7 @@
  * bench:reports data set (1,000,000 settled tasks, 50 projects, 100,000 end users), against a real
  * gateway. Each sample is a fresh page load: from navigation to the page's figures on screen (the
  * overview's chart drawn). Prints p50 and worst of each, and the first-load JavaScript gzipped;
- * writes bench/results/console.json. Targets (issues 23, 35): under 1 s; first-load JavaScript under 30 KB gzipped; a month picked
+ * writes bench/results/console.json. Targets (decisions §9): under 1 s; first-load JavaScript under 30 KB gzipped; a month picked
  * equals spendReport's figures for it.
  */
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * bench:floor's skeleton gateway (floor.bench.ts): the least a gateway that keeps issue 34's
+ * bench:floor's skeleton gateway (floor.bench.ts): the least a gateway that keeps the submission path's
  * promises does per submission, and nothing else. For each POST it reads the body, commits one
  * row durably (the hold: durable before the vendor is called), forwards the body to the vendor,
  * commits the vendor's answer durably (the acceptance: durable before the client hears), and

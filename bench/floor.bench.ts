@@ -1,6 +1,6 @@
 /**
  * `npm run bench:floor`: the least CPU a submission can cost on this machine at an ordinary rate
- * while keeping issue 34's promises (the hold durable before the vendor is called, the acceptance
+ * while keeping the submission path's promises (the hold durable before the vendor is called, the acceptance
  * durable before the client hears), so that spendgate's figure can be read against it. In one run,
  * open loop at BENCH_FLOOR_RATE (default 500) requests a second, chat bodies to the upstream
  * simulator, each target its own process:

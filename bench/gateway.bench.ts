@@ -31,7 +31,7 @@ interface Result {
 const SECONDS = OPEN_LOOP_SECONDS;
 /** Offered rate of the open-loop latency runs. */
 const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 500);
-/** Offered rates at which spendgate's and Portkey's CPU per request are compared (issue 34). */
+/** Offered rates at which spendgate's and Portkey's CPU per request are compared (bench/FINDINGS.md). */
 const CPU_RATES = (process.env.BENCH_CPU_RATES ?? '100,500,2000').split(',').map(Number);
 const CONNECTIONS = OPEN_LOOP_CONNECTIONS;
 const METRICS_TOKEN = 'bench-metrics-token-0123456789';
@@ -235,7 +235,7 @@ async function sweep(levels: number[], speedAtStart: number, databaseUrl: string
 }
 
 /**
- * CPU per request at ordinary load (issue 34): spendgate (its process and PostgreSQL's) and
+ * CPU per request at ordinary load (bench/FINDINGS.md): spendgate (its process and PostgreSQL's) and
  * Portkey (its process; it keeps no ledger and writes nothing) at each offered rate of CPU_RATES,
  * open loop, in the same run. spendgate's run at OPEN_RATE is the one above, not run again.
  */

@@ -40,7 +40,7 @@ export async function seed(db: Database) {
     CROSS JOIN LATERAL (SELECT (floor(random() * 10000000 + g * 0) / 10000000 * 5)::numeric AS amount,
                                now() - (random() + g * 0) * interval '${DAYS} days' AS at) a`);
   // Each task's ledger entries as settlement leaves them (hold, release, charge, at its acceptance):
-  // what a drill-down's taskTotals counts (money posted in a range, issue 46).
+  // what a drill-down's taskTotals counts (money posted in a range, decisions §13).
   await db.query(`
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
     SELECT t.project_id, t.id, k.kind::"LedgerKind", t.unit, CASE k.kind WHEN 'charge' THEN t.charge_amount ELSE t.hold_amount END, t.accepted_at

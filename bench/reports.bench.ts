@@ -9,7 +9,7 @@
  *   - both through GraphQL over HTTP, to a gateway in its own process, with the answer parsed (as
  *     a dashboard reads it) and as received text, and the gateway's CPU per answer by thread.
  * Checks that the roll-up and the raw report agree, every measure to the last decimal. Then, by
- * who (issue 21): each task has one of 100,000 end users and a tag, the roll-up by who is built by
+ * who (decisions §7): each task has one of 100,000 end users and a tag, the roll-up by who is built by
  * the migration's own backfill, and a month's top-100 users by USD is timed (in process and over
  * GraphQL), with a month grouped by user in full and by tag for scale. Prints figures, writes
  * bench/results/reports.json; asserts nothing.

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:statement-cpu`: what one call of the submission path costs PostgreSQL's backend
- * for a request alone, as at 500 requests a second (issue 34). One connection; calls spaced by
+ * for a request alone, as at 500 requests a second (bench/FINDINGS.md). One connection; calls spaced by
  * BENCH_GAP_MS (default 2) so that each one wakes an idle backend, as an ordinary load does; the
  * backend's CPU read from /proc/<pid>/schedstat (nanoseconds) around each phase of BENCH_CALLS
  * calls (default 2,000), and PostgreSQL's other processes (WAL writer, checkpointer…) apart. The

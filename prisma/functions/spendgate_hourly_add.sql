@@ -11,4 +11,4 @@ AS $function$
   ON CONFLICT (hour, dimension, project_id, value, unit) DO UPDATE SET amount = s.amount + EXCLUDED.amount, tasks = s.tasks + EXCLUDED.tasks;
 $function$;
 
-COMMENT ON FUNCTION public.spendgate_hourly_add(p_project uuid, p_key text, p_user text, p_unit "Unit", p_at timestamp with time zone, p_amount numeric, p_tasks integer) IS 'Early warning (decisions §15, issue 33): spend per hour of acceptance for each project, key and end user, kept with every settlement and adjustment (one statement, three rows); the forecasts and the anomaly detector read it, never raw tasks.';
+COMMENT ON FUNCTION public.spendgate_hourly_add(p_project uuid, p_key text, p_user text, p_unit "Unit", p_at timestamp with time zone, p_amount numeric, p_tasks integer) IS 'Early warning (decisions §15): spend per hour of acceptance for each project, key and end user, kept with every settlement and adjustment (one statement, three rows); the forecasts and the anomaly detector read it, never raw tasks.';

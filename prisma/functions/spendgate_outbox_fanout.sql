@@ -14,4 +14,4 @@ BEGIN
   RETURN NULL;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_outbox_fanout() IS 'A test event for one endpoint (issue 35: "send a test event" from the console): an event of type webhook.test goes only to the endpoint its data names (data.endpointId), whatever that endpoint subscribes to; every other event fans out as before.';
+COMMENT ON FUNCTION public.spendgate_outbox_fanout() IS 'A test event for one endpoint (decisions §8, §9: "send a test event" from the console): an event of type webhook.test goes only to the endpoint its data names (data.endpointId), whatever that endpoint subscribes to; every other event fans out as before.';

@@ -29,7 +29,7 @@ DECLARE
   attempt int := 0;
   plan_mode text;
 BEGIN
-  -- The price book as the database has it (issue 36): a publication takes this table in EXCLUSIVE
+  -- The price book as the database has it (decisions §3): a publication takes this table in EXCLUSIVE
   -- mode, so this lock waits for one in progress, and the acceptance time is read after it. A
   -- request quoted with any version other than the one in force at that time is not held: its
   -- gateway loads the versions and quotes it again. So no instance accepts a task under a
@@ -109,7 +109,7 @@ BEGIN
       -- Every balance raised by the batch's total in one statement, each only where a hard limit
       -- still fits: if all of them were raised the batch is in (the lock keeps this true until
       -- commit).
-      -- Planned once, not per call (issue 34): unnest() of the arrays makes every custom plan look
+      -- Planned once, not per call (bench/FINDINGS.md): unnest() of the arrays makes every custom plan look
       -- cheaper than the generic one, so PostgreSQL planned this statement on each call (≈ 0.1 ms, a
       -- fifth of a batch of one's time). The generic plan is the same index probe per balance.
       plan_mode := current_setting('plan_cache_mode');

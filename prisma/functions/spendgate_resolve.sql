@@ -66,4 +66,4 @@ BEGIN
   RETURN delta;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_resolve(p_task bigint, p_outcome text, p_amount numeric, p_reason text) IS 'A resolution''s stated amount is what a settled task costs all told: its net (charge and every adjustment of it) becomes the amount. Before, the adjustment was counted from the charge alone, so a task whose vendor figure was taken (or corrected) before it was resolved ended at the amount plus those adjustments (found by the money model''s tester, issue 47).';
+COMMENT ON FUNCTION public.spendgate_resolve(p_task bigint, p_outcome text, p_amount numeric, p_reason text) IS 'A resolution''s stated amount is what a settled task costs all told: its net (charge and every adjustment of it) becomes the amount. Before, the adjustment was counted from the charge alone, so a task whose vendor figure was taken (or corrected) before it was resolved ended at the amount plus those adjustments (found by the money model''s tester, decisions §16).';

@@ -30,4 +30,4 @@ BEGIN
   RETURN v_closed;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_vendor_items_settled(p_task bigint, p_who text, p_reason text) IS 'Vendor differences are decided against the task''s net as it stands, not as it was at import (issue 46, items 2, 3 and 5; decisions §14): * a task an earlier statement already billed is its own class, billed_again (double billing across statements, or a corrected re-send), a review item; * after a resolution, spendgate_vendor_items_settled closes the open items whose figure the task''s net now equals, and keeps the task under review while an open item still differs.';
+COMMENT ON FUNCTION public.spendgate_vendor_items_settled(p_task bigint, p_who text, p_reason text) IS 'Vendor differences are decided against the task''s net as it stands, not as it was at import (decisions §14): * a task an earlier statement already billed is its own class, billed_again (double billing across statements, or a corrected re-send), a review item; * after a resolution, spendgate_vendor_items_settled closes the open items whose figure the task''s net now equals, and keeps the task under review while an open item still differs.';

@@ -1,5 +1,5 @@
 /**
- * Where a webhook may go (decisions §11, issue 37): outside the sandbox, and unless the operator
+ * Where a webhook may go (decisions §8, §11): outside the sandbox, and unless the operator
  * set WEBHOOK_ALLOW_PRIVATE_TARGETS=true, only `https` URLs whose every address is public. A
  * loopback, private, link-local (cloud metadata at 169.254.169.254 included), unique-local,
  * unspecified, multicast or reserved address is refused in any spelling: the URL parser already

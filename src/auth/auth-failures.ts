@@ -1,5 +1,5 @@
 /**
- * Failed authentication, slowed per client address (decisions §11; issue 30, item 7): a bad key,
+ * Failed authentication, slowed per client address (decisions §11): a bad key,
  * token, session or sign-in costs its address a point; past AUTH_FAILURES_PER_MINUTE in a minute
  * the address is answered 429 for AUTH_BLOCK_SECONDS (on the vendor paths too), and only its failed
  * attempts are counted: a good key from the same address is never slowed. Each failure that is

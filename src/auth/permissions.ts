@@ -3,7 +3,7 @@
  * every console page are named here with the capability they need and how that capability is
  * scoped. The GraphQL guard (graphql/operation-guard.ts) refuses a field that has no rule, or a
  * caller whose role lacks the capability everywhere, before any resolver runs; resolvers then
- * check the project their target belongs to with access.ts. test/permissions.test.ts walks the
+ * check the project their target belongs to with access.ts. test/auth/permissions.test.ts walks the
  * schema and fails when a field has no rule here.
  *
  * | may                                                         | owner | finance | lead (its projects) | viewer |
@@ -65,7 +65,7 @@ export interface Rule {
 const r = (capability: Capability | null, scope: Scope, arg?: string): Rule => ({ capability, scope, ...(arg ? { arg } : {}) });
 const onTarget = (capability: Capability, target: TargetKind, arg: string): Rule => ({ capability, scope: 'target', arg, target });
 
-/** Every GraphQL root field. A field missing here is refused (and fails test/permissions.test.ts). */
+/** Every GraphQL root field. A field missing here is refused (and fails test/auth/permissions.test.ts). */
 export const FIELD_RULES: Readonly<Record<string, Rule>> = {
   // Who is calling, and the price book (public rates of the vendor).
   'Query.viewer': r(null, 'signed-in'),

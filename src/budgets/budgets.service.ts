@@ -80,7 +80,7 @@ export class BudgetsService {
       }
       // The current window's balance, from what the ledger already holds. An EACH_USER budget's
       // users: every end user with money in the window already, each from the ledger (found by the
-      // money model, issue 47: a user who spent before the budget existed was missing from its
+      // money model, decisions §16: a user who spent before the budget existed was missing from its
       // users until their next submission); later users get theirs on first use.
       if (scope.scope !== 'EACH_USER') await client.query(`SELECT spendgate_budget_period($1, clock_timestamp(), '')`, [id]);
       else {

@@ -4,7 +4,7 @@
  * knows about routes; validation, pricing, the simulator and reports all read it.
  *
  * Where the spec says "not shown", the field is typed but carries no `allowed` / `default`, so a
- * well-typed value is accepted (issue 2, docs/decisions.md).
+ * well-typed value is accepted (upstream-api.md, decisions §2).
  */
 import type { FieldSpec, ModelRoute } from './catalog.types.js';
 
@@ -24,7 +24,7 @@ const chatBase = {
 
 /**
  * The vendor shows no upper bound for max_tokens or wan2.7-video's duration; these are stated sane
- * maxima (docs/decisions.md, issue 36), far above any route's real output limit or clip, so that a
+ * maxima (decisions §3), far above any route's real output limit or clip, so that a
  * request cannot hold an absurd amount (max_tokens 1e308 held 2×10^305 credits).
  */
 export const SANE_MAX_TOKENS = 200_000;

@@ -36,13 +36,13 @@ const schema = z
     SUBMIT_GRACE_MS: int(30_000, 0),
     RECORD_RETRY_WINDOW_MS: int(5_000, 0),
     POLLER_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
-    // Tasks that do not finish (issue 36; docs/operations.md): unset, the defaults per kind below.
+    // Tasks that do not finish (decisions §10; docs/operations.md): unset, the defaults per kind below.
     TASK_REVIEW_AFTER_MS: z.coerce.number().int().min(1).optional(),
     TASK_NOT_FOUND_AFTER_MS: int(600_000, 0),
     POLL_MAX_PER_SECOND: int(100, 1),
     SIMULATOR_DELAY_MS: int(3_000, 0),
     BODY_LIMIT_BYTES: int(8 * 1024 * 1024, 1024),
-    // What a client may hold open (issue 37; http/connection-guard.ts).
+    // What a client may hold open (decisions §5; http/connection-guard.ts).
     REQUEST_TIMEOUT_MS: int(30_000, 100),
     MAX_UNAUTHENTICATED_CONNECTIONS_PER_ADDRESS: int(1024, 1),
     // In production /metrics answers only with Authorization: Bearer <METRICS_TOKEN>.
@@ -51,7 +51,7 @@ const schema = z
     DB_POOL_SIZE: int(20, 1),
     READ_POOL_SIZE: int(4, 1),
     READ_STATEMENT_TIMEOUT_MS: int(10_000, 100),
-    // Reads at once: half the cores (one on two), so heavy reads never take every core from submissions (issue 37).
+    // Reads at once: half the cores (one on two), so heavy reads never take every core from submissions (decisions §5).
     READ_CONCURRENCY: int(Math.max(1, Math.floor(availableParallelism() / 2)), 1),
     /** The reads thread's young generation, per semi-space (MB; 0: V8's default, which starts at 1 MB and grows). */
     READS_SEMI_SPACE_MB: z.coerce.number().int().min(0).max(1024).default(64),

@@ -1,5 +1,5 @@
 /**
- * One gateway per DATA_DIR (issue 37): the sandbox's simulator journal and the embedded
+ * One gateway per DATA_DIR (docs/operations.md): the sandbox's simulator journal and the embedded
  * PostgreSQL live there, and a second `npm start` on the same directory rewrote the journal before
  * it died on the taken port. The first gateway holds DATA_DIR/gateway.pid; a second one finds it
  * held by a live process and refuses before touching anything. A file left by a gateway that

@@ -32,7 +32,7 @@ export class Database {
    * `readOnly`: every transaction on these connections is read-only, so a reports URL that names
    * the primary by mistake still cannot write (a replica refuses writes on its own). `nice`: when
    * the database runs on this machine (the embedded one, or a local server), its backends serving
-   * this pool run at this lower CPU priority, so reads leave the cores to submissions (issue 37).
+   * this pool run at this lower CPU priority, so reads leave the cores to submissions (decisions §5: no read starves submissions).
    */
   constructor(
     url: string,
@@ -92,7 +92,7 @@ export class Database {
   /**
    * Rows as arrays of each cell's text as PostgreSQL sent it (NULL as null), with no type parsing:
    * for a large result read as text anyway. pg's parsers cost a 9,000-row report 5 of its 16 ms
-   * (a regular expression for every bigint cell, parseInt for every int; bench/FINDINGS.md, issue 34).
+   * (a regular expression for every bigint cell, parseInt for every int; bench/FINDINGS.md).
    */
   async queryTexts(text: string, values?: unknown[]): Promise<Array<Array<string | null>>> {
     const query = { text, values, rowMode: 'array' as const, types: AS_SENT };

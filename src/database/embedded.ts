@@ -89,7 +89,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 /**
  * As root, the embedded server runs as `postgres` (PostgreSQL refuses root), which must enter every
  * folder above DATA_DIR. A private parent (`mktemp -d`, /root: mode 0700) made initdb die with a
- * raw EACCES stack trace (issue 46, item 12); this says in one line what to do instead.
+ * raw EACCES stack trace (docs/operations.md); this says in one line what to do instead.
  */
 async function requireReachableByPostgres(dataDir: string): Promise<void> {
   const account = postgresAccount();

@@ -15,7 +15,7 @@ import type { GatewayReply } from './gateway-reply.js';
 
 /**
  * The client's poll of a task the vendor answers "not found": our record of it, never a 5xx
- * (issue 36). The "not found" counts toward making it unknown (TaskStore.vendorMissing); `data`
+ * (decisions §10). The "not found" counts toward making it unknown (TaskStore.vendorMissing); `data`
  * is the vendor's task shape with our status, `gateway` says why.
  */
 export function recordAnswer(view: TaskRecordView): GatewayReply {

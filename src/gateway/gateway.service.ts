@@ -93,7 +93,7 @@ export class GatewayService implements OnApplicationShutdown {
     let held: HoldOutcome;
     let priced: Priced;
     // Quoted with the version this instance knows; if the database has another in force at the
-    // hold, the versions are read again and it is quoted once more (issue 36).
+    // hold, the versions are read again and it is quoted once more (decisions §3).
     for (let attempt = 1; ; attempt++) {
       priced = this.price(route, validation.body, policies);
       held = await this.holdFor(ctx, route, priced, attribution, idempotencyKey, hash);

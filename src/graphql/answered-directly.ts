@@ -4,7 +4,7 @@
  * where that empty list stands. Everything else about the request is GraphQL's as before: the
  * validation, the operation guard (cost, permissions, audit), the other fields, the errors, and
  * the envelope as Mercurius serializes it; only the field's rows skip execution's per-value work
- * (bench/FINDINGS.md, issue 34: a 9,000-group spendReport spent most of its time there).
+ * (bench/FINDINGS.md: a 9,000-group spendReport spent most of its time there).
  *
  * Two hooks of the reads worker's Fastify: before serialization the empty list becomes a token
  * unique to the process and the request; after it, the token's JSON string is replaced by the

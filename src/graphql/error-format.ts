@@ -17,7 +17,7 @@ export function clipEcho(message: string): string {
 /**
  * Every error carries `extensions: { code, status }` (the README's promise), and the HTTP status is
  * decided here once, by what failed: mercurius answered the same bad variable 400 or 200 depending
- * on whether its document was cached (issue 46, item 14). A request that never ran (a syntax error,
+ * on whether its document was cached (decisions §5). A request that never ran (a syntax error,
  * a document that does not validate, a bad variable, no query, a guard's refusal) answers its
  * errors' status (400 unless they say otherwise); one that ran answers 200 with its errors, each
  * naming its status in extensions, as GraphQL over HTTP has it.

@@ -2,7 +2,7 @@
  * A field's answer written straight to JSON text: what GraphQL execution followed by
  * JSON.stringify gives for a selection over plain objects, without building the answer's object
  * tree first. For the one answer where that tree is most of the cost: spendReport, whose
- * 9,000-group month is 150,000 values (bench/FINDINGS.md, issue 34; answered-directly.ts).
+ * 9,000-group month is 150,000 values (bench/FINDINGS.md; answered-directly.ts).
  *
  * Only what GraphQL would answer the same way by reading properties is written: object fields
  * without resolvers (graphql/plain-fields.ts), lists, non-null wrappers, scalars and enums, each

@@ -15,7 +15,7 @@ import { amountProblem } from '../pricing/bounds.js';
 /**
  * Whether text is a decimal as Decimal fields write it: /^-?\d+(\.\d+)?$/, checked by hand (a
  * 9,000-group report serializes 72,000 of them: 1.4 against 2.4-3.8 ms with the expression;
- * test/json-writer.test.ts holds the two equal).
+ * test/reports/json-writer.test.ts holds the two equal).
  */
 export function isDecimalText(text: string): boolean {
   const n = text.length;
@@ -32,7 +32,7 @@ export function isDecimalText(text: string): boolean {
 }
 
 /**
- * One way to write an exact decimal in every answer (issue 46, item 8d: a dashboard said "0.60"
+ * One way to write an exact decimal in every answer (decisions §9: a dashboard said "0.60"
  * where budgetStatus said "0.6"): no trailing zeros after the point, as decimal.js writes it.
  * PostgreSQL keeps a sum's scale ("0.04" + "0.56" = "0.60"); the value is the same.
  */

@@ -1,5 +1,5 @@
 /**
- * What a client can hold open before it proves who it is (issue 37). A request's headers and
+ * What a client can hold open before it proves who it is (decisions §5). A request's headers and
  * body must arrive within REQUEST_TIMEOUT_MS (a stalled body, or headers dripped a byte at a
  * time, is cut off), an idle connection is closed, and an address may hold at most
  * MAX_UNAUTHENTICATED_CONNECTIONS_PER_ADDRESS connections that have not yet carried an answered,

@@ -107,7 +107,7 @@ export async function holdInBatch(db: Db, items: HoldRequest[]): Promise<HoldOut
 
 /**
  * A request alone: spendgate_hold_one, about three quarters of the batch function's cost to
- * PostgreSQL at a batch of one (bench/FINDINGS.md, issue 34). Undefined when it wrote nothing
+ * PostgreSQL at a batch of one (bench/FINDINGS.md). Undefined when it wrote nothing
  * because the request needs the batch function: a balance to start (a new period, a new end
  * user), a hard limit that does not fit (a refusal), an Idempotency-Key already used.
  */

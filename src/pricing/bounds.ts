@@ -1,5 +1,5 @@
 /**
- * Bounds on what people send as amounts and dates (issue 36): an amount an operator types (a
+ * Bounds on what people send as amounts and dates (decisions §4, §5): an amount an operator types (a
  * budget's limit, an adjustment, a resolution, a rate, a multiplier) has at most
  * MAX_INTEGER_DIGITS digits before the point and MAX_DECIMALS after, and a date lies within the
  * ledger's epoch. Anything else is a clear 400 naming the field, before it reaches a query.

@@ -103,7 +103,7 @@ export class PriceBookService implements OnModuleDestroy {
   /**
    * A task's own version, loaded from the database when this instance has not seen it yet (another
    * instance published it moments ago). Never another version: a task is priced with the one it
-   * was accepted under, or not yet (issue 36).
+   * was accepted under, or not yet (decisions §3).
    */
   async ensure(version: number): Promise<PriceBook> {
     const known = this.version(version);

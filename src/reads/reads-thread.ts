@@ -158,7 +158,7 @@ export class ReadsThread {
  * mark-compacts whose concurrent marking took the other core: GC helper threads ran 17 ms per
  * report beside the worker's 37. With 64 MB semi-spaces a report's rows die young: helper threads
  * 5-13 ms, the worker 32-35 ms; the process holds ~70 MB more when idle and less after reports
- * (409-549 against 607-641 MB; bench/FINDINGS.md, issue 34).
+ * (409-549 against 607-641 MB; bench/FINDINGS.md).
  */
 export function withYoungGeneration(semiSpaceMb: number, start: () => Worker): Worker {
   if (!semiSpaceMb) return start();

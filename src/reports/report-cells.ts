@@ -1,7 +1,7 @@
 /**
  * How a spend report's cells cross the wire from PostgreSQL (spend-report.ts's readRows): text
  * costs the database most of a large report's time (a 9,000-group month is 135,000 cells), so
- * what can be sent cheaper is: zeros as NULL, days as numbers (bench/FINDINGS.md, issue 34).
+ * what can be sent cheaper is: zeros as NULL, days as numbers (bench/FINDINGS.md).
  */
 /**
  * A measure's cell as the database sends it: NULL for a zero whose text is "0" (an int, a bigint,

@@ -39,7 +39,7 @@ function keySql(key: GroupKey, day: string): { inner: string; outer: (col: strin
       return { inner: "coalesce(c.kind, '-')", outer: text };
     case 'day':
       // Sent as days since 1970 and written out in JS (report-cells.ts): to_char cost the database a third
-      // of a 9,000-group report's key output (bench/FINDINGS.md, issue 34).
+      // of a 9,000-group report's key output (bench/FINDINGS.md).
       return { inner: day, outer: (col) => `(${col} - date '1970-01-01')` };
     case 'week':
       return { inner: `date_trunc('week', ${day})::date`, outer: (col) => `to_char(${col}, 'IYYY-"W"IW')` };

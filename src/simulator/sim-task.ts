@@ -15,7 +15,7 @@ export interface SimTask {
   /**
    * A task the vendor never finishes (`stalled`: processing forever) or forgot (`forgotten`: its
    * polls answer 404), set through /__sim/tasks/:taskId/stall and /forget: the ghosts that review
-   * by age and "not found" handling exist for (issue 36), reproducible in the sandbox.
+   * by age and "not found" handling exist for (decisions §10), reproducible in the sandbox.
    */
   fate?: 'stalled' | 'forgotten';
   /** The request as sent (after a restart: only the fields the answers read, n and max_tokens). */

@@ -3,7 +3,7 @@
  * database: a task is claimed with a lease (TaskStore.claimDue), so two instances never poll the
  * same task at once, and settlement is exactly-once anyway.
  *
- * What a task costs the vendor falls with its age (issue 36): it is polled again after a tenth of
+ * What a task costs the vendor falls with its age (decisions §10): it is polled again after a tenth of
  * its age (at least POLL_INTERVAL_MS, at most an hour: seconds, then minutes, then hourly), and
  * all instances together poll at most POLL_MAX_PER_SECOND times a second, each its fair share,
  * youngest tasks first (spendgate_claim_polls). A task still in flight past its kind's review age

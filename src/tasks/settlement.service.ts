@@ -40,7 +40,7 @@ export class SettlementService {
     return settled;
   }
 
-  /** Priced with the task's own price-book version, loaded if this instance has not seen it yet: never another (issue 36). */
+  /** Priced with the task's own price-book version, loaded if this instance has not seen it yet: never another (decisions §3). */
   private async chargeFor(task: TaskForSettlement, state: Exclude<UpstreamState, { status: 'processing' }>): Promise<Charge> {
     if (state.status === 'failed' && task.failure_policy === 'release') {
       return { unit: task.unit, exactness: 'EXACT', amount: ZERO, lines: [], warnings: ['task failed: hold released, nothing charged'], needsReview: false };

@@ -22,7 +22,7 @@ export interface TaskFilter {
    * Money posted in [postedFrom, postedTo): the tasks whose settlement, or an adjustment of which,
    * was posted in it. This is what a spendReport row over that range counts (decisions §13: a late
    * movement of a closed month's task is posted in the first open month), so a bar and its
-   * drill-down agree (issue 46, item 8).
+   * drill-down agree (decisions §9, §13).
    */
   postedFrom?: Date;
   postedTo?: Date;

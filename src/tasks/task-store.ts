@@ -226,7 +226,7 @@ export class TaskStore {
 
   private async recordAcceptedBatch(items: AcceptedRecord[]): Promise<boolean[]> {
     if (items.length === 1) {
-      // Alone (ordinary load): the same UPDATE without the batch function's plan settings (issue 34).
+      // Alone (ordinary load): the same UPDATE without the batch function's plan settings (bench/FINDINGS.md).
       const r = items[0]!;
       const { rows } = await this.db.prepared<{ id: string | null }>('record-one', 'SELECT spendgate_record_one($1, $2, $3, $4) AS id', [r.taskId, r.upstreamId, r.upstreamTaskId, r.responseBody]);
       return [rows.length > 0 && rows[0]!.id !== null];

@@ -59,7 +59,7 @@ function stateOf(status: unknown, usage: unknown): UpstreamState | undefined {
 /**
  * The vendor says it does not know the task: HTTP 404, or a body whose code says "not found"
  * (4040 or 404; the vendor documents no error codes, these are the common spellings). Repeated
- * over TASK_NOT_FOUND_AFTER_MS, the task becomes unknown and goes to review (issue 36).
+ * over TASK_NOT_FOUND_AFTER_MS, the task becomes unknown and goes to review (decisions §10).
  */
 export function isTaskNotFound(status: number, body: unknown): boolean {
   if (status === 404) return true;

@@ -107,7 +107,7 @@ export class ReconciliationService {
   /**
    * Takes the vendor's figure: the task's net is brought to it, by an adjustment of what remains
    * between the net as it stands now (under the task's lock) and the vendor's figure, and nothing
-   * when it is already there (decisions §14; issue 46, item 3). A settled task under a `pending`
+   * when it is already there (decisions §14). A settled task under a `pending`
    * item is taken the same way. Billed rows with no task of ours and duplicates are acknowledged.
    */
   async accept(id: string, note: string | undefined, actor: Actor, client: ClientInfo, who: string): Promise<ItemRow> {

@@ -1,5 +1,5 @@
 /**
- * A generated spend history for early warning's backtests (issue 33), deterministic (a fixed seed):
+ * A generated spend history for early warning's backtests (decisions §15), deterministic (a fixed seed):
  * 50 projects over 61 days from 2026-08-01, each with its own level, a working-hours day (busy
  * 08–18 UTC, quieter evenings, near idle at night), quiet weekends, ±20 % noise an hour and a slow
  * drift of up to ±20 % over the two months. Each project's spend is split over two API keys and

@@ -98,7 +98,7 @@ export function Overview() {
   const rows = (name: string) => (data[name] as Row[] | undefined) ?? [];
   const first = (name: string): Money[] => rows(name)[0]?.totals ?? [];
   const project = projectId ? projects.find((p) => p.id === projectId) : undefined;
-  // A bar or a row opens the tasks whose money it counts: posted in its days (issue 46, item 8).
+  // A bar or a row opens the tasks whose money it counts: posted in its days (decisions §9, §13).
   const base = { from: range.from, to: range.to, project: projectId, posted: 'yes' };
   const tasksOf = (extra: Record<string, string>, r: DayRange = range) => href('tasks', { ...base, from: r.from, to: r.to, ...extra });
   const ranked = (name: Dimension, link: (key: string) => string | null, label: (key: string) => string = (k) => k, source = data): Ranked[] =>

@@ -15,7 +15,9 @@ import { startGateway, type Gateway } from '../src/bootstrap.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
 import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
 
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<{ requests: { average: number }; non2xx: number }>;
+const autocannon = createRequire(import.meta.url)('autocannon') as (
+  opts: Record<string, unknown>,
+) => Promise<{ requests: { average: number }; non2xx: number }>;
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ADMIN = 'bench-admin-token-0123456789';
@@ -36,18 +38,33 @@ async function main() {
   await withScratchPostgres('alerts', ['max_connections=200'], async (pg) => {
     const start = (extra: Record<string, string> = {}) =>
       startGateway({
-        DATABASE_URL: pg.url, PORT: '0', LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false',
-        DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-alerts-')), NODE_ENV: 'production', WEBHOOK_POLL_MS: '50', ...extra,
+        DATABASE_URL: pg.url,
+        PORT: '0',
+        LOG_LEVEL: 'warn',
+        ADMIN_TOKEN: ADMIN,
+        SIMULATOR_DELAY_MS: '600000',
+        POLLER_ENABLED: 'false',
+        DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-alerts-')),
+        NODE_ENV: 'production',
+        WEBHOOK_POLL_MS: '50',
+        ...extra,
       });
     const [a, b] = [await start(), await start()];
     try {
       const projects = new ProjectsService(a.db);
       const project = await projects.create('bench');
       const key = await projects.issueKey(project.id);
-      await a.db.query(`INSERT INTO webhook_endpoint (id, url, events, secret) VALUES (gen_random_uuid(), $1, '{}', 'whsec_' || encode(decode(md5(random()::text) || md5(random()::text), 'hex'), 'base64'))`, [hook]);
+      await a.db.query(
+        `INSERT INTO webhook_endpoint (id, url, events, secret) VALUES (gen_random_uuid(), $1, '{}', 'whsec_' || encode(decode(md5(random()::text) || md5(random()::text), 'hex'), 'base64'))`,
+        [hook],
+      );
 
       // Events/s: a backlog written at once, delivered by both instances' dispatchers.
-      const backlog = () => a.db.query(`SELECT spendgate_emit('budget.threshold_crossed', $1, 'bench:' || gen_random_uuid(), '{"project": {"id": "x", "name": "bench"}}'::jsonb) FROM generate_series(1, $2)`, [project.id, EVENTS]);
+      const backlog = () =>
+        a.db.query(
+          `SELECT spendgate_emit('budget.threshold_crossed', $1, 'bench:' || gen_random_uuid(), '{"project": {"id": "x", "name": "bench"}}'::jsonb) FROM generate_series(1, $2)`,
+          [project.id, EVENTS],
+        );
       await backlog();
       const started = performance.now();
       while (received < EVENTS) await new Promise((r) => setTimeout(r, 20));
@@ -57,7 +74,10 @@ async function main() {
       // Submissions with the dispatchers idle, then while they deliver a fresh backlog.
       const submit = async (label: string) => {
         const r = await autocannon({
-          url: `${a.url}/api-platform/v1/generations`, method: 'POST', connections: 32, duration: SECONDS,
+          url: `${a.url}/api-platform/v1/generations`,
+          method: 'POST',
+          connections: 32,
+          duration: SECONDS,
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
           body: JSON.stringify({ model: 'seedream-4.0', prompt: 'a lighthouse', resolution: '1K' }),
         });
@@ -81,7 +101,12 @@ async function main() {
         events: EVENTS,
         deliveriesPerSecond: Math.round(EVENTS / deliverySeconds),
         attempts: Number(attempts.rows[0]!.n),
-        submissionsPerSecond: { dispatchersIdle: idle, dispatchersBusy: busy, dispatchersIdleAgain: idleAgain, deliveredDuringBusyRun: deliveredWhileBusy },
+        submissionsPerSecond: {
+          dispatchersIdle: idle,
+          dispatchersBusy: busy,
+          dispatchersIdleAgain: idleAgain,
+          deliveredDuringBusyRun: deliveredWhileBusy,
+        },
         busyVsIdle: Math.round((busy / ((idle + idleAgain) / 2)) * 100) / 100,
         machineSpeedProbeMs: { start: speedAtStart, end: speedProbe() },
       });

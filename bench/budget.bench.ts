@@ -42,7 +42,14 @@ async function main() {
       spendgateSpread: await drive(() => ledger.hold(hold(spread[Math.floor(Math.random() * spread.length)]!))),
       // Decisions §7: one hot project whose every request matches four budgets (the project's, its
       // key's, its tag's, and an each-user budget; 1,000 users drawn at random).
-      spendgateHotFourBudgets: await drive(() => ledger.hold({ ...hold(four.projectId), apiKeyId: four.apiKeyId, endUser: `user-${Math.floor(Math.random() * 1000)}`, tags: ['team=bench'] })),
+      spendgateHotFourBudgets: await drive(() =>
+        ledger.hold({
+          ...hold(four.projectId),
+          apiKeyId: four.apiKeyId,
+          endUser: `user-${Math.floor(Math.random() * 1000)}`,
+          tags: ['team=bench'],
+        }),
+      ),
       baselineHot: await baseline(server.url, () => 1),
       baselineSpread: await baseline(server.url, () => 1 + Math.floor(Math.random() * 100)),
       overspend: await exhaustion(db, ledger),
@@ -53,14 +60,28 @@ async function main() {
       spreadVsBaseline: round(results.spendgateSpread.perSecond / results.baselineSpread.perSecond),
     };
     const reconciliation = await reconcile(db);
-    const out = { ...results, ratios, reconcile: reconciliation.length === 0 ? 'clean' : reconciliation, targets: { hot: 2000, spread: 4000, overspend: 0 } };
+    const out = {
+      ...results,
+      ratios,
+      reconcile: reconciliation.length === 0 ? 'clean' : reconciliation,
+      targets: { hot: 2000, spread: 4000, overspend: 0 },
+    };
     publish('budget', out);
     await db.close();
   });
 }
 
 function hold(projectId: string): HoldRequest {
-  return { projectId, apiKeyId: null, model: route.id, family: route.family, kind: route.kind, hold: Money.of('USD', q.amount), quote: q, priceBookVersion: 1 };
+  return {
+    projectId,
+    apiKeyId: null,
+    model: route.id,
+    family: route.family,
+    kind: route.kind,
+    hold: Money.of('USD', q.amount),
+    quote: q,
+    priceBookVersion: 1,
+  };
 }
 
 async function projects(db: Database, n: number, limit: string): Promise<string[]> {
@@ -116,20 +137,31 @@ async function baselineSchema(db: Database, n: number) {
 
 /** The baseline: one transaction per hold, CLIENTS connections, like a pgbench script. */
 async function baseline(url: string, pick: () => number) {
-  const clients = await Promise.all(Array.from({ length: CLIENTS }, async () => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    return c;
-  }));
+  const clients = await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      return c;
+    }),
+  );
   try {
     // Each worker owns one connection, as each pgbench client does.
     return await drive(async (worker) => {
       const c = clients[worker]!;
       await c.query('BEGIN');
-      const { rows } = await c.query('UPDATE baseline_budget SET used = used + $2 WHERE id = $1 AND used + $2 <= lim RETURNING id', [pick(), AMOUNT]);
+      const { rows } = await c.query(
+        'UPDATE baseline_budget SET used = used + $2 WHERE id = $1 AND used + $2 <= lim RETURNING id',
+        [pick(), AMOUNT],
+      );
       if (rows[0]) {
-        const t = await c.query<{ id: string }>('INSERT INTO baseline_task (budget_id, amount) VALUES ($1, $2) RETURNING id', [rows[0].id, AMOUNT]);
-        await c.query(`INSERT INTO baseline_ledger (task_id, kind, amount) VALUES ($1, 'hold', $2)`, [t.rows[0]!.id, AMOUNT]);
+        const t = await c.query<{ id: string }>(
+          'INSERT INTO baseline_task (budget_id, amount) VALUES ($1, $2) RETURNING id',
+          [rows[0].id, AMOUNT],
+        );
+        await c.query(`INSERT INTO baseline_ledger (task_id, kind, amount) VALUES ($1, 'hold', $2)`, [
+          t.rows[0]!.id,
+          AMOUNT,
+        ]);
       }
       await c.query('COMMIT');
       return { outcome: rows[0] ? 'held' : 'refused' };
@@ -144,13 +176,24 @@ async function exhaustion(db: Database, ledger: LedgerService) {
   const hot = await projects(db, 1, '1.00');
   const spread = await projects(db, 100, '0.20');
   const attempts = 2000;
-  await Promise.all(Array.from({ length: attempts }, (_, i) => ledger.hold(hold(i % 2 ? hot[0]! : spread[(i >> 1) % spread.length]!))));
-  const { rows } = await db.query<{ over: string; overspent_budgets: string; accepted: string }>(`
+  await Promise.all(
+    Array.from({ length: attempts }, (_, i) => ledger.hold(hold(i % 2 ? hot[0]! : spread[(i >> 1) % spread.length]!))),
+  );
+  const { rows } = await db.query<{ over: string; overspent_budgets: string; accepted: string }>(
+    `
     SELECT coalesce(sum(greatest(bp.spent + bp.held - b."limit", 0)), 0)::text AS over,
            count(*) FILTER (WHERE bp.spent + bp.held > b."limit")::text AS overspent_budgets,
            (SELECT count(*) FROM ledger_entry e WHERE e.kind = 'hold' AND e.project_id = ANY($1))::text AS accepted
-    FROM budget b JOIN budget_period bp ON bp.budget_id = b.id WHERE b.project_id = ANY($1)`, [[...hot, ...spread]]);
-  return { attempts, accepted: Number(rows[0]!.accepted), expectedAccepted: 25 + 100 * 5, overspentAmount: rows[0]!.over, overspentBudgets: Number(rows[0]!.overspent_budgets) };
+    FROM budget b JOIN budget_period bp ON bp.budget_id = b.id WHERE b.project_id = ANY($1)`,
+    [[...hot, ...spread]],
+  );
+  return {
+    attempts,
+    accepted: Number(rows[0]!.accepted),
+    expectedAccepted: 25 + 100 * 5,
+    overspentAmount: rows[0]!.over,
+    overspentBudgets: Number(rows[0]!.overspent_budgets),
+  };
 }
 
 const round = (x: number) => Math.round(x * 100) / 100;

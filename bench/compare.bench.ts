@@ -28,7 +28,11 @@ interface Sweep {
 
 /** Runs one bench of one checkout and returns its published result. */
 function run<T>(checkout: string, script: string, result: string, env: Record<string, string> = {}): T {
-  execFileSync(process.execPath, [`dist/bench/${script}.bench.js`], { cwd: checkout, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, [`dist/bench/${script}.bench.js`], {
+    cwd: checkout,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return JSON.parse(readFileSync(path.join(checkout, 'bench/results', `${result}.json`), 'utf8')) as T;
 }
 
@@ -37,30 +41,55 @@ function main() {
   if (!base) throw new Error('usage: npm run bench:compare -- <path of a built base checkout>');
   const here = process.cwd();
   const keep = new Map<string, string>();
-  for (const [dir, name] of [[base, 'budget'], [base, 'gateway-sweep'], [here, 'budget'], [here, 'gateway-sweep']] as const) {
+  for (const [dir, name] of [
+    [base, 'budget'],
+    [base, 'gateway-sweep'],
+    [here, 'budget'],
+    [here, 'gateway-sweep'],
+  ] as const) {
     try {
-      keep.set(path.join(dir, 'bench/results', `${name}.json`), readFileSync(path.join(dir, 'bench/results', `${name}.json`), 'utf8'));
+      keep.set(
+        path.join(dir, 'bench/results', `${name}.json`),
+        readFileSync(path.join(dir, 'bench/results', `${name}.json`), 'utf8'),
+      );
     } catch {
       // no earlier result to put back
     }
   }
   const speedAtStart = speedProbe();
   const rounds: Array<Record<string, unknown>> = [];
-  const rate = { baseHot: [] as number[], hot: [] as number[], four: [] as number[], baseChat: [] as number[], chat: [] as number[], baseControl: [] as number[], control: [] as number[] };
+  const rate = {
+    baseHot: [] as number[],
+    hot: [] as number[],
+    four: [] as number[],
+    baseChat: [] as number[],
+    chat: [] as number[],
+    baseControl: [] as number[],
+    control: [] as number[],
+  };
   for (let i = 0; i < ROUNDS; i++) {
     // base, this, this, base: each order as often as the other.
     const order = i % 2 === 0 ? [base, here] : [here, base];
     for (const checkout of order) {
       const b = run<Budget>(checkout, 'budget', 'budget');
       // BENCH_COMPARE=budget: holds only (a quicker rerun after a change to the hold alone).
-      const g = process.env.BENCH_COMPARE === 'budget' ? { rows: [{ spendgate: { requestsPerSecond: 0 }, portkey: { requestsPerSecond: 0 } }] } : run<Sweep>(checkout, 'gateway', 'gateway-sweep', { BENCH_SWEEP: '64' });
+      const g =
+        process.env.BENCH_COMPARE === 'budget'
+          ? { rows: [{ spendgate: { requestsPerSecond: 0 }, portkey: { requestsPerSecond: 0 } }] }
+          : run<Sweep>(checkout, 'gateway', 'gateway-sweep', { BENCH_SWEEP: '64' });
       const row = g.rows[0]!;
       const mine = checkout === here;
       (mine ? rate.hot : rate.baseHot).push(b.spendgateHot.perSecond);
       if (mine) rate.four.push(b.spendgateHotFourBudgets?.perSecond ?? 0);
       (mine ? rate.chat : rate.baseChat).push(row.spendgate.requestsPerSecond);
       (mine ? rate.control : rate.baseControl).push(row.portkey.requestsPerSecond);
-      rounds.push({ checkout: mine ? 'this' : 'base', holdsPerSecondOneBudget: b.spendgateHot.perSecond, holdsPerSecondFourBudgets: b.spendgateHotFourBudgets?.perSecond, chatPerSecond: row.spendgate.requestsPerSecond, portkeyPerSecond: row.portkey.requestsPerSecond });
+      rounds.push({
+        checkout: mine ? 'this' : 'base',
+        holdsPerSecondOneBudget: b.spendgateHot.perSecond,
+        holdsPerSecondFourBudgets: b.spendgateHotFourBudgets?.perSecond,
+        chatPerSecond: row.spendgate.requestsPerSecond,
+        portkeyPerSecond: row.portkey.requestsPerSecond,
+      });
       console.error(JSON.stringify(rounds.at(-1)));
     }
   }

@@ -3,7 +3,8 @@
  * bench:reports data set (1,000,000 settled tasks, 50 projects, 100,000 end users), against a real
  * gateway. Each sample is a fresh page load: from navigation to the page's figures on screen (the
  * overview's chart drawn). Prints p50 and worst of each, and the first-load JavaScript gzipped;
- * writes bench/results/console.json. Targets (decisions §9): under 1 s; first-load JavaScript under 30 KB gzipped; a month picked
+ * writes bench/results/console.json. Targets (decisions §9): under 1 s; first-load JavaScript under 30 KB gzipped; a
+ * month picked
  * equals spendReport's figures for it.
  */
 import { readFileSync } from 'node:fs';
@@ -34,18 +35,33 @@ function firstLoadBytes(): { js: number; css: number } {
 }
 
 /** The range card's exact figures per unit, as the page shows them in data-amount. */
-async function monthFigures(browser: Browser, url: string, token: string, route: string): Promise<Record<string, string>> {
+async function monthFigures(
+  browser: Browser,
+  url: string,
+  token: string,
+  route: string,
+): Promise<Record<string, string>> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.request.post(`${url}/auth/token`, { data: { token } });
   const page = await context.newPage();
   await page.goto(`${url}/console/#/${route}`);
   await page.waitForSelector('[data-ready=overview] [data-testid=card-range]', { timeout: 30_000 });
-  const figures = await page.$$eval('[data-testid=card-range] [data-amount]', (ps) => Object.fromEntries(ps.map((p) => [p.getAttribute('data-testid')!.replace('range-', ''), p.getAttribute('data-amount')!])));
+  const figures = await page.$$eval('[data-testid=card-range] [data-amount]', (ps) =>
+    Object.fromEntries(
+      ps.map((p) => [p.getAttribute('data-testid')!.replace('range-', ''), p.getAttribute('data-amount')!]),
+    ),
+  );
   await context.close();
   return figures;
 }
 
-async function timeLoads(browser: Browser, url: string, token: string, route: string, ready: string): Promise<number[]> {
+async function timeLoads(
+  browser: Browser,
+  url: string,
+  token: string,
+  route: string,
+  ready: string,
+): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -68,19 +84,41 @@ await withScratchPostgres('console', [], async (server) => {
   const db = new Database(server.url, 4);
   const seeded = Date.now();
   await seed(db);
-  console.log(`seeded ${TASKS.toLocaleString('en')} tasks, ${USERS.toLocaleString('en')} users in ${((Date.now() - seeded) / 1000).toFixed(0)} s`);
-  const gw = await startGateway({ DATABASE_URL: server.url, PORT: '0', LOG_LEVEL: 'silent', ADMIN_TOKEN: ADMIN, POLLER_ENABLED: 'false', NODE_ENV: 'production' });
+  console.log(
+    `seeded ${TASKS.toLocaleString('en')} tasks, ${USERS.toLocaleString('en')} users in ${((Date.now() - seeded) / 1000).toFixed(0)} s`,
+  );
+  const gw = await startGateway({
+    DATABASE_URL: server.url,
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    ADMIN_TOKEN: ADMIN,
+    POLLER_ENABLED: 'false',
+    NODE_ENV: 'production',
+  });
   const browser = await openBrowser();
   try {
     // The busiest project's budgets: the whole project, one key, one tag and each end user.
     const project = (await db.query<{ id: string }>(`SELECT id FROM project ORDER BY name LIMIT 1`)).rows[0]!.id;
     const key = await new ProjectsService(db).issueKey(project, ['team=search']);
-    const gql = (query: string) => fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ query }) }).then((r) => r.json());
+    const gql = (query: string) =>
+      fetch(`${gw.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+        body: JSON.stringify({ query }),
+      }).then((r) => r.json());
     for (const scope of ['', ', scope: TAG, scopeValue: "feature=f1"', ', scope: EACH_USER']) {
-      const set = (await gql(`mutation { setBudget(projectId: "${project}", unit: USD, limit: "100000", period: MONTHLY, hard: true, thresholds: [50, 80]${scope}) }`)) as { errors?: unknown };
+      const set = (await gql(
+        `mutation { setBudget(projectId: "${project}", unit: USD, limit: "100000", period: MONTHLY, hard: true, thresholds: [50, 80]${scope}) }`,
+      )) as { errors?: unknown };
       if (set.errors) throw new Error(JSON.stringify(set.errors));
     }
-    const overview = await timeLoads(browser, gw.url, ADMIN, 'overview', '[data-ready=overview] [data-testid=chart-USD][data-drawn=yes]');
+    const overview = await timeLoads(
+      browser,
+      gw.url,
+      ADMIN,
+      'overview',
+      '[data-ready=overview] [data-testid=chart-USD][data-drawn=yes]',
+    );
     const budgets = await timeLoads(browser, gw.url, key, 'budgets', '[data-ready=budgets] article.budget');
     // A month picked on the 1M tasks (the month before last, October on 2026-11-25): the page's
     // figures against spendReport's for the same range, and how long that view takes.
@@ -89,12 +127,23 @@ await withScratchPostgres('console', [], async (server) => {
     const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
     const last = new Date(end.getTime() - 86_400_000).toISOString().slice(0, 10);
     const monthRoute = `overview?from=${start.toISOString().slice(0, 10)}&to=${last}`;
-    const month = await timeLoads(browser, gw.url, ADMIN, monthRoute, '[data-ready=overview] [data-testid=chart-USD][data-drawn=yes]');
+    const month = await timeLoads(
+      browser,
+      gw.url,
+      ADMIN,
+      monthRoute,
+      '[data-ready=overview] [data-testid=chart-USD][data-drawn=yes]',
+    );
     const shown = await monthFigures(browser, gw.url, ADMIN, monthRoute);
-    const api = (await gql(`{ spendReport(from: "${start.toISOString()}", to: "${end.toISOString()}", first: 1) { totals { unit amount } } }`)) as { data: { spendReport: { totals: { unit: string; amount: string }[] }[] } };
+    const api = (await gql(
+      `{ spendReport(from: "${start.toISOString()}", to: "${end.toISOString()}", first: 1) { totals { unit amount } } }`,
+    )) as { data: { spendReport: { totals: { unit: string; amount: string }[] }[] } };
     const expected = Object.fromEntries(api.data.spendReport[0]!.totals.map((t) => [t.unit, t.amount]));
     const matches = JSON.stringify(shown) === JSON.stringify(expected);
-    if (!matches) throw new Error(`the month on the page ${JSON.stringify(shown)} differs from spendReport ${JSON.stringify(expected)}`);
+    if (!matches)
+      throw new Error(
+        `the month on the page ${JSON.stringify(shown)} differs from spendReport ${JSON.stringify(expected)}`,
+      );
     const bytes = firstLoadBytes();
     const out = {
       machine: `${machine()}, PostgreSQL 18 embedded, Chromium ${browser.version()}`,
@@ -107,10 +156,18 @@ await withScratchPostgres('console', [], async (server) => {
       monthMs: { p50: round(p50(month)), worst: round(month.at(-1)!), route: monthRoute, equalsSpendReport: matches },
       firstLoadGzipBytes: bytes,
     };
-    console.log(`overview (admin, all projects, 30 days, chart drawn): p50 ${out.overviewMs.p50} ms, worst ${out.overviewMs.worst} ms (target < 1000)`);
-    console.log(`budgets (project key, 3 budgets incl. each-user): p50 ${out.budgetsMs.p50} ms, worst ${out.budgetsMs.worst} ms (target < 1000)`);
-    console.log(`a month picked (${monthRoute}, chart drawn): p50 ${out.monthMs.p50} ms, worst ${out.monthMs.worst} ms; its figures equal spendReport's: ${matches ? 'yes' : 'NO'}`);
-    console.log(`first-load JavaScript ${(bytes.js / 1024).toFixed(1)} KB gzipped, CSS ${(bytes.css / 1024).toFixed(1)} KB (target < 30 KB; the chart library and every page but the overview load after)`);
+    console.log(
+      `overview (admin, all projects, 30 days, chart drawn): p50 ${out.overviewMs.p50} ms, worst ${out.overviewMs.worst} ms (target < 1000)`,
+    );
+    console.log(
+      `budgets (project key, 3 budgets incl. each-user): p50 ${out.budgetsMs.p50} ms, worst ${out.budgetsMs.worst} ms (target < 1000)`,
+    );
+    console.log(
+      `a month picked (${monthRoute}, chart drawn): p50 ${out.monthMs.p50} ms, worst ${out.monthMs.worst} ms; its figures equal spendReport's: ${matches ? 'yes' : 'NO'}`,
+    );
+    console.log(
+      `first-load JavaScript ${(bytes.js / 1024).toFixed(1)} KB gzipped, CSS ${(bytes.css / 1024).toFixed(1)} KB (target < 30 KB; the chart library and every page but the overview load after)`,
+    );
     publish('console', out);
   } finally {
     await browser.close();

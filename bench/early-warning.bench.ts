@@ -19,7 +19,8 @@ await withScratchPostgres('early-warning', [], async (server) => {
   await db.query(`INSERT INTO project (id, name) SELECT gen_random_uuid(), 'p' || g FROM generate_series(1, 50) g`);
   const typical = new Date(Date.UTC(2026, 9, 20, 14));
   const worst = new Date(Date.UTC(2026, 9, 20, 15));
-  // Baselines: 14 days at each of the two hours; user u of project u % 50; 2 % of users spend $2–3 an hour, the rest cents.
+  // Baselines: 14 days at each of the two hours; user u of project u % 50; 2 % of users spend $2–3 an hour, the rest
+  // cents.
   for (const hour of [typical, worst]) {
     for (let d = 1; d <= 14; d++) {
       await db.query(
@@ -63,7 +64,9 @@ await withScratchPostgres('early-warning', [], async (server) => {
     typicalHour: await time(typical),
     worstHour: await time(worst),
   };
-  console.log(`anomaly evaluation over ${USERS.toLocaleString('en')} users: typical hour ${out.typicalHour.p50Ms} ms (${out.typicalHour.anomalies} anomalies), worst case ${out.worstHour.p50Ms} ms`);
+  console.log(
+    `anomaly evaluation over ${USERS.toLocaleString('en')} users: typical hour ${out.typicalHour.p50Ms} ms (${out.typicalHour.anomalies} anomalies), worst case ${out.worstHour.p50Ms} ms`,
+  );
   publish('early-warning', out);
   await db.close();
 });

@@ -17,7 +17,10 @@ const commits = Number(process.env.FLOOR_COMMITS ?? 2);
 const upstream = new URL(process.env.UPSTREAM!);
 const vendor = new Pool(upstream.origin, { connections: 64 });
 const db = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 8 });
-const HOLD = { name: 'floor_hold', text: `INSERT INTO floor_task (status, request) VALUES ('submitting', $1) RETURNING id` };
+const HOLD = {
+  name: 'floor_hold',
+  text: `INSERT INTO floor_task (status, request) VALUES ('submitting', $1) RETURNING id`,
+};
 const ACCEPT = { name: 'floor_accept', text: `UPDATE floor_task SET status = 'processing', answer = $2 WHERE id = $1` };
 
 async function submit(body: string): Promise<{ status: number; text: string }> {

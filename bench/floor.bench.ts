@@ -21,7 +21,11 @@ import { machine, publish, speedProbe, withScratchPostgres } from './support.js'
 
 const RATE = Number(process.env.BENCH_FLOOR_RATE ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const CHAT = JSON.stringify({ model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }], max_tokens: 256 });
+const CHAT = JSON.stringify({
+  model: 'gpt-5.6-luna',
+  messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }],
+  max_tokens: 256,
+});
 const CHAT_PATH = '/api-platform/v1/chat/completions';
 
 const servers = new BenchServers();
@@ -40,7 +44,9 @@ async function main() {
       const postgres = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
       const client = new pg.Client(server.url);
       await client.connect();
-      await client.query(`CREATE TABLE floor_task (id bigserial PRIMARY KEY, status text NOT NULL, request int, answer int, at timestamptz NOT NULL DEFAULT now())`);
+      await client.query(
+        `CREATE TABLE floor_task (id bigserial PRIMARY KEY, status text NOT NULL, request int, answer int, at timestamptz NOT NULL DEFAULT now())`,
+      );
       await client.end();
       const { key } = await benchProject(server.url, 'floor');
 
@@ -52,8 +58,17 @@ async function main() {
       const targets: Target[] = [];
       for (const commits of [0, 1, 2]) {
         const p = await freePort();
-        const { pid } = servers.start(['dist/bench/floor-skeleton.js'], { PORT: String(p), DATABASE_URL: server.url, UPSTREAM: `${sim}${CHAT_PATH}`, FLOOR_COMMITS: String(commits) });
-        const name = ['skeleton: a bare proxy', 'skeleton: the hold committed', 'skeleton: hold and acceptance committed'][commits]!;
+        const { pid } = servers.start(['dist/bench/floor-skeleton.js'], {
+          PORT: String(p),
+          DATABASE_URL: server.url,
+          UPSTREAM: `${sim}${CHAT_PATH}`,
+          FLOOR_COMMITS: String(commits),
+        });
+        const name = [
+          'skeleton: a bare proxy',
+          'skeleton: the hold committed',
+          'skeleton: hold and acceptance committed',
+        ][commits]!;
         targets.push({ name, pid: pid!, url: `http://127.0.0.1:${p}${CHAT_PATH}`, headers: {} });
       }
       const portkeyPort = await freePort();
@@ -67,22 +82,49 @@ async function main() {
       targets.push({
         name: 'spendgate',
         pid: servers.start(['dist/src/main.js'], {
-          PORT: String(gatewayPort), DATABASE_URL: server.url, UPSTREAM_BASE_URL: sim, UPSTREAM_API_KEY: 'bench-vendor-key',
-          ADMIN_TOKEN: 'bench-admin-token-0123456789', LOG_LEVEL: 'warn', POLLER_ENABLED: 'false', NODE_ENV: 'production',
+          PORT: String(gatewayPort),
+          DATABASE_URL: server.url,
+          UPSTREAM_BASE_URL: sim,
+          UPSTREAM_API_KEY: 'bench-vendor-key',
+          ADMIN_TOKEN: 'bench-admin-token-0123456789',
+          LOG_LEVEL: 'warn',
+          POLLER_ENABLED: 'false',
+          NODE_ENV: 'production',
         }).pid!,
         url: `http://127.0.0.1:${gatewayPort}${CHAT_PATH}`,
         headers: { authorization: `Bearer ${key}` },
       });
-      for (const t of targets) await waitFor(t.url.replace(/\/(api-platform|v1)\/.*$/, t.name === 'spendgate' ? '/healthz' : '/'));
+      for (const t of targets)
+        await waitFor(t.url.replace(/\/(api-platform|v1)\/.*$/, t.name === 'spendgate' ? '/healthz' : '/'));
 
-      const runs: Array<{ round: number; target: string; p50Ms: number; p99Ms: number; non200: number; targetMs: number; postgresMs: number; totalMs: number }> = [];
+      const runs: Array<{
+        round: number;
+        target: string;
+        p50Ms: number;
+        p99Ms: number;
+        non200: number;
+        targetMs: number;
+        postgresMs: number;
+        totalMs: number;
+      }> = [];
       for (let round = 1; round <= ROUNDS; round++) {
-        // Alternated: forwards in odd rounds, backwards in even ones, so drift in the machine's speed falls on every target alike.
+        // Alternated: forwards in odd rounds, backwards in even ones, so drift in the machine's speed falls on every
+        // target alike.
         for (const t of round % 2 ? targets : [...targets].reverse()) {
           const r = await openLoopRun(t.name, t.url, t.headers, CHAT, RATE, { target: t.pid, postgres });
           const targetMs = r.cpuMsPerRequest.target ?? 0;
-          const postgresMs = t.name === 'portkey' || t.name.endsWith('bare proxy') ? 0 : (r.cpuMsPerRequest.postgres ?? 0);
-          runs.push({ round, target: t.name, p50Ms: r.p50Ms, p99Ms: r.p99Ms, non200: r.non200, targetMs, postgresMs, totalMs: Math.round((targetMs + postgresMs) * 1000) / 1000 });
+          const postgresMs =
+            t.name === 'portkey' || t.name.endsWith('bare proxy') ? 0 : (r.cpuMsPerRequest.postgres ?? 0);
+          runs.push({
+            round,
+            target: t.name,
+            p50Ms: r.p50Ms,
+            p99Ms: r.p99Ms,
+            non200: r.non200,
+            targetMs,
+            postgresMs,
+            totalMs: Math.round((targetMs + postgresMs) * 1000) / 1000,
+          });
         }
       }
       publish('floor', {
@@ -90,7 +132,8 @@ async function main() {
         date: new Date().toISOString().slice(0, 10),
         offeredPerSecond: RATE,
         secondsPerRun: OPEN_LOOP_SECONDS,
-        notes: 'CPU ms per request: the target process, plus PostgreSQL (all its processes) for the targets that write; Portkey and the bare proxy write nothing, and what PostgreSQL spends meanwhile (spendgate idle) is not theirs',
+        notes:
+          'CPU ms per request: the target process, plus PostgreSQL (all its processes) for the targets that write; Portkey and the bare proxy write nothing, and what PostgreSQL spends meanwhile (spendgate idle) is not theirs',
         machineSpeedProbeMs: { start: speedAtStart, end: speedProbe() },
         runs,
         target: { cpuMsPerSubmission: 0.4 },

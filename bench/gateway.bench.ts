@@ -35,7 +35,11 @@ const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 500);
 const CPU_RATES = (process.env.BENCH_CPU_RATES ?? '100,500,2000').split(',').map(Number);
 const CONNECTIONS = OPEN_LOOP_CONNECTIONS;
 const METRICS_TOKEN = 'bench-metrics-token-0123456789';
-const CHAT = JSON.stringify({ model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }], max_tokens: 256 });
+const CHAT = JSON.stringify({
+  model: 'gpt-5.6-luna',
+  messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }],
+  max_tokens: 256,
+});
 const MEDIA = [
   JSON.stringify({ model: 'seedream-4.0', prompt: 'a lighthouse at dusk', resolution: '2K', n: 2 }),
   JSON.stringify({ model: 'sora-2-pro', prompt: 'waves on rocks', duration: 15 }),
@@ -50,7 +54,13 @@ const servers = new BenchServers();
 /** Where the CPU goes: the pid of each server (PostgreSQL: the postmaster, whose backends are summed). */
 const processes: Servers = { spendgate: 0, postgres: 0, simulator: 0, portkey: 0 };
 
-async function load(name: string, url: string, headers: Record<string, string>, bodies: string[], extra: Record<string, unknown> = {}) {
+async function load(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  bodies: string[],
+  extra: Record<string, unknown> = {},
+) {
   const opts = {
     url,
     method: 'POST',
@@ -92,17 +102,25 @@ async function main() {
       processes.postgres = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
       // BENCH_GATEWAY_FLAGS: extra node flags for spendgate's process alone (diagnostics, e.g. --trace-gc).
       const gatewayFlags = process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [];
-      processes.spendgate = servers.start([...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []), ...gatewayFlags, 'dist/src/main.js'], {
-        PORT: String(gatewayPort),
-        DATABASE_URL: pg.url,
-        UPSTREAM_BASE_URL: sim,
-        UPSTREAM_API_KEY: 'bench-vendor-key',
-        ADMIN_TOKEN: 'bench-admin-token-0123456789', // required outside the sandbox
-        METRICS_TOKEN, // /metrics answers only with it in production
-        LOG_LEVEL: 'warn',
-        POLLER_ENABLED: 'false',
-        NODE_ENV: 'production',
-      }, gatewayFlags.length ? 'inherit' : 'ignore').pid!; // node's --trace-* output goes to stdout
+      processes.spendgate = servers.start(
+        [
+          ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/gwprof'] : []),
+          ...gatewayFlags,
+          'dist/src/main.js',
+        ],
+        {
+          PORT: String(gatewayPort),
+          DATABASE_URL: pg.url,
+          UPSTREAM_BASE_URL: sim,
+          UPSTREAM_API_KEY: 'bench-vendor-key',
+          ADMIN_TOKEN: 'bench-admin-token-0123456789', // required outside the sandbox
+          METRICS_TOKEN, // /metrics answers only with it in production
+          LOG_LEVEL: 'warn',
+          POLLER_ENABLED: 'false',
+          NODE_ENV: 'production',
+        },
+        gatewayFlags.length ? 'inherit' : 'ignore',
+      ).pid!; // node's --trace-* output goes to stdout
       await waitFor(`${sim}/__sim/tasks`);
       await waitFor(`http://127.0.0.1:${portkeyPort}/`);
       await waitFor(`http://127.0.0.1:${gatewayPort}/healthz`);
@@ -132,11 +150,19 @@ async function main() {
             return {
               ...serverShares(before.buckets, buckets),
               stagesPercentWithin: Object.fromEntries(
-                ['hold', 'upstream', 'record'].map((stage) => [stage, serverShares(before.buckets, buckets, `${stage}:`).percentWithin]),
+                ['hold', 'upstream', 'record'].map((stage) => [
+                  stage,
+                  serverShares(before.buckets, buckets, `${stage}:`).percentWithin,
+                ]),
               ),
               gcPauses: { count: gc('gc_count'), totalMs: Math.round(gc('gc_sum') * 10_000) / 10 },
-              eventLoopDelayMs: Object.fromEntries(['p50', 'p99', 'max'].map((q) => [q, Math.round((buckets.get(`loop_${q}`) ?? 0) * 10_000) / 10])),
-              walFlushes: { count: fsyncs, meanMs: fsyncs ? Math.round(((wal.ms - before.wal.ms) / fsyncs) * 1000) / 1000 : 0 },
+              eventLoopDelayMs: Object.fromEntries(
+                ['p50', 'p99', 'max'].map((q) => [q, Math.round((buckets.get(`loop_${q}`) ?? 0) * 10_000) / 10]),
+              ),
+              walFlushes: {
+                count: fsyncs,
+                meanMs: fsyncs ? Math.round(((wal.ms - before.wal.ms) / fsyncs) * 1000) / 1000 : 0,
+              },
               walSegmentsCreated: wal.segmentsCreated - before.wal.segmentsCreated,
             };
           },
@@ -150,7 +176,14 @@ async function main() {
         url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
         headers: { ...vendorAuth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${sim}/api-platform/v1` },
       };
-      if (process.env.BENCH_SWEEP) return await sweep(process.env.BENCH_SWEEP.split(',').map(Number), speedAtStart, pg.url, { url: chatUrl, headers: auth }, portkey);
+      if (process.env.BENCH_SWEEP)
+        return await sweep(
+          process.env.BENCH_SWEEP.split(',').map(Number),
+          speedAtStart,
+          pg.url,
+          { url: chatUrl, headers: auth },
+          portkey,
+        );
       const idle = await idleCpu();
       if (process.env.BENCH_ONLY === 'cpu') {
         // A quick rerun of part 2's question alone (CPU per request at the offered rates); publishes nothing.
@@ -162,7 +195,14 @@ async function main() {
       // Diagnostic, not a configuration spendgate runs with: the same run with commits that do not
       // wait for their WAL flush, which shows how much of the tail is waiting for the disk.
       await pgSet(pg.url, 'synchronous_commit', 'off');
-      const openLoopNoFlushWait = await openLoopRun('spendgate (chat), diagnostic: synchronous_commit=off', chatUrl, auth, CHAT, OPEN_RATE, inside());
+      const openLoopNoFlushWait = await openLoopRun(
+        'spendgate (chat), diagnostic: synchronous_commit=off',
+        chatUrl,
+        auth,
+        CHAT,
+        OPEN_RATE,
+        inside(),
+      );
       await pgSet(pg.url, 'synchronous_commit', null);
       // The same generator against the simulator alone: the floor of that latency on this machine.
       const openLoopDirect = await openLoopRun('direct (simulator)', simChatUrl, vendorAuth, CHAT, OPEN_RATE);
@@ -181,7 +221,8 @@ async function main() {
         date: new Date().toISOString().slice(0, 10),
         connections: CONNECTIONS,
         seconds: SECONDS,
-        notes: 'spendgate runs with LOG_LEVEL=warn and its background poller off (the poller is not on the submission path)',
+        notes:
+          'spendgate runs with LOG_LEVEL=warn and its background poller off (the poller is not on the submission path)',
         openLoopDatabase: `fresh, with ${walFiles} WAL segment files after a checkpoint, as a running server has`,
         machineSpeedProbeMs: { start: speedAtStart, end: speedProbe() },
         rows: [direct, portkeyRow, spendgate, media],
@@ -216,14 +257,28 @@ async function sweep(levels: number[], speedAtStart: number, databaseUrl: string
   // Commits per submission: each submission is a hold and a record, each batched with concurrent
   // ones into one transaction, so this is ~2 / the mean batch size (warm-up included).
   const commits = async () =>
-    Number((await withClient(databaseUrl, (c) => c.query<{ n: string }>('SELECT sum(xact_commit)::text AS n FROM pg_stat_database'))).rows[0]!.n);
+    Number(
+      (
+        await withClient(databaseUrl, (c) =>
+          c.query<{ n: string }>('SELECT sum(xact_commit)::text AS n FROM pg_stat_database'),
+        )
+      ).rows[0]!.n,
+    );
   for (const connections of levels) {
     const before = await commits();
-    const s = await load(`spendgate (chat), ${connections} connections`, spendgate.url, spendgate.headers, [CHAT], { connections });
-    const commitsPerSubmission = Math.round(((await commits()) - before) / (s.total * (1 + 2 / SECONDS)) * 1000) / 1000;
+    const s = await load(`spendgate (chat), ${connections} connections`, spendgate.url, spendgate.headers, [CHAT], {
+      connections,
+    });
+    const commitsPerSubmission =
+      Math.round((((await commits()) - before) / (s.total * (1 + 2 / SECONDS))) * 1000) / 1000;
     console.error(`  ${commitsPerSubmission} commits per submission`);
     const p = await load(`portkey, ${connections} connections`, portkey.url, portkey.headers, [CHAT], { connections });
-    rows.push({ connections, spendgate: { ...s, commitsPerSubmission }, portkey: p, spendgateVsPortkey: Math.round((s.requestsPerSecond / p.requestsPerSecond) * 100) / 100 });
+    rows.push({
+      connections,
+      spendgate: { ...s, commitsPerSubmission },
+      portkey: p,
+      spendgateVsPortkey: Math.round((s.requestsPerSecond / p.requestsPerSecond) * 100) / 100,
+    });
   }
   publish('gateway-sweep', {
     machine: RIG,
@@ -239,16 +294,36 @@ async function sweep(levels: number[], speedAtStart: number, databaseUrl: string
  * Portkey (its process; it keeps no ledger and writes nothing) at each offered rate of CPU_RATES,
  * open loop, in the same run. spendgate's run at OPEN_RATE is the one above, not run again.
  */
-async function cpuAtOrdinaryLoad(atOpenRate: Awaited<ReturnType<typeof openLoopRun>> | undefined, spendgate: Target, portkey: Target) {
+async function cpuAtOrdinaryLoad(
+  atOpenRate: Awaited<ReturnType<typeof openLoopRun>> | undefined,
+  spendgate: Target,
+  portkey: Target,
+) {
   const rows = [];
   for (const rate of CPU_RATES) {
-    const s = rate === OPEN_RATE && atOpenRate ? atOpenRate : await openLoopRun('spendgate (chat)', spendgate.url, spendgate.headers, CHAT, rate);
+    const s =
+      rate === OPEN_RATE && atOpenRate
+        ? atOpenRate
+        : await openLoopRun('spendgate (chat)', spendgate.url, spendgate.headers, CHAT, rate);
     const p = await openLoopRun('portkey', portkey.url, portkey.headers, CHAT, rate);
-    const gatewayAndDatabase = Math.round(((s.cpuMsPerRequest.spendgate ?? 0) + (s.cpuMsPerRequest.postgres ?? 0)) * 1000) / 1000;
+    const gatewayAndDatabase =
+      Math.round(((s.cpuMsPerRequest.spendgate ?? 0) + (s.cpuMsPerRequest.postgres ?? 0)) * 1000) / 1000;
     rows.push({
       offeredPerSecond: rate,
-      spendgate: { p50Ms: s.p50Ms, p99Ms: s.p99Ms, non200: s.non200, cpuMsPerRequest: s.cpuMsPerRequest, gatewayAndDatabaseMs: gatewayAndDatabase },
-      portkey: { p50Ms: p.p50Ms, p99Ms: p.p99Ms, non200: p.non200, cpuMsPerRequest: p.cpuMsPerRequest, gatewayMs: p.cpuMsPerRequest.portkey },
+      spendgate: {
+        p50Ms: s.p50Ms,
+        p99Ms: s.p99Ms,
+        non200: s.non200,
+        cpuMsPerRequest: s.cpuMsPerRequest,
+        gatewayAndDatabaseMs: gatewayAndDatabase,
+      },
+      portkey: {
+        p50Ms: p.p50Ms,
+        p99Ms: p.p99Ms,
+        non200: p.non200,
+        cpuMsPerRequest: p.cpuMsPerRequest,
+        gatewayMs: p.cpuMsPerRequest.portkey,
+      },
     });
   }
   return rows;
@@ -264,7 +339,9 @@ async function idleCpu() {
   await new Promise((r) => setTimeout(r, 5000));
   const after = procReading(processes);
   const seconds = (after.at - before.at) / 1000;
-  const perSecond = Object.fromEntries(Object.keys(after.cpuMs).map((k) => [k, Math.round(((after.cpuMs[k]! - before.cpuMs[k]!) / seconds) * 10) / 10]));
+  const perSecond = Object.fromEntries(
+    Object.keys(after.cpuMs).map((k) => [k, Math.round(((after.cpuMs[k]! - before.cpuMs[k]!) / seconds) * 10) / 10]),
+  );
   console.error(`idle: CPU ms per second ${JSON.stringify(perSecond)}`);
   return { cpuMsPerSecond: perSecond };
 }
@@ -338,7 +415,8 @@ async function scrapeGateway(gateway: string): Promise<Map<string, number>> {
     buckets.set(`gc_${m[1]}`, (buckets.get(`gc_${m[1]}`) ?? 0) + Number(m[2]));
   }
   // Event-loop delay since the previous scrape (prom-client resets its monitor on every scrape).
-  for (const m of text.matchAll(/^nodejs_eventloop_lag_(p50|p99|max)_seconds ([\d.e+-]+)/gm)) buckets.set(`loop_${m[1]}`, Number(m[2]));
+  for (const m of text.matchAll(/^nodejs_eventloop_lag_(p50|p99|max)_seconds ([\d.e+-]+)/gm))
+    buckets.set(`loop_${m[1]}`, Number(m[2]));
   // Each submission stage's buckets, kept as "<stage>:<le>".
   for (const m of text.matchAll(/^spendgate_submission_stage_seconds_bucket\{le="([^"]*)",stage="(\w+)"\} (\d+)/gm)) {
     buckets.set(`${m[2]}:${m[1]}`, Number(m[3]));
@@ -356,11 +434,21 @@ function serverShares(before: Map<string, number>, after: Map<string, number>, p
   const delta = (le: string) => (after.get(prefix + le) ?? 0) - (before.get(prefix + le) ?? 0);
   const total = delta('+Inf');
   const share = (le: string) => (total ? Math.round((delta(le) / total) * 10_000) / 100 : 0);
-  return { requests: total, percentWithin: { '2.5ms': share('0.0025'), '5ms': share('0.005'), '10ms': share('0.01'), '25ms': share('0.025') } };
+  return {
+    requests: total,
+    percentWithin: { '2.5ms': share('0.0025'), '5ms': share('0.005'), '10ms': share('0.01'), '25ms': share('0.025') },
+  };
 }
 
 /** The open-loop generator (open-loop.ts) over this run's servers. */
-function openLoopRun(name: string, url: string, headers: Record<string, string>, body: string, rate: number, server?: Parameters<typeof openLoopOf>[6]) {
+function openLoopRun(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  rate: number,
+  server?: Parameters<typeof openLoopOf>[6],
+) {
   return openLoopOf(name, url, headers, body, rate, processes, server);
 }
 

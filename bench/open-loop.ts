@@ -32,7 +32,14 @@ export async function openLoopRun(
   // and the generator's own GC pauses would land in the latencies it measures.
   const send = () =>
     new Promise<number>((resolve) => {
-      pool.dispatch({ method: 'POST', path, headers: requestHeaders, body }, new AnswerHandler(null, (answer) => resolve(answer.status), () => resolve(0)));
+      pool.dispatch(
+        { method: 'POST', path, headers: requestHeaders, body },
+        new AnswerHandler(
+          null,
+          (answer) => resolve(answer.status),
+          () => resolve(0),
+        ),
+      );
     });
   const run = async (seconds: number) => {
     const total = seconds * rate;
@@ -60,17 +67,31 @@ export async function openLoopRun(
     }
     await done;
     latencies.sort();
-    const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 100) / 100;
+    const at = (q: number) =>
+      Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 100) / 100;
     return { offeredPerSecond: rate, sent: total, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1), non200: failures };
   };
   await run(2); // warm-up
   await server?.before();
   const before = procReading(servers);
   const result = await run(OPEN_LOOP_SECONDS);
-  const { cpuMsPerRequest, runqueueWaitMsPerSecond, machinePercent } = procDelta(before, procReading(servers), result.sent);
+  const { cpuMsPerRequest, runqueueWaitMsPerSecond, machinePercent } = procDelta(
+    before,
+    procReading(servers),
+    result.sent,
+  );
   const inside = await server?.after();
   await pool.close();
-  console.error(`${name} (uniform ${rate} req/s): p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, non-200 ${result.non200}; CPU ms per request ${JSON.stringify(cpuMsPerRequest)}; machine % ${JSON.stringify(machinePercent)}`);
+  console.error(
+    `${name} (uniform ${rate} req/s): p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, non-200 ${result.non200}; CPU ms per request ${JSON.stringify(cpuMsPerRequest)}; machine % ${JSON.stringify(machinePercent)}`,
+  );
   if (inside) console.error(`  measured inside spendgate (its /metrics histogram): ${JSON.stringify(inside)}`);
-  return { name: `${name} (uniform open loop ${rate} req/s)`, ...result, cpuMsPerRequest, runqueueWaitMsPerSecond, machinePercent, ...(inside ? { insideSpendgate: inside } : {}) };
+  return {
+    name: `${name} (uniform open loop ${rate} req/s)`,
+    ...result,
+    cpuMsPerRequest,
+    runqueueWaitMsPerSecond,
+    machinePercent,
+    ...(inside ? { insideSpendgate: inside } : {}),
+  };
 }

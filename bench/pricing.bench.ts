@@ -27,7 +27,17 @@ const pool = Array.from({ length: 1000 }, (_, i) => {
   if (i % 5 < 3) {
     const route = chatRoutes[i % chatRoutes.length]!;
     const size = [2, 20, 200, 2000][i % 4]!; // ~90 bytes to ~90 KB of prompt
-    return { route, body: { model: route.id, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: text(size) }], max_tokens: 512 } };
+    return {
+      route,
+      body: {
+        model: route.id,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: text(size) },
+        ],
+        max_tokens: 512,
+      },
+    };
   }
   const body: Record<string, unknown> = { prompt: 'a lighthouse at dusk', ...media[i % media.length]! };
   return { route: findRoute(body.model as string)!, body };
@@ -46,12 +56,18 @@ run(50_000); // warm-up (JIT)
 const rounds = [run(300_000), run(300_000), run(300_000)];
 const best = Math.max(...rounds);
 const median = [...rounds].sort((a, b) => a - b)[1]!;
-console.log(JSON.stringify({
-  benchmark: 'pricing.quote',
-  mix: '60% chat / 40% media, 1,000 distinct requests',
-  machine: `${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores), node ${process.version}`,
-  date: new Date().toISOString().slice(0, 10),
-  quotesPerSecondMedian: Math.round(median),
-  quotesPerSecondBest: Math.round(best),
-  target: 200_000,
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      benchmark: 'pricing.quote',
+      mix: '60% chat / 40% media, 1,000 distinct requests',
+      machine: `${os.cpus()[0]?.model ?? 'cpu'} (${os.cpus().length} cores), node ${process.version}`,
+      date: new Date().toISOString().slice(0, 10),
+      quotesPerSecondMedian: Math.round(median),
+      quotesPerSecondBest: Math.round(best),
+      target: 200_000,
+    },
+    null,
+    2,
+  ),
+);

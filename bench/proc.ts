@@ -46,7 +46,10 @@ function family(pid: number, withChildren: boolean): number[] {
   return [pid, ...childrenOf(pid)];
 }
 
-/** CPU nanoseconds a process (all its threads) or one thread (`/task/<tid>`) has run so far: schedstat's first field, 0 once gone. */
+/**
+ * CPU nanoseconds a process (all its threads) or one thread (`/task/<tid>`) has run so far: schedstat's first field, 0
+ * once gone.
+ */
 export function runNs(pid: number, task = ''): number {
   return Number(read(`/proc/${pid}${task}/schedstat`)?.split(' ')[0] ?? 0);
 }
@@ -70,7 +73,7 @@ function cpuMs(pids: number[], withReaped: boolean): number {
 function runqueueWaitMs(pids: number[]): Map<string, number> {
   const waits = new Map<string, number>();
   for (const pid of pids) {
-    let threads: string[] = [];
+    let threads: string[];
     try {
       threads = readdirSync(`/proc/${pid}/task`);
     } catch {
@@ -94,7 +97,12 @@ function machineTicks(): ProcReading['machine'] {
   const f = (read('/proc/stat') ?? 'cpu 0').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   // user nice system idle iowait irq softirq steal (guest time is already inside user)
   const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = f;
-  return { busy: user + nice + system + irq + softirq, idle: idle + iowait, steal, total: user + nice + system + idle + iowait + irq + softirq + steal };
+  return {
+    busy: user + nice + system + irq + softirq,
+    idle: idle + iowait,
+    steal,
+    total: user + nice + system + idle + iowait + irq + softirq + steal,
+  };
 }
 
 /** Every counter now. The load generator is this process. */
@@ -127,9 +135,14 @@ export function procDelta(before: ProcReading, after: ProcReading, requests: num
   const ticks = Math.max(1, after.machine.total - before.machine.total);
   const share = (k: 'busy' | 'idle' | 'steal') => round(((after.machine[k] - before.machine[k]) / ticks) * 100, 1);
   return {
-    cpuMsPerRequest: Object.fromEntries(Object.keys(after.cpuMs).map((k) => [k, round((after.cpuMs[k]! - before.cpuMs[k]!) / Math.max(1, requests), 3)])),
+    cpuMsPerRequest: Object.fromEntries(
+      Object.keys(after.cpuMs).map((k) => [k, round((after.cpuMs[k]! - before.cpuMs[k]!) / Math.max(1, requests), 3)]),
+    ),
     runqueueWaitMsPerSecond: Object.fromEntries(
-      Object.keys(after.runqueueWaitMs).map((k) => [k, Math.round(waitDelta(before.runqueueWaitMs[k]!, after.runqueueWaitMs[k]!) / seconds)]),
+      Object.keys(after.runqueueWaitMs).map((k) => [
+        k,
+        Math.round(waitDelta(before.runqueueWaitMs[k]!, after.runqueueWaitMs[k]!) / seconds),
+      ]),
     ),
     machinePercent: { busy: share('busy'), idle: share('idle'), steal: share('steal') },
   };
@@ -143,7 +156,7 @@ export function procDelta(before: ProcReading, after: ProcReading, requests: num
  */
 export function threadCpuMs(pid: number): Record<string, number> {
   const out: Record<string, number> = {};
-  let tids: string[] = [];
+  let tids: string[];
   try {
     tids = readdirSync(`/proc/${pid}/task`);
   } catch {
@@ -157,7 +170,11 @@ export function threadCpuMs(pid: number): Record<string, number> {
 }
 
 /** Per `count` (answers, requests): each thread name's CPU between two readings, those of 0.1 ms or more. */
-export function threadCpuPer(before: Record<string, number>, after: Record<string, number>, count: number): Record<string, number> {
+export function threadCpuPer(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  count: number,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, ms] of Object.entries(after)) {
     const per = (ms - (before[name] ?? 0)) / count;

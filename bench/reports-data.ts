@@ -19,9 +19,22 @@ export const USERS = Number(process.env.BENCH_USERS ?? 100_000);
  */
 export async function seed(db: Database) {
   const models = MODEL_ROUTES.filter((r) => !['seedream-4.5', 'seedream-5.0'].includes(r.id));
-  const catalog = JSON.stringify(models.map((m, i) => ({ i, id: m.id, family: m.family, kind: m.kind, unit: m.kind === 'chat' ? 'CREDITS' : 'USD' })));
-  await db.query(`INSERT INTO project (id, name) SELECT gen_random_uuid(), 'project-' || lpad(g::text, 2, '0') FROM generate_series(1, ${PROJECTS}) g`);
-  await db.query(`CREATE TEMP TABLE m AS SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i int, id text, family text, kind text, unit "Unit")`, [catalog]);
+  const catalog = JSON.stringify(
+    models.map((m, i) => ({
+      i,
+      id: m.id,
+      family: m.family,
+      kind: m.kind,
+      unit: m.kind === 'chat' ? 'CREDITS' : 'USD',
+    })),
+  );
+  await db.query(
+    `INSERT INTO project (id, name) SELECT gen_random_uuid(), 'project-' || lpad(g::text, 2, '0') FROM generate_series(1, ${PROJECTS}) g`,
+  );
+  await db.query(
+    `CREATE TEMP TABLE m AS SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i int, id text, family text, kind text, unit "Unit")`,
+    [catalog],
+  );
   await db.query(`CREATE TEMP TABLE p AS SELECT row_number() OVER (ORDER BY name) - 1 AS i, id FROM project`);
   // Each project uses 6 models; amounts are exact decimals with up to 7 places, like token charges.
   await db.query(`
@@ -57,10 +70,17 @@ export async function seed(db: Database) {
                               cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, cache_write_tokens, video_seconds, images)
     SELECT day, project_id, model, unit, 'ready', tasks, unpriced, amount, input::bigint, output::bigint,
            cache_read::bigint, cw5m::bigint, cw1h::bigint, cw::bigint, seconds::numeric, images
-    FROM (${RAW_GROUPED('(t.accepted_at AT TIME ZONE \'UTC\')::date AS day, t.project_id, t.model', '1, 2, 3', 'TRUE')}) r`);
+    FROM (${RAW_GROUPED("(t.accepted_at AT TIME ZONE 'UTC')::date AS day, t.project_id, t.model", '1, 2, 3', 'TRUE')}) r`);
   // The roll-up by who, as the migration that introduced it builds it from settled tasks.
   const migration = readFileSync('prisma/migrations/20261123211800_attribution_ledger/migration.sql', 'utf8');
-  await db.query(migration.slice(migration.indexOf('INSERT INTO spend_rollup_by AS s', migration.indexOf('-- Spend by who for what was settled before'))));
+  await db.query(
+    migration.slice(
+      migration.indexOf(
+        'INSERT INTO spend_rollup_by AS s',
+        migration.indexOf('-- Spend by who for what was settled before'),
+      ),
+    ),
+  );
   // ...and the one that moved its user rows to the monthly user tables.
   const move = readFileSync('prisma/migrations/20261123221600_user_rollup_ledger/migration.sql', 'utf8');
   await db.query(move.slice(move.indexOf('-- The user rows kept so far move')));
@@ -86,4 +106,3 @@ export const RAW_GROUPED = (keys: string, groupBy: string, where: string, join =
          coalesce(sum(coalesce((t.price_basis->>'n')::int, 1)) FILTER (WHERE t.kind = 'image'), 0)::int AS images
   FROM t ${join} LEFT JOIN l ON l.task_id = t.id
   GROUP BY ${groupBy}, t.unit`;
-

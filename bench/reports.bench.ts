@@ -54,7 +54,22 @@ async function main() {
     const rollup = await time(30, () => spendReport(db, query));
     const raw = await time(3, () => rawReport(db, from, today, ['project', 'model', 'day']));
     const rawRows = await rawReport(db, from, today, ['project', 'model', 'day']);
-    const asText = (r: SpendRow) => [...r.keys, r.unit, r.amount, r.tasks, r.unpricedTasks, r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWrite5mTokens, r.cacheWrite1hTokens, r.cacheWriteTokens, r.videoSeconds, r.images].join('|');
+    const asText = (r: SpendRow) =>
+      [
+        ...r.keys,
+        r.unit,
+        r.amount,
+        r.tasks,
+        r.unpricedTasks,
+        r.inputTokens,
+        r.outputTokens,
+        r.cacheReadTokens,
+        r.cacheWrite5mTokens,
+        r.cacheWrite1hTokens,
+        r.cacheWriteTokens,
+        r.videoSeconds,
+        r.images,
+      ].join('|');
     const agree = rollupRows.length === rawRows.length && rollupRows.every((r, i) => asText(r) === asText(rawRows[i]!));
 
     const gw = await gatewayProcess(server.url);
@@ -64,28 +79,47 @@ async function main() {
         query: `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["project", "model", "day"]) { ${fields} } }`,
         variables: { f: from.toISOString(), t: today.toISOString() },
       });
-      const ask = () => fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body });
+      const ask = () =>
+        fetch(`${gw.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+          body,
+        });
       const cpuBefore = threadCpuMs(gw.pid);
       const parsed = await time(20, async () => {
         const answer = (await (await ask()).json()) as { data?: { spendReport: unknown[] } };
-        if (answer.data?.spendReport.length !== rollupRows.length) throw new Error(JSON.stringify(answer).slice(0, 500));
+        if (answer.data?.spendReport.length !== rollupRows.length)
+          throw new Error(JSON.stringify(answer).slice(0, 500));
       });
       const text = await time(20, async () => {
         const res = await ask();
         if (res.status !== 200 || (await res.text()).length < rollupRows.length) throw new Error(`HTTP ${res.status}`);
       });
-      // Where the gateway's CPU went per answer, by thread (main, WorkerThread: the reads thread, V8Worker: GC and compiler helpers).
+      // Where the gateway's CPU went per answer, by thread (main, WorkerThread: the reads thread, V8Worker: GC and
+      // compiler helpers).
       const cpuMsPerAnswer = threadCpuPer(cpuBefore, threadCpuMs(gw.pid), 40);
       return { parsed, text, cpuMsPerAnswer, answer: await (await ask()).text() };
     };
-    const graphqlFull = await overGraphql('keys totals { unit amount } tasks unpricedTasks videoSeconds images tokens { input output cacheRead cacheWrite5m cacheWrite1h cacheWrite }');
+    const graphqlFull = await overGraphql(
+      'keys totals { unit amount } tasks unpricedTasks videoSeconds images tokens { input output cacheRead cacheWrite5m cacheWrite1h cacheWrite }',
+    );
     const graphqlSlim = await overGraphql('keys totals { unit amount } tasks');
     // The client's own share: the same answer's bytes from a bare server, fetched and parsed alike.
     const clientFloor = await bareServerTimes(graphqlFull.answer);
 
     // By who: last full month (month-aligned, as user reports are kept).
-    const month = { from: new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 1, 1)), to: new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1)) };
-    const top100 = { ...month, groupBy: ['user'] as ['user'], unit: 'USD' as const, orderBy: 'amount' as const, first: 100, measures: [] as [] };
+    const month = {
+      from: new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 1, 1)),
+      to: new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1)),
+    };
+    const top100 = {
+      ...month,
+      groupBy: ['user'] as ['user'],
+      unit: 'USD' as const,
+      orderBy: 'amount' as const,
+      first: 100,
+      measures: [] as [],
+    };
     const topUsers = await time(30, () => spendReport(db, top100));
     const topRows = await spendReport(db, top100);
     const topOverGraphql = await time(20, async () => {
@@ -93,7 +127,8 @@ async function main() {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
         body: JSON.stringify({
-          query: 'query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["user"], unit: USD, orderBy: AMOUNT_DESC, first: 100) { keys totals { unit amount } tasks } }',
+          query:
+            'query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["user"], unit: USD, orderBy: AMOUNT_DESC, first: 100) { keys totals { unit amount } tasks } }',
           variables: { f: month.from.toISOString(), t: month.to.toISOString() },
         }),
       });
@@ -106,18 +141,31 @@ async function main() {
        WHERE unit = 'USD' AND accepted_at >= $1 AND accepted_at < $2 GROUP BY 1 ORDER BY sum(charge_amount) DESC, coalesce(end_user, '(none)') COLLATE "C" LIMIT 100`,
       [month.from, month.to],
     );
-    const topEqualsRaw = JSON.stringify(rawTop.map((r) => [r.u, r.a])) === JSON.stringify(topRows.map((r) => [r.keys[0], r.amount]));
-    const { rows: [oneProject] } = await db.query<{ id: string }>(`SELECT id::text FROM project ORDER BY name LIMIT 1`);
+    const topEqualsRaw =
+      JSON.stringify(rawTop.map((r) => [r.u, r.a])) === JSON.stringify(topRows.map((r) => [r.keys[0], r.amount]));
+    const {
+      rows: [oneProject],
+    } = await db.query<{ id: string }>(`SELECT id::text FROM project ORDER BY name LIMIT 1`);
     const topOfProject = await time(30, () => spendReport(db, { ...top100, projectIds: [oneProject!.id] }));
     const topProjectUsers = await time(30, () => spendReport(db, { ...top100, groupBy: ['project', 'user'] }));
     const allUsers = await time(5, () => spendReport(db, { ...month, groupBy: ['user'], measures: [] }));
     const userGroups = (await spendReport(db, { ...month, groupBy: ['user'], measures: [] })).length;
     const byTag = await time(20, () => spendReport(db, { ...month, groupBy: ['tag:feature'], measures: [] }));
-    const { rows: [sizes] } = await db.query<{ tasks: string; by_user: string; by_user_all: string; user_months: string; by_key: string; by_tag: string }>(
+    const {
+      rows: [sizes],
+    } = await db.query<{
+      tasks: string;
+      by_user: string;
+      by_user_all: string;
+      user_months: string;
+      by_key: string;
+      by_tag: string;
+    }>(
       `SELECT (SELECT count(*) FROM task)::text AS tasks, (SELECT count(*) FROM spend_rollup_user)::text AS by_user,
               (SELECT count(*) FROM spend_rollup_user_all)::text AS by_user_all,
               (SELECT count(DISTINCT (end_user, date_trunc('month', accepted_at AT TIME ZONE 'UTC'))) FROM task WHERE end_user IS NOT NULL)::text AS user_months,
-              count(*) FILTER (WHERE dimension = 'apiKey')::text AS by_key, count(*) FILTER (WHERE dimension = 'tag')::text AS by_tag FROM spend_rollup_by`);
+              count(*) FILTER (WHERE dimension = 'apiKey')::text AS by_key, count(*) FILTER (WHERE dimension = 'tag')::text AS by_tag FROM spend_rollup_by`,
+    );
     await gw.close();
 
     const out = {
@@ -135,7 +183,10 @@ async function main() {
       graphqlHttpMs: graphqlFull.parsed,
       graphqlHttpTextMs: graphqlFull.text,
       graphqlGatewayCpuMsPerAnswer: graphqlFull.cpuMsPerAnswer,
-      clientFloor: { what: "the same answer's bytes from a bare node:http server in its own process: what fetching and parsing them costs the client, whatever the server", ...clientFloor },
+      clientFloor: {
+        what: "the same answer's bytes from a bare node:http server in its own process: what fetching and parsing them costs the client, whatever the server",
+        ...clientFloor,
+      },
       rollupEqualsRaw: agree,
       slim: {
         report: 'the same month and grouping, amount and task count only',
@@ -157,10 +208,20 @@ async function main() {
         users: USERS,
         month: month.from.toISOString().slice(0, 7),
         rollupRows: {
-          tasks: Number(sizes!.tasks), activeUserMonths: Number(sizes!.user_months), byUserPerProject: Number(sizes!.by_user), byUserOverProjects: Number(sizes!.by_user_all),
-          byApiKey: Number(sizes!.by_key), byTag: Number(sizes!.by_tag),
+          tasks: Number(sizes!.tasks),
+          activeUserMonths: Number(sizes!.user_months),
+          byUserPerProject: Number(sizes!.by_user),
+          byUserOverProjects: Number(sizes!.by_user_all),
+          byApiKey: Number(sizes!.by_key),
+          byTag: Number(sizes!.by_tag),
         },
-        topUsers: { report: "a month's top 100 users by USD (spendReport, in process)", ms: topUsers, first: topRows[0]?.keys[0], equalsRawGroupBy: topEqualsRaw, graphqlHttpMs: topOverGraphql },
+        topUsers: {
+          report: "a month's top 100 users by USD (spendReport, in process)",
+          ms: topUsers,
+          first: topRows[0]?.keys[0],
+          equalsRawGroupBy: topEqualsRaw,
+          graphqlHttpMs: topOverGraphql,
+        },
         topUsersOfOneProject: { report: "one project's top 100 users that month", ms: topOfProject },
         topProjectUsers: { report: 'the top 100 (project, user) pairs that month', ms: topProjectUsers },
         allUsers: { report: 'the same month, every user, amount and task count', groups: userGroups, ms: allUsers },
@@ -183,13 +244,28 @@ async function gatewayProcess(databaseUrl: string): Promise<{ url: string; pid: 
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-reports-gw-'));
   const child = spawn(process.execPath, ['dist/src/main.js'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN, POLLER_ENABLED: 'false', NODE_ENV: 'production', DATA_DIR: dataDir },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      ADMIN_TOKEN: ADMIN,
+      POLLER_ENABLED: 'false',
+      NODE_ENV: 'production',
+      DATA_DIR: dataDir,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (child.exitCode !== null || i > 600) throw new Error('the gateway did not start');
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -208,7 +284,9 @@ async function gatewayProcess(databaseUrl: string): Promise<{ url: string; pid: 
  * `answer` served by node's bare HTTP server in a process of its own (no GraphQL, no database),
  * timed by this client as the gateway is: parsed and as text.
  */
-async function bareServerTimes(answer: string): Promise<{ parsedMs: Awaited<ReturnType<typeof time>>; textMs: Awaited<ReturnType<typeof time>>; bytes: number }> {
+async function bareServerTimes(
+  answer: string,
+): Promise<{ parsedMs: Awaited<ReturnType<typeof time>>; textMs: Awaited<ReturnType<typeof time>>; bytes: number }> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-reports-bare-'));
   const file = path.join(dir, 'answer.json');
@@ -237,7 +315,12 @@ const RAW_KEYS = {
 };
 
 /** The full report over raw rows, mapped like spendReport's rows so the two can be compared. */
-async function rawReport(db: Database, from: Date, to: Date, groupBy: Array<keyof typeof RAW_KEYS>): Promise<SpendRow[]> {
+async function rawReport(
+  db: Database,
+  from: Date,
+  to: Date,
+  groupBy: Array<keyof typeof RAW_KEYS>,
+): Promise<SpendRow[]> {
   const keys = groupBy.map((k, i) => `${RAW_KEYS[k]} AS k${i}`).join(', ');
   const order = groupBy.map((k, i) => (k === 'day' ? `k${i}` : `k${i} COLLATE "C"`)).join(', ');
   const { rows } = await db.query(
@@ -246,9 +329,19 @@ async function rawReport(db: Database, from: Date, to: Date, groupBy: Array<keyo
     [from, to],
   );
   return rows.map((r) => ({
-    keys: groupBy.map((_, i) => String(r[`k${i}`])), unit: r.unit, amount: r.amount, tasks: r.tasks, unpricedTasks: r.unpriced,
-    inputTokens: r.input, outputTokens: r.output, cacheReadTokens: r.cache_read, cacheWrite5mTokens: r.cw5m,
-    cacheWrite1hTokens: r.cw1h, cacheWriteTokens: r.cw, videoSeconds: r.seconds, images: r.images,
+    keys: groupBy.map((_, i) => String(r[`k${i}`])),
+    unit: r.unit,
+    amount: r.amount,
+    tasks: r.tasks,
+    unpricedTasks: r.unpriced,
+    inputTokens: r.input,
+    outputTokens: r.output,
+    cacheReadTokens: r.cache_read,
+    cacheWrite5mTokens: r.cw5m,
+    cacheWrite1hTokens: r.cw1h,
+    cacheWriteTokens: r.cw,
+    videoSeconds: r.seconds,
+    images: r.images,
   }));
 }
 

@@ -28,7 +28,10 @@ await withScratchPostgres('seal', ['max_connections=200'], async (server) => {
      SELECT id FROM p`,
   );
   const [sealedProject, hotProject] = rows.map((r) => r.id) as [string, string];
-  await db.query(`INSERT INTO budget (id, project_id, unit, "limit", period, hard) VALUES (gen_random_uuid(), $1, 'USD', 100000000, 'MONTHLY', true)`, [hotProject]);
+  await db.query(
+    `INSERT INTO budget (id, project_id, unit, "limit", period, hard) VALUES (gen_random_uuid(), $1, 'USD', 100000000, 'MONTHLY', true)`,
+    [hotProject],
+  );
   const written = Date.now();
   for (let i = 0; i < ENTRIES; i += 100_000) {
     await db.query(
@@ -37,16 +40,29 @@ await withScratchPostgres('seal', ['max_connections=200'], async (server) => {
       [sealedProject, i + 1, Math.min(i + 100_000, ENTRIES)],
     );
   }
-  console.log(`wrote ${ENTRIES.toLocaleString('en')} ledger entries in ${((Date.now() - written) / 1000).toFixed(1)} s`);
+  console.log(
+    `wrote ${ENTRIES.toLocaleString('en')} ledger entries in ${((Date.now() - written) / 1000).toFixed(1)} s`,
+  );
   const ledger = new LedgerService(db);
-  const request: HoldRequest = { projectId: hotProject, apiKeyId: null, model: route.id, family: route.family, kind: route.kind, hold: Money.of('USD', q.amount), quote: q, priceBookVersion: 1 };
+  const request: HoldRequest = {
+    projectId: hotProject,
+    apiKeyId: null,
+    model: route.id,
+    family: route.family,
+    kind: route.kind,
+    hold: Money.of('USD', q.amount),
+    quote: q,
+    priceBookVersion: 1,
+  };
 
   const drive = async (until: () => boolean) => {
     let held = 0;
     const started = performance.now();
-    await Promise.all(Array.from({ length: CLIENTS }, async () => {
-      while (!until()) if ((await ledger.hold(request)).outcome === 'held') held++;
-    }));
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (!until()) if ((await ledger.hold(request)).outcome === 'held') held++;
+      }),
+    );
     return Math.round(held / ((performance.now() - started) / 1000));
   };
 
@@ -84,6 +100,8 @@ await withScratchPostgres('seal', ['max_connections=200'], async (server) => {
     holdsPerSecondQuietAfter: after,
     ratio: Number((busy / ((quiet + after) / 2)).toFixed(2)),
   };
-  console.log(`sealed ${sealed.toLocaleString('en')} entries in ${out.sealSeconds} s; holds/s ${quiet} quiet before, ${busy} while sealing, ${after} quiet after (ratio to the quiet mean ${out.ratio})`);
+  console.log(
+    `sealed ${sealed.toLocaleString('en')} entries in ${out.sealSeconds} s; holds/s ${quiet} quiet before, ${busy} while sealing, ${after} quiet after (ratio to the quiet mean ${out.ratio})`,
+  );
   publish('seal', out);
 });

@@ -14,7 +14,10 @@ export class BenchServers {
 
   /** `node <args>` with the bench's environment plus `env`; node's own stdout (e.g. --trace-gc) only when asked. */
   start(args: string[], env: Record<string, string> = {}, stdout: 'ignore' | 'inherit' = 'ignore'): ChildProcess {
-    const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', stdout, 'inherit'],
+    });
     this.children.push(child);
     return child;
   }
@@ -44,7 +47,10 @@ export class BenchServers {
 /** Waits until `url` answers below 500 (30 s at most). */
 export async function waitFor(url: string, init?: RequestInit): Promise<void> {
   for (let i = 0; i < 300; i++) {
-    const ok = await fetch(url, init).then((r) => r.status < 500, () => false);
+    const ok = await fetch(url, init).then(
+      (r) => r.status < 500,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -59,7 +65,8 @@ export async function benchProject(databaseUrl: string, name: string): Promise<{
     const project = await projects.create(name);
     const key = await projects.issueKey(project.id);
     const budgets = new BudgetsService(db);
-    for (const unit of ['CREDITS', 'USD'] as const) await budgets.set({ projectId: project.id, unit, limit: dec('1000000000'), period: 'MONTHLY', hard: true });
+    for (const unit of ['CREDITS', 'USD'] as const)
+      await budgets.set({ projectId: project.id, unit, limit: dec('1000000000'), period: 'MONTHLY', hard: true });
     return { projectId: project.id, key };
   } finally {
     await db.close();

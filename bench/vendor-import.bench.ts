@@ -36,7 +36,9 @@ function memory(pid: number): { rss: number; hwm: number } {
 await withScratchPostgres('vendor-import', [], async (server, dir) => {
   const probe = speedProbe();
   const db = new Database(server.url, 2);
-  const [{ id: project }] = (await db.query<{ id: string }>(`INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'billed') RETURNING id`)).rows as [{ id: string }];
+  const [{ id: project }] = (
+    await db.query<{ id: string }>(`INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'billed') RETURNING id`)
+  ).rows as [{ id: string }];
   const written = Date.now();
   for (let from = 1; from <= ROWS; from += 100_000) {
     await db.query(
@@ -54,7 +56,9 @@ await withScratchPostgres('vendor-import', [], async (server, dir) => {
       [project, new Date(DAY0), from, Math.min(from + 99_999, ROWS)],
     );
   }
-  console.log(`wrote ${ROWS.toLocaleString('en')} settled tasks (${(ROWS * 3).toLocaleString('en')} ledger entries) in ${((Date.now() - written) / 1000).toFixed(1)} s`);
+  console.log(
+    `wrote ${ROWS.toLocaleString('en')} settled tasks (${(ROWS * 3).toLocaleString('en')} ledger entries) in ${((Date.now() - written) / 1000).toFixed(1)} s`,
+  );
 
   // The statement: what the vendor bills for them, one in every 10,000 at a cent more.
   const file = path.join(dir, 'statement.csv');
@@ -67,7 +71,8 @@ await withScratchPostgres('vendor-import', [], async (server, dir) => {
        FROM task WHERE upstream_task_id BETWEEN $1 AND $2 ORDER BY upstream_task_id`,
       [10_000_000 + from, 10_000_000 + Math.min(from + 99_999, ROWS)],
     );
-    if (!out.write(rows.map((r) => `${r.v},${r.model},${r.at},${r.amount},${r.unit}\n`).join(''))) await new Promise<void>((r) => out.once('drain', () => r()));
+    if (!out.write(rows.map((r) => `${r.v},${r.model},${r.at},${r.amount},${r.unit}\n`).join('')))
+      await new Promise<void>((r) => out.once('drain', () => r()));
   }
   await new Promise<void>((r) => out.end(() => r()));
   await db.close();
@@ -77,12 +82,33 @@ await withScratchPostgres('vendor-import', [], async (server, dir) => {
   // BENCH_GATEWAY_FLAGS: node flags for the gateway's process (e.g. --max-semi-space-size=4).
   const flags = process.env.BENCH_GATEWAY_FLAGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...flags, 'dist/src/main.js'], {
-    env: { ...process.env, PORT: String(port), DATABASE_URL: server.url, UPSTREAM_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_API_KEY: 'bench-vendor-key', ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', POLLER_ENABLED: 'false', EARLY_WARNING_MS: '0', LEDGER_SEAL_MS: '0', NODE_ENV: 'production' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: server.url,
+      UPSTREAM_BASE_URL: 'http://127.0.0.1:9',
+      UPSTREAM_API_KEY: 'bench-vendor-key',
+      ADMIN_TOKEN: ADMIN,
+      LOG_LEVEL: 'warn',
+      POLLER_ENABLED: 'false',
+      EARLY_WARNING_MS: '0',
+      LEDGER_SEAL_MS: '0',
+      NODE_ENV: 'production',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const gateway = `http://127.0.0.1:${port}`;
   try {
-    for (let i = 0; i < 300 && !(await fetch(`${gateway}/healthz`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+    for (
+      let i = 0;
+      i < 300 &&
+      !(await fetch(`${gateway}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
     const idle = memory(child.pid!);
     const importFile = async () => {
       let peak = 0;
@@ -94,7 +120,13 @@ await withScratchPostgres('vendor-import', [], async (server, dir) => {
         body: Readable.toWeb(createReadStream(file)) as ReadableStream,
         duplex: 'half',
       } as RequestInit);
-      const body = (await res.json()) as { id: string; created: boolean; rows: number; classes: Array<{ class: string; unit: string; count: number }>; message?: string };
+      const body = (await res.json()) as {
+        id: string;
+        created: boolean;
+        rows: number;
+        classes: Array<{ class: string; unit: string; count: number }>;
+        message?: string;
+      };
       const seconds = (performance.now() - started) / 1000;
       clearInterval(sampler);
       if (!res.ok) throw new Error(`import answered ${res.status}: ${body.message}`);
@@ -105,11 +137,20 @@ await withScratchPostgres('vendor-import', [], async (server, dir) => {
     // The same rows and one more, through `spendgate vendor import` (its own process): parsed and
     // written in full, the million found repeated.
     appendFileSync(file, `${20_000_000},seedream-4.0,2026-10-02T00:00:00Z,0.04,USD\n`);
-    const cli = spawn(process.execPath, ['dist/src/cli/main.js', 'vendor', 'import', file], { env: { ...process.env, DATABASE_URL: server.url, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const cli = spawn(process.execPath, ['dist/src/cli/main.js', 'vendor', 'import', file], {
+      env: { ...process.env, DATABASE_URL: server.url, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let cliPeak = 0;
     let cliErr = '';
     cli.stderr!.on('data', (c: Buffer) => (cliErr += c.toString()));
-    const cliSampler = setInterval(() => { try { cliPeak = Math.max(cliPeak, memory(cli.pid!).rss); } catch { /* exited */ } }, 50);
+    const cliSampler = setInterval(() => {
+      try {
+        cliPeak = Math.max(cliPeak, memory(cli.pid!).rss);
+      } catch {
+        /* exited */
+      }
+    }, 50);
     const cliStarted = performance.now();
     const cliCode = await new Promise<number>((r) => cli.once('exit', (code) => r(code ?? -1)));
     clearInterval(cliSampler);
@@ -121,8 +162,19 @@ await withScratchPostgres('vendor-import', [], async (server, dir) => {
       rows: ROWS,
       fileMb: Math.round(bytes / 2 ** 20),
       gatewayIdleRssMb: idle.rss,
-      import: { status: first.status, seconds: first.seconds, peakRssMb: first.peakRssMb, rows: first.body.rows, classes: first.body.classes.map((c) => `${c.class} ${c.unit} ${c.count}`) },
-      sameFileAgain: { status: again.status, seconds: again.seconds, created: again.body.created, sameId: again.body.id === first.body.id },
+      import: {
+        status: first.status,
+        seconds: first.seconds,
+        peakRssMb: first.peakRssMb,
+        rows: first.body.rows,
+        classes: first.body.classes.map((c) => `${c.class} ${c.unit} ${c.count}`),
+      },
+      sameFileAgain: {
+        status: again.status,
+        seconds: again.seconds,
+        created: again.body.created,
+        sameId: again.body.id === first.body.id,
+      },
       gatewayPeakRssMbOverall: memory(child.pid!).hwm,
       cli: { exit: cliCode, seconds: cliSeconds, peakRssMb: cliPeak, said: cliErr.trim().split('\n')[0] },
     });

@@ -28,7 +28,18 @@ const db = await startEmbeddedPostgres({ dataDir: path.join(scratch, 'db') });
 try {
   execFileSync(
     'npx',
-    ['prisma', 'migrate', 'diff', '--from-schema-datamodel', snapshot, '--to-schema-datamodel', 'prisma/schema.prisma', '--script', '-o', out],
+    [
+      'prisma',
+      'migrate',
+      'diff',
+      '--from-schema-datamodel',
+      snapshot,
+      '--to-schema-datamodel',
+      'prisma/schema.prisma',
+      '--script',
+      '-o',
+      out,
+    ],
     { stdio: 'inherit', env: { ...process.env, DATABASE_URL: db.url } },
   );
   const sql = readFileSync(out, 'utf8');

@@ -40,7 +40,13 @@ export function cycles(graph) {
     state.set(node, 'open');
     stack.push(node);
     for (const dep of graph.get(node) ?? []) {
-      if (state.get(dep) === 'open') found.add(stack.slice(stack.indexOf(dep)).map((f) => path.relative(process.cwd(), f)).join(' → '));
+      if (state.get(dep) === 'open')
+        found.add(
+          stack
+            .slice(stack.indexOf(dep))
+            .map((f) => path.relative(process.cwd(), f))
+            .join(' → '),
+        );
       else if (!state.has(dep)) visit(dep);
     }
     stack.pop();
@@ -67,7 +73,8 @@ export function folderCycles(graph, root) {
     if (!folders.has(from)) folders.set(from, new Map());
     for (const dep of deps) {
       const to = folderOf(root, dep);
-      if (to !== from && !folders.get(from).has(to)) folders.get(from).set(to, `${path.relative(root, file)} imports ${path.relative(root, dep)}`);
+      if (to !== from && !folders.get(from).has(to))
+        folders.get(from).set(to, `${path.relative(root, file)} imports ${path.relative(root, dep)}`);
     }
   }
   const found = new Set();

@@ -15,7 +15,16 @@ const OUT = path.join('docs', 'screenshots');
 const ADMIN = 'sandbox-admin-token-for-screenshots';
 const dataDir = mkdtempSync(path.join(tmpdir(), 'spendgate-shots-'));
 const gateway = spawn(process.execPath, ['dist/src/main.js'], {
-  env: { ...process.env, DATA_DIR: dataDir, PORT: '0', ADMIN_TOKEN: ADMIN, SIMULATOR_DELAY_MS: '300', POLL_INTERVAL_MS: '200', UPSTREAM_TIMEOUT_MS: '1000', LOG_LEVEL: 'warn' },
+  env: {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    ADMIN_TOKEN: ADMIN,
+    SIMULATOR_DELAY_MS: '300',
+    POLL_INTERVAL_MS: '200',
+    UPSTREAM_TIMEOUT_MS: '1000',
+    LOG_LEVEL: 'warn',
+  },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const said = (pattern: RegExp) =>
@@ -32,8 +41,12 @@ const url = await said(/listening on (\S+)/);
 const simulator = await simulatorSaid;
 
 const post = async (p: string, token: string, body: unknown, headers: Record<string, string> = {}) => {
-  const res = await fetch(`${url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers }, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as any };
+  const res = await fetch(`${url}${p}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as { data: Record<string, string>; errors?: unknown[] } };
 };
 const gql = async (query: string, variables: Record<string, unknown> = {}) => {
   const { body } = await post('/graphql', ADMIN, { query, variables });
@@ -41,9 +54,23 @@ const gql = async (query: string, variables: Record<string, unknown> = {}) => {
   return body.data;
 };
 const image = (key: string, user: string, tags: string, resolution = '2K') =>
-  post('/api-platform/v1/generations', key, { model: 'seedream-4.0', prompt: 'a red fox in the snow', resolution }, { 'x-spendgate-user': user, 'x-spendgate-tags': tags });
+  post(
+    '/api-platform/v1/generations',
+    key,
+    { model: 'seedream-4.0', prompt: 'a red fox in the snow', resolution },
+    { 'x-spendgate-user': user, 'x-spendgate-tags': tags },
+  );
 const chat = (key: string, user: string, tags: string) =>
-  post('/api-platform/v1/chat/completions', key, { model: 'glm-5.3', messages: [{ role: 'user', content: 'Summarize our refund policy in two lines.' }], max_tokens: 400 }, { 'x-spendgate-user': user, 'x-spendgate-tags': tags });
+  post(
+    '/api-platform/v1/chat/completions',
+    key,
+    {
+      model: 'glm-5.3',
+      messages: [{ role: 'user', content: 'Summarize our refund policy in two lines.' }],
+      max_tokens: 400,
+    },
+    { 'x-spendgate-user': user, 'x-spendgate-tags': tags },
+  );
 
 const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
 await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
@@ -51,21 +78,53 @@ const browser = await openBrowser();
 try {
   const search = (await gql('mutation { createProject(name: "search-team") }')).createProject;
   const support = (await gql('mutation { createProject(name: "support-bot") }')).createProject;
-  const searchKey = (await gql('mutation($p: ID!) { issueApiKey(projectId: $p, tags: ["team=search"]) }', { p: search })).issueApiKey;
-  const supportKey = (await gql('mutation($p: ID!) { issueApiKey(projectId: $p, tags: ["team=support"]) }', { p: support })).issueApiKey;
-  await gql('mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "2", period: MONTHLY, hard: true, thresholds: [50, 80]) }', { p: search });
-  await gql('mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "0.3", period: DAILY, hard: true, scope: EACH_USER) }', { p: search });
-  await gql('mutation($p: ID!) { setBudget(projectId: $p, unit: CREDITS, limit: "50000", period: MONTHLY, hard: false, thresholds: [50, 80, 100]) }', { p: support });
+  const searchKey = (
+    await gql('mutation($p: ID!) { issueApiKey(projectId: $p, tags: ["team=search"]) }', { p: search })
+  ).issueApiKey;
+  const supportKey = (
+    await gql('mutation($p: ID!) { issueApiKey(projectId: $p, tags: ["team=support"]) }', { p: support })
+  ).issueApiKey;
+  await gql(
+    'mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "2", period: MONTHLY, hard: true, thresholds: [50, 80]) }',
+    { p: search },
+  );
+  await gql(
+    'mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "0.3", period: DAILY, hard: true, scope: EACH_USER) }',
+    { p: search },
+  );
+  await gql(
+    'mutation($p: ID!) { setBudget(projectId: $p, unit: CREDITS, limit: "50000", period: MONTHLY, hard: false, thresholds: [50, 80, 100]) }',
+    { p: support },
+  );
   const port = (receiver.address() as { port: number }).port;
-  await gql('mutation($u: String!) { createWebhookEndpoint(url: $u) { secret } }', { u: `http://127.0.0.1:${port}/spendgate` });
+  await gql('mutation($u: String!) { createWebhookEndpoint(url: $u) { secret } }', {
+    u: `http://127.0.0.1:${port}/spendgate`,
+  });
 
-  for (let i = 0; i < 12; i++) await image(searchKey, `customer-${100 + (i % 4)}`, `feature=${i % 3 ? 'thumbnails' : 'covers'}`, i % 2 ? '2K' : '1K');
+  for (let i = 0; i < 12; i++)
+    await image(
+      searchKey,
+      `customer-${100 + (i % 4)}`,
+      `feature=${i % 3 ? 'thumbnails' : 'covers'}`,
+      i % 2 ? '2K' : '1K',
+    );
   for (let i = 0; i < 6; i++) await image(searchKey, 'customer-100', 'feature=covers'); // runs into its each-user limit
   for (let i = 0; i < 10; i++) await chat(supportKey, `agent-${i % 3}`, 'feature=replies');
-  await fetch(`${simulator}/__sim/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resetRate: 1 }) });
+  await fetch(`${simulator}/__sim/config`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ resetRate: 1 }),
+  });
   await image(searchKey, 'customer-103', 'feature=covers'); // the vendor's answer is lost: a task under review
-  await fetch(`${simulator}/__sim/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resetRate: 0 }) });
-  await gql('mutation($at: DateTime!) { publishPrices(effectiveAt: $at, note: "seedream 2K up", rates: [{ model: "seedream-4.0", component: "image", key: "2K", rate: "0.07", unit: USD }]) }', { at: new Date(Date.now() + 86_400_000).toISOString() });
+  await fetch(`${simulator}/__sim/config`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ resetRate: 0 }),
+  });
+  await gql(
+    'mutation($at: DateTime!) { publishPrices(effectiveAt: $at, note: "seedream 2K up", rates: [{ model: "seedream-4.0", component: "image", key: "2K", rate: "0.07", unit: USD }]) }',
+    { at: new Date(Date.now() + 86_400_000).toISOString() },
+  );
   await new Promise((r) => setTimeout(r, 3_000)); // tasks settle, webhooks go out
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1 });
@@ -90,7 +149,9 @@ try {
   await shoot('prices', 'prices', '[data-ready=prices]');
   await shoot('alerts', 'alerts', '[data-ready=alerts]');
   await gql('mutation { invitePerson(email: "finance@example.com", role: FINANCE) { id } }');
-  await gql('mutation($p: [ID!]) { invitePerson(email: "lead@example.com", role: LEAD, projectIds: $p) { id } }', { p: [search] });
+  await gql('mutation($p: [ID!]) { invitePerson(email: "lead@example.com", role: LEAD, projectIds: $p) { id } }', {
+    p: [search],
+  });
   await shoot('people', 'people', '[data-ready=people]');
   await shoot('audit', 'audit', '[data-ready=audit]');
   await shoot('months', 'months', '[data-ready=months]');

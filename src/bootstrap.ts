@@ -45,7 +45,10 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = () => {}): Promise<Gateway> {
+export async function startGateway(
+  env: NodeJS.ProcessEnv = process.env,
+  log: (line: string) => void = () => {},
+): Promise<Gateway> {
   const config = loadConfig(env);
   // DATA_DIR holds the embedded database and the sandbox's simulator: one gateway at a time.
   const dataDirLock = config.sandbox || !config.DATABASE_URL ? lockDataDir(config.DATA_DIR) : undefined;
@@ -63,7 +66,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
     databaseUrl = embedded.url;
     log(`embedded PostgreSQL ${embedded.owned ? 'started' : 'found running'} with data under ${config.DATA_DIR}`);
   }
-  for (const name of await migrate(databaseUrl)) log(name.startsWith('functions/') ? `applied ${name}` : `applied migration ${name}`);
+  for (const name of await migrate(databaseUrl))
+    log(name.startsWith('functions/') ? `applied ${name}` : `applied migration ${name}`);
 
   let simulator: Simulator | undefined;
   let upstreamBase = config.UPSTREAM_BASE_URL;
@@ -71,22 +75,44 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   if (config.sandbox) {
     upstreamKey = `sim_${randomBytes(12).toString('hex')}`;
     // Its tasks are journaled under DATA_DIR, so a restarted sandbox still answers polls of earlier tasks.
-    simulator = createSimulator({ delayMs: config.SIMULATOR_DELAY_MS, apiKey: upstreamKey, stateFile: path.join(config.DATA_DIR, 'simulator', 'tasks.jsonl') });
+    simulator = createSimulator({
+      delayMs: config.SIMULATOR_DELAY_MS,
+      apiKey: upstreamKey,
+      stateFile: path.join(config.DATA_DIR, 'simulator', 'tasks.jsonl'),
+    });
     upstreamBase = await simulator.app.listen({ port: 0, host: '127.0.0.1' });
   }
-  const upstream = { baseUrl: upstreamBase!, apiKey: upstreamKey, connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS, timeoutMs: config.UPSTREAM_TIMEOUT_MS };
+  const upstream = {
+    baseUrl: upstreamBase!,
+    apiKey: upstreamKey,
+    connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+  };
 
   const db = new Database(databaseUrl, config.DB_POOL_SIZE);
   // The main thread reads nothing heavy; with a reports replica it keeps one connection to tell /readyz about it.
-  const replica = config.REPORTS_DATABASE_URL ? new Database(config.REPORTS_DATABASE_URL, 1, { readOnly: true, applicationName: 'spendgate-probe' }) : undefined;
-  const reads = new ReadsThread({ env: { ...env }, databaseUrl, adminToken: config.ADMIN_TOKEN, upstream }, config.READS_SEMI_SPACE_MB);
+  const replica = config.REPORTS_DATABASE_URL
+    ? new Database(config.REPORTS_DATABASE_URL, 1, { readOnly: true, applicationName: 'spendgate-probe' })
+    : undefined;
+  const reads = new ReadsThread(
+    { env: { ...env }, databaseUrl, adminToken: config.ADMIN_TOKEN, upstream },
+    config.READS_SEMI_SPACE_MB,
+  );
   const guard = new ConnectionGuard({
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     // Longer than a submission can wait on the vendor, so a slow vendor never cuts a client off.
-    idleTimeoutMs: config.REQUEST_TIMEOUT_MS + config.UPSTREAM_CONNECT_TIMEOUT_MS + config.UPSTREAM_TIMEOUT_MS + config.RECORD_RETRY_WINDOW_MS,
+    idleTimeoutMs:
+      config.REQUEST_TIMEOUT_MS +
+      config.UPSTREAM_CONNECT_TIMEOUT_MS +
+      config.UPSTREAM_TIMEOUT_MS +
+      config.RECORD_RETRY_WINDOW_MS,
     maxUnauthenticatedPerAddress: config.MAX_UNAUTHENTICATED_CONNECTIONS_PER_ADDRESS,
   });
-  const app = await createNestApp(AppModule.forRoot({ config, db, readsDb: db, reportsDb: replica ?? db, upstream }, reads), config, guard);
+  const app = await createNestApp(
+    AppModule.forRoot({ config, db, readsDb: db, reportsDb: replica ?? db, upstream }, reads),
+    config,
+    guard,
+  );
   const fastify = app.getHttpAdapter().getInstance();
   // Graceful shutdown: responses sent while closing end their connection, so keep-alive clients
   // cannot hold the server open after the last in-flight request.
@@ -98,7 +124,10 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   const metrics = app.get(MetricsService);
   fastify.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions?.url ?? 'unmatched';
-    metrics.requests.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    metrics.requests.observe(
+      { method: request.method, route, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
   });
 
   await app.get(PriceBookService).init(); // seeds the price book before the worker reads it
@@ -119,16 +148,38 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, log: (l
   poller.start();
   // Alerts: its own two connections, so a slow receiver or a burst of events never waits for,
   // or takes, a connection of the submission path.
-  const webhooksDb = config.WEBHOOKS_ENABLED ? new Database(databaseUrl, 2, { applicationName: 'spendgate-webhooks' }) : undefined;
+  const webhooksDb = config.WEBHOOKS_ENABLED
+    ? new Database(databaseUrl, 2, { applicationName: 'spendgate-webhooks' })
+    : undefined;
   const webhooks = webhooksDb ? new WebhookDispatcher(webhooksDb, config, metrics) : undefined;
   webhooks?.start();
   // The ledger's seals: one connection of their own, in the background (decisions §13).
-  const sealDb = config.LEDGER_SEAL_MS > 0 ? new Database(databaseUrl, 1, { applicationName: 'spendgate-sealer', nice: 19 }) : undefined;
-  const sealing = sealDb ? new Repeating(() => new LedgerSealer(sealDb, 0.5).round(), config.LEDGER_SEAL_MS, new Logger('LedgerSealer'), 'ledger seal') : undefined;
+  const sealDb =
+    config.LEDGER_SEAL_MS > 0
+      ? new Database(databaseUrl, 1, { applicationName: 'spendgate-sealer', nice: 19 })
+      : undefined;
+  const sealing = sealDb
+    ? new Repeating(
+        () => new LedgerSealer(sealDb, 0.5).round(),
+        config.LEDGER_SEAL_MS,
+        new Logger('LedgerSealer'),
+        'ledger seal',
+      )
+    : undefined;
   sealing?.start();
   // Early warning: anomalies, forecasts, the weekly digest (decisions §15), also on a connection of its own.
-  const warnDb = config.EARLY_WARNING_MS > 0 ? new Database(databaseUrl, 1, { applicationName: 'spendgate-early-warning', nice: 19 }) : undefined;
-  const warning = warnDb ? new Repeating(() => new EarlyWarning(warnDb, config).round(), config.EARLY_WARNING_MS, new Logger('EarlyWarning'), 'early warning') : undefined;
+  const warnDb =
+    config.EARLY_WARNING_MS > 0
+      ? new Database(databaseUrl, 1, { applicationName: 'spendgate-early-warning', nice: 19 })
+      : undefined;
+  const warning = warnDb
+    ? new Repeating(
+        () => new EarlyWarning(warnDb, config).round(),
+        config.EARLY_WARNING_MS,
+        new Logger('EarlyWarning'),
+        'early warning',
+      )
+    : undefined;
   warning?.start();
 
   let closed = false;

@@ -10,20 +10,27 @@ const say = (line: string) => process.stdout.write(`spendgate: ${line}\n`);
 // while the database is away) instead of connection refused. Each loop catches its own errors;
 // this line in the log is a defect to fix, not a way of working.
 process.on('unhandledRejection', (reason) => {
-  process.stderr.write(`spendgate: unhandled rejection (kept running): ${(reason as Error)?.stack ?? String(reason)}\n`);
+  process.stderr.write(
+    `spendgate: unhandled rejection (kept running): ${(reason as Error)?.stack ?? String(reason)}\n`,
+  );
 });
 
 try {
   const gateway = await startGateway(process.env, say);
   const { config } = gateway;
   if (config.sandbox) {
-    say(`SANDBOX MODE: no UPSTREAM_BASE_URL, so tasks go to the built-in upstream simulator at ${gateway.simulatorUrl}`);
+    say(
+      `SANDBOX MODE: no UPSTREAM_BASE_URL, so tasks go to the built-in upstream simulator at ${gateway.simulatorUrl}`,
+    );
   } else {
     say(`upstream: ${config.UPSTREAM_BASE_URL}`);
   }
-  if (config.adminTokenFile) say(`ADMIN_TOKEN for this sandbox (GraphQL admin; kept in ${config.adminTokenFile}): ${config.ADMIN_TOKEN}`);
+  if (config.adminTokenFile)
+    say(`ADMIN_TOKEN for this sandbox (GraphQL admin; kept in ${config.adminTokenFile}): ${config.ADMIN_TOKEN}`);
   say(`listening on ${gateway.url}  (GraphQL at ${gateway.url}/graphql)`);
-  say('create a project and a key:  npm run cli -- project create my-team && npm run cli -- key create --project my-team');
+  say(
+    'create a project and a key:  npm run cli -- project create my-team && npm run cli -- key create --project my-team',
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -51,7 +58,9 @@ try {
     process.exit(1);
   }
   if ((error as { code?: string }).code === 'EADDRINUSE') {
-    process.stderr.write(`spendgate: ${(error as { address?: string; port?: number }).address ?? ''}:${(error as { port?: number }).port ?? ''} is in use: another program listens there; set PORT (or HOST) to another\n`);
+    process.stderr.write(
+      `spendgate: ${(error as { address?: string; port?: number }).address ?? ''}:${(error as { port?: number }).port ?? ''} is in use: another program listens there; set PORT (or HOST) to another\n`,
+    );
     process.exit(1);
   }
   process.stderr.write(`spendgate: failed to start: ${(error as Error).stack ?? error}\n`);

@@ -44,7 +44,9 @@ const PAGES = [
 function who(viewer: Viewer): string {
   if (viewer.kind === 'ADMIN_TOKEN') return 'admin';
   if (viewer.kind === 'PROJECT_KEY') return `project ${viewer.projectName ?? viewer.projectId} · read-only`;
-  const scope = viewer.allProjects ? '' : ` of ${viewer.projectIds.length} project${viewer.projectIds.length === 1 ? '' : 's'}`;
+  const scope = viewer.allProjects
+    ? ''
+    : ` of ${viewer.projectIds.length} project${viewer.projectIds.length === 1 ? '' : 's'}`;
   return `${viewer.name ?? ''} · ${(viewer.role ?? '').toLowerCase()}${scope}`;
 }
 
@@ -53,7 +55,10 @@ const REVIEW_COUNT = `query ReviewCount($projects: [ID!]) { taskTotals(filter: {
 /** The review queue's size, beside its link (refreshed with the page). */
 function ReviewCount() {
   const { projectId } = useSigned();
-  const [{ data }] = useQuery<{ taskTotals: { tasks: number } }>({ query: REVIEW_COUNT, variables: { projects: projectId ? [projectId] : null } });
+  const [{ data }] = useQuery<{ taskTotals: { tasks: number } }>({
+    query: REVIEW_COUNT,
+    variables: { projects: projectId ? [projectId] : null },
+  });
   const n = data?.taskTotals.tasks;
   if (!n) return null;
   return (
@@ -74,7 +79,11 @@ export function App() {
     setPicked(null);
   };
   if (!viewer) return <SignIn onSignedIn={setViewer} />;
-  const signed: Signed = { viewer, projectId: viewer.kind === 'PROJECT_KEY' ? viewer.projectId : picked, pickProject: setPicked };
+  const signed: Signed = {
+    viewer,
+    projectId: viewer.kind === 'PROJECT_KEY' ? viewer.projectId : picked,
+    pickProject: setPicked,
+  };
   return (
     <Provider value={client}>
       <SignedIn.Provider value={signed}>
@@ -90,10 +99,16 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
   return (
     <div class="shell">
       <header class="top">
-        <a class="brand" href="#/overview">spendgate</a>
+        <a class="brand" href="#/overview">
+          spendgate
+        </a>
         <nav>
           {PAGES.filter((p) => viewer.pages.includes(p.path)).map((p) => (
-            <a href={`#/${p.path}`} class={page === p.path ? 'active' : ''} aria-current={page === p.path ? 'page' : undefined}>
+            <a
+              href={`#/${p.path}`}
+              class={page === p.path ? 'active' : ''}
+              aria-current={page === p.path ? 'page' : undefined}
+            >
               {p.title}
               {p.path === 'review' && <ReviewCount />}
             </a>
@@ -120,7 +135,11 @@ function Shell({ onSignOut }: { onSignOut(): void }) {
         {page === 'people' && viewer.pages.includes('people') && <People />}
         {page === 'tokens' && viewer.pages.includes('tokens') && <Tokens />}
         {page === 'audit' && viewer.pages.includes('audit') && <Audit />}
-        {!PAGES.some((p) => p.path === page) && <p class="empty">No such page. Start from the <a href="#/overview">overview</a>.</p>}
+        {!PAGES.some((p) => p.path === page) && (
+          <p class="empty">
+            No such page. Start from the <a href="#/overview">overview</a>.
+          </p>
+        )}
         {PAGES.some((p) => p.path === page) && !viewer.pages.includes(page) && (
           <p class="empty" data-testid="not-allowed">
             Your role does not include this page. Start from the <a href="#/overview">overview</a>.

@@ -79,7 +79,9 @@ export function subtract(a: string, b: string): string {
   const [y, ys] = scaled(b);
   const scale = Math.max(xs, ys);
   const diff = x * 10n ** BigInt(scale - xs) - y * 10n ** BigInt(scale - ys);
-  return unscaled(diff, scale).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+  return unscaled(diff, scale)
+    .replace(/(\.\d*?)0+$/, '$1')
+    .replace(/\.$/, '');
 }
 
 /** (now − before) / before as a percentage with one decimal ("+12.5 %"); null when before is zero. */

@@ -24,7 +24,8 @@ export function rangeOf(from: string, to: string): DayRange {
   return { from, to, start, end, days: Math.round((end.getTime() - start.getTime()) / DAY_MS) };
 }
 
-export const lastDays = (n: number, now = new Date()): DayRange => rangeOf(day(utcMidnight(1 - n, now)), day(utcMidnight(0, now)));
+export const lastDays = (n: number, now = new Date()): DayRange =>
+  rangeOf(day(utcMidnight(1 - n, now)), day(utcMidnight(0, now)));
 export const wholeMonth = (offset: number, now = new Date()): DayRange =>
   rangeOf(day(monthStart(offset, now)), day(new Date(monthStart(offset + 1, now).getTime() - DAY_MS)));
 /** "2026-10" → that month. */
@@ -36,22 +37,37 @@ export function isDay(d: string | null): d is string {
 }
 
 /** The range in the URL, or the last 30 days when it names none or a wrong one (with why). */
-export function rangeFromParams(params: URLSearchParams, now = new Date()): { range: DayRange; problem: string | null } {
+export function rangeFromParams(
+  params: URLSearchParams,
+  now = new Date(),
+): { range: DayRange; problem: string | null } {
   const from = params.get('from');
   const to = params.get('to');
   if (!from && !to) return { range: lastDays(30, now), problem: null };
-  if (!isDay(from) || !isDay(to)) return { range: lastDays(30, now), problem: 'The address names a range that is not two days (YYYY-MM-DD); showing the last 30 days.' };
-  if (to < from) return { range: lastDays(30, now), problem: 'The range ends before it starts; showing the last 30 days.' };
+  if (!isDay(from) || !isDay(to))
+    return {
+      range: lastDays(30, now),
+      problem: 'The address names a range that is not two days (YYYY-MM-DD); showing the last 30 days.',
+    };
+  if (to < from)
+    return { range: lastDays(30, now), problem: 'The range ends before it starts; showing the last 30 days.' };
   const range = rangeOf(from, to);
-  if (range.days > 3660) return { range: lastDays(30, now), problem: 'A range is at most ten years; showing the last 30 days.' };
+  if (range.days > 3660)
+    return { range: lastDays(30, now), problem: 'A range is at most ten years; showing the last 30 days.' };
   return { range, problem: null };
 }
 
-/** The period just before, of the same length: as many whole months for whole months (October → September), else as many days. */
+/**
+ * The period just before, of the same length: as many whole months for whole months (October → September), else as many
+ * days.
+ */
 export function previousOf(range: DayRange): DayRange {
   const before = new Date(range.start.getTime() - DAY_MS);
   if (isWholeMonths(range)) {
-    const months = (range.end.getUTCFullYear() - range.start.getUTCFullYear()) * 12 + range.end.getUTCMonth() - range.start.getUTCMonth();
+    const months =
+      (range.end.getUTCFullYear() - range.start.getUTCFullYear()) * 12 +
+      range.end.getUTCMonth() -
+      range.start.getUTCMonth();
     return rangeOf(day(monthStart(-months, range.start)), day(before));
   }
   return rangeOf(day(new Date(range.start.getTime() - range.days * DAY_MS)), day(before));
@@ -63,6 +79,7 @@ export function isWholeMonths(range: DayRange): boolean {
 }
 
 export function rangeLabel(range: DayRange): string {
-  if (isWholeMonths(range) && range.days <= 31) return range.start.toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' });
+  if (isWholeMonths(range) && range.days <= 31)
+    return range.start.toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' });
   return range.from === range.to ? range.from : `${range.from} to ${range.to}`;
 }

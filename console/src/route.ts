@@ -13,7 +13,11 @@ export interface Route {
 export function parseRoute(hash: string): Route {
   const [path = '', query = ''] = hash.replace(/^#\/?/, '').split('?');
   const [page, arg] = path.split('/');
-  return { page: page || 'overview', arg: arg ? decodeURIComponent(arg) : undefined, params: new URLSearchParams(query) };
+  return {
+    page: page || 'overview',
+    arg: arg ? decodeURIComponent(arg) : undefined,
+    params: new URLSearchParams(query),
+  };
 }
 
 export function useRoute(): Route {

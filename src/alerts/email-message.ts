@@ -12,13 +12,36 @@ interface Body {
   data: Record<string, unknown> & { project?: { id: string; name: string } };
 }
 
-type Budget = { scope: string; scopeValue: string | null; user: string | null; unit: string; period: string; limit: string; spent: string; held: string; remaining: string };
-type Task = { id: string; taskId: string | null; model: string; unit: string; hold: string; charge: string | null; overrun: string | null };
+type Budget = {
+  scope: string;
+  scopeValue: string | null;
+  user: string | null;
+  unit: string;
+  period: string;
+  limit: string;
+  spent: string;
+  held: string;
+  remaining: string;
+};
+type Task = {
+  id: string;
+  taskId: string | null;
+  model: string;
+  unit: string;
+  hold: string;
+  charge: string | null;
+  overrun: string | null;
+};
 type Money = { unit: string; amount: string; tasks?: number };
 
 /** One line of text from anything a client sent: control characters and line breaks become spaces. */
 export function mailSafe(value: unknown): string {
-  return String(value ?? '').replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').slice(0, 500);
+  return (
+    String(value ?? '')
+      // eslint-disable-next-line no-control-regex -- removing control characters is the point
+      .replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ')
+      .slice(0, 500)
+  );
 }
 
 export function emailMessage(payload: string): { subject: string; text: string } {
@@ -31,7 +54,9 @@ export function emailMessage(payload: string): { subject: string; text: string }
   const budgetName = budget
     ? `${budget.period.toLowerCase()} ${budget.unit} budget${budget.scope === 'PROJECT' ? '' : ` (${budget.scope === 'EACH_USER' ? `each user${budget.user ? `: ${mailSafe(budget.user)}` : ''}` : `${budget.scope.toLowerCase().replace('_', ' ')} ${mailSafe(budget.scopeValue)}`})`} of ${project}`
     : '';
-  const balance = budget ? `Spent ${budget.spent} ${budget.unit}, held ${budget.held}, ${budget.remaining} of ${budget.limit} left.` : '';
+  const balance = budget
+    ? `Spent ${budget.spent} ${budget.unit}, held ${budget.held}, ${budget.remaining} of ${budget.limit} left.`
+    : '';
   switch (event.type) {
     case 'budget.threshold_crossed':
       subject = `Budget at ${d.threshold as number}%: ${budgetName}`;
@@ -39,7 +64,12 @@ export function emailMessage(payload: string): { subject: string; text: string }
       break;
     case 'budget.exhausted':
       subject = `Budget exhausted: ${budgetName}`;
-      lines.push(d.capped ? `The ${budgetName} has refused more end users this period than are announced one by one.` : `The ${budgetName} refused a request: it is exhausted.`, balance);
+      lines.push(
+        d.capped
+          ? `The ${budgetName} has refused more end users this period than are announced one by one.`
+          : `The ${budgetName} refused a request: it is exhausted.`,
+        balance,
+      );
       break;
     case 'budget.forecast_exceeded':
       subject = `Forecast over budget: ${budgetName}`;
@@ -51,7 +81,10 @@ export function emailMessage(payload: string): { subject: string; text: string }
       break;
     case 'spend.anomaly': {
       const scope = d.scope as { kind: string; value: string | null };
-      const what = scope.kind === 'project' ? project : `${scope.kind === 'apiKey' ? 'API key' : 'end user'} ${mailSafe(scope.value)} of ${project}`;
+      const what =
+        scope.kind === 'project'
+          ? project
+          : `${scope.kind === 'apiKey' ? 'API key' : 'end user'} ${mailSafe(scope.value)} of ${project}`;
       const baseline = d.baseline as { median: string; days: number };
       subject = `Unusual spend: ${what}`;
       lines.push(
@@ -66,7 +99,11 @@ export function emailMessage(payload: string): { subject: string; text: string }
       const t = d.task as Task;
       const about = `Task ${mailSafe(t.taskId ?? t.id)} (${mailSafe(t.model)}) of ${project}`;
       subject = event.type === 'task.overrun' ? `Overrun: ${about}` : `Needs review: ${about}`;
-      lines.push(event.type === 'task.overrun' ? `${about} was charged ${t.charge} ${t.unit}, ${t.overrun} above its hold of ${t.hold}.` : `${about} needs a person's look: ${mailSafe(d.reason ?? 'see the review queue')}.`);
+      lines.push(
+        event.type === 'task.overrun'
+          ? `${about} was charged ${t.charge} ${t.unit}, ${t.overrun} above its hold of ${t.hold}.`
+          : `${about} needs a person's look: ${mailSafe(d.reason ?? 'see the review queue')}.`,
+      );
       break;
     }
     case 'spend.digest':
@@ -81,7 +118,11 @@ export function emailMessage(payload: string): { subject: string; text: string }
       subject = `${mailSafe(event.type)} in ${project}`;
       lines.push(JSON.stringify(d));
   }
-  const text = [...lines.filter((l) => l !== ''), '', `Event ${mailSafe(d.eventId)} at ${event.timestamp}. Sent by spendgate.`].join('\n');
+  const text = [
+    ...lines.filter((l) => l !== ''),
+    '',
+    `Event ${mailSafe(d.eventId)} at ${event.timestamp}. Sent by spendgate.`,
+  ].join('\n');
   return { subject: mailSafe(subject).slice(0, 200), text };
 }
 
@@ -90,24 +131,41 @@ interface Digest {
   projects: Array<{ name: string; totals: Money[] }>;
   topKeys: Array<{ key: string; name: string | null; unit: string; amount: string }>;
   topUsers: Array<{ project: string; user: string; unit: string; amount: string }>;
-  budgetsAtRisk: Array<{ project: string; scope: string; scopeValue: string | null; unit: string; period: string; limit: string; forecastSpend: string; runsOutAt: string | null }>;
+  budgetsAtRisk: Array<{
+    project: string;
+    scope: string;
+    scopeValue: string | null;
+    unit: string;
+    period: string;
+    limit: string;
+    forecastSpend: string;
+    runsOutAt: string | null;
+  }>;
 }
 
 function digestLines(d: Digest): string[] {
-  const money = (m: Money[]) => m.map((t) => `${t.amount} ${t.unit}${t.tasks !== undefined ? ` (${t.tasks} tasks)` : ''}`).join(', ');
+  const money = (m: Money[]) =>
+    m.map((t) => `${t.amount} ${t.unit}${t.tasks !== undefined ? ` (${t.tasks} tasks)` : ''}`).join(', ');
   return [
     'Spend by project (credits and USD are never added together):',
     ...(d.projects.length ? d.projects.map((p) => `  ${mailSafe(p.name)}: ${money(p.totals)}`) : ['  none']),
     '',
     'Top API keys:',
-    ...(d.topKeys.length ? d.topKeys.map((k) => `  ${mailSafe(k.key)}${k.name ? ` (${mailSafe(k.name)})` : ''}: ${k.amount} ${k.unit}`) : ['  none']),
+    ...(d.topKeys.length
+      ? d.topKeys.map((k) => `  ${mailSafe(k.key)}${k.name ? ` (${mailSafe(k.name)})` : ''}: ${k.amount} ${k.unit}`)
+      : ['  none']),
     '',
     'Top end users:',
-    ...(d.topUsers.length ? d.topUsers.map((u) => `  ${mailSafe(u.user)} of ${mailSafe(u.project)}: ${u.amount} ${u.unit}`) : ['  none']),
+    ...(d.topUsers.length
+      ? d.topUsers.map((u) => `  ${mailSafe(u.user)} of ${mailSafe(u.project)}: ${u.amount} ${u.unit}`)
+      : ['  none']),
     '',
     'Budgets at risk (forecast past the limit):',
     ...(d.budgetsAtRisk.length
-      ? d.budgetsAtRisk.map((b) => `  ${mailSafe(b.project)}, ${b.period.toLowerCase()} ${b.unit} budget${b.scope === 'PROJECT' ? '' : ` (${b.scope.toLowerCase()} ${mailSafe(b.scopeValue)})`}: forecast ${b.forecastSpend} of ${b.limit}${b.runsOutAt ? `, runs out ${b.runsOutAt.slice(0, 10)}` : ''}`)
+      ? d.budgetsAtRisk.map(
+          (b) =>
+            `  ${mailSafe(b.project)}, ${b.period.toLowerCase()} ${b.unit} budget${b.scope === 'PROJECT' ? '' : ` (${b.scope.toLowerCase()} ${mailSafe(b.scopeValue)})`}: forecast ${b.forecastSpend} of ${b.limit}${b.runsOutAt ? `, runs out ${b.runsOutAt.slice(0, 10)}` : ''}`,
+        )
       : ['  none']),
   ];
 }

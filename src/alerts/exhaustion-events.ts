@@ -25,11 +25,9 @@ export class ExhaustionEvents {
     if ((this.written.get(key) ?? 0) > now - REMEMBER_MS) return;
     this.written.set(key, now);
     if (this.written.size > 10_000) this.written.clear();
-    this.db
-      .query('SELECT spendgate_budget_exhausted($1::uuid, $2)', [budgetId, subject])
-      .catch((error) => {
-        this.written.delete(key); // the next refusal tries again
-        this.logger.warn(`budget.exhausted for ${budgetId} not recorded yet: ${(error as Error).message}`);
-      });
+    this.db.query('SELECT spendgate_budget_exhausted($1::uuid, $2)', [budgetId, subject]).catch((error) => {
+      this.written.delete(key); // the next refusal tries again
+      this.logger.warn(`budget.exhausted for ${budgetId} not recorded yet: ${(error as Error).message}`);
+    });
   }
 }

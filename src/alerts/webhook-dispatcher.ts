@@ -36,7 +36,15 @@ interface Claimed {
 
 type Settings = Pick<
   Config,
-  'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_CONCURRENCY' | 'WEBHOOK_POLL_MS' | 'WEBHOOK_RETRY_BASE_MS' | 'WEBHOOK_RETRY_FOR_MS' | 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'sandbox' | 'SMTP_URL' | 'ALERT_EMAIL_FROM'
+  | 'WEBHOOK_TIMEOUT_MS'
+  | 'WEBHOOK_CONCURRENCY'
+  | 'WEBHOOK_POLL_MS'
+  | 'WEBHOOK_RETRY_BASE_MS'
+  | 'WEBHOOK_RETRY_FOR_MS'
+  | 'WEBHOOK_ALLOW_PRIVATE_TARGETS'
+  | 'sandbox'
+  | 'SMTP_URL'
+  | 'ALERT_EMAIL_FROM'
 >;
 
 export class WebhookDispatcher {
@@ -59,10 +67,15 @@ export class WebhookDispatcher {
     if (targetsGuarded(settings)) this.agent = guardedAgent();
     this.email = new EmailSender(settings.SMTP_URL, settings.ALERT_EMAIL_FROM, settings.WEBHOOK_TIMEOUT_MS);
     // The lag is measured once per poll, not on every claim a finished delivery makes in a backlog.
-    this.loop = new Repeating(async () => {
-      await this.measureLag();
-      await this.round();
-    }, settings.WEBHOOK_POLL_MS, this.logger, 'webhook round');
+    this.loop = new Repeating(
+      async () => {
+        await this.measureLag();
+        await this.round();
+      },
+      settings.WEBHOOK_POLL_MS,
+      this.logger,
+      'webhook round',
+    );
   }
 
   start(): void {
@@ -96,7 +109,8 @@ export class WebhookDispatcher {
           .catch((error) => this.logger.warn(`delivery ${delivery.id}: ${(error as Error).message}`))
           .finally(() => {
             this.inFlight.delete(sending);
-            if (this.backlog && !this.stopped) void this.round().catch((error) => this.logger.warn(`webhook round failed: ${(error as Error).message}`));
+            if (this.backlog && !this.stopped)
+              void this.round().catch((error) => this.logger.warn(`webhook round failed: ${(error as Error).message}`));
           });
         this.inFlight.add(sending);
       }
@@ -126,7 +140,13 @@ export class WebhookDispatcher {
 
   private async send(d: Claimed): Promise<void> {
     if (!d.live) {
-      await this.finish(d, { delivered: false, final: true, statusCode: null, latencyMs: 0, error: 'the endpoint was disabled or deleted' });
+      await this.finish(d, {
+        delivered: false,
+        final: true,
+        statusCode: null,
+        latencyMs: 0,
+        error: 'the endpoint was disabled or deleted',
+      });
       return;
     }
     if (d.format === 'EMAIL') {
@@ -134,7 +154,13 @@ export class WebhookDispatcher {
       const sent = await this.email.send(d.url, d.event_id, d.payload);
       const delivered = sent.error === null;
       const final = delivered || Date.now() - d.event_at.getTime() >= this.settings.WEBHOOK_RETRY_FOR_MS;
-      await this.finish(d, { delivered, final, statusCode: sent.statusCode, latencyMs: sent.statusCode === null ? 0 : Math.round(performance.now() - started), error: sent.error });
+      await this.finish(d, {
+        delivered,
+        final,
+        statusCode: sent.statusCode,
+        latencyMs: sent.statusCode === null ? 0 : Math.round(performance.now() - started),
+        error: sent.error,
+      });
       return;
     }
     const body = deliveryBody(d.format, d.payload);
@@ -174,7 +200,10 @@ export class WebhookDispatcher {
     await this.finish(d, { delivered, final, statusCode, latencyMs, error });
   }
 
-  private async finish(d: Claimed, r: { delivered: boolean; final: boolean; statusCode: number | null; latencyMs: number; error: string | null }) {
+  private async finish(
+    d: Claimed,
+    r: { delivered: boolean; final: boolean; statusCode: number | null; latencyMs: number; error: string | null },
+  ) {
     const status = r.delivered ? 'DELIVERED' : r.final ? 'FAILED' : 'PENDING';
     const retryMs = r.final ? 0 : retryDelayMs(d.attempts, this.settings.WEBHOOK_RETRY_BASE_MS);
     await this.db.query(
@@ -206,7 +235,8 @@ export class WebhookDispatcher {
  * delivery log a port scanner. A target refused by the rules says so.
  */
 function describe(error: Error): string {
-  const refused = error instanceof TargetRefused ? error : error.cause instanceof TargetRefused ? error.cause : undefined;
+  const refused =
+    error instanceof TargetRefused ? error : error.cause instanceof TargetRefused ? error.cause : undefined;
   if (refused) return `refused: ${refused.message.replace(/^url: /, '')}`;
   return 'no HTTP answer';
 }

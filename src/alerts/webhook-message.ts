@@ -5,7 +5,15 @@ import { emailMessage } from './email-message.js';
  * or a Slack incoming-webhook body a person can read (SLACK); and the retry schedule.
  */
 
-export const EVENT_TYPES = ['budget.threshold_crossed', 'budget.exhausted', 'task.overrun', 'task.needs_review', 'budget.forecast_exceeded', 'spend.anomaly', 'spend.digest'] as const;
+export const EVENT_TYPES = [
+  'budget.threshold_crossed',
+  'budget.exhausted',
+  'task.overrun',
+  'task.needs_review',
+  'budget.forecast_exceeded',
+  'spend.anomaly',
+  'spend.digest',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** Sent to one endpoint on request (the console's "send a test event"); no endpoint subscribes to it. */
 export const TEST_EVENT = 'webhook.test';
@@ -34,7 +42,13 @@ interface TaskData {
 interface EventBody {
   type: EventType;
   timestamp: string;
-  data: { project: { id: string; name: string }; budget?: BudgetData; task?: TaskData; threshold?: number; reason?: string | null };
+  data: {
+    project: { id: string; name: string };
+    budget?: BudgetData;
+    task?: TaskData;
+    threshold?: number;
+    reason?: string | null;
+  };
 }
 
 export type WebhookFormat = 'STANDARD' | 'SLACK' | 'EMAIL';
@@ -50,12 +64,16 @@ export function deliveryBody(format: WebhookFormat, payload: string): string {
  * Slack reads only &, < and > as markup, so those three are escaped (api.slack.com, "Escaping text").
  */
 export function slackEscape(text: string | number | null | undefined): string {
-  return String(text ?? '').replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+  return String(text ?? '')
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;');
 }
 
 /** One or two lines a person reads in a channel, amounts exact, in the event's unit; every value escaped. */
 export function slackText(event: EventBody): string {
-  if ((event.type as string) === TEST_EVENT) return `:white_check_mark: A test event from spendgate for ${slackEscape(event.data.project.name)}: this channel receives its alerts.`;
+  if ((event.type as string) === TEST_EVENT)
+    return `:white_check_mark: A test event from spendgate for ${slackEscape(event.data.project.name)}: this channel receives its alerts.`;
   if (EARLY_WARNING.has(event.type)) {
     // The early-warning events read as their email does (every value made one line), escaped for Slack.
     const { subject, text } = emailMessage(JSON.stringify(event));
@@ -71,7 +89,8 @@ const EARLY_WARNING = new Set<string>(['budget.forecast_exceeded', 'spend.anomal
 function escapeAll<T>(value: T): T {
   if (typeof value === 'string') return slackEscape(value) as T;
   if (Array.isArray(value)) return value.map(escapeAll) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeAll(v)])) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapeAll(v)])) as T;
   return value;
 }
 
@@ -80,7 +99,10 @@ function plainText(type: EventType, data: EventBody['data']): string {
   const { project, budget, task } = event.data;
   const where = `project *${project.name}*`;
   if (budget) {
-    const scope = budget.scope === 'PROJECT' ? '' : ` (${budget.scope === 'EACH_USER' ? (budget.user ? `each user: ${budget.user}` : 'each user') : `${budget.scope.toLowerCase().replace('_', ' ')} ${budget.scopeValue}`})`;
+    const scope =
+      budget.scope === 'PROJECT'
+        ? ''
+        : ` (${budget.scope === 'EACH_USER' ? (budget.user ? `each user: ${budget.user}` : 'each user') : `${budget.scope.toLowerCase().replace('_', ' ')} ${budget.scopeValue}`})`;
     const name = `${budget.period.toLowerCase()} ${budget.unit} budget${scope} of ${where}`;
     const balance = `spent ${budget.spent}, held ${budget.held}, ${budget.remaining} of ${budget.limit} ${budget.unit} left`;
     if (event.type === 'budget.exhausted' && (event.data as { capped?: boolean }).capped) {

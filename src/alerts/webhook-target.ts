@@ -16,13 +16,35 @@ import { Agent } from 'undici';
 
 const FORBIDDEN = new BlockList();
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) FORBIDDEN.addSubnet(net, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  FORBIDDEN.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64], ['2001::', 23],
-] as const) FORBIDDEN.addSubnet(net, bits, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['100::', 64],
+  ['2001::', 23],
+] as const)
+  FORBIDDEN.addSubnet(net, bits, 'ipv6');
 
 export class TargetRefused extends Error {}
 
@@ -40,7 +62,9 @@ export function forbiddenAddress(address: string): string | undefined {
     const v4 = embeddedIpv4(ip);
     if (v4) return forbiddenAddress(v4);
   }
-  return FORBIDDEN.check(ip, family === 4 ? 'ipv4' : 'ipv6') ? `${ip} is a loopback, private, link-local or reserved address` : undefined;
+  return FORBIDDEN.check(ip, family === 4 ? 'ipv4' : 'ipv6')
+    ? `${ip} is a loopback, private, link-local or reserved address`
+    : undefined;
 }
 
 /** The IPv4 address an IPv6 one carries: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d) or NAT64 (64:ff9b::/96). */
@@ -79,12 +103,15 @@ export function checkTargetUrl(raw: string, guarded: boolean): string {
   } catch {
     throw new TargetRefused('url: must be an absolute http or https URL');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TargetRefused('url: must be an absolute http or https URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new TargetRefused('url: must be an absolute http or https URL');
   if (url.username || url.password) throw new TargetRefused('url: must not carry a user name or password');
   if (!guarded) return url.toString();
-  if (url.protocol !== 'https:') throw new TargetRefused('url: must be https (WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows http to local receivers)');
+  if (url.protocol !== 'https:')
+    throw new TargetRefused('url: must be https (WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows http to local receivers)');
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) throw new TargetRefused('url: localhost is not a webhook target');
+  if (host === 'localhost' || host.endsWith('.localhost'))
+    throw new TargetRefused('url: localhost is not a webhook target');
   const why = forbiddenAddress(host);
   if (why) throw new TargetRefused(`url: ${why}, not a webhook target (WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows it)`);
   return url.toString();
@@ -95,9 +122,11 @@ const guardedLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
     if (error) return callback(error, '', 0);
     const refused = addresses.map((a) => forbiddenAddress(a.address)).find(Boolean);
-    if (refused || addresses.length === 0) return callback(new TargetRefused(`the target resolves to ${refused ?? 'no address'}`), '', 0);
+    if (refused || addresses.length === 0)
+      return callback(new TargetRefused(`the target resolves to ${refused ?? 'no address'}`), '', 0);
     // Every address is public: connect to them as Node would (all, or the first).
-    if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    if ((options as { all?: boolean }).all)
+      return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
     return callback(null, addresses[0]!.address, addresses[0]!.family);
   });
 };

@@ -1,5 +1,19 @@
-/** Alerts' GraphQL (decisions §8; interfaces.md): endpoints and deliveries, admin only. Thin: WebhooksService does the work. */
-import { Args, Context, Field, ID, Int, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
+/**
+ * Alerts' GraphQL (decisions §8; interfaces.md): endpoints and deliveries, admin only. Thin: WebhooksService does the
+ * work.
+ */
+import {
+  Args,
+  Context,
+  Field,
+  ID,
+  Int,
+  Mutation,
+  ObjectType,
+  Query,
+  registerEnumType,
+  Resolver,
+} from '@nestjs/graphql';
 import { DateTimeScalar } from '../graphql/scalars.js';
 import { WebhooksService } from './webhooks.service.js';
 import { actorOf, can, requireAccess, scopeProjects } from '../auth/access.js';
@@ -26,7 +40,8 @@ registerEnumType(DeliveryStatusEnum, { name: 'DeliveryStatus' });
 export class WebhookEndpoint {
   @Field(() => ID) id!: string;
   @Field() url!: string;
-  @Field(() => ID, { nullable: true, description: "only this project's events; null: every project's" }) projectId!: string | null;
+  @Field(() => ID, { nullable: true, description: "only this project's events; null: every project's" }) projectId!:
+    string | null;
   @Field(() => [String], { description: 'event types it receives; empty: all' }) events!: string[];
   @Field(() => WebhookFormatEnum) format!: WebhookFormatEnum;
   @Field() enabled!: boolean;
@@ -36,7 +51,8 @@ export class WebhookEndpoint {
 @ObjectType()
 export class WebhookEndpointCreated {
   @Field(() => WebhookEndpoint) endpoint!: WebhookEndpoint;
-  @Field({ description: 'the signing secret (whsec_…), shown this once: keep it to verify signatures' }) secret!: string;
+  @Field({ description: 'the signing secret (whsec_…), shown this once: keep it to verify signatures' })
+  secret!: string;
 }
 
 @ObjectType({ description: 'one attempt to deliver: when, the answer or the error, how long it took' })
@@ -56,7 +72,8 @@ export class WebhookDelivery {
   @Field(() => ID) endpointId!: string;
   @Field(() => DeliveryStatusEnum) status!: DeliveryStatusEnum;
   @Field(() => Int) attempts!: number;
-  @Field(() => DateTimeScalar, { nullable: true, description: 'PENDING: when it is tried next' }) nextAttemptAt!: Date | null;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'PENDING: when it is tried next' })
+  nextAttemptAt!: Date | null;
   @Field(() => Int, { nullable: true }) lastStatusCode!: number | null;
   @Field(() => String, { nullable: true }) lastError!: string | null;
   @Field(() => DateTimeScalar, { nullable: true }) deliveredAt!: Date | null;
@@ -93,16 +110,25 @@ export class WebhooksResolver {
   async createWebhookEndpoint(
     @Context() ctx: CallContext,
     @Args('url') url: string,
-    @Args('events', { type: () => [String], nullable: true, description: 'event types to send; none: all' }) events?: string[],
-    @Args('projectId', { type: () => ID, nullable: true, description: "only this project's events" }) projectId?: string,
-    @Args('format', { type: () => WebhookFormatEnum, defaultValue: WebhookFormatEnum.STANDARD }) format: WebhookFormatEnum = WebhookFormatEnum.STANDARD,
+    @Args('events', { type: () => [String], nullable: true, description: 'event types to send; none: all' })
+    events?: string[],
+    @Args('projectId', { type: () => ID, nullable: true, description: "only this project's events" })
+    projectId?: string,
+    @Args('format', { type: () => WebhookFormatEnum, defaultValue: WebhookFormatEnum.STANDARD })
+    format: WebhookFormatEnum = WebhookFormatEnum.STANDARD,
   ) {
     const who = await this.callers.of(ctx);
     if (projectId) requireUuid('projectId', projectId);
     return this.changes.run(
       who,
       ctx.client,
-      (made: { endpoint: { id: string } }) => ({ action: 'webhook.create', targetKind: 'webhook-endpoint', targetId: made.endpoint.id, projectId: projectId ?? null, after: made.endpoint }),
+      (made: { endpoint: { id: string } }) => ({
+        action: 'webhook.create',
+        targetKind: 'webhook-endpoint',
+        targetId: made.endpoint.id,
+        projectId: projectId ?? null,
+        after: made.endpoint,
+      }),
       () => this.webhooks.create({ url, events: events ?? null, projectId: projectId ?? null, format }),
     );
   }
@@ -112,24 +138,53 @@ export class WebhooksResolver {
     const who = await this.callers.of(ctx);
     if (who.kind === 'project') requireAccess(who, 'webhooks', who.projectId, 'webhookEndpoints');
     // A URL may carry a secret (a Slack webhook's path): only those who manage an endpoint see it whole.
-    return (await this.webhooks.list(scopeProjects(who, undefined))).map((e) => (can(who, 'webhooks', e.projectId ?? 'all') ? e : { ...e, url: maskedUrl(e.url) }));
-  }
-
-  @Mutation(() => WebhookEndpoint, { description: 'a disabled endpoint gets no new events; its pending deliveries fail' })
-  async setWebhookEndpointEnabled(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string, @Args('enabled') enabled: boolean) {
-    const who = await this.callers.of(ctx);
-    const projectId = await this.webhooks.projectOfEndpoint(id);
-    return this.changes.run(who, ctx.client, (after: unknown) => ({ action: enabled ? 'webhook.enable' : 'webhook.disable', targetKind: 'webhook-endpoint', targetId: id, projectId, after }), () =>
-      this.webhooks.setEnabled(id, enabled),
+    return (await this.webhooks.list(scopeProjects(who, undefined))).map((e) =>
+      can(who, 'webhooks', e.projectId ?? 'all') ? e : { ...e, url: maskedUrl(e.url) },
     );
   }
 
-  @Mutation(() => ID, { description: 'queues a webhook.test event for this endpoint only (its delivery shows in webhookDeliveries); the event id' })
+  @Mutation(() => WebhookEndpoint, {
+    description: 'a disabled endpoint gets no new events; its pending deliveries fail',
+  })
+  async setWebhookEndpointEnabled(
+    @Context() ctx: CallContext,
+    @Args('id', { type: () => ID }) id: string,
+    @Args('enabled') enabled: boolean,
+  ) {
+    const who = await this.callers.of(ctx);
+    const projectId = await this.webhooks.projectOfEndpoint(id);
+    return this.changes.run(
+      who,
+      ctx.client,
+      (after: unknown) => ({
+        action: enabled ? 'webhook.enable' : 'webhook.disable',
+        targetKind: 'webhook-endpoint',
+        targetId: id,
+        projectId,
+        after,
+      }),
+      () => this.webhooks.setEnabled(id, enabled),
+    );
+  }
+
+  @Mutation(() => ID, {
+    description:
+      'queues a webhook.test event for this endpoint only (its delivery shows in webhookDeliveries); the event id',
+  })
   async sendTestWebhook(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string) {
     const who = await this.callers.of(ctx);
     const projectId = await this.webhooks.projectOfEndpoint(id);
-    return this.changes.run(who, ctx.client, (eventId: string) => ({ action: 'webhook.test', targetKind: 'webhook-endpoint', targetId: id, projectId, after: { eventId } }), () =>
-      this.webhooks.sendTest(id, actorOf(who).label),
+    return this.changes.run(
+      who,
+      ctx.client,
+      (eventId: string) => ({
+        action: 'webhook.test',
+        targetKind: 'webhook-endpoint',
+        targetId: id,
+        projectId,
+        after: { eventId },
+      }),
+      () => this.webhooks.sendTest(id, actorOf(who).label),
     );
   }
 
@@ -137,7 +192,12 @@ export class WebhooksResolver {
   async deleteWebhookEndpoint(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string) {
     const who = await this.callers.of(ctx);
     const projectId = await this.webhooks.projectOfEndpoint(id);
-    return this.changes.run(who, ctx.client, { action: 'webhook.delete', targetKind: 'webhook-endpoint', targetId: id, projectId }, () => this.webhooks.delete(id));
+    return this.changes.run(
+      who,
+      ctx.client,
+      { action: 'webhook.delete', targetKind: 'webhook-endpoint', targetId: id, projectId },
+      () => this.webhooks.delete(id),
+    );
   }
 
   @Query(() => WebhookDeliveryConnection, { description: 'newest first' })
@@ -151,7 +211,13 @@ export class WebhooksResolver {
     const who = await this.callers.of(ctx);
     if (who.kind === 'project') requireAccess(who, 'webhooks', who.projectId, 'webhookDeliveries');
     const projectIds = scopeProjects(who, undefined);
-    const page = await this.webhooks.deliveries({ endpointId: endpointId ?? null, status: status ?? null, first, after: after ?? null, ...(projectIds ? { projectIds } : {}) });
+    const page = await this.webhooks.deliveries({
+      endpointId: endpointId ?? null,
+      status: status ?? null,
+      first,
+      after: after ?? null,
+      ...(projectIds ? { projectIds } : {}),
+    });
     const edges = page.rows.map((node) => ({ cursor: node.id, node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
   }
@@ -160,7 +226,12 @@ export class WebhooksResolver {
   async redeliverWebhook(@Context() ctx: CallContext, @Args('deliveryId', { type: () => ID }) deliveryId: string) {
     const who = await this.callers.of(ctx);
     const projectId = await this.webhooks.projectOfDelivery(deliveryId);
-    return this.changes.run(who, ctx.client, { action: 'webhook.redeliver', targetKind: 'webhook-delivery', targetId: deliveryId, projectId }, () => this.webhooks.redeliver(deliveryId));
+    return this.changes.run(
+      who,
+      ctx.client,
+      { action: 'webhook.redeliver', targetKind: 'webhook-delivery', targetId: deliveryId, projectId },
+      () => this.webhooks.redeliver(deliveryId),
+    );
   }
 }
 
@@ -171,6 +242,7 @@ export class WebhooksResolver {
  */
 export function maskedUrl(url: string): string {
   const parsed = new URL(url);
-  if (parsed.protocol === 'mailto:') return `mailto:…@${[...new Set(parsed.pathname.split(',').map((a) => a.split('@')[1] ?? '…'))].join(', …@')}`;
+  if (parsed.protocol === 'mailto:')
+    return `mailto:…@${[...new Set(parsed.pathname.split(',').map((a) => a.split('@')[1] ?? '…'))].join(', …@')}`;
   return parsed.origin === 'null' ? `${parsed.protocol}…` : `${parsed.origin}/…`;
 }

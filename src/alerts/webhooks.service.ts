@@ -58,12 +58,19 @@ export class WebhooksService {
   ) {}
 
   /** A new endpoint and its signing secret: the only time the secret is shown. */
-  async create(input: { url: string; events?: string[] | null; projectId?: string | null; format: WebhookFormat }): Promise<{ endpoint: EndpointRow; secret: string }> {
+  async create(input: {
+    url: string;
+    events?: string[] | null;
+    projectId?: string | null;
+    format: WebhookFormat;
+  }): Promise<{ endpoint: EndpointRow; secret: string }> {
     const url = input.format === 'EMAIL' ? checkMailto(input.url) : checkUrl(input.url, targetsGuarded(this.config));
-    if (input.format !== 'EMAIL' && /^mailto:/i.test(input.url)) throw ApiError.badRequest('url: a mailto: address is an endpoint of format EMAIL');
+    if (input.format !== 'EMAIL' && /^mailto:/i.test(input.url))
+      throw ApiError.badRequest('url: a mailto: address is an endpoint of format EMAIL');
     const events = [...new Set(input.events ?? [])];
     const unknown = events.find((e) => !(EVENT_TYPES as readonly string[]).includes(e));
-    if (unknown !== undefined) throw ApiError.badRequest(`events: "${unknown.slice(0, 60)}" is not one of ${EVENT_TYPES.join(', ')}`);
+    if (unknown !== undefined)
+      throw ApiError.badRequest(`events: "${unknown.slice(0, 60)}" is not one of ${EVENT_TYPES.join(', ')}`);
     if (input.projectId != null) {
       requireUuid('projectId', input.projectId);
       const { rows } = await this.db.query('SELECT 1 FROM project WHERE id = $1', [input.projectId]);
@@ -90,7 +97,10 @@ export class WebhooksService {
   /** An endpoint's project (null: every project's), or undefined when there is no such endpoint. */
   async projectOfEndpoint(id: string): Promise<string | null | undefined> {
     requireUuid('id', id);
-    const { rows } = await this.db.query<{ project_id: string | null }>('SELECT project_id::text FROM webhook_endpoint WHERE id = $1 AND deleted_at IS NULL', [id]);
+    const { rows } = await this.db.query<{ project_id: string | null }>(
+      'SELECT project_id::text FROM webhook_endpoint WHERE id = $1 AND deleted_at IS NULL',
+      [id],
+    );
     return rows[0] ? rows[0].project_id : undefined;
   }
 
@@ -115,7 +125,9 @@ export class WebhooksService {
     return rows[0];
   }
 
-  /** Queues a webhook.test event for this endpoint only (its delivery shows in the log like any other); the event's id. */
+  /**
+   * Queues a webhook.test event for this endpoint only (its delivery shows in the log like any other); the event's id.
+   */
   async sendTest(id: string, sentBy: string): Promise<string> {
     requireUuid('id', id);
     const { rows } = await this.db.query<{ project_id: string | null; name: string | null; enabled: boolean }>(
@@ -126,24 +138,43 @@ export class WebhooksService {
     if (!endpoint) throw ApiError.notFound('no such webhook endpoint');
     if (!endpoint.enabled) throw ApiError.badRequest('the endpoint is disabled: enable it before sending a test event');
     const cause = `${TEST_EVENT}:${id}:${randomBytes(8).toString('hex')}`;
-    const data = { project: { id: endpoint.project_id, name: endpoint.name ?? 'every project' }, endpointId: id, sentBy };
-    await this.db.query('SELECT spendgate_emit($1, $2, $3, $4::jsonb)', [TEST_EVENT, endpoint.project_id, cause, JSON.stringify(data)]);
+    const data = {
+      project: { id: endpoint.project_id, name: endpoint.name ?? 'every project' },
+      endpointId: id,
+      sentBy,
+    };
+    await this.db.query('SELECT spendgate_emit($1, $2, $3, $4::jsonb)', [
+      TEST_EVENT,
+      endpoint.project_id,
+      cause,
+      JSON.stringify(data),
+    ]);
     const event = await this.db.query<{ id: string }>('SELECT id FROM outbox_event WHERE cause = $1', [cause]);
     return event.rows[0]!.id;
   }
 
   async delete(id: string): Promise<boolean> {
     requireUuid('id', id);
-    const { rowCount } = await this.db.query('UPDATE webhook_endpoint SET deleted_at = now(), enabled = false WHERE id = $1 AND deleted_at IS NULL', [id]);
+    const { rowCount } = await this.db.query(
+      'UPDATE webhook_endpoint SET deleted_at = now(), enabled = false WHERE id = $1 AND deleted_at IS NULL',
+      [id],
+    );
     if (!rowCount) throw ApiError.notFound('no such webhook endpoint');
     return true;
   }
 
   /** Newest first; `after` is the last id of the previous page. */
-  async deliveries(q: { endpointId?: string | null; status?: string | null; first: number; after?: string | null; projectIds?: string[] }): Promise<{ rows: DeliveryRow[]; hasNextPage: boolean }> {
+  async deliveries(q: {
+    endpointId?: string | null;
+    status?: string | null;
+    first: number;
+    after?: string | null;
+    projectIds?: string[];
+  }): Promise<{ rows: DeliveryRow[]; hasNextPage: boolean }> {
     if (q.endpointId != null) requireUuid('endpointId', q.endpointId);
     requirePageSize(q.first, MAX_DELIVERIES_PAGE);
-    if (q.after != null && !/^\d{1,18}$/.test(q.after)) throw ApiError.badRequest('after: is not a cursor of this list');
+    if (q.after != null && !/^\d{1,18}$/.test(q.after))
+      throw ApiError.badRequest('after: is not a cursor of this list');
     const { rows } = await this.db.query<Omit<DeliveryRow, 'log'>>(
       `SELECT d.id::text, d.event_id AS "eventId", e.type AS "eventType", d.endpoint_id::text AS "endpointId", d.status::text, d.attempts,
               CASE WHEN d.status = 'PENDING' THEN d.next_attempt_at END AS "nextAttemptAt", d.last_status_code AS "lastStatusCode",
@@ -167,7 +198,8 @@ export class WebhooksService {
       [deliveryIds],
     );
     const byDelivery = new Map<string, AttemptRow[]>();
-    for (const { deliveryId, ...attempt } of rows) byDelivery.set(deliveryId, [...(byDelivery.get(deliveryId) ?? []), attempt]);
+    for (const { deliveryId, ...attempt } of rows)
+      byDelivery.set(deliveryId, [...(byDelivery.get(deliveryId) ?? []), attempt]);
     return byDelivery;
   }
 

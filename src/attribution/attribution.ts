@@ -34,7 +34,10 @@ export function parseUser(header: string | undefined, field = 'X-Spendgate-User'
   return user;
 }
 
-/** Tags as "name=value" pairs: names [a-z0-9_.-]{1,64}, values 1 to 128 printable characters without a comma, each name once. */
+/**
+ * Tags as "name=value" pairs: names [a-z0-9_.-]{1,64}, values 1 to 128 printable characters without a comma, each name
+ * once.
+ */
 export function parseTags(pairs: readonly string[], field: string): Map<string, string> {
   if (pairs.length > MAX_TAGS) throw ApiError.badRequest(`${field}: at most ${MAX_TAGS} tags`);
   const tags = new Map<string, string>();
@@ -42,9 +45,14 @@ export function parseTags(pairs: readonly string[], field: string): Map<string, 
     const at = pair.indexOf('=');
     const name = at < 0 ? pair.trim() : pair.slice(0, at).trim();
     const value = at < 0 ? '' : pair.slice(at + 1).trim();
-    if (!TAG_NAME.test(name)) throw ApiError.badRequest(`${field}: tag name "${name.slice(0, 64)}" must be 1 to 64 of a-z 0-9 _ . - (write name=value)`);
+    if (!TAG_NAME.test(name))
+      throw ApiError.badRequest(
+        `${field}: tag name "${name.slice(0, 64)}" must be 1 to 64 of a-z 0-9 _ . - (write name=value)`,
+      );
     if (value.length === 0 || value.length > 128 || !PRINTABLE.test(value) || value.includes(',')) {
-      throw ApiError.badRequest(`${field}: the value of tag ${name} must be 1 to 128 printable ASCII characters without a comma`);
+      throw ApiError.badRequest(
+        `${field}: the value of tag ${name} must be 1 to 128 printable ASCII characters without a comma`,
+      );
     }
     if (tags.has(name)) throw ApiError.badRequest(`${field}: tag ${name} is given twice`);
     tags.set(name, value);
@@ -55,16 +63,22 @@ export function parseTags(pairs: readonly string[], field: string): Map<string, 
 /** The request's header, split into pairs ("a=1, b=2"); an empty header names no tag. */
 export function tagsHeaderPairs(header: string | undefined): string[] {
   if (header === undefined) return [];
-  return header.split(',').map((p) => p.trim()).filter((p) => p.length > 0);
+  return header
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
 }
 
 /** A request's attribution: its user, and its tags added to its key's defaults. */
 export function attributionOf(headers: Record<string, string | undefined>, keyTags: readonly string[]): Attribution {
   const user = parseUser(headers[USER_HEADER]);
   const requested = parseTags(tagsHeaderPairs(headers[TAGS_HEADER]), 'X-Spendgate-Tags');
-  const fixed = parseTags(keyTags, 'the key\'s tags');
+  const fixed = parseTags(keyTags, "the key's tags");
   for (const name of requested.keys()) {
-    if (fixed.has(name)) throw ApiError.badRequest(`X-Spendgate-Tags: tag ${name} is set by this API key (${name}=${fixed.get(name)}); a request cannot change it`);
+    if (fixed.has(name))
+      throw ApiError.badRequest(
+        `X-Spendgate-Tags: tag ${name} is set by this API key (${name}=${fixed.get(name)}); a request cannot change it`,
+      );
   }
   return { user, tags: canonicalTags(new Map([...fixed, ...requested])) };
 }

@@ -28,7 +28,22 @@ export interface AuditContent {
 /** The hash before the first record. */
 export const GENESIS = Buffer.alloc(32);
 
-const FIELDS = ['seq', 'at', 'actorKind', 'actorId', 'actor', 'action', 'targetKind', 'targetId', 'projectId', 'before', 'after', 'requestId', 'clientAddress', 'userAgent'] as const;
+const FIELDS = [
+  'seq',
+  'at',
+  'actorKind',
+  'actorId',
+  'actor',
+  'action',
+  'targetKind',
+  'targetId',
+  'projectId',
+  'before',
+  'after',
+  'requestId',
+  'clientAddress',
+  'userAgent',
+] as const;
 
 export function canonicalContent(record: AuditContent): string {
   return JSON.stringify(FIELDS.map((field) => record[field]));
@@ -64,7 +79,10 @@ export type ChainProblem = { seq: string; problem: string };
  * is not the previous record's hash, or its seq is not the next), moved (the same). Returns null
  * when every record chains. `expectHead`: a hash kept elsewhere, which must still be in the chain.
  */
-export async function verifyChain(records: AsyncIterable<ChainRecord> | Iterable<ChainRecord>, expectHead?: Buffer): Promise<{ checked: number; head: ChainRecord | null; problem: ChainProblem | null }> {
+export async function verifyChain(
+  records: AsyncIterable<ChainRecord> | Iterable<ChainRecord>,
+  expectHead?: Buffer,
+): Promise<{ checked: number; head: ChainRecord | null; problem: ChainProblem | null }> {
   let prev: Buffer = GENESIS;
   let expectedSeq = 1n;
   let checked = 0;
@@ -72,10 +90,24 @@ export async function verifyChain(records: AsyncIterable<ChainRecord> | Iterable
   let headSeen = expectHead === undefined;
   for await (const r of records) {
     if (BigInt(r.seq) !== expectedSeq) {
-      return { checked, head, problem: { seq: r.seq, problem: `follows record ${expectedSeq - 1n}: a record is missing or out of place before it` } };
+      return {
+        checked,
+        head,
+        problem: {
+          seq: r.seq,
+          problem: `follows record ${expectedSeq - 1n}: a record is missing or out of place before it`,
+        },
+      };
     }
     if (!r.prevHash.equals(prev)) {
-      return { checked, head, problem: { seq: r.seq, problem: 'does not chain to the record before it: that one, or this one, was inserted, deleted or moved' } };
+      return {
+        checked,
+        head,
+        problem: {
+          seq: r.seq,
+          problem: 'does not chain to the record before it: that one, or this one, was inserted, deleted or moved',
+        },
+      };
     }
     if (!chainHash(prev, r).equals(r.hash)) {
       return { checked, head, problem: { seq: r.seq, problem: 'its content does not match its hash: it was edited' } };
@@ -86,6 +118,14 @@ export async function verifyChain(records: AsyncIterable<ChainRecord> | Iterable
     checked += 1;
     head = r;
   }
-  if (!headSeen) return { checked, head, problem: { seq: head?.seq ?? '0', problem: 'the head kept elsewhere is not in the chain: records up to it were changed or removed' } };
+  if (!headSeen)
+    return {
+      checked,
+      head,
+      problem: {
+        seq: head?.seq ?? '0',
+        problem: 'the head kept elsewhere is not in the chain: records up to it were changed or removed',
+      },
+    };
   return { checked, head, problem: null };
 }

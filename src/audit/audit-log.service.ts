@@ -27,11 +27,20 @@ export const MAX_AUDIT_PAGE = 500;
 export class AuditLogService {
   constructor(@Inject(READS_DATABASE) private readonly db: Database) {}
 
-  async page(filter: AuditFilter, first: number, after?: string): Promise<{ records: ChainRecord[]; hasNextPage: boolean }> {
+  async page(
+    filter: AuditFilter,
+    first: number,
+    after?: string,
+  ): Promise<{ records: ChainRecord[]; hasNextPage: boolean }> {
     requirePageSize(first, MAX_AUDIT_PAGE);
-    if (after !== undefined && !/^\d{1,18}$/.test(after)) throw ApiError.badRequest('after: is not a cursor of this list');
-    for (const [field, value] of [['actor', filter.actor], ['action', filter.action]] as const) {
-      if (value !== undefined && (value.length > 200 || hasControl(value))) throw ApiError.badRequest(`${field}: at most 200 characters, no control characters`);
+    if (after !== undefined && !/^\d{1,18}$/.test(after))
+      throw ApiError.badRequest('after: is not a cursor of this list');
+    for (const [field, value] of [
+      ['actor', filter.actor],
+      ['action', filter.action],
+    ] as const) {
+      if (value !== undefined && (value.length > 200 || hasControl(value)))
+        throw ApiError.badRequest(`${field}: at most 200 characters, no control characters`);
     }
     const { rows } = await this.db.query<RecordRow>(
       `${SELECT}
@@ -40,7 +49,16 @@ export class AuditLogService {
          AND ($5::uuid IS NULL OR a.project_id = $5) AND ($6::uuid[] IS NULL OR a.project_id = ANY($6))
          AND ($7::bigint IS NULL OR a.seq < $7)
        ORDER BY a.seq DESC LIMIT $8`,
-      [filter.from ?? null, filter.to ?? null, filter.actor ?? null, filter.action ?? null, filter.projectId ?? null, filter.projectIds ?? null, after ?? null, first + 1],
+      [
+        filter.from ?? null,
+        filter.to ?? null,
+        filter.actor ?? null,
+        filter.action ?? null,
+        filter.projectId ?? null,
+        filter.projectIds ?? null,
+        after ?? null,
+        first + 1,
+      ],
     );
     return { records: rows.slice(0, first).map(toRecord), hasNextPage: rows.length > first };
   }

@@ -16,7 +16,23 @@ import { AuditLogService, MAX_AUDIT_PAGE, type AuditFilter } from './audit-log.s
 
 type QueryValue = string | string[] | undefined;
 const one = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
-const HEADER = ['seq', 'at', 'actor_kind', 'actor', 'action', 'target_kind', 'target_id', 'project_id', 'before', 'after', 'request_id', 'client_address', 'user_agent', 'prev_hash', 'hash'];
+const HEADER = [
+  'seq',
+  'at',
+  'actor_kind',
+  'actor',
+  'action',
+  'target_kind',
+  'target_id',
+  'project_id',
+  'before',
+  'after',
+  'request_id',
+  'client_address',
+  'user_agent',
+  'prev_hash',
+  'hash',
+];
 
 @Controller('reports')
 export class AuditController {
@@ -58,6 +74,9 @@ export class AuditController {
         after = page.records.at(-1)!.seq;
       }
     }
-    void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="audit.csv"').send(Readable.from(lines()));
+    void reply
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', 'attachment; filename="audit.csv"')
+      .send(Readable.from(lines()));
   }
 }

@@ -29,7 +29,9 @@ export class AuditService implements AuditSink {
     await this.db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [CHAIN_LOCK]);
       // ORDER BY the column, not the text output column of the same name ("9" > "10" as text).
-      const { rows } = await tx.query<{ seq: string; hash: Buffer }>('SELECT a.seq::text AS seq, a.hash FROM audit_record a ORDER BY a.seq DESC LIMIT 1');
+      const { rows } = await tx.query<{ seq: string; hash: Buffer }>(
+        'SELECT a.seq::text AS seq, a.hash FROM audit_record a ORDER BY a.seq DESC LIMIT 1',
+      );
       const prevHash = rows[0]?.hash ?? GENESIS;
       const content: AuditContent = {
         seq: String(BigInt(rows[0]?.seq ?? '0') + 1n),
@@ -51,8 +53,24 @@ export class AuditService implements AuditSink {
         `INSERT INTO audit_record (seq, at, actor_kind, actor_id, actor, action, target_kind, target_id, project_id, before, after,
                                    request_id, client_address, user_agent, prev_hash, hash)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-        [content.seq, content.at, content.actorKind, content.actorId, content.actor, content.action, content.targetKind, content.targetId,
-          content.projectId, content.before, content.after, content.requestId, content.clientAddress, content.userAgent, prevHash, chainHash(prevHash, content)],
+        [
+          content.seq,
+          content.at,
+          content.actorKind,
+          content.actorId,
+          content.actor,
+          content.action,
+          content.targetKind,
+          content.targetId,
+          content.projectId,
+          content.before,
+          content.after,
+          content.requestId,
+          content.clientAddress,
+          content.userAgent,
+          prevHash,
+          chainHash(prevHash, content),
+        ],
       );
     });
   }
@@ -61,7 +79,10 @@ export class AuditService implements AuditSink {
   async *all(pageSize = 5_000): AsyncGenerator<ChainRecord> {
     let after = 0n;
     for (;;) {
-      const { rows } = await this.db.query<RecordRow>(`${SELECT} WHERE a.seq > $1 ORDER BY a.seq LIMIT $2`, [after.toString(), pageSize]);
+      const { rows } = await this.db.query<RecordRow>(`${SELECT} WHERE a.seq > $1 ORDER BY a.seq LIMIT $2`, [
+        after.toString(),
+        pageSize,
+      ]);
       for (const row of rows) yield toRecord(row);
       if (rows.length < pageSize) return;
       after = BigInt(rows.at(-1)!.seq);
@@ -70,7 +91,9 @@ export class AuditService implements AuditSink {
 
   /** The last record's seq and hash: the head to keep elsewhere. */
   async head(): Promise<{ seq: string; hash: string } | null> {
-    const { rows } = await this.db.query<{ seq: string; hash: Buffer }>('SELECT a.seq::text AS seq, a.hash FROM audit_record a ORDER BY a.seq DESC LIMIT 1');
+    const { rows } = await this.db.query<{ seq: string; hash: Buffer }>(
+      'SELECT a.seq::text AS seq, a.hash FROM audit_record a ORDER BY a.seq DESC LIMIT 1',
+    );
     return rows[0] ? { seq: rows[0].seq, hash: rows[0].hash.toString('hex') } : null;
   }
 }
@@ -101,9 +124,22 @@ export const SELECT = `SELECT a.seq::text AS seq, to_char(a.at AT TIME ZONE 'UTC
 
 export function toRecord(r: RecordRow): ChainRecord {
   return {
-    seq: r.seq, at: chainedAt(r.at), actorKind: r.actor_kind, actorId: r.actor_id, actor: r.actor, action: r.action,
-    targetKind: r.target_kind, targetId: r.target_id, projectId: r.project_id, before: r.before, after: r.after,
-    requestId: r.request_id, clientAddress: r.client_address, userAgent: r.user_agent, prevHash: r.prev_hash, hash: r.hash,
+    seq: r.seq,
+    at: chainedAt(r.at),
+    actorKind: r.actor_kind,
+    actorId: r.actor_id,
+    actor: r.actor,
+    action: r.action,
+    targetKind: r.target_kind,
+    targetId: r.target_id,
+    projectId: r.project_id,
+    before: r.before,
+    after: r.after,
+    requestId: r.request_id,
+    clientAddress: r.client_address,
+    userAgent: r.user_agent,
+    prevHash: r.prev_hash,
+    hash: r.hash,
   };
 }
 
@@ -123,7 +159,11 @@ function scrub(value: unknown): unknown {
   if (typeof value === 'string') return redactSecret(value);
   if (Array.isArray(value)) return value.map(scrub);
   if (value && typeof value === 'object' && !(value instanceof Date)) {
-    return Object.fromEntries(Object.entries(value).filter(([k]) => !SECRET_FIELDS.test(k)).map(([k, v]) => [k, scrub(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !SECRET_FIELDS.test(k))
+        .map(([k, v]) => [k, scrub(v)]),
+    );
   }
   return value;
 }

@@ -19,7 +19,12 @@ export class ChangesService {
   ) {}
 
   /** `describe` says what was changed, from the change's result (an id it created, the state after). */
-  async run<T>(actor: Actor, client: ClientInfo, describe: AuditEntry | ((result: T) => AuditEntry | Promise<AuditEntry>), change: () => Promise<T>): Promise<T> {
+  async run<T>(
+    actor: Actor,
+    client: ClientInfo,
+    describe: AuditEntry | ((result: T) => AuditEntry | Promise<AuditEntry>),
+    change: () => Promise<T>,
+  ): Promise<T> {
     return this.db.inTransaction(async () => {
       const result = await change();
       const entry = typeof describe === 'function' ? await describe(result) : describe;

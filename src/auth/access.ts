@@ -23,7 +23,11 @@ export function actorOf(who: Principal): { kind: string; id: string | null; labe
     case 'admin':
       return { kind: 'admin-token', id: null, label: 'ADMIN_TOKEN' };
     case 'project':
-      return { kind: 'api-key', id: who.keyPrefix ?? null, label: `api key ${who.keyPrefix ?? ''} of project ${who.projectId}` };
+      return {
+        kind: 'api-key',
+        id: who.keyPrefix ?? null,
+        label: `api key ${who.keyPrefix ?? ''} of project ${who.projectId}`,
+      };
     case 'person':
       return { kind: 'person', id: who.id, label: who.email };
     case 'service':
@@ -39,7 +43,9 @@ function capabilities(who: Principal): readonly Capability[] {
 
 /** Whether the caller's grant covers every project. */
 export function coversAll(who: Principal): boolean {
-  return who.kind === 'admin' || ((who.kind === 'person' || who.kind === 'service') && (who.role === 'OWNER' || who.all));
+  return (
+    who.kind === 'admin' || ((who.kind === 'person' || who.kind === 'service') && (who.role === 'OWNER' || who.all))
+  );
 }
 
 /** The projects the caller's grant names (undefined: all of them). */
@@ -79,13 +85,21 @@ export function requireAccess(who: Principal, capability: Capability, projectId:
  * The projects a list read covers: what was asked for when every one is in the caller's grant
  * (refused otherwise), or the whole grant when nothing was asked (undefined: every project).
  */
-export function scopeProjects(who: Principal, projectIds: string[] | undefined, capability: Capability = 'read'): string[] | undefined {
+export function scopeProjects(
+  who: Principal,
+  projectIds: string[] | undefined,
+  capability: Capability = 'read',
+): string[] | undefined {
   if (!hasCapability(who, capability)) requireAccess(who, capability, 'all', 'this read');
   const granted = grantedProjects(who);
   if (granted === undefined) return projectIds;
   const outside = projectIds?.find((id) => !granted.includes(id));
   if (outside !== undefined) {
-    throw ApiError.forbidden(who.kind === 'project' ? 'projectIds: this API key can only read its own project' : `projectIds: project ${outside} is not one of yours`);
+    throw ApiError.forbidden(
+      who.kind === 'project'
+        ? 'projectIds: this API key can only read its own project'
+        : `projectIds: project ${outside} is not one of yours`,
+    );
   }
   return projectIds ?? granted;
 }
@@ -95,12 +109,19 @@ export function scopeProjects(who: Principal, projectIds: string[] | undefined, 
  * undefined when it does not exist. Refused the same way whether it exists in another project or
  * not at all, unless the caller sees every project (then "not found" tells nothing new).
  */
-export function requireOnTarget(who: Principal, capability: Capability, projectId: string | null | undefined, what: string, action: string): void {
+export function requireOnTarget(
+  who: Principal,
+  capability: Capability,
+  projectId: string | null | undefined,
+  what: string,
+  action: string,
+): void {
   if (projectId === undefined) {
     if (coversAll(who) && hasCapability(who, capability)) throw ApiError.notFound(`${what} not found`);
     throw ApiError.forbidden(`${action}: ${what} is not in a project you may change`);
   }
   if (can(who, capability, projectId ?? 'all')) return;
-  if (!hasCapability(who, capability) || who.kind === 'project') requireAccess(who, capability, projectId ?? 'all', action);
+  if (!hasCapability(who, capability) || who.kind === 'project')
+    requireAccess(who, capability, projectId ?? 'all', action);
   throw ApiError.forbidden(`${action}: ${what} is not in a project you may change`);
 }

@@ -31,7 +31,10 @@ export function parseToken(token: string): { kind: 'sgp' | 'sgs'; prefix: string
 
 /** A secret of any of the three kinds, with the prefix replaced: safe to show or log. */
 export function redactSecret(text: string): string {
-  return text.replace(/\b(sg|sgp|sgs|sga)_([0-9a-f]{12}_)?[A-Za-z0-9_-]{20,}/g, (_m, kind: string, prefix?: string) => `${kind}_${prefix ?? ''}…`);
+  return text.replace(
+    /\b(sg|sgp|sgs|sga)_([0-9a-f]{12}_)?[A-Za-z0-9_-]{20,}/g,
+    (_m, kind: string, prefix?: string) => `${kind}_${prefix ?? ''}…`,
+  );
 }
 
 export function hashKey(key: string): Buffer {

@@ -54,17 +54,27 @@ export class AuthFailures {
    * Records a failed attempt and returns the refusal to answer: 401 (the given one), or 429 once
    * the address has failed too often. `what` names the attempt for the audit trail, never a secret.
    */
-  async failed(client: ClientInfo, what: { action: string; presented: string | null }, refusal: ApiError): Promise<ApiError> {
+  async failed(
+    client: ClientInfo,
+    what: { action: string; presented: string | null },
+    refusal: ApiError,
+  ): Promise<ApiError> {
     try {
       await this.limiter.consume(client.clientAddress ?? 'unknown');
     } catch (e) {
       if (e instanceof RateLimiterRes) {
-        return ApiError.tooMany(`too many failed sign-ins from this address: retry in ${Math.ceil(e.msBeforeNext / 1000)} s`);
+        return ApiError.tooMany(
+          `too many failed sign-ins from this address: retry in ${Math.ceil(e.msBeforeNext / 1000)} s`,
+        );
       }
       throw e;
     }
     await this.audit
-      .record({ kind: 'named', actorKind: 'unknown', id: null, label: what.presented ?? 'no credentials' }, { action: what.action }, client)
+      .record(
+        { kind: 'named', actorKind: 'unknown', id: null, label: what.presented ?? 'no credentials' },
+        { action: what.action },
+        client,
+      )
       .catch(() => {}); // a failed attempt is refused even when its record cannot be written
     return refusal;
   }

@@ -28,14 +28,25 @@ export interface CallContext {
 
 export function callContext(request: FastifyRequest): CallContext {
   const token = bearer(request.headers.authorization);
-  const session = token ? undefined : (request.cookies as Record<string, string | undefined> | undefined)?.[SESSION_COOKIE];
-  return { ...(token ? { token } : {}), ...(session ? { session } : {}), client: clientInfo(request), internal: isWarmUp(request) };
+  const session = token
+    ? undefined
+    : (request.cookies as Record<string, string | undefined> | undefined)?.[SESSION_COOKIE];
+  return {
+    ...(token ? { token } : {}),
+    ...(session ? { session } : {}),
+    client: clientInfo(request),
+    internal: isWarmUp(request),
+  };
 }
 
 /** What the audit trail keeps of a request: its id, the client's address, its user agent. */
 export function clientInfo(request: FastifyRequest): ClientInfo {
   const ua = request.headers['user-agent'];
-  return { requestId: request.id ?? null, clientAddress: clientAddress(request), userAgent: typeof ua === 'string' ? ua : null };
+  return {
+    requestId: request.id ?? null,
+    clientAddress: clientAddress(request),
+    userAgent: typeof ua === 'string' ? ua : null,
+  };
 }
 
 /**
@@ -58,8 +69,11 @@ export class Callers {
   async of(ctx: CallContext): Promise<Principal> {
     const who = await this.maybe(ctx);
     if (who) return who;
-    if (!ctx.token && !ctx.session) throw ApiError.unauthorized('send Authorization: Bearer <a token or key>, or sign in to the console');
-    throw ApiError.unauthorized(ctx.token ? 'the bearer token is not a valid token or key' : 'the session has ended: sign in again');
+    if (!ctx.token && !ctx.session)
+      throw ApiError.unauthorized('send Authorization: Bearer <a token or key>, or sign in to the console');
+    throw ApiError.unauthorized(
+      ctx.token ? 'the bearer token is not a valid token or key' : 'the session has ended: sign in again',
+    );
   }
 
   /** The caller, or null when the request names nobody valid. */

@@ -49,7 +49,11 @@ export class OidcService {
     const nonce = oidc.randomNonce();
     const verifier = oidc.randomPKCECodeVerifier();
     await this.db.query(`DELETE FROM sign_in_attempt WHERE created_at < now() - interval '1 day'`);
-    await this.db.query('INSERT INTO sign_in_attempt (state, nonce, code_verifier) VALUES ($1, $2, $3)', [state, nonce, verifier]);
+    await this.db.query('INSERT INTO sign_in_attempt (state, nonce, code_verifier) VALUES ($1, $2, $3)', [
+      state,
+      nonce,
+      verifier,
+    ]);
     const url = oidc.buildAuthorizationUrl(configuration, {
       redirect_uri: this.redirectUri,
       scope: 'openid email profile',
@@ -68,7 +72,8 @@ export class OidcService {
    */
   async finish(callbackUrl: URL, cookieState: string | undefined): Promise<Identity> {
     const state = callbackUrl.searchParams.get('state');
-    if (!state || !cookieState || state !== cookieState) throw new SignInRefused('this sign-in was not started from this browser (its state does not match): start again');
+    if (!state || !cookieState || state !== cookieState)
+      throw new SignInRefused('this sign-in was not started from this browser (its state does not match): start again');
     const { rows } = await this.db.query<{ nonce: string; code_verifier: string; fresh: boolean }>(
       `DELETE FROM sign_in_attempt WHERE state = $1 RETURNING nonce, code_verifier, created_at > now() - make_interval(secs => $2::double precision / 1000) AS fresh`,
       [state, ATTEMPT_MS],
@@ -82,7 +87,12 @@ export class OidcService {
     current.search = callbackUrl.search;
     let tokens;
     try {
-      tokens = await oidc.authorizationCodeGrant(configuration, current, { pkceCodeVerifier: attempt.code_verifier, expectedState: state, expectedNonce: attempt.nonce, idTokenExpected: true });
+      tokens = await oidc.authorizationCodeGrant(configuration, current, {
+        pkceCodeVerifier: attempt.code_verifier,
+        expectedState: state,
+        expectedNonce: attempt.nonce,
+        idTokenExpected: true,
+      });
     } catch (error) {
       this.logger.warn(`a sign-in was refused: ${(error as Error).message}`);
       throw new SignInRefused(`your identity provider's answer was refused (${describe(error as Error)})`);
@@ -110,10 +120,16 @@ export class OidcService {
 
   private discover(): Promise<oidc.Configuration> {
     this.configuration ??= oidc
-      .discovery(new URL(this.config.OIDC_ISSUER!), this.config.OIDC_CLIENT_ID!, this.config.OIDC_CLIENT_SECRET!, undefined, {
-        // An http issuer is accepted on loopback only (config.ts checks it): development and tests.
-        ...(new URL(this.config.OIDC_ISSUER!).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
-      })
+      .discovery(
+        new URL(this.config.OIDC_ISSUER!),
+        this.config.OIDC_CLIENT_ID!,
+        this.config.OIDC_CLIENT_SECRET!,
+        undefined,
+        {
+          // An http issuer is accepted on loopback only (config.ts checks it): development and tests.
+          ...(new URL(this.config.OIDC_ISSUER!).protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
+        },
+      )
       .catch((error: Error) => {
         this.configuration = undefined; // try again at the next sign-in
         throw new SignInRefused(`the identity provider cannot be reached (${error.message})`);

@@ -30,7 +30,8 @@ export interface Grant {
   projectIds?: string[] | null;
 }
 
-export type Capability = 'read' | 'budgets' | 'keys' | 'webhooks' | 'corrections' | 'books' | 'admin' | 'people' | 'audit';
+export type Capability =
+  'read' | 'budgets' | 'keys' | 'webhooks' | 'corrections' | 'books' | 'admin' | 'people' | 'audit';
 
 export const ROLE_CAPABILITIES: Readonly<Record<Role, readonly Capability[]>> = {
   OWNER: ['read', 'budgets', 'keys', 'webhooks', 'corrections', 'books', 'admin', 'people', 'audit'],
@@ -62,8 +63,17 @@ export interface Rule {
   absentMeansAll?: boolean;
 }
 
-const r = (capability: Capability | null, scope: Scope, arg?: string): Rule => ({ capability, scope, ...(arg ? { arg } : {}) });
-const onTarget = (capability: Capability, target: TargetKind, arg: string): Rule => ({ capability, scope: 'target', arg, target });
+const r = (capability: Capability | null, scope: Scope, arg?: string): Rule => ({
+  capability,
+  scope,
+  ...(arg ? { arg } : {}),
+});
+const onTarget = (capability: Capability, target: TargetKind, arg: string): Rule => ({
+  capability,
+  scope: 'target',
+  arg,
+  target,
+});
 
 /** Every GraphQL root field. A field missing here is refused (and fails test/auth/permissions.test.ts). */
 export const FIELD_RULES: Readonly<Record<string, Rule>> = {

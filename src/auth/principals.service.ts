@@ -89,7 +89,10 @@ export class PrincipalsService {
     if (cached && cached.until > now) return cached.ctx;
     const found = await this.lookupKey(key);
     if (this.keyCache.size > 10_000) this.keyCache.clear();
-    this.keyCache.set(key, { ctx: found?.ctx ?? null, until: now + Math.min(KEY_CACHE_MS, found?.validForMs ?? KEY_CACHE_MS) });
+    this.keyCache.set(key, {
+      ctx: found?.ctx ?? null,
+      until: now + Math.min(KEY_CACHE_MS, found?.validForMs ?? KEY_CACHE_MS),
+    });
     return found?.ctx ?? null;
   }
 
@@ -104,12 +107,20 @@ export class PrincipalsService {
 
   /** A person by id, when active (a console session's). */
   async personById(personId: string): Promise<Principal | null> {
-    const { rows } = await this.db.query<{ id: string; email: string; role: Role; all_projects: boolean; project_ids: string[] }>(
+    const { rows } = await this.db.query<{
+      id: string;
+      email: string;
+      role: Role;
+      all_projects: boolean;
+      project_ids: string[];
+    }>(
       `SELECT id, email, role, all_projects, project_ids::text[] AS project_ids FROM person WHERE id = $1 AND state <> 'disabled'`,
       [personId],
     );
     const p = rows[0];
-    return p ? { kind: 'person', id: p.id, email: p.email, role: p.role, all: p.all_projects, projectIds: p.project_ids } : null;
+    return p
+      ? { kind: 'person', id: p.id, email: p.email, role: p.role, all: p.all_projects, projectIds: p.project_ids }
+      : null;
   }
 
   private async lookupKey(key: string): Promise<{ ctx: KeyContext; validForMs: number } | null> {
@@ -131,8 +142,13 @@ export class PrincipalsService {
     const previous = !current && row.previous_valid && row.previous_hash !== null && sameHash(row.previous_hash, hash);
     if (!current && !previous) return null;
     this.touch('api_key', row.id);
-    const ends = [row.expires_in_ms, previous ? row.previous_ends_in_ms : null].filter((ms): ms is number => ms !== null);
-    return { ctx: { projectId: row.project_id, apiKeyId: row.id, apiKeyPrefix: parsed.prefix, tags: row.tags ?? [] }, validForMs: Math.min(KEY_CACHE_MS, ...ends) };
+    const ends = [row.expires_in_ms, previous ? row.previous_ends_in_ms : null].filter(
+      (ms): ms is number => ms !== null,
+    );
+    return {
+      ctx: { projectId: row.project_id, apiKeyId: row.id, apiKeyPrefix: parsed.prefix, tags: row.tags ?? [] },
+      validForMs: Math.min(KEY_CACHE_MS, ...ends),
+    };
   }
 
   /** A person's or service account's token: its holder, if the token and the holder are live. */
@@ -155,8 +171,22 @@ export class PrincipalsService {
     if (!row || !sameHash(row.hash, hashKey(token))) return null;
     this.touch('access_token', row.token_id);
     return row.kind === 'person'
-      ? { kind: 'person', id: row.holder_id, email: row.label, role: row.role, all: row.all_projects, projectIds: row.project_ids }
-      : { kind: 'service', id: row.holder_id, name: row.label, role: row.role, all: row.all_projects, projectIds: row.project_ids };
+      ? {
+          kind: 'person',
+          id: row.holder_id,
+          email: row.label,
+          role: row.role,
+          all: row.all_projects,
+          projectIds: row.project_ids,
+        }
+      : {
+          kind: 'service',
+          id: row.holder_id,
+          name: row.label,
+          role: row.role,
+          all: row.all_projects,
+          projectIds: row.project_ids,
+        };
   }
 
   /** Writes "last used", at most once a minute per key or token: never on every request. */

@@ -28,7 +28,12 @@ export class RestCallers {
       if (!ctx.token && !ctx.session) throw refusal;
       throw await this.failures.failed(ctx.client, { action: 'auth.failed', presented: presented(ctx.token) }, refusal);
     }
-    if (who.kind === 'admin' && !isWarmUp(request)) await this.audit.record(who, { action: 'admin-token.read', after: { path: request.url.split('?')[0] } }, clientInfo(request));
+    if (who.kind === 'admin' && !isWarmUp(request))
+      await this.audit.record(
+        who,
+        { action: 'admin-token.read', after: { path: request.url.split('?')[0] } },
+        clientInfo(request),
+      );
     return who;
   }
 }

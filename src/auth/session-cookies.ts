@@ -29,10 +29,18 @@ export class SessionCookies {
   /** Who an OIDC sign-in lets in without an invitation, and with what grant. */
   get signIn(): { allowedDomains: string[]; defaultGrant: Grant } {
     const [role, scope] = this.config.OIDC_DEFAULT_ROLE.toUpperCase().split(':') as [Role, string | undefined];
-    return { allowedDomains: this.config.OIDC_ALLOWED_DOMAINS, defaultGrant: { role, projectIds: scope === 'ALL' ? null : [] } };
+    return {
+      allowedDomains: this.config.OIDC_ALLOWED_DOMAINS,
+      defaultGrant: { role, projectIds: scope === 'ALL' ? null : [] },
+    };
   }
 
-  set(reply: FastifyReply, name: string, value: string, options: { sameSite: 'strict' | 'lax'; maxAge: number; path: string }): void {
+  set(
+    reply: FastifyReply,
+    name: string,
+    value: string,
+    options: { sameSite: 'strict' | 'lax'; maxAge: number; path: string },
+  ): void {
     void reply.setCookie(name, value, { httpOnly: true, secure: this.secure, ...options });
   }
 
@@ -58,7 +66,11 @@ export async function protectCookieRequests(fastify: FastifyInstance, config: Co
     // The main thread forwards reads here and passes on the host the browser asked for.
     const own = origin ?? `http://${String(request.headers['x-spendgate-host'] ?? request.headers.host)}`;
     if (sent !== undefined && sent !== own) {
-      void reply.code(403).send(ApiError.forbidden(`a request from ${String(sent).slice(0, 100)} may not use the console's session`).toBody());
+      void reply
+        .code(403)
+        .send(
+          ApiError.forbidden(`a request from ${String(sent).slice(0, 100)} may not use the console's session`).toBody(),
+        );
       return;
     }
     fastify.csrfProtection(request, reply, done);

@@ -34,12 +34,24 @@ export class SessionsService {
   ) {}
 
   /** A new session; returns the cookie's value (shown to nobody else, stored nowhere). */
-  async create(kind: SessionKind, holder: { personId?: string; apiKeyId?: string }, client: ClientInfo): Promise<string> {
+  async create(
+    kind: SessionKind,
+    holder: { personId?: string; apiKeyId?: string },
+    client: ClientInfo,
+  ): Promise<string> {
     const raw = randomBytes(32).toString('base64url');
     await this.db.query(
       `INSERT INTO session (id, kind, person_id, api_key_id, expires_at, user_agent, client_address)
        VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5::double precision / 1000), $6, $7)`,
-      [idOf(raw), kind, holder.personId ?? null, holder.apiKeyId ?? null, this.config.SESSION_MAX_MS, client.userAgent?.slice(0, 300) ?? null, client.clientAddress],
+      [
+        idOf(raw),
+        kind,
+        holder.personId ?? null,
+        holder.apiKeyId ?? null,
+        this.config.SESSION_MAX_MS,
+        client.userAgent?.slice(0, 300) ?? null,
+        client.clientAddress,
+      ],
     );
     return raw;
   }
@@ -47,7 +59,12 @@ export class SessionsService {
   /** The caller behind a session cookie, or null when it is unknown, ended, idle too long or its holder is gone. */
   async principal(raw: string | undefined): Promise<Principal | null> {
     if (!raw || raw.length > 100) return null;
-    const { rows } = await this.db.query<{ kind: SessionKind; person_id: string | null; api_key_id: string | null; stale: boolean }>(
+    const { rows } = await this.db.query<{
+      kind: SessionKind;
+      person_id: string | null;
+      api_key_id: string | null;
+      stale: boolean;
+    }>(
       `SELECT kind, person_id, api_key_id, last_seen_at < now() - make_interval(secs => $2::double precision / 1000) AS stale
        FROM session
        WHERE id = $1 AND ended_at IS NULL AND expires_at > now()
@@ -56,7 +73,8 @@ export class SessionsService {
     );
     const row = rows[0];
     if (!row) return null;
-    if (row.stale) void this.db.query('UPDATE session SET last_seen_at = now() WHERE id = $1', [idOf(raw)]).catch(() => {});
+    if (row.stale)
+      void this.db.query('UPDATE session SET last_seen_at = now() WHERE id = $1', [idOf(raw)]).catch(() => {});
     const sessionId = idOf(raw).toString('hex').slice(0, 12);
     if (row.kind === 'admin') return { kind: 'admin' };
     if (row.kind === 'project_key') return this.principals.keyById(row.api_key_id!);
@@ -67,7 +85,9 @@ export class SessionsService {
   /** Ends the session on the server: the cookie is worth nothing after. */
   async end(raw: string | undefined): Promise<boolean> {
     if (!raw) return false;
-    const { rowCount } = await this.db.query('UPDATE session SET ended_at = now() WHERE id = $1 AND ended_at IS NULL', [idOf(raw)]);
+    const { rowCount } = await this.db.query('UPDATE session SET ended_at = now() WHERE id = $1 AND ended_at IS NULL', [
+      idOf(raw),
+    ]);
     return (rowCount ?? 0) > 0;
   }
 

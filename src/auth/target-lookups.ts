@@ -13,7 +13,13 @@ export type TargetKind = 'task' | 'budget' | 'api-key' | 'webhook-endpoint' | 'w
 
 /** How a refusal names the thing (clipped: the id is the caller's text). */
 export function targetName(kind: TargetKind, id: string): string {
-  const names: Record<TargetKind, string> = { task: 'task', budget: 'budget', 'api-key': 'API key', 'webhook-endpoint': 'webhook endpoint', 'webhook-delivery': 'delivery' };
+  const names: Record<TargetKind, string> = {
+    task: 'task',
+    budget: 'budget',
+    'api-key': 'API key',
+    'webhook-endpoint': 'webhook endpoint',
+    'webhook-delivery': 'delivery',
+  };
   return `${names[kind]} ${id.slice(0, 40)}`;
 }
 
@@ -30,7 +36,8 @@ export class TargetLookups {
   /** The project of the `kind` named `id`. A kind nobody registered is a wiring defect: it throws. */
   projectOf(kind: TargetKind, id: string): Promise<string | null | undefined> {
     const lookup = this.lookups.get(kind);
-    if (!lookup) throw new Error(`no look-up is registered for ${kind}: its room must register one (auth/target-lookups.ts)`);
+    if (!lookup)
+      throw new Error(`no look-up is registered for ${kind}: its room must register one (auth/target-lookups.ts)`);
     return lookup(id);
   }
 

@@ -132,7 +132,12 @@ export class BudgetStatusService {
   }
 
   /** An EACH_USER budget's users and their own balances in the window of `at`, by user id, after `after`. */
-  async users(budgetId: string, first: number, after: string | undefined, at: Date = new Date()): Promise<{ users: UserBalance[]; hasNextPage: boolean }> {
+  async users(
+    budgetId: string,
+    first: number,
+    after: string | undefined,
+    at: Date = new Date(),
+  ): Promise<{ users: UserBalance[]; hasNextPage: boolean }> {
     const { rows } = await this.reads.query<{ subject: string; spent: string; held: string; lim: string }>(
       `SELECT p.subject, p.spent::text AS spent, p.held::text AS held, b."limit"::text AS lim
        FROM budget b CROSS JOIN LATERAL spendgate_period_window(b.period, $2) w
@@ -159,7 +164,12 @@ export class BudgetStatusService {
     // serve it (format() is not folded at planning; measured: a sequential scan). toISOString spells
     // the window start as spendgate_iso does in the cause.
     const refusals = `exhausted:${budget.budgetId}:${budget.periodStart.toISOString()}:`;
-    const { rows } = await this.reads.query<{ kind: 'THRESHOLD' | 'REFUSED'; at: Date; threshold: number | null; subject: string | null }>(
+    const { rows } = await this.reads.query<{
+      kind: 'THRESHOLD' | 'REFUSED';
+      at: Date;
+      threshold: number | null;
+      subject: string | null;
+    }>(
       `SELECT * FROM (
          SELECT 'THRESHOLD' AS kind, a.crossed_at AS at, a.threshold, nullif(a.subject, '') AS subject
          FROM budget_alert a WHERE a.budget_id = $1 AND a.period_start = $2

@@ -35,7 +35,9 @@ export class BudgetsResolver {
     return this.statuses.status(projectId);
   }
 
-  @ResolveField(() => UserBalanceConnection, { description: "EACH_USER: every user's own balance in the current window, by user id" })
+  @ResolveField(() => UserBalanceConnection, {
+    description: "EACH_USER: every user's own balance in the current window, by user id",
+  })
   async users(
     @Parent() budget: BudgetStatusView,
     @Args('first', { type: () => Int, defaultValue: 50 }) first: number,
@@ -49,8 +51,13 @@ export class BudgetsResolver {
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 
-  @ResolveField(() => [BudgetEvent], { description: 'its current window\'s thresholds crossed and refusals (the first per user), newest first' })
-  async events(@Parent() budget: BudgetStatusView, @Args('first', { type: () => Int, defaultValue: 10 }) first: number) {
+  @ResolveField(() => [BudgetEvent], {
+    description: "its current window's thresholds crossed and refusals (the first per user), newest first",
+  })
+  async events(
+    @Parent() budget: BudgetStatusView,
+    @Args('first', { type: () => Int, defaultValue: 10 }) first: number,
+  ) {
     requirePageSize(first, MAX_USERS_PAGE);
     return this.statuses.events(budget, first);
   }
@@ -64,8 +71,13 @@ export class BudgetsResolver {
     @Args('period', { type: () => PeriodEnum }) period: PeriodEnum,
     @Args('hard') hard: boolean,
     @Args('thresholds', { type: () => [Int], nullable: true }) thresholds?: number[],
-    @Args('scope', { type: () => BudgetScopeEnum, defaultValue: BudgetScopeEnum.PROJECT }) scope: BudgetScopeEnum = BudgetScopeEnum.PROJECT,
-    @Args('scopeValue', { type: () => String, nullable: true, description: "API_KEY: the key's public prefix; TAG: name=value; USER: the end user" })
+    @Args('scope', { type: () => BudgetScopeEnum, defaultValue: BudgetScopeEnum.PROJECT })
+    scope: BudgetScopeEnum = BudgetScopeEnum.PROJECT,
+    @Args('scopeValue', {
+      type: () => String,
+      nullable: true,
+      description: "API_KEY: the key's public prefix; TAG: name=value; USER: the end user",
+    })
     scopeValue?: string,
   ) {
     const who = await this.callers.of(ctx);
@@ -80,12 +92,21 @@ export class BudgetsResolver {
       ...(thresholds ? { thresholds } : {}),
       ...(scopeValue !== undefined && scopeValue !== null ? { scopeValue } : {}),
     };
-    return this.changes.run(
-      who,
-      ctx.client,
-      async (r: { id: string; before: unknown }) => ({ action: 'budget.set', targetKind: 'budget', targetId: r.id, projectId, before: r.before ?? null, after: await this.budgets.get(r.id) }),
-      () => this.budgets.set(input),
-    ).then((r) => r.id);
+    return this.changes
+      .run(
+        who,
+        ctx.client,
+        async (r: { id: string; before: unknown }) => ({
+          action: 'budget.set',
+          targetKind: 'budget',
+          targetId: r.id,
+          projectId,
+          before: r.before ?? null,
+          after: await this.budgets.get(r.id),
+        }),
+        () => this.budgets.set(input),
+      )
+      .then((r) => r.id);
   }
 
   @Mutation(() => Boolean, { description: "changes a budget's limit, kind or thresholds" })
@@ -102,8 +123,20 @@ export class BudgetsResolver {
     return this.changes.run(
       who,
       ctx.client,
-      async () => ({ action: 'budget.update', targetKind: 'budget', targetId: budgetId, projectId: before.projectId, before, after: await this.budgets.get(budgetId) }),
-      () => this.budgets.update(budgetId, { ...(limit ? { limit: dec(limit) } : {}), ...(hard !== undefined && hard !== null ? { hard } : {}), ...(thresholds ? { thresholds } : {}) }),
+      async () => ({
+        action: 'budget.update',
+        targetKind: 'budget',
+        targetId: budgetId,
+        projectId: before.projectId,
+        before,
+        after: await this.budgets.get(budgetId),
+      }),
+      () =>
+        this.budgets.update(budgetId, {
+          ...(limit ? { limit: dec(limit) } : {}),
+          ...(hard !== undefined && hard !== null ? { hard } : {}),
+          ...(thresholds ? { thresholds } : {}),
+        }),
     );
   }
 
@@ -112,8 +145,18 @@ export class BudgetsResolver {
     const who = await this.callers.of(ctx);
     const before = await this.budgets.get(budgetId);
     if (!before) throw ApiError.notFound(`budget ${budgetId} not found`); // deleted since the guard's look-up
-    return this.changes.run(who, ctx.client, { action: 'budget.delete', targetKind: 'budget', targetId: budgetId, projectId: before.projectId, before, after: null }, () =>
-      this.budgets.remove(budgetId),
+    return this.changes.run(
+      who,
+      ctx.client,
+      {
+        action: 'budget.delete',
+        targetKind: 'budget',
+        targetId: budgetId,
+        projectId: before.projectId,
+        before,
+        after: null,
+      },
+      () => this.budgets.remove(budgetId),
     );
   }
 }

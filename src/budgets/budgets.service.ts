@@ -69,12 +69,27 @@ export class BudgetsService {
       let id = existing.rows[0]?.id;
       const before = id ? await this.get(id) : undefined;
       if (id) {
-        await client.query(`UPDATE budget SET "limit" = $2::numeric, hard = $3, thresholds = $4::int[] WHERE id = $1`, [id, input.limit.toFixed(), input.hard, thresholds]);
+        await client.query(`UPDATE budget SET "limit" = $2::numeric, hard = $3, thresholds = $4::int[] WHERE id = $1`, [
+          id,
+          input.limit.toFixed(),
+          input.hard,
+          thresholds,
+        ]);
       } else {
         const created = await client.query<{ id: string }>(
           `INSERT INTO budget (id, project_id, unit, "limit", period, hard, thresholds, scope, scope_key_id, scope_value)
            VALUES (gen_random_uuid(), $1, $2::"Unit", $3::numeric, $4::"Period", $5, $6::int[], $7::"BudgetScope", $8, $9) RETURNING id`,
-          [input.projectId, input.unit, input.limit.toFixed(), input.period, input.hard, thresholds, scope.scope, scope.keyId, scope.value],
+          [
+            input.projectId,
+            input.unit,
+            input.limit.toFixed(),
+            input.period,
+            input.hard,
+            thresholds,
+            scope.scope,
+            scope.keyId,
+            scope.value,
+          ],
         );
         id = created.rows[0]!.id;
       }
@@ -82,7 +97,8 @@ export class BudgetsService {
       // users: every end user with money in the window already, each from the ledger (found by the
       // money model, decisions §16: a user who spent before the budget existed was missing from its
       // users until their next submission); later users get theirs on first use.
-      if (scope.scope !== 'EACH_USER') await client.query(`SELECT spendgate_budget_period($1, clock_timestamp(), '')`, [id]);
+      if (scope.scope !== 'EACH_USER')
+        await client.query(`SELECT spendgate_budget_period($1, clock_timestamp(), '')`, [id]);
       else {
         await client.query(
           `SELECT spendgate_budget_period($1, clock_timestamp(), u.end_user)
@@ -155,13 +171,21 @@ async function storedScope(client: PoolClient, input: BudgetInput): Promise<Stor
       none('an EACH_USER budget gives every end user the limit on their own and takes no scopeValue');
       return { scope, keyId: null, value: null };
     case 'API_KEY': {
-      if (value === undefined) throw ApiError.badRequest("scopeValue: an API_KEY budget needs the key's public prefix (the 12 hex characters after sg_)");
-      const key = await client.query<{ id: string }>('SELECT id FROM api_key WHERE prefix = $1 AND project_id = $2', [value.trim(), input.projectId]);
-      if (!key.rows[0]) throw ApiError.badRequest(`scopeValue: no API key with prefix "${value.slice(0, 20)}" in this project`);
+      if (value === undefined)
+        throw ApiError.badRequest(
+          "scopeValue: an API_KEY budget needs the key's public prefix (the 12 hex characters after sg_)",
+        );
+      const key = await client.query<{ id: string }>('SELECT id FROM api_key WHERE prefix = $1 AND project_id = $2', [
+        value.trim(),
+        input.projectId,
+      ]);
+      if (!key.rows[0])
+        throw ApiError.badRequest(`scopeValue: no API key with prefix "${value.slice(0, 20)}" in this project`);
       return { scope, keyId: key.rows[0].id, value: null };
     }
     case 'TAG': {
-      if (value === undefined) throw ApiError.badRequest('scopeValue: a TAG budget needs the tag it counts, as name=value');
+      if (value === undefined)
+        throw ApiError.badRequest('scopeValue: a TAG budget needs the tag it counts, as name=value');
       return { scope, keyId: null, value: canonicalTags(parseTags([value], 'scopeValue'))[0]! };
     }
     case 'USER':

@@ -37,9 +37,7 @@ function maxTokens(defaultValue?: number): FieldSpec {
 }
 
 function temperature(shown: boolean): FieldSpec {
-  return shown
-    ? { type: 'number', allowed: TEMPERATURE_SHOWN, default: 1 }
-    : { type: 'number' };
+  return shown ? { type: 'number', allowed: TEMPERATURE_SHOWN, default: 1 } : { type: 'number' };
 }
 
 function claude(id: string, maxTokensDefault?: number): ModelRoute {

@@ -12,8 +12,7 @@ export interface FieldProblem {
 }
 
 export type ValidationResult =
-  | { ok: true; route: ModelRoute; body: Record<string, unknown> }
-  | { ok: false; problems: FieldProblem[] };
+  { ok: true; route: ModelRoute; body: Record<string, unknown> } | { ok: false; problems: FieldProblem[] };
 
 const MESSAGE_KEYS = new Set(['role', 'content']);
 const BLOCK_TYPES = ['text', 'image_url', 'video_url'] as const;
@@ -32,7 +31,10 @@ export function validateSubmission(endpoint: Endpoint, body: unknown): Validatio
   const route = findRoute(model);
   if (!route) return fail('model', `unknown model "${clip(model)}"; one of: ${allowed.join(', ')}`);
   if (route.endpoint !== endpoint) {
-    return fail('model', `"${model}" is ${/^[aeiou]/.test(route.kind) ? 'an' : 'a'} ${route.kind} route; submit it to ${VENDOR_PATHS.submit[route.endpoint]}`);
+    return fail(
+      'model',
+      `"${model}" is ${/^[aeiou]/.test(route.kind) ? 'an' : 'a'} ${route.kind} route; submit it to ${VENDOR_PATHS.submit[route.endpoint]}`,
+    );
   }
 
   const problems: FieldProblem[] = [];
@@ -61,16 +63,25 @@ function checkField(route: ModelRoute, field: string, spec: FieldSpec, value: un
       if (typeof value !== 'string') return void out.push({ field, reason: 'must be a string' });
       if (spec.minLength && value.length < spec.minLength) return void out.push({ field, reason: 'must not be empty' });
       if (spec.allowed && !spec.allowed.includes(value)) {
-        out.push({ field, reason: `"${clip(value)}" is not allowed on ${route.id}; allowed: ${spec.allowed.join(', ')}` });
+        out.push({
+          field,
+          reason: `"${clip(value)}" is not allowed on ${route.id}; allowed: ${spec.allowed.join(', ')}`,
+        });
       }
       return;
     case 'integer':
       // Past 2^53 a JSON number is no longer the integer that was written (…993 reads as …992).
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-        return void out.push({ field, reason: Number.isInteger(value) ? 'must be an integer below 2^53' : 'must be an integer' });
+        return void out.push({
+          field,
+          reason: Number.isInteger(value) ? 'must be an integer below 2^53' : 'must be an integer',
+        });
       }
       if (spec.allowed && !spec.allowed.includes(value)) {
-        return void out.push({ field, reason: `${value} is not allowed on ${route.id}; allowed: ${spec.allowed.join(', ')}` });
+        return void out.push({
+          field,
+          reason: `${value} is not allowed on ${route.id}; allowed: ${spec.allowed.join(', ')}`,
+        });
       }
       if (spec.min !== undefined && value < spec.min) {
         return void out.push({ field, reason: `${value} is below the minimum ${spec.min} on ${route.id}` });
@@ -80,7 +91,8 @@ function checkField(route: ModelRoute, field: string, spec: FieldSpec, value: un
       }
       return;
     case 'number':
-      if (typeof value !== 'number' || !Number.isFinite(value)) return void out.push({ field, reason: 'must be a number' });
+      if (typeof value !== 'number' || !Number.isFinite(value))
+        return void out.push({ field, reason: 'must be a number' });
       if (spec.allowed && !spec.allowed.includes(value)) {
         out.push({ field, reason: `${value} is not allowed on ${route.id}; allowed: ${spec.allowed.join(', ')}` });
       }
@@ -114,7 +126,8 @@ function checkEnumObject(
   value: unknown,
   out: FieldProblem[],
 ): void {
-  if (!isPlainObject(value)) return void out.push({ field, reason: `must be an object like {"${spec.key}": "${spec.allowed[0]}"}` });
+  if (!isPlainObject(value))
+    return void out.push({ field, reason: `must be an object like {"${spec.key}": "${spec.allowed[0]}"}` });
   for (const key of Object.keys(value)) {
     if (key !== spec.key) out.push({ field: `${field}.${key}`, reason: `is not offered by ${route.id}` });
   }
@@ -134,7 +147,8 @@ function checkMessages(route: ModelRoute, value: unknown, out: FieldProblem[]): 
     const at = `messages[${i}]`;
     if (!isPlainObject(message)) return void out.push({ field: at, reason: 'must be an object with role and content' });
     for (const key of Object.keys(message)) {
-      if (!MESSAGE_KEYS.has(key)) out.push({ field: `${at}.${key}`, reason: 'is not a message field; messages take role and content' });
+      if (!MESSAGE_KEYS.has(key))
+        out.push({ field: `${at}.${key}`, reason: 'is not a message field; messages take role and content' });
     }
     const role = own(message, 'role');
     if (typeof role !== 'string' || role.length === 0) {
@@ -142,9 +156,13 @@ function checkMessages(route: ModelRoute, value: unknown, out: FieldProblem[]): 
     }
     const content = own(message, 'content');
     if (typeof content === 'string') return;
-    if (!Array.isArray(content)) return void out.push({ field: `${at}.content`, reason: 'must be a string or an array of content blocks' });
+    if (!Array.isArray(content))
+      return void out.push({ field: `${at}.content`, reason: 'must be a string or an array of content blocks' });
     if (!route.media) {
-      return void out.push({ field: `${at}.content`, reason: `content arrays are only offered on Gemini-family routes; ${route.id} takes a string` });
+      return void out.push({
+        field: `${at}.content`,
+        reason: `content arrays are only offered on Gemini-family routes; ${route.id} takes a string`,
+      });
     }
     content.forEach((block, j) => {
       const kind = checkBlock(`${at}.content[${j}]`, block, out);
@@ -153,10 +171,16 @@ function checkMessages(route: ModelRoute, value: unknown, out: FieldProblem[]): 
     });
   });
   if (route.media && images > route.media.maxImages) {
-    out.push({ field: 'messages', reason: `has ${images} images; ${route.id} accepts at most ${route.media.maxImages} per request` });
+    out.push({
+      field: 'messages',
+      reason: `has ${images} images; ${route.id} accepts at most ${route.media.maxImages} per request`,
+    });
   }
   if (route.media && videos > route.media.maxVideos) {
-    out.push({ field: 'messages', reason: `has ${videos} videos; ${route.id} accepts at most ${route.media.maxVideos} per request` });
+    out.push({
+      field: 'messages',
+      reason: `has ${videos} videos; ${route.id} accepts at most ${route.media.maxVideos} per request`,
+    });
   }
 }
 
@@ -167,7 +191,8 @@ function checkBlock(at: string, block: unknown, out: FieldProblem[]): string | u
     return void out.push({ field: `${at}.type`, reason: `must be one of: ${BLOCK_TYPES.join(', ')}` });
   }
   for (const key of Object.keys(block)) {
-    if (key !== 'type' && key !== type) out.push({ field: `${at}.${key}`, reason: `is not a field of a ${type} block` });
+    if (key !== 'type' && key !== type)
+      out.push({ field: `${at}.${key}`, reason: `is not a field of a ${type} block` });
   }
   if (type === 'text') {
     if (typeof own(block, 'text') !== 'string') out.push({ field: `${at}.text`, reason: 'must be a string' });

@@ -9,6 +9,9 @@ import type { Endpoint } from './catalog.types.js';
 export const VENDOR_API_ROOT = 'api-platform/v1';
 
 export const VENDOR_PATHS = {
-  submit: { chat: `/${VENDOR_API_ROOT}/chat/completions`, generations: `/${VENDOR_API_ROOT}/generations` } satisfies Record<Endpoint, string>,
+  submit: {
+    chat: `/${VENDOR_API_ROOT}/chat/completions`,
+    generations: `/${VENDOR_API_ROOT}/generations`,
+  } satisfies Record<Endpoint, string>,
   task: (taskId: string | number) => `/${VENDOR_API_ROOT}/tasks/${taskId}`,
 };

@@ -52,7 +52,10 @@ export async function withReportsDatabase<T>(fn: (db: Database) => Promise<T>): 
 export function cliActor(): { actor: Actor; client: ClientInfo } {
   const user = safe(() => userInfo().username) ?? 'unknown';
   const host = safe(() => hostname()) ?? 'unknown';
-  return { actor: { kind: 'named', actorKind: 'cli', id: `${user}@${host}`, label: `cli:${user}@${host}` }, client: { requestId: null, clientAddress: null, userAgent: 'spendgate-cli' } };
+  return {
+    actor: { kind: 'named', actorKind: 'cli', id: `${user}@${host}`, label: `cli:${user}@${host}` },
+    client: { requestId: null, clientAddress: null, userAgent: 'spendgate-cli' },
+  };
 }
 
 function safe<T>(fn: () => T): T | undefined {

@@ -74,9 +74,16 @@ async function simulate(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { port: { type: 'string' }, host: { type: 'string' }, 'delay-ms': { type: 'string' }, statement: { type: 'boolean' }, discrepancies: { type: 'boolean' } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'delay-ms': { type: 'string' },
+      statement: { type: 'boolean' },
+      discrepancies: { type: 'boolean' },
+    },
   });
-  if (values.statement) return simulatedStatement(positionals[0] ?? '', positionals[1] ?? '', values.discrepancies ?? false);
+  if (values.statement)
+    return simulatedStatement(positionals[0] ?? '', positionals[1] ?? '', values.discrepancies ?? false);
   const sim = createSimulator({ delayMs: Number(values['delay-ms'] ?? 3000) });
   const url = await sim.app.listen({ port: Number(values.port ?? 8090), host: values.host ?? '127.0.0.1' });
   process.stderr.write(`upstream simulator listening on ${url} (any API key; control endpoints under /__sim)\n`);
@@ -91,7 +98,8 @@ main(process.argv.slice(2)).then(
   (code) => exit(code),
   (error: unknown) => {
     if (error instanceof UsageError) process.stderr.write(`spendgate: ${error.message}\n${USAGE}\n`);
-    else if (error instanceof ConfigError || error instanceof ApiError) process.stderr.write(`spendgate: ${error.message}\n`);
+    else if (error instanceof ConfigError || error instanceof ApiError)
+      process.stderr.write(`spendgate: ${error.message}\n`);
     else process.stderr.write(`spendgate: ${(error as Error).stack ?? String(error)}\n`);
     exit(error instanceof UsageError ? 2 : 1);
   },

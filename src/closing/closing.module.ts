@@ -6,5 +6,9 @@ import { MonthCloseService } from './month-close.service.js';
 import { StatementsController } from './statements.controller.js';
 import { StatementsService } from './statements.service.js';
 
-@Module({ imports: [AuthModule], providers: [MonthCloseService, StatementsService, ClosingResolver], controllers: [StatementsController] })
+@Module({
+  imports: [AuthModule],
+  providers: [MonthCloseService, StatementsService, ClosingResolver],
+  controllers: [StatementsController],
+})
 export class ClosingModule {}

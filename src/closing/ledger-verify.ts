@@ -17,7 +17,9 @@ export interface LedgerHead {
 }
 
 export async function ledgerHead(db: Pick<Database, 'query'>): Promise<LedgerHead | null> {
-  const { rows } = await db.query<{ seq: string; hash: Buffer }>('SELECT seq::text AS seq, hash FROM ledger_seal ORDER BY seq DESC LIMIT 1');
+  const { rows } = await db.query<{ seq: string; hash: Buffer }>(
+    'SELECT seq::text AS seq, hash FROM ledger_seal ORDER BY seq DESC LIMIT 1',
+  );
   return rows[0] ? { seq: rows[0].seq, hash: rows[0].hash.toString('hex') } : null;
 }
 
@@ -48,7 +50,15 @@ export async function verifyLedger(db: Database, keptHead?: Buffer): Promise<Led
   let head: LedgerHead | null = null;
   let keptHeadFound = false;
   for (;;) {
-    const { rows } = await db.query<{ seq: string; first_id: string; last_id: string; entry_ids: string[]; digests: Buffer; prev_hash: Buffer; hash: Buffer }>(
+    const { rows } = await db.query<{
+      seq: string;
+      first_id: string;
+      last_id: string;
+      entry_ids: string[];
+      digests: Buffer;
+      prev_hash: Buffer;
+      hash: Buffer;
+    }>(
       'SELECT s.seq::text AS seq, s.first_id::text AS first_id, s.last_id::text AS last_id, s.entry_ids::text[] AS entry_ids, s.digests, s.prev_hash, s.hash FROM ledger_seal s WHERE s.seq >= $1 ORDER BY s.seq LIMIT 20',
       [expectedSeq.toString()],
     );
@@ -58,8 +68,18 @@ export async function verifyLedger(db: Database, keptHead?: Buffer): Promise<Led
         problems.push(`seal ${row.seq} is out of place: a seal before it was removed or renumbered`);
         return finish();
       }
-      const seal: StoredSeal = { seq: row.seq, lastId: row.last_id, entryIds: row.entry_ids, digests: row.digests, prevHash: row.prev_hash, hash: row.hash };
-      const entries = (await db.queryArrays(`SELECT ${ENTRY_COLUMNS} FROM ledger_entry e WHERE e.id > $1 AND e.id <= $2 ORDER BY e.id`, [after.toString(), row.last_id])) as EntryRow[];
+      const seal: StoredSeal = {
+        seq: row.seq,
+        lastId: row.last_id,
+        entryIds: row.entry_ids,
+        digests: row.digests,
+        prevHash: row.prev_hash,
+        hash: row.hash,
+      };
+      const entries = (await db.queryArrays(
+        `SELECT ${ENTRY_COLUMNS} FROM ledger_entry e WHERE e.id > $1 AND e.id <= $2 ORDER BY e.id`,
+        [after.toString(), row.last_id],
+      )) as EntryRow[];
       const problem = checkSeal(seal, prev, entries);
       if (problem) {
         problems.push(problem);
@@ -78,18 +98,30 @@ export async function verifyLedger(db: Database, keptHead?: Buffer): Promise<Led
 
   async function finish(): Promise<LedgerVerification> {
     if (keptHead && !keptHeadFound && problems.length === 0) {
-      problems.push(`the kept head ${keptHead.toString('hex')} is not in the ledger's chain of seals: a seal at or before it was deleted or rewritten (${seals} seals verify)`);
+      problems.push(
+        `the kept head ${keptHead.toString('hex')} is not in the ledger's chain of seals: a seal at or before it was deleted or rewritten (${seals} seals verify)`,
+      );
     }
-    const { rows: unsealed } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger_entry WHERE id > $1', [after.toString()]);
+    const { rows: unsealed } = await db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM ledger_entry WHERE id > $1',
+      [after.toString()],
+    );
     // Closed months: each statement in force against the ledger of its project and month now.
-    const { rows: statements } = await db.query<{ project_id: string; month: string; ledger_digest: Buffer; entries: number }>(
+    const { rows: statements } = await db.query<{
+      project_id: string;
+      month: string;
+      ledger_digest: Buffer;
+      entries: number;
+    }>(
       `SELECT s.project_id::text, to_char(s.month, 'YYYY-MM') AS month, s.ledger_digest, s.entries
        FROM statement s JOIN month_close c ON c.id = s.close_id WHERE c.reopened_at IS NULL ORDER BY s.month, s.project_id`,
     );
     for (const s of statements) {
       const now = await monthDigest(db, s.project_id, parseMonth('month', s.month));
       if (!now.digest.equals(s.ledger_digest)) {
-        problems.push(`closed month ${s.month}, project ${s.project_id}: the ledger no longer matches its statement (${s.entries} entries at close, ${now.entries} now): an entry was edited, deleted or inserted after the close`);
+        problems.push(
+          `closed month ${s.month}, project ${s.project_id}: the ledger no longer matches its statement (${s.entries} entries at close, ${now.entries} now): an entry was edited, deleted or inserted after the close`,
+        );
       }
     }
     return { seals, sealedEntries, unsealedEntries: unsealed[0]!.n, statements: statements.length, problems, head };

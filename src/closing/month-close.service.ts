@@ -60,11 +60,24 @@ export class MonthCloseService {
   }
 
   private async closeOf(month: Month, actor: Actor, client: ClientInfo, who: string): Promise<MonthCloseRow> {
-    if (month.end.getTime() > Date.now()) throw ApiError.badRequest(`month: ${month.label} is not over yet: it can be closed from ${month.end.toISOString()}`);
+    if (month.end.getTime() > Date.now())
+      throw ApiError.badRequest(
+        `month: ${month.label} is not over yet: it can be closed from ${month.end.toISOString()}`,
+      );
     return this.changes.run(
       actor,
       client,
-      (c: MonthCloseRow) => ({ action: 'month.close', targetKind: 'month', targetId: month.label, after: { carriedTasks: c.carriedTasks, statements: c.statements, lastEntryId: c.lastEntryId, ledgerHead: c.ledgerHead ? { seal: c.ledgerHead.seq, sealHash: c.ledgerHead.hash } : null } }),
+      (c: MonthCloseRow) => ({
+        action: 'month.close',
+        targetKind: 'month',
+        targetId: month.label,
+        after: {
+          carriedTasks: c.carriedTasks,
+          statements: c.statements,
+          lastEntryId: c.lastEntryId,
+          ledgerHead: c.ledgerHead ? { seal: c.ledgerHead.seq, sealHash: c.ledgerHead.hash } : null,
+        },
+      }),
       async () => {
         // First the transactions begun inside the month (without the lock: one of them may need
         // ROW SHARE to finish), then the lock, which waits for movements begun since.
@@ -88,11 +101,28 @@ export class MonthCloseService {
         // anchor outside the database for `ledger verify --head` (decisions §13).
         const head = await ledgerHead(this.db);
         for (const projectId of await this.projectsWithActivity(month)) {
-          const open = carried.filter((c) => c.projectId === projectId).map(({ projectId: _p, ...item }) => ({ ...item, acceptedAt: new Date(item.acceptedAt).toISOString() }));
-          const data = await statementData(this.db, projectId, month, { closedAt: close.closed_at, closedBy: who, version: close.version, ledgerHead: head }, open);
+          const open = carried
+            .filter((c) => c.projectId === projectId)
+            .map(({ projectId: _p, ...item }) => ({ ...item, acceptedAt: new Date(item.acceptedAt).toISOString() }));
+          const data = await statementData(
+            this.db,
+            projectId,
+            month,
+            { closedAt: close.closed_at, closedBy: who, version: close.version, ledgerHead: head },
+            open,
+          );
           await this.db.query(
             `INSERT INTO statement (close_id, project_id, month, ledger_digest, entries, body, csv, pdf) VALUES ($1, $2, $3::date, $4, $5, $6::jsonb, $7, $8)`,
-            [close.id, projectId, month.day, Buffer.from(data.ledgerDigest, 'hex'), data.entries, JSON.stringify(data), statementCsv(data), await statementPdf(data)],
+            [
+              close.id,
+              projectId,
+              month.day,
+              Buffer.from(data.ledgerDigest, 'hex'),
+              data.entries,
+              JSON.stringify(data),
+              statementCsv(data),
+              await statementPdf(data),
+            ],
           );
         }
         return { ...(await this.byId(close.id))!, ledgerHead: head };
@@ -108,9 +138,16 @@ export class MonthCloseService {
    */
   async closeThrough(label: string, actor: Actor, client: ClientInfo, who: string): Promise<MonthCloseRow[]> {
     const last = parseMonth('through', label);
-    if (last.end.getTime() > Date.now()) throw ApiError.badRequest(`through: ${last.label} is not over yet: it can be closed from ${last.end.toISOString()}`);
+    if (last.end.getTime() > Date.now())
+      throw ApiError.badRequest(
+        `through: ${last.label} is not over yet: it can be closed from ${last.end.toISOString()}`,
+      );
     const closed: MonthCloseRow[] = [];
-    for (let month = await this.firstOpenMonth(); month && month.start < last.end; month = await this.firstOpenMonth()) {
+    for (
+      let month = await this.firstOpenMonth();
+      month && month.start < last.end;
+      month = await this.firstOpenMonth()
+    ) {
       closed.push(await this.closeOf(month, actor, client, who));
     }
     return closed;
@@ -135,15 +172,28 @@ export class MonthCloseService {
   async reopen(label: string, reason: string, actor: Actor, client: ClientInfo, who: string): Promise<boolean> {
     const month = parseMonth('month', label);
     const why = reason.trim();
-    if (!why || why.length > 500) throw ApiError.badRequest('reason: say why the month is reopened (1 to 500 characters)');
-    return this.changes.run(actor, client, { action: 'month.reopen', targetKind: 'month', targetId: month.label, after: { reason: why } }, async () => {
-      await this.db.query('LOCK TABLE month_close IN EXCLUSIVE MODE');
-      if (!(await this.active(month))) throw ApiError.conflict(`month: ${month.label} is not closed`);
-      const { rows: later } = await this.db.query<{ month: string }>(`SELECT to_char(month, 'YYYY-MM') AS month FROM month_close WHERE reopened_at IS NULL AND month > $1::date ORDER BY month DESC LIMIT 1`, [month.day]);
-      if (later[0]) throw ApiError.conflict(`month: ${later[0].month} is closed after it: reopen the latest closed month first`);
-      await this.db.query(`UPDATE month_close SET reopened_at = clock_timestamp(), reopened_by = $2, reopen_reason = $3 WHERE month = $1::date AND reopened_at IS NULL`, [month.day, who, why]);
-      return true;
-    });
+    if (!why || why.length > 500)
+      throw ApiError.badRequest('reason: say why the month is reopened (1 to 500 characters)');
+    return this.changes.run(
+      actor,
+      client,
+      { action: 'month.reopen', targetKind: 'month', targetId: month.label, after: { reason: why } },
+      async () => {
+        await this.db.query('LOCK TABLE month_close IN EXCLUSIVE MODE');
+        if (!(await this.active(month))) throw ApiError.conflict(`month: ${month.label} is not closed`);
+        const { rows: later } = await this.db.query<{ month: string }>(
+          `SELECT to_char(month, 'YYYY-MM') AS month FROM month_close WHERE reopened_at IS NULL AND month > $1::date ORDER BY month DESC LIMIT 1`,
+          [month.day],
+        );
+        if (later[0])
+          throw ApiError.conflict(`month: ${later[0].month} is closed after it: reopen the latest closed month first`);
+        await this.db.query(
+          `UPDATE month_close SET reopened_at = clock_timestamp(), reopened_by = $2, reopen_reason = $3 WHERE month = $1::date AND reopened_at IS NULL`,
+          [month.day, who, why],
+        );
+        return true;
+      },
+    );
   }
 
   /** Every close, newest month first; a reopened close stays listed with its reopening. */
@@ -156,7 +206,10 @@ export class MonthCloseService {
   }
 
   private async active(month: Month): Promise<boolean> {
-    return (await this.db.query('SELECT 1 FROM month_close WHERE month = $1::date AND reopened_at IS NULL', [month.day])).rows.length > 0;
+    return (
+      (await this.db.query('SELECT 1 FROM month_close WHERE month = $1::date AND reopened_at IS NULL', [month.day]))
+        .rows.length > 0
+    );
   }
 
   /** Every earlier month with ledger entries is closed: months close in order. */
@@ -167,7 +220,10 @@ export class MonthCloseService {
        WHERE NOT EXISTS (SELECT 1 FROM month_close c WHERE c.month = m::date AND c.reopened_at IS NULL) ORDER BY m LIMIT 1`,
       [month.day],
     );
-    if (rows[0]) throw ApiError.conflict(`month: ${rows[0].month} is still open: months are closed in order, close ${rows[0].month} first`);
+    if (rows[0])
+      throw ApiError.conflict(
+        `month: ${rows[0].month} is still open: months are closed in order, close ${rows[0].month} first`,
+      );
   }
 
   private async waitForTransactionsBegunBefore(at: Date): Promise<void> {
@@ -178,7 +234,10 @@ export class MonthCloseService {
         [at],
       );
       if (rows[0]!.n === 0) return;
-      if (Date.now() > deadline) throw ApiError.conflict(`a transaction begun before ${at.toISOString()} is still running: retry the close later`);
+      if (Date.now() > deadline)
+        throw ApiError.conflict(
+          `a transaction begun before ${at.toISOString()} is still running: retry the close later`,
+        );
       await new Promise((r) => setTimeout(r, 20));
     }
   }

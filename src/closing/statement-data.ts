@@ -28,13 +28,31 @@ export interface StatementData {
   version: number;
   ledgerDigest: string;
   entries: number;
-  /** The ledger's newest seal when the month was closed (seq and hash): an anchor kept outside the database with the statement. */
+  /**
+   * The ledger's newest seal when the month was closed (seq and hash): an anchor kept outside the database with the
+   * statement.
+   */
   ledgerHead?: { seq: string; hash: string } | null;
   totals: Array<{ unit: Unit; amount: string; tasks: number }>;
   byModel: Array<{ model: string; kind: string; unit: Unit; amount: string; tasks: number }>;
   byKey: Array<{ key: string; name: string | null; unit: Unit; amount: string; tasks: number }>;
-  adjustments: Array<{ entryId: string; at: string; unit: Unit; amount: string; reason: string; taskId: string | null }>;
-  priorPeriod: Array<{ entryId: string; kind: string; taskId: string | null; belongsTo: string; unit: Unit; amount: string; reason: string | null }>;
+  adjustments: Array<{
+    entryId: string;
+    at: string;
+    unit: Unit;
+    amount: string;
+    reason: string;
+    taskId: string | null;
+  }>;
+  priorPeriod: Array<{
+    entryId: string;
+    kind: string;
+    taskId: string | null;
+    belongsTo: string;
+    unit: Unit;
+    amount: string;
+    reason: string | null;
+  }>;
   openItems: OpenItem[];
 }
 
@@ -42,7 +60,11 @@ const KIND = new Map(MODEL_ROUTES.map((r) => [r.id, r.kind]));
 type Db = Pick<Database, 'query' | 'queryArrays'>;
 
 /** SHA-256 over the digests of a project's ledger entries of the month, in id order, and how many. */
-export async function monthDigest(db: Db, projectId: string, month: Month): Promise<{ digest: Buffer; entries: number }> {
+export async function monthDigest(
+  db: Db,
+  projectId: string,
+  month: Month,
+): Promise<{ digest: Buffer; entries: number }> {
   const rows = (await db.queryArrays(
     `SELECT ${ENTRY_COLUMNS} FROM ledger_entry e WHERE e.project_id = $1 AND e.effective_at >= $2 AND e.effective_at < $3 ORDER BY e.id`,
     [projectId, month.start, month.end],
@@ -78,7 +100,16 @@ export async function statementData(
      GROUP BY s.value, k.name, s.unit ORDER BY s.value COLLATE "C", s.unit`,
     [projectId, ...days],
   );
-  const entries = await db.query<{ id: string; kind: string; task_id: string | null; belongs_to: string | null; unit: Unit; amount: string; at: Date; reason: string | null }>(
+  const entries = await db.query<{
+    id: string;
+    kind: string;
+    task_id: string | null;
+    belongs_to: string | null;
+    unit: Unit;
+    amount: string;
+    at: Date;
+    reason: string | null;
+  }>(
     `SELECT id::text, kind::text, 'gw-' || task_id AS task_id, belongs_to::text, unit::text, amount::text, effective_at AS at, reason FROM ledger_entry
      WHERE project_id = $1 AND effective_at >= $2 AND effective_at < $3 AND (kind = 'adjustment' OR belongs_to IS NOT NULL) AND kind <> 'release'
      ORDER BY id`,
@@ -97,11 +128,27 @@ export async function statementData(
     totals: totals.rows,
     byModel: byModel.rows.map((r) => ({ ...r, kind: KIND.get(r.model) ?? '-' })),
     byKey: byKey.rows.map((r) => ({ ...r, key: r.key === '' ? '(none)' : r.key })),
-    adjustments: entries.rows.filter((e) => e.kind === 'adjustment' && e.belongs_to === null)
-      .map((e) => ({ entryId: e.id, at: e.at.toISOString(), unit: e.unit, amount: e.amount, reason: e.reason ?? '', taskId: e.task_id })),
-    priorPeriod: entries.rows.filter((e) => e.belongs_to !== null)
-      .map((e) => ({ entryId: e.id, kind: e.kind, taskId: e.task_id, belongsTo: e.belongs_to!.slice(0, 7), unit: e.unit, amount: e.amount, reason: e.reason })),
+    adjustments: entries.rows
+      .filter((e) => e.kind === 'adjustment' && e.belongs_to === null)
+      .map((e) => ({
+        entryId: e.id,
+        at: e.at.toISOString(),
+        unit: e.unit,
+        amount: e.amount,
+        reason: e.reason ?? '',
+        taskId: e.task_id,
+      })),
+    priorPeriod: entries.rows
+      .filter((e) => e.belongs_to !== null)
+      .map((e) => ({
+        entryId: e.id,
+        kind: e.kind,
+        taskId: e.task_id,
+        belongsTo: e.belongs_to!.slice(0, 7),
+        unit: e.unit,
+        amount: e.amount,
+        reason: e.reason,
+      })),
     openItems,
   };
 }
-

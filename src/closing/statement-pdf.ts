@@ -2,19 +2,28 @@
  * A statement as a PDF a finance person can read (pdfkit): the project, the month, when and by
  * whom it was closed, the totals per unit (credits and USD side by side, never added), then a
  * table per section, and the digest of the ledger it covers at the foot of every page. It is
- * rendered once, at close, and kept as bytes. Text uses DejaVu Sans when the system has it (any script), else Helvetica (Latin only).
+ * rendered once, at close, and kept as bytes. Text uses DejaVu Sans when the system has it (any script), else Helvetica
+ * (Latin only).
  */
 import { existsSync } from 'node:fs';
 import PDFDocument from 'pdfkit';
 import type { StatementData } from './statement-data.js';
 
-const FONT_PATHS = ['/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf'];
+const FONT_PATHS = [
+  '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf',
+  '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf',
+];
 const MARGIN = 50;
 
 type Column = { title: string; width: number; align?: 'left' | 'right' };
 
 export function statementPdf(s: StatementData): Promise<Buffer> {
-  const doc = new PDFDocument({ size: 'A4', margin: MARGIN, bufferPages: true, info: { Title: `Statement ${s.project.name} ${s.month}`, Author: 'spendgate', CreationDate: new Date(s.closedAt) } });
+  const doc = new PDFDocument({
+    size: 'A4',
+    margin: MARGIN,
+    bufferPages: true,
+    info: { Title: `Statement ${s.project.name} ${s.month}`, Author: 'spendgate', CreationDate: new Date(s.closedAt) },
+  });
   const [regular, bold] = FONT_PATHS.every((p) => existsSync(p)) ? FONT_PATHS : ['Helvetica', 'Helvetica-Bold'];
   const chunks: Buffer[] = [];
   doc.on('data', (c: Buffer) => chunks.push(c));
@@ -22,36 +31,121 @@ export function statementPdf(s: StatementData): Promise<Buffer> {
   const width = doc.page.width - 2 * MARGIN;
 
   doc.font(bold).fontSize(18).text(`Statement: ${s.project.name}`);
-  doc.font(regular).fontSize(11).text(`${monthName(s.month)} (UTC), closed ${s.closedAt.replace('T', ' ').slice(0, 19)} UTC by ${s.closedBy}${s.version > 1 ? `, version ${s.version} (after a reopening)` : ''}`);
+  doc
+    .font(regular)
+    .fontSize(11)
+    .text(
+      `${monthName(s.month)} (UTC), closed ${s.closedAt.replace('T', ' ').slice(0, 19)} UTC by ${s.closedBy}${s.version > 1 ? `, version ${s.version} (after a reopening)` : ''}`,
+    );
   doc.fontSize(8).fillColor('#555').text(`project ${s.project.id}`).fillColor('black').moveDown();
 
   section(doc, bold, 'Totals per unit (credits and USD are never added together)');
-  table(doc, regular, bold, [{ title: 'Unit', width: 120 }, { title: 'Amount', width: 200, align: 'right' }, { title: 'Tasks', width: 80, align: 'right' }],
-    s.totals.map((t) => [t.unit, t.amount, String(t.tasks)]), 'No spend in this month.');
+  table(
+    doc,
+    regular,
+    bold,
+    [
+      { title: 'Unit', width: 120 },
+      { title: 'Amount', width: 200, align: 'right' },
+      { title: 'Tasks', width: 80, align: 'right' },
+    ],
+    s.totals.map((t) => [t.unit, t.amount, String(t.tasks)]),
+    'No spend in this month.',
+  );
   section(doc, bold, 'By model');
-  table(doc, regular, bold, [{ title: 'Model', width: 170 }, { title: 'Kind', width: 60 }, { title: 'Unit', width: 70 }, { title: 'Amount', width: 130, align: 'right' }, { title: 'Tasks', width: 60, align: 'right' }],
-    s.byModel.map((m) => [m.model, m.kind, m.unit, m.amount, String(m.tasks)]), 'No spend in this month.');
+  table(
+    doc,
+    regular,
+    bold,
+    [
+      { title: 'Model', width: 170 },
+      { title: 'Kind', width: 60 },
+      { title: 'Unit', width: 70 },
+      { title: 'Amount', width: 130, align: 'right' },
+      { title: 'Tasks', width: 60, align: 'right' },
+    ],
+    s.byModel.map((m) => [m.model, m.kind, m.unit, m.amount, String(m.tasks)]),
+    'No spend in this month.',
+  );
   section(doc, bold, 'By API key');
-  table(doc, regular, bold, [{ title: 'Key', width: 110 }, { title: 'Name', width: 130 }, { title: 'Unit', width: 70 }, { title: 'Amount', width: 120, align: 'right' }, { title: 'Tasks', width: 60, align: 'right' }],
-    s.byKey.map((k) => [k.key, k.name ?? '', k.unit, k.amount, String(k.tasks)]), 'No spend in this month.');
+  table(
+    doc,
+    regular,
+    bold,
+    [
+      { title: 'Key', width: 110 },
+      { title: 'Name', width: 130 },
+      { title: 'Unit', width: 70 },
+      { title: 'Amount', width: 120, align: 'right' },
+      { title: 'Tasks', width: 60, align: 'right' },
+    ],
+    s.byKey.map((k) => [k.key, k.name ?? '', k.unit, k.amount, String(k.tasks)]),
+    'No spend in this month.',
+  );
   section(doc, bold, 'Adjustments');
-  table(doc, regular, bold, [{ title: 'Entry', width: 60 }, { title: 'Reason', width: 250 }, { title: 'Unit', width: 60 }, { title: 'Amount', width: 120, align: 'right' }],
-    s.adjustments.map((a) => [a.entryId, `${a.reason}${a.taskId ? ` (task ${a.taskId})` : ''}`, a.unit, a.amount]), 'None.');
+  table(
+    doc,
+    regular,
+    bold,
+    [
+      { title: 'Entry', width: 60 },
+      { title: 'Reason', width: 250 },
+      { title: 'Unit', width: 60 },
+      { title: 'Amount', width: 120, align: 'right' },
+    ],
+    s.adjustments.map((a) => [a.entryId, `${a.reason}${a.taskId ? ` (task ${a.taskId})` : ''}`, a.unit, a.amount]),
+    'None.',
+  );
   section(doc, bold, 'Prior-period items received (movements of closed months, posted here)');
-  table(doc, regular, bold, [{ title: 'Task', width: 80 }, { title: 'Belongs to', width: 80 }, { title: 'Kind', width: 90 }, { title: 'Unit', width: 60 }, { title: 'Amount', width: 120, align: 'right' }],
-    s.priorPeriod.map((p) => [p.taskId ?? `entry ${p.entryId}`, p.belongsTo, p.kind, p.unit, p.amount]), 'None.');
+  table(
+    doc,
+    regular,
+    bold,
+    [
+      { title: 'Task', width: 80 },
+      { title: 'Belongs to', width: 80 },
+      { title: 'Kind', width: 90 },
+      { title: 'Unit', width: 60 },
+      { title: 'Amount', width: 120, align: 'right' },
+    ],
+    s.priorPeriod.map((p) => [p.taskId ?? `entry ${p.entryId}`, p.belongsTo, p.kind, p.unit, p.amount]),
+    'None.',
+  );
   section(doc, bold, 'Open at close: still held, carried to the next month (accrued estimates, not in the totals)');
-  table(doc, regular, bold, [{ title: 'Task', width: 80 }, { title: 'Model', width: 160 }, { title: 'Accepted (UTC)', width: 120 }, { title: 'Unit', width: 50 }, { title: 'Held', width: 90, align: 'right' }],
-    s.openItems.map((o) => [o.taskId, o.model, o.acceptedAt.replace('T', ' ').slice(0, 19), o.unit, o.hold]), 'None.');
+  table(
+    doc,
+    regular,
+    bold,
+    [
+      { title: 'Task', width: 80 },
+      { title: 'Model', width: 160 },
+      { title: 'Accepted (UTC)', width: 120 },
+      { title: 'Unit', width: 50 },
+      { title: 'Held', width: 90, align: 'right' },
+    ],
+    s.openItems.map((o) => [o.taskId, o.model, o.acceptedAt.replace('T', ' ').slice(0, 19), o.unit, o.hold]),
+    'None.',
+  );
 
-  const head = s.ledgerHead === undefined ? '' : ` · ledger head at close: ${s.ledgerHead ? `seal ${s.ledgerHead.seq} ${s.ledgerHead.hash}` : 'no seal yet'}`;
+  const head =
+    s.ledgerHead === undefined
+      ? ''
+      : ` · ledger head at close: ${s.ledgerHead ? `seal ${s.ledgerHead.seq} ${s.ledgerHead.hash}` : 'no seal yet'}`;
   const footer = `Ledger digest (SHA-256 over ${s.entries} entries of this project and month): ${s.ledgerDigest}${head}`;
   const range = doc.bufferedPageRange();
   for (let i = range.start; i < range.start + range.count; i++) {
     doc.switchToPage(i);
     doc.page.margins.bottom = 0; // the foot is below the content area: without this pdfkit would start a new page
-    doc.font(regular).fontSize(7).fillColor('#555').text(footer, MARGIN, doc.page.height - MARGIN + 10, { width, lineBreak: false });
-    doc.text(`page ${i + 1} of ${range.count}`, MARGIN, doc.page.height - MARGIN + 20, { width, align: 'right', lineBreak: false });
+    doc
+      .font(regular)
+      .fontSize(7)
+      .fillColor('#555')
+      .text(footer, MARGIN, doc.page.height - MARGIN + 10, { width, lineBreak: false });
+    doc.text(`page ${i + 1} of ${range.count}`, MARGIN, doc.page.height - MARGIN + 20, {
+      width,
+      align: 'right',
+      lineBreak: false,
+    });
   }
   doc.end();
   return done;
@@ -62,7 +156,14 @@ function section(doc: PDFKit.PDFDocument, bold: string, title: string): void {
   doc.moveDown(0.6).font(bold).fontSize(12).fillColor('black').text(title, MARGIN).moveDown(0.3);
 }
 
-function table(doc: PDFKit.PDFDocument, regular: string, bold: string, columns: Column[], rows: string[][], empty: string): void {
+function table(
+  doc: PDFKit.PDFDocument,
+  regular: string,
+  bold: string,
+  columns: Column[],
+  rows: string[][],
+  empty: string,
+): void {
   const line = (cells: string[], font: string) => {
     if (doc.y > doc.page.height - MARGIN - 30) doc.addPage();
     const y = doc.y;
@@ -82,8 +183,15 @@ function table(doc: PDFKit.PDFDocument, regular: string, bold: string, columns: 
     doc.font(regular).fontSize(9).fillColor('#555').text(empty, MARGIN).fillColor('black');
     return;
   }
-  line(columns.map((c) => c.title), bold);
-  doc.moveTo(MARGIN, doc.y).lineTo(MARGIN + columns.reduce((w, c) => w + c.width, 0), doc.y).strokeColor('#999').stroke();
+  line(
+    columns.map((c) => c.title),
+    bold,
+  );
+  doc
+    .moveTo(MARGIN, doc.y)
+    .lineTo(MARGIN + columns.reduce((w, c) => w + c.width, 0), doc.y)
+    .strokeColor('#999')
+    .stroke();
   doc.y += 2;
   for (const row of rows) line(row, regular);
 }

@@ -20,7 +20,13 @@ export class StatementsController {
   ) {}
 
   @Get(':projectId/:file')
-  async file(@Req() request: FastifyRequest, @Param('projectId') projectId: string, @Param('file') file: string, @Query('version') version: string | undefined, @Res() reply: FastifyReply) {
+  async file(
+    @Req() request: FastifyRequest,
+    @Param('projectId') projectId: string,
+    @Param('file') file: string,
+    @Query('version') version: string | undefined,
+    @Res() reply: FastifyReply,
+  ) {
     const who = await this.callers.of(request);
     requireUuid('projectId', projectId);
     const match = /^(\d{4}-\d{2})\.(csv|pdf)$/.exec(file);
@@ -28,9 +34,18 @@ export class StatementsController {
     requireAccess(who, 'read', projectId, 'statement');
     const month = parseMonth('month', match[1]!);
     const kind = match[2] as 'csv' | 'pdf';
-    if (version !== undefined && !/^[1-9]\d{0,3}$/.test(version)) throw ApiError.badRequest('version: a version number (1 is the first close)');
-    const body = await this.statements.file(projectId, month, kind, version === undefined ? undefined : Number(version));
-    if (body === undefined) throw ApiError.notFound(`no statement of ${month.label} for this project: the month is not closed, or the project had no activity in it`);
+    if (version !== undefined && !/^[1-9]\d{0,3}$/.test(version))
+      throw ApiError.badRequest('version: a version number (1 is the first close)');
+    const body = await this.statements.file(
+      projectId,
+      month,
+      kind,
+      version === undefined ? undefined : Number(version),
+    );
+    if (body === undefined)
+      throw ApiError.notFound(
+        `no statement of ${month.label} for this project: the month is not closed, or the project had no activity in it`,
+      );
     void reply
       .header('content-type', kind === 'csv' ? 'text/csv; charset=utf-8' : 'application/pdf')
       .header('content-disposition', `attachment; filename="statement-${month.label}-${projectId.slice(0, 8)}.${kind}"`)

@@ -39,7 +39,12 @@ export class StatementsService {
   }
 
   /** The file as kept: the current version, or `version` (1 for the first close). */
-  async file(projectId: string, month: Month, kind: 'csv' | 'pdf', version?: number): Promise<string | Buffer | undefined> {
+  async file(
+    projectId: string,
+    month: Month,
+    kind: 'csv' | 'pdf',
+    version?: number,
+  ): Promise<string | Buffer | undefined> {
     const { rows } = await this.db.query<{ csv: string; pdf: Buffer }>(
       `SELECT s.csv, s.pdf FROM statement s JOIN month_close c ON c.id = s.close_id
        WHERE s.project_id = $1 AND s.month = $2::date AND ($3::int IS NULL AND c.reopened_at IS NULL OR ($3::int IS NOT NULL AND (s.body->>'version')::int = $3))

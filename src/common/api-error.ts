@@ -19,7 +19,9 @@ export class ApiError extends Error {
   }
 
   toBody(): ErrorBody {
-    return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
+    return this.details
+      ? { code: this.code, message: this.message, details: this.details }
+      : { code: this.code, message: this.message };
   }
 
   static badRequest(message: string, details?: Record<string, unknown>): ApiError {
@@ -55,7 +57,11 @@ export class ApiError extends Error {
 }
 
 /** Maps Fastify's own errors (body parsing, size, content type) to the refusal shape. */
-export function fromFastifyError(error: { code?: string; statusCode?: number; message?: string }): ApiError | undefined {
+export function fromFastifyError(error: {
+  code?: string;
+  statusCode?: number;
+  message?: string;
+}): ApiError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 4130, 'request body is too large');
@@ -65,7 +71,9 @@ export function fromFastifyError(error: { code?: string; statusCode?: number; me
       return new ApiError(414, 4140, 'the request path is too long');
     case 'FST_CSRF_INVALID_TOKEN':
     case 'FST_CSRF_MISSING_SECRET':
-      return ApiError.forbidden("the console's CSRF proof (x-csrf-token) is missing or wrong: reload the console, or use a bearer token");
+      return ApiError.forbidden(
+        "the console's CSRF proof (x-csrf-token) is missing or wrong: reload the console, or use a bearer token",
+      );
     case 'FST_ERR_BAD_URL':
       return ApiError.badRequest('path: is not a valid URL');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

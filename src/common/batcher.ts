@@ -8,7 +8,10 @@
  * in all of them together (a lane looks again at its next push or finished batch).
  */
 export interface Pipeline {
-  /** A second batch goes only when at least this many items wait; twice as many, with none in flight, go out as two halves. */
+  /**
+   * A second batch goes only when at least this many items wait; twice as many, with none in flight, go out as two
+   * halves.
+   */
   from: number;
   slots: { inFlight: number; readonly max: number };
 }
@@ -67,7 +70,13 @@ export class Batcher<I, O> {
   /** With nothing in flight, a large enough burst goes out as two halves if a second batch may go. */
   private takesHalf(): boolean {
     const p = this.pipeline;
-    return !!p && this.inFlight === 0 && this.maxInFlight > 1 && this.queue.length >= 2 * p.from && p.slots.inFlight + 2 <= p.slots.max;
+    return (
+      !!p &&
+      this.inFlight === 0 &&
+      this.maxInFlight > 1 &&
+      this.queue.length >= 2 * p.from &&
+      p.slots.inFlight + 2 <= p.slots.max
+    );
   }
 
   private schedule(): void {

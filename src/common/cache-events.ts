@@ -8,7 +8,8 @@
  */
 import { Injectable } from '@nestjs/common';
 
-export type CacheEvent = { kind: 'price-book' } | { kind: 'project-policies'; projectId: string } | { kind: 'api-keys' };
+export type CacheEvent =
+  { kind: 'price-book' } | { kind: 'project-policies'; projectId: string } | { kind: 'api-keys' };
 
 type Listener = (event: CacheEvent) => void | Promise<void>;
 

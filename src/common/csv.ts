@@ -13,7 +13,8 @@ const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/;
 export function csvCell(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '';
   let text = String(value);
-  if (typeof value !== 'number' && text.length > 1 && FORMULA_START.test(text) && !PLAIN_NUMBER.test(text)) text = `'${text}`;
+  if (typeof value !== 'number' && text.length > 1 && FORMULA_START.test(text) && !PLAIN_NUMBER.test(text))
+    text = `'${text}`;
   return /[",\n\r]/.test(text) || text.startsWith("'") ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

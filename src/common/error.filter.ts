@@ -5,9 +5,19 @@ import { GraphQLError } from 'graphql';
 import { ApiError, fromFastifyError } from './api-error.js';
 
 /** GraphQL's name for each HTTP status a refusal can have: the one table both directions read. */
-const GRAPHQL_CODES = { 400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 429: 'TOO_MANY_REQUESTS', 503: 'SERVICE_UNAVAILABLE' } as const;
+const GRAPHQL_CODES = {
+  400: 'BAD_USER_INPUT',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  429: 'TOO_MANY_REQUESTS',
+  503: 'SERVICE_UNAVAILABLE',
+} as const;
 export type GraphqlCode = (typeof GRAPHQL_CODES)[keyof typeof GRAPHQL_CODES];
-const STATUS_OF = Object.fromEntries(Object.entries(GRAPHQL_CODES).map(([status, code]) => [code, Number(status)])) as Record<GraphqlCode, number>;
+const STATUS_OF = Object.fromEntries(
+  Object.entries(GRAPHQL_CODES).map(([status, code]) => [code, Number(status)]),
+) as Record<GraphqlCode, number>;
 
 /** A refusal as a GraphQL error: the same message, its GraphQL code and HTTP status, and any details. */
 export function graphqlError(message: string, status: number, details?: unknown): GraphQLError {
@@ -16,8 +26,16 @@ export function graphqlError(message: string, status: number, details?: unknown)
 }
 
 /** A refusal met before GraphQL ran (a body parser's, the CSRF check's) as GraphQL's answer shape. */
-export function graphqlRefusalBody(error: ApiError): { data: null; errors: Array<{ message: string; extensions: Record<string, unknown> }> } {
-  return { data: null, errors: [{ message: error.message, extensions: graphqlError(error.message, error.status, error.details).extensions }] };
+export function graphqlRefusalBody(error: ApiError): {
+  data: null;
+  errors: Array<{ message: string; extensions: Record<string, unknown> }>;
+} {
+  return {
+    data: null,
+    errors: [
+      { message: error.message, extensions: graphqlError(error.message, error.status, error.details).extensions },
+    ],
+  };
 }
 
 /** The same, named by its GraphQL code (resolvers that refuse on their own). */
@@ -34,7 +52,12 @@ export class ErrorFilter implements ExceptionFilter {
       // GraphQL: the same refusal, as a GraphQL error with a code and the same details. A lost
       // database (the primary's or the reports replica's) is said so, not as the driver's error
       // (which names internal addresses).
-      const error = exception instanceof ApiError ? exception : isDatabaseUnavailable(exception) ? databaseUnavailable() : undefined;
+      const error =
+        exception instanceof ApiError
+          ? exception
+          : isDatabaseUnavailable(exception)
+            ? databaseUnavailable()
+            : undefined;
       if (error) {
         throw graphqlError(error.message, error.status, error.details);
       }
@@ -68,13 +91,26 @@ export function toApiError(exception: unknown): ApiError {
 // submission path says what happened to its own request where it knows (gateway.service.ts).
 const databaseUnavailable = () => ApiError.serviceUnavailable('the database is unavailable; retry shortly');
 
-const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+const DB_DOWN_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
 
 /** A lost or refused database connection (a restart, a failover), as opposed to a bad query. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; message?: string; cause?: unknown } | undefined;
   if (!e) return false;
   if (e.code && DB_DOWN_CODES.has(e.code)) return true;
-  if (/Connection terminated|connection timeout|Client has encountered a connection error/i.test(e.message ?? '')) return true;
+  if (/Connection terminated|connection timeout|Client has encountered a connection error/i.test(e.message ?? ''))
+    return true;
   return e.cause ? isDatabaseUnavailable(e.cause) : false;
 }

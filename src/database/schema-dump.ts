@@ -21,26 +21,36 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
   const q: Query = async (sql) => (await client.query(sql)).rows;
   const sections: string[] = [HEADER];
   const section = (title: string, items: string[]) => {
-    if (items.length) sections.push(`-- ${'='.repeat(94)}\n-- ${title}\n-- ${'='.repeat(94)}\n\n${items.join('\n\n')}\n`);
+    if (items.length)
+      sections.push(`-- ${'='.repeat(94)}\n-- ${title}\n-- ${'='.repeat(94)}\n\n${items.join('\n\n')}\n`);
   };
 
   const enums = await q<{ name: string; labels: string[] }>(`
     SELECT t.typname AS name, array_agg(e.enumlabel::text ORDER BY e.enumsortorder) AS labels
     FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid JOIN pg_namespace n ON n.oid = t.typnamespace
     WHERE n.nspname = 'public' GROUP BY t.typname ORDER BY t.typname`);
-  section('Enums', enums.map((e) => `CREATE TYPE "${e.name}" AS ENUM (${e.labels.map((l) => `'${l}'`).join(', ')});`));
+  section(
+    'Enums',
+    enums.map((e) => `CREATE TYPE "${e.name}" AS ENUM (${e.labels.map((l) => `'${l}'`).join(', ')});`),
+  );
 
   const composites = await q<{ name: string; attrs: string[] }>(`
     SELECT t.typname AS name, array_agg(format('%I %s', a.attname, format_type(a.atttypid, a.atttypmod)) ORDER BY a.attnum) AS attrs
     FROM pg_type t JOIN pg_class c ON c.oid = t.typrelid AND c.relkind = 'c' JOIN pg_namespace n ON n.oid = t.typnamespace
     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
     WHERE n.nspname = 'public' GROUP BY t.typname ORDER BY t.typname`);
-  section('Composite types', composites.map((c) => `CREATE TYPE ${c.name} AS (\n  ${c.attrs.join(',\n  ')}\n);`));
+  section(
+    'Composite types',
+    composites.map((c) => `CREATE TYPE ${c.name} AS (\n  ${c.attrs.join(',\n  ')}\n);`),
+  );
 
   const sequences = await q<{ name: string }>(`
     SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = 'public' AND c.relkind = 'S' ORDER BY c.relname`);
-  section('Sequences', sequences.map((s) => `CREATE SEQUENCE ${s.name};`));
+  section(
+    'Sequences',
+    sequences.map((s) => `CREATE SEQUENCE ${s.name};`),
+  );
 
   const tables = await q<{ name: string }>(`
     SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -62,7 +72,10 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
   section(
     'Tables',
     tables.map((t) => {
-      const lines = [...columns.filter((c) => c.table === t.name), ...constraints.filter((c) => c.table === t.name)].map((c) => c.line);
+      const lines = [
+        ...columns.filter((c) => c.table === t.name),
+        ...constraints.filter((c) => c.table === t.name),
+      ].map((c) => c.line);
       return `CREATE TABLE ${t.name} (\n  ${lines.join(',\n  ')}\n);`;
     }),
   );
@@ -74,12 +87,18 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
     WHERE n.nspname = 'public' AND tc.relname <> '_prisma_migrations'
       AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.contype IN ('p', 'u', 'x'))
     ORDER BY tc.relname, ic.relname`);
-  section('Indexes (beyond primary keys and unique constraints)', indexes.map((i) => `${i.def};`));
+  section(
+    'Indexes (beyond primary keys and unique constraints)',
+    indexes.map((i) => `${i.def};`),
+  );
 
   const views = await q<{ name: string; def: string }>(`
     SELECT c.relname AS name, pg_get_viewdef(c.oid, true) AS def FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = 'public' AND c.relkind = 'v' ORDER BY c.relname`);
-  section('Views', views.map((v) => `CREATE VIEW ${v.name} AS\n${v.def.trimEnd()}`));
+  section(
+    'Views',
+    views.map((v) => `CREATE VIEW ${v.name} AS\n${v.def.trimEnd()}`),
+  );
 
   // Each with its why (COMMENT ON FUNCTION, from its file in prisma/functions).
   const functions = await q<{ def: string; comment: string | null }>(`
@@ -87,13 +106,19 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
            format('COMMENT ON FUNCTION public.%s(%s) IS %L;', p.proname, pg_get_function_identity_arguments(p.oid), obj_description(p.oid, 'pg_proc')) AS comment
     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
     WHERE n.nspname = 'public' AND p.prokind = 'f' ORDER BY p.proname, pg_get_function_identity_arguments(p.oid)`);
-  section('Functions (their current bodies)', functions.map((f) => `${f.def.trimEnd()};${f.comment ? `\n\n${f.comment}` : ''}`));
+  section(
+    'Functions (their current bodies)',
+    functions.map((f) => `${f.def.trimEnd()};${f.comment ? `\n\n${f.comment}` : ''}`),
+  );
 
   const triggers = await q<{ def: string }>(`
     SELECT pg_get_triggerdef(t.oid, true) AS def FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
     JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = 'public' AND NOT t.tgisinternal ORDER BY c.relname, t.tgname`);
-  section('Triggers', triggers.map((t) => `${t.def};`));
+  section(
+    'Triggers',
+    triggers.map((t) => `${t.def};`),
+  );
 
   return sections.join('\n');
 }

@@ -6,7 +6,8 @@
  * (1.4826 × MAD). A scope needs a baseline first: spend in at least MIN_ACTIVE_DAYS of those hours,
  * so a new key or user is not an anomaly by being new. Only scopes over the floor this hour, and
  * over the multiple of the lesser of the same hour yesterday and a week ago, get the full baseline
- * (a spike that recurs at the same hour is a habit, not an anomaly), at most MAX_CANDIDATES of them. Each hour is evaluated once (the
+ * (a spike that recurs at the same hour is a habit, not an anomaly), at most MAX_CANDIDATES of them. Each hour is
+ * evaluated once (the
  * anomaly_hour row, claimed in the same transaction) and each event is once per scope and hour
  * (the outbox's cause), however many instances evaluate.
  */
@@ -89,13 +90,22 @@ export const ANOMALY_SQL = `WITH over AS (
  * Evaluates `hour` once: claims it (anomaly_hour), emits one spend.anomaly per anomalous scope,
  * records how long it took. Returns null when another instance has evaluated it.
  */
-export async function evaluateHour(db: Database, hour: Date, s: AnomalySettings): Promise<{ scopes: number; anomalies: Anomaly[]; millis: number } | null> {
+export async function evaluateHour(
+  db: Database,
+  hour: Date,
+  s: AnomalySettings,
+): Promise<{ scopes: number; anomalies: Anomaly[]; millis: number } | null> {
   return db.transaction(async (tx) => {
-    const claimed = await tx.query(`INSERT INTO anomaly_hour (hour, scopes, anomalies, millis) VALUES ($1, 0, 0, 0) ON CONFLICT (hour) DO NOTHING RETURNING hour`, [hour]);
+    const claimed = await tx.query(
+      `INSERT INTO anomaly_hour (hour, scopes, anomalies, millis) VALUES ($1, 0, 0, 0) ON CONFLICT (hour) DO NOTHING RETURNING hour`,
+      [hour],
+    );
     if (claimed.rowCount === 0) return null;
     const started = performance.now();
     const anomalies = await anomaliesOf(db, hour, s);
-    const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM spend_hourly WHERE hour = $1', [hour]);
+    const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM spend_hourly WHERE hour = $1', [
+      hour,
+    ]);
     for (const a of anomalies) {
       const data = {
         project: { id: a.projectId, name: a.projectName },
@@ -106,10 +116,19 @@ export async function evaluateHour(db: Database, hour: Date, s: AnomalySettings)
         baseline: { median: a.median, mad: a.mad, days: BASELINE_DAYS },
         multiple: a.multiple,
       };
-      await tx.query(`SELECT spendgate_emit('spend.anomaly', $1, $2, $3::jsonb)`, [a.projectId, `anomaly:${a.dimension}:${a.projectId}:${a.value}:${a.unit}:${hour.toISOString()}`, JSON.stringify(data)]);
+      await tx.query(`SELECT spendgate_emit('spend.anomaly', $1, $2, $3::jsonb)`, [
+        a.projectId,
+        `anomaly:${a.dimension}:${a.projectId}:${a.value}:${a.unit}:${hour.toISOString()}`,
+        JSON.stringify(data),
+      ]);
     }
     const millis = Math.round(performance.now() - started);
-    await tx.query('UPDATE anomaly_hour SET scopes = $2, anomalies = $3, millis = $4 WHERE hour = $1', [hour, rows[0]!.n, anomalies.length, millis]);
+    await tx.query('UPDATE anomaly_hour SET scopes = $2, anomalies = $3, millis = $4 WHERE hour = $1', [
+      hour,
+      rows[0]!.n,
+      anomalies.length,
+      millis,
+    ]);
     return { scopes: rows[0]!.n, anomalies, millis };
   });
 }

@@ -20,7 +20,17 @@ export interface Digest {
   projects: Array<{ id: string; name: string; totals: Array<{ unit: Unit; amount: string; tasks: number }> }>;
   topKeys: Array<{ key: string; name: string | null; unit: Unit; amount: string }>;
   topUsers: Array<{ project: string; user: string; unit: Unit; amount: string }>;
-  budgetsAtRisk: Array<{ project: string; budgetId: string; scope: string; scopeValue: string | null; unit: Unit; period: string; limit: string; forecastSpend: string; runsOutAt: string | null }>;
+  budgetsAtRisk: Array<{
+    project: string;
+    budgetId: string;
+    scope: string;
+    scopeValue: string | null;
+    unit: Unit;
+    period: string;
+    limit: string;
+    forecastSpend: string;
+    runsOutAt: string | null;
+  }>;
 }
 
 /** The Monday 00:00 UTC that starts the week holding `at`. */
@@ -42,7 +52,15 @@ export async function buildDigest(db: Database, from: Date, to: Date, now: Date 
   }
   const topKeys: Digest['topKeys'] = [];
   for (const unit of ['USD', 'CREDITS'] as const) {
-    for (const r of await spendReport(db, { from, to, groupBy: ['apiKey'], unit, orderBy: 'amount', first: TOP, measures: [] })) {
+    for (const r of await spendReport(db, {
+      from,
+      to,
+      groupBy: ['apiKey'],
+      unit,
+      orderBy: 'amount',
+      first: TOP,
+      measures: [],
+    })) {
       topKeys.push({ key: r.keys[0]!, name: r.apiKeyName ?? null, unit, amount: r.amount });
     }
   }
@@ -53,11 +71,30 @@ export async function buildDigest(db: Database, from: Date, to: Date, now: Date 
      GROUP BY p.name, h.value, h.unit ORDER BY h.unit, sum(h.amount) DESC, p.name, h.value LIMIT ${TOP * 2}`,
     [from, to],
   );
-  return { week: { from: from.toISOString(), to: to.toISOString() }, projects: [...projects.values()], topKeys, topUsers, budgetsAtRisk: await budgetsAtRisk(db, now) };
+  return {
+    week: { from: from.toISOString(), to: to.toISOString() },
+    projects: [...projects.values()],
+    topKeys,
+    topUsers,
+    budgetsAtRisk: await budgetsAtRisk(db, now),
+  };
 }
 
 async function budgetsAtRisk(db: Database, now: Date): Promise<Digest['budgetsAtRisk']> {
-  const { rows } = await db.query<{ id: string; project_id: string; project: string; scope: string; scope_value: string | null; unit: Unit; period: string; lim: string; period_start: Date; period_end: Date; spent: string; held: string }>(
+  const { rows } = await db.query<{
+    id: string;
+    project_id: string;
+    project: string;
+    scope: string;
+    scope_value: string | null;
+    unit: Unit;
+    period: string;
+    lim: string;
+    period_start: Date;
+    period_end: Date;
+    spent: string;
+    held: string;
+  }>(
     `SELECT b.id, b.project_id::text, p.name AS project, b.scope::text, coalesce(b.scope_value, k.prefix) AS scope_value, b.unit::text, b.period::text,
             b."limit"::text AS lim, w.period_start, w.period_end, l.spent::text, l.held::text
      FROM budget b JOIN project p ON p.id = b.project_id LEFT JOIN api_key k ON k.id = b.scope_key_id
@@ -70,10 +107,26 @@ async function budgetsAtRisk(db: Database, now: Date): Promise<Digest['budgetsAt
   for (const r of rows) {
     const f = await forecastFrom(db, {
       scope: scopeOf({ scope: r.scope, projectId: r.project_id, scopeValue: r.scope_value }, null),
-      unit: r.unit, periodStart: r.period_start, periodEnd: r.period_end, spent: dec(r.spent), held: dec(r.held), limit: dec(r.lim), now,
+      unit: r.unit,
+      periodStart: r.period_start,
+      periodEnd: r.period_end,
+      spent: dec(r.spent),
+      held: dec(r.held),
+      limit: dec(r.lim),
+      now,
     });
     if (f?.forecastSpend && f.forecastSpend.gt(dec(r.lim))) {
-      out.push({ project: r.project, budgetId: r.id, scope: r.scope, scopeValue: r.scope_value, unit: r.unit, period: r.period, limit: r.lim, forecastSpend: f.forecastSpend.toDecimalPlaces(6).toFixed(), runsOutAt: f.runsOutAt?.toISOString() ?? null });
+      out.push({
+        project: r.project,
+        budgetId: r.id,
+        scope: r.scope,
+        scopeValue: r.scope_value,
+        unit: r.unit,
+        period: r.period,
+        limit: r.lim,
+        forecastSpend: f.forecastSpend.toDecimalPlaces(6).toFixed(),
+        runsOutAt: f.runsOutAt?.toISOString() ?? null,
+      });
     }
   }
   return out;

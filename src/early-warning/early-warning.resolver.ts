@@ -22,12 +22,13 @@ export class BudgetAtRisk {
   @Field() period!: string;
   @Field(() => DecimalValue) limit!: string;
   @Field(() => DecimalValue) used!: string;
-  @Field(() => DecimalValue, { nullable: true, description: 'null when the budget has too little history to forecast' }) forecastSpend!: string | null;
+  @Field(() => DecimalValue, { nullable: true, description: 'null when the budget has too little history to forecast' })
+  forecastSpend!: string | null;
   @Field({ description: 'spent and held as a share of the limit, one decimal ("99.8")' }) usedPercent!: string;
   @Field(() => DateTimeScalar, { nullable: true }) runsOutAt!: Date | null;
 }
 
-@ObjectType({ description: 'an hour whose spend passed its scope\'s own baseline (a spend.anomaly event)' })
+@ObjectType({ description: "an hour whose spend passed its scope's own baseline (a spend.anomaly event)" })
 export class SpendAnomaly {
   @Field(() => ID) eventId!: string;
   @Field(() => ID) projectId!: string;
@@ -37,7 +38,7 @@ export class SpendAnomaly {
   @Field(() => DateTimeScalar) hour!: Date;
   @Field(() => UnitEnum) unit!: UnitEnum;
   @Field(() => DecimalValue) spend!: string;
-  @Field(() => DecimalValue, { description: "the median of the same hour over the last 14 days" }) baseline!: string;
+  @Field(() => DecimalValue, { description: 'the median of the same hour over the last 14 days' }) baseline!: string;
   @Field() multiple!: string;
 }
 
@@ -48,7 +49,10 @@ export class EarlyWarningResolver {
     private readonly callers: Callers,
   ) {}
 
-  @Query(() => [BudgetAtRisk], { description: 'budgets at 80 % of their limit or more, or whose forecast passes it this period; soonest to run out first, then the fullest' })
+  @Query(() => [BudgetAtRisk], {
+    description:
+      'budgets at 80 % of their limit or more, or whose forecast passes it this period; soonest to run out first, then the fullest',
+  })
   async budgetsAtRisk(@Context() ctx: CallContext) {
     return this.earlyWarning.budgetsAtRisk(scopeProjects(await this.callers.of(ctx), undefined));
   }

@@ -9,18 +9,46 @@ import { forecastFrom, scopeOf } from '../forecast/forecast-data.js';
 import { dec, type Unit } from '../pricing/money.js';
 
 export interface BudgetAtRiskView {
-  budgetId: string; projectId: string; projectName: string; scope: string; scopeValue: string | null; unit: Unit; period: string;
-  limit: string; used: string; forecastSpend: string | null; usedPercent: string; runsOutAt: Date | null;
+  budgetId: string;
+  projectId: string;
+  projectName: string;
+  scope: string;
+  scopeValue: string | null;
+  unit: Unit;
+  period: string;
+  limit: string;
+  used: string;
+  forecastSpend: string | null;
+  usedPercent: string;
+  runsOutAt: Date | null;
 }
 
 export interface SpendAnomalyView {
-  eventId: string; projectId: string; projectName: string; scope: string; scopeValue: string | null; hour: Date; unit: Unit;
-  spend: string; baseline: string; multiple: string;
+  eventId: string;
+  projectId: string;
+  projectName: string;
+  scope: string;
+  scopeValue: string | null;
+  hour: Date;
+  unit: Unit;
+  spend: string;
+  baseline: string;
+  multiple: string;
 }
 
 interface BudgetRow {
-  id: string; project_id: string; project: string; scope: string; scope_value: string | null; unit: Unit; period: string; lim: string;
-  period_start: Date; period_end: Date; spent: string; held: string;
+  id: string;
+  project_id: string;
+  project: string;
+  scope: string;
+  scope_value: string | null;
+  unit: Unit;
+  period: string;
+  lim: string;
+  period_start: Date;
+  period_end: Date;
+  spent: string;
+  held: string;
 }
 
 @Injectable()
@@ -44,19 +72,38 @@ export class EarlyWarningService {
     for (const r of rows) {
       const f = await forecastFrom(this.db, {
         scope: scopeOf({ scope: r.scope, projectId: r.project_id, scopeValue: r.scope_value }, null),
-        unit: r.unit, periodStart: r.period_start, periodEnd: r.period_end, spent: dec(r.spent), held: dec(r.held), limit: dec(r.lim), now,
+        unit: r.unit,
+        periodStart: r.period_start,
+        periodEnd: r.period_end,
+        spent: dec(r.spent),
+        held: dec(r.held),
+        limit: dec(r.lim),
+        now,
       });
       const used = dec(r.spent).plus(dec(r.held));
       const limit = dec(r.lim);
       const passes = !!f?.forecastSpend && f.forecastSpend.gt(limit);
       if (!passes && !(limit.gt(0) && used.gte(limit.times('0.8')))) continue;
       out.push({
-        budgetId: r.id, projectId: r.project_id, projectName: r.project, scope: r.scope, scopeValue: r.scope_value, unit: r.unit, period: r.period, limit: r.lim,
-        used: used.toFixed(), usedPercent: limit.gt(0) ? used.div(limit).times(100).toDecimalPlaces(1, 1).toFixed(1) : '100.0',
-        forecastSpend: f?.forecastSpend ? f.forecastSpend.toDecimalPlaces(6).toFixed() : null, runsOutAt: f?.runsOutAt ?? null,
+        budgetId: r.id,
+        projectId: r.project_id,
+        projectName: r.project,
+        scope: r.scope,
+        scopeValue: r.scope_value,
+        unit: r.unit,
+        period: r.period,
+        limit: r.lim,
+        used: used.toFixed(),
+        usedPercent: limit.gt(0) ? used.div(limit).times(100).toDecimalPlaces(1, 1).toFixed(1) : '100.0',
+        forecastSpend: f?.forecastSpend ? f.forecastSpend.toDecimalPlaces(6).toFixed() : null,
+        runsOutAt: f?.runsOutAt ?? null,
       });
     }
-    return out.sort((a, b) => (a.runsOutAt?.getTime() ?? Infinity) - (b.runsOutAt?.getTime() ?? Infinity) || dec(b.usedPercent).comparedTo(dec(a.usedPercent)));
+    return out.sort(
+      (a, b) =>
+        (a.runsOutAt?.getTime() ?? Infinity) - (b.runsOutAt?.getTime() ?? Infinity) ||
+        dec(b.usedPercent).comparedTo(dec(a.usedPercent)),
+    );
   }
 
   /** Newest first. */
@@ -66,8 +113,31 @@ export class EarlyWarningService {
       [projects ?? null, first],
     );
     return rows.map((r) => {
-      const d = (JSON.parse(r.payload) as { data: { project: { id: string; name: string }; scope: { kind: string; value: string | null }; hour: string; unit: Unit; spend: string; baseline: { median: string }; multiple: string } }).data;
-      return { eventId: r.id, projectId: d.project.id, projectName: d.project.name, scope: d.scope.kind, scopeValue: d.scope.value, hour: new Date(d.hour), unit: d.unit, spend: d.spend, baseline: d.baseline.median, multiple: d.multiple };
+      const d = (
+        JSON.parse(r.payload) as {
+          data: {
+            project: { id: string; name: string };
+            scope: { kind: string; value: string | null };
+            hour: string;
+            unit: Unit;
+            spend: string;
+            baseline: { median: string };
+            multiple: string;
+          };
+        }
+      ).data;
+      return {
+        eventId: r.id,
+        projectId: d.project.id,
+        projectName: d.project.name,
+        scope: d.scope.kind,
+        scopeValue: d.scope.value,
+        hour: new Date(d.hour),
+        unit: d.unit,
+        spend: d.spend,
+        baseline: d.baseline.median,
+        multiple: d.multiple,
+      };
     });
   }
 }

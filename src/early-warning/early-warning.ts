@@ -15,7 +15,10 @@ const HOUR = 3_600_000;
 /** After a pause, at most this many past hours are evaluated (older spikes are history, not news). */
 const CATCH_UP_HOURS = 6;
 
-export type EarlyWarningSettings = Pick<Config, 'ANOMALY_MULTIPLE' | 'ANOMALY_FLOOR_USD' | 'ANOMALY_FLOOR_CREDITS' | 'ANOMALY_GRACE_MS'>;
+export type EarlyWarningSettings = Pick<
+  Config,
+  'ANOMALY_MULTIPLE' | 'ANOMALY_FLOOR_USD' | 'ANOMALY_FLOOR_CREDITS' | 'ANOMALY_GRACE_MS'
+>;
 
 export class EarlyWarning {
   constructor(
@@ -24,10 +27,16 @@ export class EarlyWarning {
   ) {}
 
   get anomalySettings(): AnomalySettings {
-    return { multiple: this.settings.ANOMALY_MULTIPLE, floorUsd: this.settings.ANOMALY_FLOOR_USD, floorCredits: this.settings.ANOMALY_FLOOR_CREDITS };
+    return {
+      multiple: this.settings.ANOMALY_MULTIPLE,
+      floorUsd: this.settings.ANOMALY_FLOOR_USD,
+      floorCredits: this.settings.ANOMALY_FLOOR_CREDITS,
+    };
   }
 
-  async round(now: Date = new Date()): Promise<{ hours: number; anomalies: number; forecasts: number; digest: boolean }> {
+  async round(
+    now: Date = new Date(),
+  ): Promise<{ hours: number; anomalies: number; forecasts: number; digest: boolean }> {
     let hours = 0;
     let anomalies = 0;
     // The last hour that has ended at least the grace ago, and the ones before it not yet evaluated.

@@ -69,9 +69,18 @@ export async function forecastAlerts(db: Database, now: Date = new Date()): Prom
     const data = {
       project: { id: r.project_id, name: r.project_name },
       budget: {
-        id: r.budget_id, scope: r.scope, scopeValue: r.scope === 'EACH_USER' ? null : r.scope_value, user: r.subject || null, unit: r.unit, period: r.period,
-        limit: r.lim, spent: r.spent, held: r.held, remaining: limit.minus(dec(r.spent)).minus(dec(r.held)).toFixed(),
-        periodStart: r.period_start.toISOString(), periodEnd: r.period_end.toISOString(),
+        id: r.budget_id,
+        scope: r.scope,
+        scopeValue: r.scope === 'EACH_USER' ? null : r.scope_value,
+        user: r.subject || null,
+        unit: r.unit,
+        period: r.period,
+        limit: r.lim,
+        spent: r.spent,
+        held: r.held,
+        remaining: limit.minus(dec(r.spent)).minus(dec(r.held)).toFixed(),
+        periodStart: r.period_start.toISOString(),
+        periodEnd: r.period_end.toISOString(),
       },
       forecastSpend: f.forecastSpend.toDecimalPlaces(6).toFixed(),
       runsOutAt: f.runsOutAt?.toISOString() ?? null,
@@ -79,7 +88,11 @@ export async function forecastAlerts(db: Database, now: Date = new Date()): Prom
     };
     const cause = `forecast:${r.budget_id}:${r.period_start.toISOString()}:${r.subject}`;
     // Once per budget, period and subject: the outbox keeps one event per cause.
-    await db.query(`SELECT spendgate_emit('budget.forecast_exceeded', $1, $2, $3::jsonb)`, [r.project_id, cause, JSON.stringify(data)]);
+    await db.query(`SELECT spendgate_emit('budget.forecast_exceeded', $1, $2, $3::jsonb)`, [
+      r.project_id,
+      cause,
+      JSON.stringify(data),
+    ]);
     over += 1;
   }
   return over;

@@ -11,7 +11,10 @@ import { forecast, PROFILE_WEEKS, type Forecast } from './forecast.js';
 export type HourlyScope = { dimension: 'project' | 'apiKey' | 'user'; projectId: string; value: string };
 
 /** The hourly scope of a budget (and, for EACH_USER, of one of its users); null for a tag. */
-export function scopeOf(b: { scope: string; projectId: string; scopeValue: string | null }, user: string | null): HourlyScope | null {
+export function scopeOf(
+  b: { scope: string; projectId: string; scopeValue: string | null },
+  user: string | null,
+): HourlyScope | null {
   switch (b.scope) {
     case 'PROJECT':
       return { dimension: 'project', projectId: b.projectId, value: '' };

@@ -17,13 +17,18 @@ export class ForecastResolver {
 
   @ResolveField(() => DecimalValue, {
     nullable: true,
-    description: "spend expected at the period's end: the same hours of recent weeks, scaled by the current level (docs/early-warning.md); null with too little history or for LIFETIME",
+    description:
+      "spend expected at the period's end: the same hours of recent weeks, scaled by the current level (docs/early-warning.md); null with too little history or for LIFETIME",
   })
   async forecastSpend(@Parent() b: Status): Promise<Decimal | null> {
-    return (await this.of(b))?.forecastSpend?.toDecimalPlaces(6) ?? null; // a forecast, not money owed: 6 places are plenty
+    // a forecast, not money owed: 6 places are plenty
+    return (await this.of(b))?.forecastSpend?.toDecimalPlaces(6) ?? null;
   }
 
-  @ResolveField(() => DateTimeScalar, { nullable: true, description: "when spent + held reaches the limit at the forecast's rate; null if not within the period" })
+  @ResolveField(() => DateTimeScalar, {
+    nullable: true,
+    description: "when spent + held reaches the limit at the forecast's rate; null if not within the period",
+  })
   async runsOutAt(@Parent() b: Status): Promise<Date | null> {
     return (await this.of(b))?.runsOutAt ?? null;
   }

@@ -19,17 +19,30 @@ import type { GatewayReply } from './gateway-reply.js';
  * is the vendor's task shape with our status, `gateway` says why.
  */
 export function recordAnswer(view: TaskRecordView): GatewayReply {
-  const data = { id: view.upstreamId, taskId: Number(view.upstreamTaskId), type: vendorTypeOf(view.kind), model: view.model, status: view.status };
+  const data = {
+    id: view.upstreamId,
+    taskId: Number(view.upstreamTaskId),
+    type: vendorTypeOf(view.kind),
+    model: view.model,
+    status: view.status,
+  };
   const gateway = {
     status: view.status,
     needsReview: view.needsReview,
-    reason: view.reviewReason ?? 'the vendor answered "not found" for this task; spendgate keeps its hold and polls it again',
+    reason:
+      view.reviewReason ?? 'the vendor answered "not found" for this task; spendgate keeps its hold and polls it again',
   };
   return { status: 200, contentType: 'application/json', body: JSON.stringify({ code: 1000, data, gateway }) };
 }
 
-/** The 402 of a hard budget: what the request would hold and what remains, or by how much the budget is already overrun. */
-export function budgetRefusal(held: Extract<HoldOutcome, { outcome: 'refused' }>, estimate: Money, hold: Money): ApiError {
+/**
+ * The 402 of a hard budget: what the request would hold and what remains, or by how much the budget is already overrun.
+ */
+export function budgetRefusal(
+  held: Extract<HoldOutcome, { outcome: 'refused' }>,
+  estimate: Money,
+  hold: Money,
+): ApiError {
   const unit = hold.unit;
   const remaining = held.remaining;
   const overrunBy = remaining.startsWith('-') ? remaining.slice(1) : undefined;
@@ -53,7 +66,9 @@ export function budgetRefusal(held: Extract<HoldOutcome, { outcome: 'refused' }>
   });
 }
 
-/** What a scoped budget counts, as a person reads it: "API key ab12…", "tag team=ml", "user u-7", "each user, here u-7". */
+/**
+ * What a scoped budget counts, as a person reads it: "API key ab12…", "tag team=ml", "user u-7", "each user, here u-7".
+ */
 function describeScope(held: Extract<HoldOutcome, { outcome: 'refused' }>): string {
   switch (held.scope) {
     case 'PROJECT':
@@ -71,16 +86,23 @@ function describeScope(held: Extract<HoldOutcome, { outcome: 'refused' }>): stri
 
 /** A repeated Idempotency-Key whose first request's outcome is unknown and was never answered. */
 export function unknownOutcome(taskId: string, why: string): ApiError {
-  return ApiError.gatewayTimeout(`${why} (task gw-${taskId}): its hold is kept for review and it is not sent to the vendor again`, {
-    gatewayTaskId: `gw-${taskId}`,
-  });
+  return ApiError.gatewayTimeout(
+    `${why} (task gw-${taskId}): its hold is kept for review and it is not sent to the vendor again`,
+    {
+      gatewayTaskId: `gw-${taskId}`,
+    },
+  );
 }
 
 /**
  * Same key + same body + same attribution means the same request (decisions §7): key order in the
  * body does not matter; a different end user or different tags make it a different request.
  */
-export function requestHash(endpoint: Endpoint, body: unknown, attribution: Attribution = { user: null, tags: [] }): string {
+export function requestHash(
+  endpoint: Endpoint,
+  body: unknown,
+  attribution: Attribution = { user: null, tags: [] },
+): string {
   const hash = createHash('sha256').update(endpoint).update('\n').update(canonical(body));
   if (attribution.user !== null || attribution.tags.length > 0) hash.update('\n').update(canonical(attribution));
   return hash.digest('hex');

@@ -21,21 +21,42 @@ export class GatewayController {
   ) {}
 
   @Post('chat/completions')
-  async chat(@Req() request: FastifyRequest, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
+  async chat(
+    @Req() request: FastifyRequest,
+    @Headers() headers: Record<string, string | undefined>,
+    @Body() body: unknown,
+    @Res() reply: FastifyReply,
+  ) {
     const ctx = await this.authenticate(request, headers);
     this.requireJson(headers);
-    send(reply, await this.gateway.submit('chat', ctx, body, idempotencyKey(headers), attributionOf(headers, ctx.tags)));
+    send(
+      reply,
+      await this.gateway.submit('chat', ctx, body, idempotencyKey(headers), attributionOf(headers, ctx.tags)),
+    );
   }
 
   @Post('generations')
-  async generations(@Req() request: FastifyRequest, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @Res() reply: FastifyReply) {
+  async generations(
+    @Req() request: FastifyRequest,
+    @Headers() headers: Record<string, string | undefined>,
+    @Body() body: unknown,
+    @Res() reply: FastifyReply,
+  ) {
     const ctx = await this.authenticate(request, headers);
     this.requireJson(headers);
-    send(reply, await this.gateway.submit('generations', ctx, body, idempotencyKey(headers), attributionOf(headers, ctx.tags)));
+    send(
+      reply,
+      await this.gateway.submit('generations', ctx, body, idempotencyKey(headers), attributionOf(headers, ctx.tags)),
+    );
   }
 
   @Get('tasks/:taskId')
-  async task(@Req() request: FastifyRequest, @Headers() headers: Record<string, string | undefined>, @Param('taskId') taskId: string, @Res() reply: FastifyReply) {
+  async task(
+    @Req() request: FastifyRequest,
+    @Headers() headers: Record<string, string | undefined>,
+    @Param('taskId') taskId: string,
+    @Res() reply: FastifyReply,
+  ) {
     const ctx = await this.authenticate(request, headers);
     send(reply, await this.gateway.poll(ctx, taskId));
   }
@@ -47,12 +68,19 @@ export class GatewayController {
   }
 
   /** A good key is never slowed; a bad one costs its address a point (429 past the limit) and is audited. */
-  private async authenticate(request: FastifyRequest, headers: Record<string, string | undefined>): Promise<KeyContext> {
+  private async authenticate(
+    request: FastifyRequest,
+    headers: Record<string, string | undefined>,
+  ): Promise<KeyContext> {
     const key = bearer(headers.authorization);
     const ctx = await this.principals.authenticateKey(key);
     if (!ctx) {
       const client = { requestId: request.id, clientAddress: request.ip, userAgent: headers['user-agent'] ?? null };
-      throw await this.failures.failed(client, { action: 'auth.failed', presented: presented(key) }, ApiError.unauthorized());
+      throw await this.failures.failed(
+        client,
+        { action: 'auth.failed', presented: presented(key) },
+        ApiError.unauthorized(),
+      );
     }
     if (!this.limiter.take(ctx.apiKeyId)) throw ApiError.tooMany('rate limit for this API key exceeded; retry shortly');
     return ctx;

@@ -12,7 +12,11 @@ import { StreamRelayService } from './stream-relay.service.js';
     GatewayService,
     StreamRelayService,
     ExhaustionEvents,
-    { provide: RateLimiter, inject: [CONFIG], useFactory: (config: Config) => new RateLimiter(config.RATE_LIMIT_PER_SECOND) },
+    {
+      provide: RateLimiter,
+      inject: [CONFIG],
+      useFactory: (config: Config) => new RateLimiter(config.RATE_LIMIT_PER_SECOND),
+    },
   ],
 })
 export class GatewayModule {}

@@ -75,7 +75,13 @@ export class GatewayService implements OnApplicationShutdown {
     await this.landing.stop();
   }
 
-  async submit(endpoint: Endpoint, ctx: KeyContext, body: unknown, idempotencyKey?: string, attribution: Attribution = { user: null, tags: ctx.tags }): Promise<GatewayReply> {
+  async submit(
+    endpoint: Endpoint,
+    ctx: KeyContext,
+    body: unknown,
+    idempotencyKey?: string,
+    attribution: Attribution = { user: null, tags: ctx.tags },
+  ): Promise<GatewayReply> {
     const validation = validateSubmission(endpoint, body);
     if (!validation.ok) {
       const { problems } = validation;
@@ -107,15 +113,23 @@ export class GatewayService implements OnApplicationShutdown {
         this.exhaustion.record(held.budgetId, held.subject);
         throw budgetRefusal(held, estimate, hold);
       case 'conflict':
-        throw ApiError.conflict('Idempotency-Key was already used with a different request body (or other X-Spendgate-User or X-Spendgate-Tags)', { idempotencyKey });
+        throw ApiError.conflict(
+          'Idempotency-Key was already used with a different request body (or other X-Spendgate-User or X-Spendgate-Tags)',
+          { idempotencyKey },
+        );
       case 'in_progress':
-        throw ApiError.conflict('a request with this Idempotency-Key is still in progress; retry later', { idempotencyKey });
+        throw ApiError.conflict('a request with this Idempotency-Key is still in progress; retry later', {
+          idempotencyKey,
+        });
       case 'unknown':
         throw unknownOutcome(held.taskId, 'the first request with this Idempotency-Key has an unknown outcome');
       case 'replay':
         return { status: held.responseStatus ?? 200, contentType: 'application/json', body: held.responseBody };
       case 'stale_price':
-        throw ApiError.serviceUnavailable('the price book changed while this request was quoted; nothing was charged, retry', { priceBookVersion: held.inForce });
+        throw ApiError.serviceUnavailable(
+          'the price book changed while this request was quoted; nothing was charged, retry',
+          { priceBookVersion: held.inForce },
+        );
     }
 
     return this.forward(endpoint, held.taskId, requestJson);
@@ -127,11 +141,15 @@ export class GatewayService implements OnApplicationShutdown {
     const q = quote({ route, body }, book);
     if (q.exactness === 'UNPRICED' && policies.unpriced === 'block') {
       this.metrics.holds.inc({ outcome: 'unpriced_blocked' });
-      throw ApiError.paymentRequired(4021, `${q.warnings[0]}; this project blocks unpriced tasks (an operator can allow them or publish a price)`, {
-        model: route.id,
-        reason: q.warnings[0],
-        unpricedPolicy: 'block',
-      });
+      throw ApiError.paymentRequired(
+        4021,
+        `${q.warnings[0]}; this project blocks unpriced tasks (an operator can allow them or publish a price)`,
+        {
+          model: route.id,
+          reason: q.warnings[0],
+          unpricedPolicy: 'block',
+        },
+      );
     }
     // A chat estimate covers the most output the request allows; a project may hold more (§6).
     const estimate = Money.of(q.unit, q.amount);
@@ -139,7 +157,14 @@ export class GatewayService implements OnApplicationShutdown {
     return { quote: q, version: book.version, estimate, hold };
   }
 
-  private async holdFor(ctx: KeyContext, route: ModelRoute, priced: Priced, attribution: Attribution, idempotencyKey: string | undefined, hash: string | undefined): Promise<HoldOutcome> {
+  private async holdFor(
+    ctx: KeyContext,
+    route: ModelRoute,
+    priced: Priced,
+    attribution: Attribution,
+    idempotencyKey: string | undefined,
+    hash: string | undefined,
+  ): Promise<HoldOutcome> {
     const holdTimer = this.metrics.submissionStages.startTimer({ stage: 'hold' });
     let held: HoldOutcome;
     try {
@@ -158,7 +183,9 @@ export class GatewayService implements OnApplicationShutdown {
       });
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
-      throw ApiError.serviceUnavailable('the database is unavailable, so the request was not sent to the vendor; retry shortly');
+      throw ApiError.serviceUnavailable(
+        'the database is unavailable, so the request was not sent to the vendor; retry shortly',
+      );
     }
     this.metrics.holds.inc({ outcome: held.outcome });
     holdTimer();
@@ -177,7 +204,13 @@ export class GatewayService implements OnApplicationShutdown {
         await this.landing.land(`release of task ${taskId}`, () => this.ledger.releaseRejected(taskId, e.message));
         throw ApiError.badGateway(`${e.message}; nothing was charged (the request never reached the vendor)`);
       }
-      throw await this.unknown(taskId, e.message, ApiError.gatewayTimeout(`${e.message}; the task's outcome is unknown, its hold is kept for review`, { gatewayTaskId: `gw-${taskId}` }));
+      throw await this.unknown(
+        taskId,
+        e.message,
+        ApiError.gatewayTimeout(`${e.message}; the task's outcome is unknown, its hold is kept for review`, {
+          gatewayTaskId: `gw-${taskId}`,
+        }),
+      );
     }
 
     if ('stream' in res) return this.streams.submission(taskId, res);
@@ -211,7 +244,7 @@ export class GatewayService implements OnApplicationShutdown {
           5031,
           `the vendor accepted this task as taskId ${accepted.taskId}, but the database is unavailable and the gateway has not recorded it yet. ` +
             'Do not submit it again: the gateway keeps recording it and charges it from its usage once the database is back ' +
-            "(if this instance stops first, the task is marked unknown with its hold kept for review). Poll it by its taskId.",
+            '(if this instance stops first, the task is marked unknown with its hold kept for review). Poll it by its taskId.',
           { upstreamTaskId: accepted.taskId, gatewayTaskId: `gw-${taskId}`, outcome: 'accepted, not yet recorded' },
         );
       }
@@ -223,11 +256,16 @@ export class GatewayService implements OnApplicationShutdown {
       throw await this.unknown(
         taskId,
         'upstream answered 200 with a body that is not an accepted task',
-        ApiError.badGateway('upstream answered with a malformed body; the task outcome is unknown and its hold is kept for review', { gatewayTaskId: `gw-${taskId}` }),
+        ApiError.badGateway(
+          'upstream answered with a malformed body; the task outcome is unknown and its hold is kept for review',
+          { gatewayTaskId: `gw-${taskId}` },
+        ),
       );
     }
     this.metrics.upstreamErrors.inc({ kind: `http_${res.status}` });
-    await this.landing.land(`release of task ${taskId}`, () => this.ledger.releaseRejected(taskId, `upstream refused with HTTP ${res.status}`));
+    await this.landing.land(`release of task ${taskId}`, () =>
+      this.ledger.releaseRejected(taskId, `upstream refused with HTTP ${res.status}`),
+    );
     throw ApiError.badGateway(
       `upstream refused the request with HTTP ${res.status}; nothing was charged`,
       upstreamSummary(this.upstream.redactor, res.status, safeJson(text)),
@@ -239,7 +277,9 @@ export class GatewayService implements OnApplicationShutdown {
     return recordAnswer((await this.tasks.recordView(task.id))!);
   }
 
-  /** Marks the task unknown with the answer its client gets (kept for a repeated Idempotency-Key); returns that answer. */
+  /**
+   * Marks the task unknown with the answer its client gets (kept for a repeated Idempotency-Key); returns that answer.
+   */
   private async unknown(taskId: string, reason: string, answer: ApiError): Promise<ApiError> {
     await this.landing.land(`unknown mark of task ${taskId}`, () =>
       this.tasks.markUnknown(taskId, reason, { status: answer.status, body: JSON.stringify(answer.toBody()) }),
@@ -265,7 +305,10 @@ export class GatewayService implements OnApplicationShutdown {
     const text = this.upstream.redactor.redact(res.body.toString('utf8'));
     if (res.status !== 200 && isTaskNotFound(res.status, safeJson(text))) return this.vendorForgot(task);
     if (res.status !== 200) {
-      throw ApiError.badGateway(`upstream answered the poll with HTTP ${res.status}`, upstreamSummary(this.upstream.redactor, res.status, safeJson(text)));
+      throw ApiError.badGateway(
+        `upstream answered the poll with HTTP ${res.status}`,
+        upstreamSummary(this.upstream.redactor, res.status, safeJson(text)),
+      );
     }
     const state = upstreamState(safeJson(text));
     if (!state) throw ApiError.badGateway('upstream answered the poll with a body that is not a task record');
@@ -273,4 +316,3 @@ export class GatewayService implements OnApplicationShutdown {
     return { status: 200, contentType: res.contentType || 'application/json', body: text };
   }
 }
-

@@ -51,7 +51,12 @@ export class StreamRelayService implements OnApplicationShutdown {
     let named = false;
     return this.relay(upstream, {
       onAcceptance: async (a) => {
-        named = await this.tasks.recordAccepted({ taskId, upstreamId: a.id, upstreamTaskId: a.taskId, responseBody: this.upstream.redactor.redact(a.body) });
+        named = await this.tasks.recordAccepted({
+          taskId,
+          upstreamId: a.id,
+          upstreamTaskId: a.taskId,
+          responseBody: this.upstream.redactor.redact(a.body),
+        });
       },
       // Once named, the task is `processing` and out of the sweep's reach: no more heartbeats needed.
       onHeartbeat: async () => {
@@ -68,7 +73,10 @@ export class StreamRelayService implements OnApplicationShutdown {
         }
         // A clean end settles: with the stream's terminal status, else as ready with whatever usage came.
         const state = streamState(facts);
-        await this.settlement.apply(task, state && state.status !== 'processing' ? state : { status: 'ready', usage: facts.usage });
+        await this.settlement.apply(
+          task,
+          state && state.status !== 'processing' ? state : { status: 'ready', usage: facts.usage },
+        );
       },
     });
   }
@@ -97,7 +105,9 @@ export class StreamRelayService implements OnApplicationShutdown {
   private async pump(source: Readable, out: PassThrough, hooks: RelayHooks): Promise<void> {
     const reader = new EventStreamReader();
     const relayed = new RedactingRelay(this.upstream.redactor);
-    const beat = hooks.onHeartbeat ? setInterval(() => void hooks.onHeartbeat!().catch(() => undefined), this.heartbeatMs) : undefined;
+    const beat = hooks.onHeartbeat
+      ? setInterval(() => void hooks.onHeartbeat!().catch(() => undefined), this.heartbeatMs)
+      : undefined;
     let cut: Error | undefined;
     let acceptance: Promise<unknown> | undefined;
     try {
@@ -105,7 +115,8 @@ export class StreamRelayService implements OnApplicationShutdown {
         reader.push(chunk);
         if (!acceptance && reader.facts.acceptance && hooks.onAcceptance) {
           acceptance = hooks.onAcceptance(reader.facts.acceptance);
-          acceptance.catch(() => undefined); // awaited (and reported) after the stream; never an unhandled rejection meanwhile
+          // awaited (and reported) after the stream; never an unhandled rejection meanwhile
+          acceptance.catch(() => undefined);
         }
         const text = relayed.push(chunk);
         if (text && !out.destroyed && !out.write(text)) await drainedOrClosed(out);
@@ -131,7 +142,10 @@ export class StreamRelayService implements OnApplicationShutdown {
 
   /** Well inside the sweep's grace, so a live stream is never taken for an abandoned one. */
   private get heartbeatMs(): number {
-    return Math.max(1_000, Math.floor(Math.min(this.config.UPSTREAM_TIMEOUT_MS, this.config.SUBMIT_GRACE_MS || 1_000) / 3));
+    return Math.max(
+      1_000,
+      Math.floor(Math.min(this.config.UPSTREAM_TIMEOUT_MS, this.config.SUBMIT_GRACE_MS || 1_000) / 3),
+    );
   }
 }
 

@@ -29,17 +29,27 @@ export class ApiKeyInfo {
   @Field() prefix!: string;
   @Field(() => [String], { description: 'default tags of the tasks it submits' }) tags!: string[];
   @Field(() => String, { nullable: true, description: 'what people call it' }) name!: string | null;
-  @Field(() => String, { nullable: true, description: 'who issued it (the audit trail names them the same way)' }) createdBy!: string | null;
+  @Field(() => String, { nullable: true, description: 'who issued it (the audit trail names them the same way)' })
+  createdBy!: string | null;
   @Field(() => DateTimeScalar) createdAt!: Date;
   @Field(() => DateTimeScalar, { nullable: true }) expiresAt!: Date | null;
   @Field(() => DateTimeScalar, { nullable: true, description: 'to the minute' }) lastUsedAt!: Date | null;
   @Field(() => DateTimeScalar, { nullable: true }) revokedAt!: Date | null;
 }
 
-export enum BudgetEventKind { THRESHOLD = 'THRESHOLD', REFUSED = 'REFUSED' }
-registerEnumType(BudgetEventKind, { name: 'BudgetEventKind', description: 'THRESHOLD: use crossed a threshold; REFUSED: the budget refused a submission' });
+export enum BudgetEventKind {
+  THRESHOLD = 'THRESHOLD',
+  REFUSED = 'REFUSED',
+}
+registerEnumType(BudgetEventKind, {
+  name: 'BudgetEventKind',
+  description: 'THRESHOLD: use crossed a threshold; REFUSED: the budget refused a submission',
+});
 
-@ObjectType({ description: "what happened to a budget in its current window: a threshold crossed, or the first refusal (per user for EACH_USER)" })
+@ObjectType({
+  description:
+    'what happened to a budget in its current window: a threshold crossed, or the first refusal (per user for EACH_USER)',
+})
 export class BudgetEvent {
   @Field(() => BudgetEventKind) kind!: BudgetEventKind;
   @Field(() => DateTimeScalar) at!: Date;

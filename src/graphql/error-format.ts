@@ -11,7 +11,10 @@ import { graphqlRefusalBody } from '../common/error.filter.js';
 const ECHO = /(got invalid value )("(?:[^"\\]|\\.)*"|[^;]*)/s;
 
 export function clipEcho(message: string): string {
-  return message.replace(ECHO, (_all, lead: string, value: string) => `${lead}${value.length > 40 ? `${value.slice(0, 40)}…` : value}`);
+  return message.replace(
+    ECHO,
+    (_all, lead: string, value: string) => `${lead}${value.length > 40 ? `${value.slice(0, 40)}…` : value}`,
+  );
 }
 
 /**
@@ -25,17 +28,26 @@ export function clipEcho(message: string): string {
 export const errorFormatter: typeof mercurius.defaultErrorFormatter = (execution, context) => {
   // A hook's refusal before GraphQL ran (the CSRF check's 403, a body's 413) keeps its own status,
   // in the one refusal's words (common/api-error.ts).
-  const only = execution.errors?.length === 1 ? (execution.errors[0] as { originalError?: { statusCode?: unknown; code?: string; errors?: unknown } }).originalError : undefined;
-  const hook = only && typeof only.statusCode === 'number' && only.statusCode !== 400 && only.code?.startsWith('FST_') ? fromFastifyError(only as { code?: string; statusCode?: number; message?: string }) : undefined;
+  const only =
+    execution.errors?.length === 1
+      ? (execution.errors[0] as { originalError?: { statusCode?: unknown; code?: string; errors?: unknown } })
+          .originalError
+      : undefined;
+  const hook =
+    only && typeof only.statusCode === 'number' && only.statusCode !== 400 && only.code?.startsWith('FST_')
+      ? fromFastifyError(only as { code?: string; statusCode?: number; message?: string })
+      : undefined;
   if (hook) return { statusCode: hook.status, response: graphqlRefusalBody(hook) };
   const formatted = mercurius.defaultErrorFormatter(execution, context);
   let status = 0;
   let ran = formatted.response.data !== null && formatted.response.data !== undefined;
   for (const error of formatted.response.errors ?? []) {
     const e = error as { message: string; path?: unknown; extensions?: { code?: string; status?: number } };
-    if (e.message === 'Unknown query' || e.message === 'body must be object') e.message = 'no query: send a JSON body {"query": "..."} with Content-Type: application/json';
+    if (e.message === 'Unknown query' || e.message === 'body must be object')
+      e.message = 'no query: send a JSON body {"query": "..."} with Content-Type: application/json';
     e.message = clipEcho(e.message);
-    if (typeof e.extensions?.status !== 'number') e.extensions = { ...e.extensions, code: e.extensions?.code ?? graphqlCodeOf(e.message), status: 400 };
+    if (typeof e.extensions?.status !== 'number')
+      e.extensions = { ...e.extensions, code: e.extensions?.code ?? graphqlCodeOf(e.message), status: 400 };
     if (e.path !== undefined) ran = true;
     status = Math.max(status, e.extensions.status!);
   }

@@ -3,13 +3,40 @@ import { Field, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import type { Decimal } from '../pricing/money.js';
 import { DecimalValue, DateTimeScalar } from './scalars.js';
 
-export enum UnitEnum { CREDITS = 'CREDITS', USD = 'USD' }
-export enum ExactnessEnum { EXACT = 'EXACT', ESTIMATE = 'ESTIMATE', UNPRICED = 'UNPRICED' }
-export enum PeriodEnum { DAILY = 'DAILY', WEEKLY = 'WEEKLY', MONTHLY = 'MONTHLY', LIFETIME = 'LIFETIME' }
-export enum UnpricedPolicyEnum { block = 'block', allow = 'allow' }
-export enum FailurePolicyEnum { release = 'release', charge = 'charge' }
-export enum TaskResolutionEnum { CHARGE = 'CHARGE', RELEASE = 'RELEASE' }
-export enum BudgetScopeEnum { PROJECT = 'PROJECT', API_KEY = 'API_KEY', TAG = 'TAG', USER = 'USER', EACH_USER = 'EACH_USER' }
+export enum UnitEnum {
+  CREDITS = 'CREDITS',
+  USD = 'USD',
+}
+export enum ExactnessEnum {
+  EXACT = 'EXACT',
+  ESTIMATE = 'ESTIMATE',
+  UNPRICED = 'UNPRICED',
+}
+export enum PeriodEnum {
+  DAILY = 'DAILY',
+  WEEKLY = 'WEEKLY',
+  MONTHLY = 'MONTHLY',
+  LIFETIME = 'LIFETIME',
+}
+export enum UnpricedPolicyEnum {
+  block = 'block',
+  allow = 'allow',
+}
+export enum FailurePolicyEnum {
+  release = 'release',
+  charge = 'charge',
+}
+export enum TaskResolutionEnum {
+  CHARGE = 'CHARGE',
+  RELEASE = 'RELEASE',
+}
+export enum BudgetScopeEnum {
+  PROJECT = 'PROJECT',
+  API_KEY = 'API_KEY',
+  TAG = 'TAG',
+  USER = 'USER',
+  EACH_USER = 'EACH_USER',
+}
 registerEnumType(UnitEnum, { name: 'Unit' });
 registerEnumType(ExactnessEnum, { name: 'Exactness' });
 registerEnumType(PeriodEnum, { name: 'Period' });
@@ -18,7 +45,9 @@ registerEnumType(FailurePolicyEnum, { name: 'FailurePolicy' });
 registerEnumType(TaskResolutionEnum, { name: 'TaskResolution' });
 registerEnumType(BudgetScopeEnum, { name: 'BudgetScope', description: 'what a budget counts (decisions §7)' });
 
-/** GraphQL's `Money` (interfaces.md): an amount in its unit as the API shows it; pricing's Money is the arithmetic type. */
+/**
+ * GraphQL's `Money` (interfaces.md): an amount in its unit as the API shows it; pricing's Money is the arithmetic type.
+ */
 @ObjectType('Money')
 export class MoneyAmount {
   @Field(() => UnitEnum) unit!: UnitEnum;
@@ -65,11 +94,14 @@ export class Resolution {
 
 @ObjectType()
 export class Task {
-  @Field(() => ID, { description: 'the upstream numeric taskId (gw-<n> when the upstream never assigned one)' }) taskId!: string;
+  @Field(() => ID, { description: 'the upstream numeric taskId (gw-<n> when the upstream never assigned one)' })
+  taskId!: string;
   @Field(() => ID) projectId!: string;
-  @Field(() => String, { nullable: true, description: "the public prefix of the API key that submitted it" }) apiKeyPrefix!: string | null;
-  @Field(() => String, { nullable: true, description: 'the end user the client named (X-Spendgate-User)' }) user!: string | null;
-  @Field(() => [String], { description: 'its key\'s and its request\'s tags, name=value' }) tags!: string[];
+  @Field(() => String, { nullable: true, description: 'the public prefix of the API key that submitted it' })
+  apiKeyPrefix!: string | null;
+  @Field(() => String, { nullable: true, description: 'the end user the client named (X-Spendgate-User)' }) user!:
+    string | null;
+  @Field(() => [String], { description: "its key's and its request's tags, name=value" }) tags!: string[];
   @Field() model!: string;
   @Field() kind!: string;
   @Field({ description: 'submitting | processing | ready | failed | unknown | rejected' }) status!: string;
@@ -82,12 +114,20 @@ export class Task {
   @Field(() => DecimalValue, { description: 'the amount held until settlement' }) held!: Decimal;
   @Field() needsReview!: boolean;
   @Field(() => String, { nullable: true }) reviewReason!: string | null;
-  @Field(() => DecimalValue, { nullable: true, description: 'charge minus hold when the settled charge passed the hold, else null' })
+  @Field(() => DecimalValue, {
+    nullable: true,
+    description: 'charge minus hold when the settled charge passed the hold, else null',
+  })
   overrun!: Decimal | null;
   @Field(() => Resolution, { nullable: true }) resolution!: Resolution | null;
-  @Field(() => DecimalValue, { description: "the sum of the task's adjustments (negative: a credit), e.g. a resolution below its settled charge" })
+  @Field(() => DecimalValue, {
+    description: "the sum of the task's adjustments (negative: a credit), e.g. a resolution below its settled charge",
+  })
   adjustments!: Decimal;
-  @Field(() => DecimalValue, { nullable: true, description: 'what the task costs after its adjustments (charge + adjustments); null until charged' })
+  @Field(() => DecimalValue, {
+    nullable: true,
+    description: 'what the task costs after its adjustments (charge + adjustments); null until charged',
+  })
   net!: Decimal | null;
   @Field(() => [LedgerEntry]) ledgerEntries!: LedgerEntry[];
 }
@@ -100,25 +140,35 @@ export class BudgetStatus {
   @Field(() => PeriodEnum) period!: PeriodEnum;
   @Field() hard!: boolean;
   @Field(() => BudgetScopeEnum) scope!: BudgetScopeEnum;
-  @Field(() => String, { nullable: true, description: "API_KEY: the key's prefix; TAG: name=value; USER: the end user" }) scopeValue!: string | null;
   @Field(() => String, {
     nullable: true,
-    description: 'EACH_USER: the user nearest the limit, whose balance spent/held/remaining report (every user: `users`)',
+    description: "API_KEY: the key's prefix; TAG: name=value; USER: the end user",
+  })
+  scopeValue!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'EACH_USER: the user nearest the limit, whose balance spent/held/remaining report (every user: `users`)',
   })
   user!: string | null;
   @Field(() => DecimalValue) limit!: Decimal;
   @Field(() => DecimalValue) spent!: Decimal;
   @Field(() => DecimalValue) held!: Decimal;
-  @Field(() => DecimalValue, { description: 'of held: the holds of tasks under review (unknown outcome, in flight too long), kept until they settle or are resolved' })
+  @Field(() => DecimalValue, {
+    description:
+      'of held: the holds of tasks under review (unknown outcome, in flight too long), kept until they settle or are resolved',
+  })
   heldUnderReview!: Decimal;
-  @Field(() => DecimalValue, { description: 'limit − spent − held (negative after an overrun by settled usage)' }) remaining!: Decimal;
+  @Field(() => DecimalValue, { description: 'limit − spent − held (negative after an overrun by settled usage)' })
+  remaining!: Decimal;
   @Field(() => [Int]) thresholds!: number[];
   @Field(() => DateTimeScalar, { nullable: true }) periodStart!: Date | null;
   @Field(() => DateTimeScalar, { nullable: true }) periodEnd!: Date | null;
   @Field({ description: '(spent + held) / limit × 100, rounded half-even to 2 places (display)' }) percentUsed!: string;
   @Field(() => DecimalValue, {
     nullable: true,
-    description: 'spent at period end if the burn rate so far continues (spent × period length / elapsed), 6 places; null for LIFETIME',
+    description:
+      'spent at period end if the burn rate so far continues (spent × period length / elapsed), 6 places; null for LIFETIME',
   })
   projectedSpend!: Decimal | null;
 }
@@ -129,7 +179,8 @@ export class Project {
   @Field() name!: string;
   @Field(() => UnpricedPolicyEnum) unpricedPolicy!: UnpricedPolicyEnum;
   @Field(() => FailurePolicyEnum) failurePolicy!: FailurePolicyEnum;
-  @Field(() => DecimalValue, { description: 'chat holds are the estimate × this (≥ 1; default 1)' }) chatHoldMultiplier!: Decimal;
+  @Field(() => DecimalValue, { description: 'chat holds are the estimate × this (≥ 1; default 1)' })
+  chatHoldMultiplier!: Decimal;
 }
 
 @ObjectType()
@@ -145,19 +196,22 @@ export class TokenSums {
   @Field(() => DecimalValue) cacheRead!: string;
   @Field(() => DecimalValue) cacheWrite5m!: string;
   @Field(() => DecimalValue) cacheWrite1h!: string;
-  @Field(() => DecimalValue, { description: 'cache writes reported without a lifetime (GPT-5.6: one rate)' }) cacheWrite!: string;
+  @Field(() => DecimalValue, { description: 'cache writes reported without a lifetime (GPT-5.6: one rate)' })
+  cacheWrite!: string;
 }
 
 @ObjectType()
 export class SpendRow {
   @Field(() => [String], { description: 'the group, in the order of groupBy' }) keys!: string[];
-  @Field(() => [MoneyAmount], { description: 'one total per unit; credits and USD are never summed' }) totals!: MoneyAmount[];
+  @Field(() => [MoneyAmount], { description: 'one total per unit; credits and USD are never summed' })
+  totals!: MoneyAmount[];
   @Field(() => Int) tasks!: number;
   @Field(() => Int) unpricedTasks!: number;
   @Field(() => TokenSums) tokens!: TokenSums;
   @Field(() => DecimalValue) videoSeconds!: string;
   @Field(() => Int) images!: number;
-  @Field(() => String, { nullable: true, description: "grouped by apiKey: the key's name, beside its prefix in keys" }) apiKeyName!: string | null;
+  @Field(() => String, { nullable: true, description: "grouped by apiKey: the key's name, beside its prefix in keys" })
+  apiKeyName!: string | null;
 }
 
 @ObjectType()

@@ -65,7 +65,8 @@ export function jsonWriter(type: GraphQLOutputType, selection: SelectionSetNode 
         if (node.kind !== Kind.FIELD || node.directives?.length) return undefined;
         const name = node.name.value;
         const key = node.alias?.value ?? name;
-        if (!NAME.test(name) || !NAME.test(key) || keys.has(key)) return undefined; // a key twice: GraphQL merges, left to it
+        // a key twice: GraphQL merges, left to it
+        if (!NAME.test(name) || !NAME.test(key) || keys.has(key)) return undefined;
         keys.add(key);
         const prefix = JSON.stringify(`${parts.length ? ',' : '{'}${JSON.stringify(key)}:`);
         if (name === '__typename') {
@@ -77,7 +78,9 @@ export function jsonWriter(type: GraphQLOutputType, selection: SelectionSetNode 
         const value = fresh();
         const write = emit(field.type, node.selectionSet, value);
         if (write === undefined) return undefined;
-        parts.push(`out += ${prefix}; const ${value} = ${source}.${name}; if (typeof ${value} === 'function') fail(); ${write}`);
+        parts.push(
+          `out += ${prefix}; const ${value} = ${source}.${name}; if (typeof ${value} === 'function') fail(); ${write}`,
+        );
       }
       body = `if (typeof ${source} !== 'object') fail(); ${parts.length ? parts.join('\n') : "out += '{'"} out += '}';`;
     } else if (isScalarType(inner) || isEnumType(inner)) {
@@ -105,9 +108,13 @@ export function jsonWriter(type: GraphQLOutputType, selection: SelectionSetNode 
       chunks.push(bytes(out)); return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
     };`,
   ) as (leaf: Array<(v: unknown) => string>, fail: () => never, bytes: (text: string) => Buffer) => JsonWriter;
-  return make(leaves, () => {
-    throw new TypeError('a value GraphQL would answer otherwise');
-  }, (text) => Buffer.from(text));
+  return make(
+    leaves,
+    () => {
+      throw new TypeError('a value GraphQL would answer otherwise');
+    },
+    (text) => Buffer.from(text),
+  );
 }
 
 /** A leaf's JSON: its type's serialize(), then quoted and escaped as JSON.stringify does. */

@@ -6,7 +6,8 @@
  *   fragments expanded): the size of the query text;
  * - cost (MAX_COST): the rows the answer can hold. Every object costs 1, scalars nothing, and a
  *   list multiplies what it holds by its size: `first` where the field takes it, otherwise the
- *   size written in LIST_SIZES. Introspection reads no rows: the depth limit bounds it. 160 aliases of tasks(first: 200) with their ledger entries cost
+ *   size written in LIST_SIZES. Introspection reads no rows: the depth limit bounds it. 160 aliases of tasks(first:
+ * 200) with their ledger entries cost
  *   over 300,000 and are refused; one page of 200 tasks with every line and entry costs ~5,600.
  *
  * Reads then run on their own few connections with a statement timeout and a bounded number at
@@ -77,7 +78,11 @@ export function fieldLimit(context: ValidationContext): ASTVisitor {
     OperationDefinition(node) {
       const n = count(node.selectionSet, new Set());
       if (n > MAX_FIELDS) {
-        context.reportError(new GraphQLError(`query selects more than ${MAX_FIELDS} fields; split it into smaller queries`, { nodes: [node] }));
+        context.reportError(
+          new GraphQLError(`query selects more than ${MAX_FIELDS} fields; split it into smaller queries`, {
+            nodes: [node],
+          }),
+        );
       }
     },
   };
@@ -97,7 +102,8 @@ export function depthLimit(context: ValidationContext): ASTVisitor {
       let d = 0;
       if (sel.kind === Kind.FIELD) d = 1 + deepest(sel.selectionSet, seen);
       else if (sel.kind === Kind.INLINE_FRAGMENT) d = deepest(sel.selectionSet, seen);
-      else if (!seen.has(sel.name.value)) d = deepest(fragments.get(sel.name.value)?.selectionSet, new Set([...seen, sel.name.value]));
+      else if (!seen.has(sel.name.value))
+        d = deepest(fragments.get(sel.name.value)?.selectionSet, new Set([...seen, sel.name.value]));
       max = Math.max(max, d);
     }
     return max;
@@ -117,9 +123,19 @@ export function depthLimit(context: ValidationContext): ASTVisitor {
         if (field.name === '__schema' || field.name === '__type') schema = Math.max(schema, field.depth);
         else data = Math.max(data, field.depth);
       }
-      const over = data > MAX_DEPTH ? { depth: data, limit: MAX_DEPTH } : schema > MAX_SCHEMA_DEPTH ? { depth: schema, limit: MAX_SCHEMA_DEPTH } : undefined;
+      const over =
+        data > MAX_DEPTH
+          ? { depth: data, limit: MAX_DEPTH }
+          : schema > MAX_SCHEMA_DEPTH
+            ? { depth: schema, limit: MAX_SCHEMA_DEPTH }
+            : undefined;
       if (over) {
-        context.reportError(new GraphQLError(`query depth (${over.depth}) exceeds the query depth limit of ${over.limit}${over.limit === MAX_SCHEMA_DEPTH ? ' for introspection' : ''}`, { nodes: [node] }));
+        context.reportError(
+          new GraphQLError(
+            `query depth (${over.depth}) exceeds the query depth limit of ${over.limit}${over.limit === MAX_SCHEMA_DEPTH ? ' for introspection' : ''}`,
+            { nodes: [node] },
+          ),
+        );
       }
     },
   };
@@ -146,7 +162,11 @@ function isList(type: GraphQLOutputType): boolean {
 }
 
 /** The cost of the costliest operation in the document (the one executed is one of them). */
-export function costOf(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined): number {
+export function costOf(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+): number {
   const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
   let worst = 0;
   for (const op of operations) {

@@ -10,7 +10,15 @@
  *   or somewhere (the rest): refused here, before any resolver runs, so the table is what decides.
  * - a read with the ADMIN_TOKEN is audited (decisions §11: every use of the break-glass token).
  */
-import { Kind, valueFromASTUntyped, type DocumentNode, type FieldNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionNode } from 'graphql';
+import {
+  Kind,
+  valueFromASTUntyped,
+  type DocumentNode,
+  type FieldNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionNode,
+} from 'graphql';
 import mercurius from 'mercurius';
 import { hasCapability, requireAccess, requireOnTarget } from '../auth/access.js';
 import { targetName, type TargetLookups } from '../auth/target-lookups.js';
@@ -24,12 +32,28 @@ import type { CallContext, Callers } from '../auth/callers.js';
 
 const { ErrorWithProps } = mercurius;
 
-export function operationGuard(callers: Callers, lookups: TargetLookups, audit: AuditSink, failures: AuthFailures, production: boolean) {
-  return async (schema: GraphQLSchema, document: DocumentNode, mercuriusContext: object, variables?: Record<string, unknown>) => {
+export function operationGuard(
+  callers: Callers,
+  lookups: TargetLookups,
+  audit: AuditSink,
+  failures: AuthFailures,
+  production: boolean,
+) {
+  return async (
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    mercuriusContext: object,
+    variables?: Record<string, unknown>,
+  ) => {
     const context = mercuriusContext as CallContext; // Mercurius merges callContext()'s fields into its own
     if (production && asksForSchema(document)) {
       const who = await callers.maybe(context);
-      if (!who) throw new ErrorWithProps('introspection needs a valid token in production: send Authorization: Bearer <a token or key>', { code: 'UNAUTHENTICATED', status: 401 }, 401);
+      if (!who)
+        throw new ErrorWithProps(
+          'introspection needs a valid token in production: send Authorization: Bearer <a token or key>',
+          { code: 'UNAUTHENTICATED', status: 401 },
+          401,
+        );
     }
     const cost = costOf(schema, document, variables);
     if (cost > MAX_COST) {
@@ -46,18 +70,43 @@ export function operationGuard(callers: Callers, lookups: TargetLookups, audit: 
     const who = await callers.maybe(context);
     for (const field of fields) {
       const rule = FIELD_RULES[field];
-      if (!rule) throw new ErrorWithProps(`${field.split('.')[1]}: no permission rule names it, so nobody may use it`, { code: 'FORBIDDEN', status: 403 }, 403);
+      if (!rule)
+        throw new ErrorWithProps(
+          `${field.split('.')[1]}: no permission rule names it, so nobody may use it`,
+          { code: 'FORBIDDEN', status: 403 },
+          403,
+        );
       if (!who) {
-        let refusal = ApiError.unauthorized(context.token ? 'the bearer token is not a valid token or key' : context.session ? 'the session has ended: sign in again' : 'send Authorization: Bearer <a token or key>, or sign in to the console');
-        if (context.token || context.session) refusal = await failures.failed(context.client, { action: 'auth.failed', presented: presented(context.token) }, refusal);
-        throw new ErrorWithProps(refusal.message, { code: refusal.status === 429 ? 'TOO_MANY_REQUESTS' : 'UNAUTHENTICATED', status: refusal.status }, refusal.status);
+        let refusal = ApiError.unauthorized(
+          context.token
+            ? 'the bearer token is not a valid token or key'
+            : context.session
+              ? 'the session has ended: sign in again'
+              : 'send Authorization: Bearer <a token or key>, or sign in to the console',
+        );
+        if (context.token || context.session)
+          refusal = await failures.failed(
+            context.client,
+            { action: 'auth.failed', presented: presented(context.token) },
+            refusal,
+          );
+        throw new ErrorWithProps(
+          refusal.message,
+          { code: refusal.status === 429 ? 'TOO_MANY_REQUESTS' : 'UNAUTHENTICATED', status: refusal.status },
+          refusal.status,
+        );
       }
       if (rule.scope === 'self' && who.kind !== 'person' && who.kind !== 'service' && who.kind !== 'admin') {
-        throw new ErrorWithProps(`${field.split('.')[1]}: only a person or a service account has tokens of its own`, { code: 'FORBIDDEN', status: 403 }, 403);
+        throw new ErrorWithProps(
+          `${field.split('.')[1]}: only a person or a service account has tokens of its own`,
+          { code: 'FORBIDDEN', status: 403 },
+          403,
+        );
       }
       const name = field.split('.')[1]!;
       try {
-        if (rule.capability && (!hasCapability(who, rule.capability) || rule.scope === 'global')) requireAccess(who, rule.capability, 'all', name);
+        if (rule.capability && (!hasCapability(who, rule.capability) || rule.scope === 'global'))
+          requireAccess(who, rule.capability, 'all', name);
         if (rule.capability && rule.arg && (rule.scope === 'project' || rule.scope === 'target')) {
           for (const node of occurrences.get(field) ?? []) {
             // An ID may arrive as a number, which GraphQL turns into text: checked as that text.
@@ -67,7 +116,14 @@ export function operationGuard(callers: Callers, lookups: TargetLookups, audit: 
               continue; // a required id missing is GraphQL's own refusal
             }
             if (rule.scope === 'project') requireAccess(who, rule.capability, String(value), name);
-            else requireOnTarget(who, rule.capability, await lookups.projectOf(rule.target!, String(value)), targetName(rule.target!, String(value)), name);
+            else
+              requireOnTarget(
+                who,
+                rule.capability,
+                await lookups.projectOf(rule.target!, String(value)),
+                targetName(rule.target!, String(value)),
+                name,
+              );
           }
         }
       } catch (error) {
@@ -76,7 +132,9 @@ export function operationGuard(callers: Callers, lookups: TargetLookups, audit: 
         throw new ErrorWithProps(error.message, { code, status: error.status }, error.status);
       }
     }
-    const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+    const operation = document.definitions.find(
+      (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+    );
     if (who?.kind === 'admin' && !context.internal && operation?.operation === 'query') {
       await audit.record(who, { action: 'admin-token.read', after: { fields } }, context.client);
     }
@@ -91,14 +149,22 @@ function rootSelections(document: DocumentNode): Map<string, FieldNode[]> {
   const out = new Map<string, FieldNode[]>();
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-    const root = definition.operation === 'mutation' ? 'Mutation' : definition.operation === 'subscription' ? 'Subscription' : 'Query';
+    const root =
+      definition.operation === 'mutation'
+        ? 'Mutation'
+        : definition.operation === 'subscription'
+          ? 'Subscription'
+          : 'Query';
     const visit = (selections: readonly SelectionNode[]) => {
       for (const s of selections) {
         if (s.kind === Kind.FIELD) {
-          if (!s.name.value.startsWith('__')) out.set(`${root}.${s.name.value}`, [...(out.get(`${root}.${s.name.value}`) ?? []), s]);
+          if (!s.name.value.startsWith('__'))
+            out.set(`${root}.${s.name.value}`, [...(out.get(`${root}.${s.name.value}`) ?? []), s]);
         } else if (s.kind === Kind.INLINE_FRAGMENT) visit(s.selectionSet.selections);
         else {
-          const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === s.name.value);
+          const fragment = document.definitions.find(
+            (d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === s.name.value,
+          );
           if (fragment && fragment.kind === Kind.FRAGMENT_DEFINITION) visit(fragment.selectionSet.selections);
         }
       }

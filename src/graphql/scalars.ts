@@ -79,7 +79,11 @@ export class DecimalScalar implements CustomScalar<string, DecimalText> {
  * 140,000-digit or 60-decimal "amount" is refused as bad input, never computed with.
  */
 function parse(value: unknown): DecimalText {
-  if (typeof value !== 'string') throw graphqlRefusal(`"${String(value).slice(0, 40)}" is not a decimal; write it as a string, e.g. "12.50"`, 'BAD_USER_INPUT');
+  if (typeof value !== 'string')
+    throw graphqlRefusal(
+      `"${String(value).slice(0, 40)}" is not a decimal; write it as a string, e.g. "12.50"`,
+      'BAD_USER_INPUT',
+    );
   const text = value.trim();
   const problem = amountProblem(text);
   if (problem) throw graphqlRefusal(problem.startsWith('"') ? problem : `a Decimal ${problem}`, 'BAD_USER_INPUT');
@@ -106,6 +110,10 @@ export const DateTimeScalar = new GraphQLScalarType<Date | null, string | null>(
 
 function strictDate(value: unknown): Date {
   const date = typeof value === 'string' ? calendarDate(value) : null;
-  if (!date) throw graphqlRefusal(notADate('DateTime', typeof value === 'string' ? value : String(value)).replace(/^DateTime: /, ''), 'BAD_USER_INPUT');
+  if (!date)
+    throw graphqlRefusal(
+      notADate('DateTime', typeof value === 'string' ? value : String(value)).replace(/^DateTime: /, ''),
+      'BAD_USER_INPUT',
+    );
   return date;
 }

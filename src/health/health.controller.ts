@@ -28,7 +28,11 @@ export class HealthController {
 
   @Get('readyz')
   async ready(@Res() reply: FastifyReply) {
-    const reachable = (probe: Promise<unknown>) => probe.then(() => 'ok', (e: Error) => `unreachable: ${e.message}`);
+    const reachable = (probe: Promise<unknown>) =>
+      probe.then(
+        () => 'ok',
+        (e: Error) => `unreachable: ${e.message}`,
+      );
     const separateReports = this.config.REPORTS_DATABASE_URL !== undefined;
     const [database, upstream, reportsDatabase, reads] = await Promise.all([
       reachable(this.db.ping()),
@@ -42,7 +46,9 @@ export class HealthController {
     // says what is missing.
     const ok = database === 'ok' && upstream === 'ok';
     const status = !ok ? 'not ready' : (reportsDatabase ?? 'ok') === 'ok' && reads === 'ok' ? 'ready' : 'degraded';
-    void reply.code(ok ? 200 : 503).send({ status, database, upstream, ...(separateReports ? { reportsDatabase } : {}), reads });
+    void reply
+      .code(ok ? 200 : 503)
+      .send({ status, database, upstream, ...(separateReports ? { reportsDatabase } : {}), reads });
   }
 
   /**
@@ -53,9 +59,13 @@ export class HealthController {
   async prometheus(@Headers('authorization') authorization: string | undefined, @Res() reply: FastifyReply) {
     if (this.config.NODE_ENV === 'production') {
       const token = this.config.METRICS_TOKEN;
-      if (!token) throw ApiError.forbidden('/metrics is closed in production until METRICS_TOKEN is set; then scrape it with Authorization: Bearer <METRICS_TOKEN>');
+      if (!token)
+        throw ApiError.forbidden(
+          '/metrics is closed in production until METRICS_TOKEN is set; then scrape it with Authorization: Bearer <METRICS_TOKEN>',
+        );
       const given = bearer(authorization);
-      if (!given || !sameSecret(given, token)) throw ApiError.unauthorized('send Authorization: Bearer <METRICS_TOKEN>');
+      if (!given || !sameSecret(given, token))
+        throw ApiError.unauthorized('send Authorization: Bearer <METRICS_TOKEN>');
     }
     void reply.header('content-type', this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
   }

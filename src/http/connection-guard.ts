@@ -56,13 +56,20 @@ export class ConnectionGuard {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const [status, reason, code, message] =
       error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', 4310, `request headers are too large (at most ${MAX_HEADER_BYTES / 1024} KB)`]
+        ? [
+            431,
+            'Request Header Fields Too Large',
+            4310,
+            `request headers are too large (at most ${MAX_HEADER_BYTES / 1024} KB)`,
+          ]
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? [408, 'Request Timeout', 4080, `the request did not arrive within ${this.settings.requestTimeoutMs} ms`]
           : [400, 'Bad Request', 4000, 'the request is not valid HTTP'];
     const body = JSON.stringify({ code, message });
     if (socket.writable) {
-      socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.write(
+        `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     }
     socket.destroy();
   };

@@ -30,36 +30,67 @@ class GatewayFastifyAdapter extends FastifyAdapter {
  * `guard`: the public listener's limits (connection-guard.ts): timeouts, per-address connections,
  * parser errors in the refusal shape. The reads worker, which only the main thread calls, has none.
  */
-export async function createNestApp(module: DynamicModule, config: Config, guard?: ConnectionGuard): Promise<NestFastifyApplication> {
+export async function createNestApp(
+  module: DynamicModule,
+  config: Config,
+  guard?: ConnectionGuard,
+): Promise<NestFastifyApplication> {
   const adapter = new GatewayFastifyAdapter({
     bodyLimit: config.BODY_LIMIT_BYTES,
-    ...(guard ? { serverFactory: guard.serverFactory, clientErrorHandler: guard.clientError, requestTimeout: config.REQUEST_TIMEOUT_MS } : {}),
+    ...(guard
+      ? {
+          serverFactory: guard.serverFactory,
+          clientErrorHandler: guard.clientError,
+          requestTimeout: config.REQUEST_TIMEOUT_MS,
+        }
+      : {}),
     logger:
       config.LOG_LEVEL === 'silent'
         ? false
         : {
             level: config.LOG_LEVEL,
-            redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-csrf-token"]', 'req.headers["idempotency-key"]'], censor: '[redacted]' },
+            redact: {
+              paths: [
+                'req.headers.authorization',
+                'req.headers.cookie',
+                'req.headers["x-csrf-token"]',
+                'req.headers["idempotency-key"]',
+              ],
+              censor: '[redacted]',
+            },
             serializers: { req: loggedRequest },
           },
     genReqId: requestIds(),
     // Errors the router meets before any handler (a path parameter too long, a bad URL) in the one refusal shape.
     frameworkErrors: (error: Error, _request: unknown, reply: FastifyReply) => {
-      const mapped = fromFastifyError(error as { code?: string; statusCode?: number; message?: string }) ?? ApiError.badRequest('bad request');
+      const mapped =
+        fromFastifyError(error as { code?: string; statusCode?: number; message?: string }) ??
+        ApiError.badRequest('bad request');
       void reply.code(mapped.status).send(mapped.toBody());
     },
   });
-  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { logger: config.LOG_LEVEL === 'silent' ? false : ['error', 'warn'] });
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
+    logger: config.LOG_LEVEL === 'silent' ? false : ['error', 'warn'],
+  });
   app.useGlobalFilters(new ErrorFilter());
-  if (guard) app.getHttpAdapter().getInstance().addHook('onResponse', async (request, reply) => guard.answered(request.raw.socket, reply.statusCode));
+  if (guard)
+    app
+      .getHttpAdapter()
+      .getInstance()
+      .addHook('onResponse', async (request, reply) => guard.answered(request.raw.socket, reply.statusCode));
   // Body-parsing errors (bad JSON, too large, wrong type) happen before Nest sees the request and
   // would get Fastify's own shape: this handler gives them the one refusal shape.
   // On /graphql the same refusal comes in GraphQL's shape, with extensions { code, status }.
-  app.getHttpAdapter().getInstance().setErrorHandler((error, request, reply) => {
-    const mapped = fromFastifyError(error as { code?: string; statusCode?: number; message?: string }) ?? new ApiError(500, 5000, 'internal error');
-    const graphql = request.url.split('?')[0] === '/graphql';
-    void reply.code(mapped.status).send(graphql ? graphqlRefusalBody(mapped) : mapped.toBody());
-  });
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .setErrorHandler((error, request, reply) => {
+      const mapped =
+        fromFastifyError(error as { code?: string; statusCode?: number; message?: string }) ??
+        new ApiError(500, 5000, 'internal error');
+      const graphql = request.url.split('?')[0] === '/graphql';
+      void reply.code(mapped.status).send(graphql ? graphqlRefusalBody(mapped) : mapped.toBody());
+    });
   return app;
 }
 
@@ -67,8 +98,20 @@ export async function createNestApp(module: DynamicModule, config: Config, guard
 const SECRET_PARAMS = /^(code|state|token|access_token|id_token|refresh_token|session_state|key|api_key|secret)$/i;
 
 /** A request as a log line shows it: the URL with credential-like values replaced (a secret never reaches a log). */
-export function loggedRequest(request: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) {
-  return { method: request.method, url: loggableUrl(request.url), host: request.host, remoteAddress: request.ip, remotePort: request.socket?.remotePort };
+export function loggedRequest(request: {
+  method: string;
+  url: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}) {
+  return {
+    method: request.method,
+    url: loggableUrl(request.url),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
 }
 
 export function loggableUrl(url: string): string {
@@ -81,7 +124,11 @@ export function loggableUrl(url: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = eq < 0 ? pair : pair.slice(0, eq);
-      return eq >= 0 && SECRET_PARAMS.test(decodeSafe(name)) ? `${name}=[redacted]` : redactSecret(decodeSafe(pair)) === decodeSafe(pair) ? pair : '[redacted]';
+      return eq >= 0 && SECRET_PARAMS.test(decodeSafe(name))
+        ? `${name}=[redacted]`
+        : redactSecret(decodeSafe(pair)) === decodeSafe(pair)
+          ? pair
+          : '[redacted]';
     })
     .join('&');
   return `${path}?${query}`;

@@ -40,7 +40,16 @@ export type HoldOutcome =
    * and `scopeValue` say what the budget counts (the key's prefix, "name=value", the user);
    * `subject` is the end user whose own balance refused, for an EACH_USER budget.
    */
-  | { outcome: 'refused'; budgetId: string; limit: string; remaining: string; period: string; scope: BudgetScope; scopeValue: string | null; subject: string }
+  | {
+      outcome: 'refused';
+      budgetId: string;
+      limit: string;
+      remaining: string;
+      period: string;
+      scope: BudgetScope;
+      scopeValue: string | null;
+      subject: string;
+    }
   /** The first answer to this Idempotency-Key: the vendor's body (status null: 200) or the gateway's refusal. */
   | { outcome: 'replay'; taskId: string; responseBody: string; responseStatus: number | null }
   /** The first request's outcome is unknown and the gateway never answered it (it stopped). */
@@ -100,7 +109,9 @@ export async function holdInBatch(db: Db, items: HoldRequest[]): Promise<HoldOut
     request_hash: r.requestHash ?? null,
     accepted_at: r.acceptedAt?.toISOString() ?? null,
   }));
-  const { rows } = await db.prepared<HoldRow>('place-holds', 'SELECT * FROM spendgate_place_holds($1::json)', [JSON.stringify(payload)]);
+  const { rows } = await db.prepared<HoldRow>('place-holds', 'SELECT * FROM spendgate_place_holds($1::json)', [
+    JSON.stringify(payload),
+  ]);
   const byIndex = new Map(rows.map((row) => [row.i, row]));
   return items.map((_, i) => toOutcome(byIndex.get(i)!));
 }
@@ -113,14 +124,37 @@ export async function holdInBatch(db: Db, items: HoldRequest[]): Promise<HoldOut
  */
 export async function holdAlone(db: Db, r: HoldRequest): Promise<HoldOutcome | undefined> {
   const lines = linesPayload(r.quote.lines); // as columns: one array per field
-  const { rows } = await db.prepared<{ outcome: 'held' | 'stale_price' | 'fallback'; task_id: string | null; in_force: number | null }>(
+  const { rows } = await db.prepared<{
+    outcome: 'held' | 'stale_price' | 'fallback';
+    task_id: string | null;
+    in_force: number | null;
+  }>(
     'hold-one',
     'SELECT * FROM spendgate_hold_one($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)',
     [
-      r.projectId, r.apiKeyId, r.endUser ?? null, r.tags ?? [], r.model, r.family, r.kind, r.hold.unit,
-      r.hold.toFixed(), r.quote.amount.toFixed(), r.quote.exactness, r.quote.tier ?? null, r.quote.warnings, JSON.stringify(r.quote.basis), r.priceBookVersion,
-      lines.map((l) => l.component), lines.map((l) => l.quantity), lines.map((l) => l.rate), lines.map((l) => l.per), lines.map((l) => l.amount),
-      r.idempotencyKey ?? null, r.requestHash ?? null, r.acceptedAt ?? null,
+      r.projectId,
+      r.apiKeyId,
+      r.endUser ?? null,
+      r.tags ?? [],
+      r.model,
+      r.family,
+      r.kind,
+      r.hold.unit,
+      r.hold.toFixed(),
+      r.quote.amount.toFixed(),
+      r.quote.exactness,
+      r.quote.tier ?? null,
+      r.quote.warnings,
+      JSON.stringify(r.quote.basis),
+      r.priceBookVersion,
+      lines.map((l) => l.component),
+      lines.map((l) => l.quantity),
+      lines.map((l) => l.rate),
+      lines.map((l) => l.per),
+      lines.map((l) => l.amount),
+      r.idempotencyKey ?? null,
+      r.requestHash ?? null,
+      r.acceptedAt ?? null,
     ],
   );
   const row = rows[0]!;
@@ -145,7 +179,12 @@ function toOutcome(row: HoldRow): HoldOutcome {
         subject: row.budget_subject ?? '',
       };
     case 'replay':
-      return { outcome: 'replay', taskId: String(row.task_id), responseBody: row.response_body!, responseStatus: row.response_status };
+      return {
+        outcome: 'replay',
+        taskId: String(row.task_id),
+        responseBody: row.response_body!,
+        responseStatus: row.response_status,
+      };
     case 'stale_price':
       return { outcome: 'stale_price', inForce: row.in_force! };
     default:

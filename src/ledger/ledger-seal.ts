@@ -10,7 +10,18 @@ import type { Unit } from '../pricing/money.js';
 import { createHash } from 'node:crypto';
 
 /** An entry as the database gives it for hashing (see ENTRY_COLUMNS). */
-export type EntryRow = [id: string, projectId: string, taskId: string | null, kind: string, unit: Unit, amount: string, effectiveAt: string, createdAt: string, reason: string | null, belongsTo: string | null];
+export type EntryRow = [
+  id: string,
+  projectId: string,
+  taskId: string | null,
+  kind: string,
+  unit: Unit,
+  amount: string,
+  effectiveAt: string,
+  createdAt: string,
+  reason: string | null,
+  belongsTo: string | null,
+];
 
 /** The columns of EntryRow, as text, for `SELECT ${ENTRY_COLUMNS} FROM ledger_entry e`. */
 export const ENTRY_COLUMNS = `e.id::text, e.project_id::text, e.task_id::text, e.kind::text, e.unit::text, e.amount::text,
@@ -31,7 +42,9 @@ const UNIT = '\u001f';
 const MISSING = '\u001e';
 
 export function entryDigest(row: EntryRow): Buffer {
-  return createHash('sha256').update(row.map((v) => v ?? MISSING).join(UNIT), 'utf8').digest();
+  return createHash('sha256')
+    .update(row.map((v) => v ?? MISSING).join(UNIT), 'utf8')
+    .digest();
 }
 
 export function sealHash(prevHash: Buffer, digests: Buffer): Buffer {
@@ -60,13 +73,16 @@ export interface StoredSeal {
  * (present, never sealed). `prevHash`: the previous seal's hash as verify recomputed it.
  */
 export function checkSeal(seal: StoredSeal, prevHash: Buffer, entries: EntryRow[]): string | null {
-  if (!seal.prevHash.equals(prevHash)) return `seal ${seal.seq} does not chain to the seal before it: a seal was removed, replaced or reordered`;
-  if (!sealHash(seal.prevHash, seal.digests).equals(seal.hash)) return `seal ${seal.seq} does not match its own hash: the seal itself was edited`;
+  if (!seal.prevHash.equals(prevHash))
+    return `seal ${seal.seq} does not chain to the seal before it: a seal was removed, replaced or reordered`;
+  if (!sealHash(seal.prevHash, seal.digests).equals(seal.hash))
+    return `seal ${seal.seq} does not match its own hash: the seal itself was edited`;
   const present = new Map(entries.map((e) => [e[0], e]));
   for (const [i, id] of seal.entryIds.entries()) {
     const entry = present.get(id);
     if (!entry) return `ledger entry ${id} was deleted after it was sealed (seal ${seal.seq})`;
-    if (!entryDigest(entry).equals(seal.digests.subarray(i * 32, i * 32 + 32))) return `ledger entry ${id} was edited after it was sealed (seal ${seal.seq})`;
+    if (!entryDigest(entry).equals(seal.digests.subarray(i * 32, i * 32 + 32)))
+      return `ledger entry ${id} was edited after it was sealed (seal ${seal.seq})`;
   }
   const sealed = new Set(seal.entryIds);
   const extra = entries.find((e) => !sealed.has(e[0]));

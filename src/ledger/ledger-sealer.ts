@@ -65,7 +65,7 @@ export class LedgerSealer {
    * gateway; it waits at most 2 s), a round that seals up to it.
    */
   async sealAll(): Promise<number> {
-    let sealed = await this.round();
+    const sealed = await this.round();
     for (let i = 0; i < 40; i++) {
       if ((await this.readyMark()) !== null) return sealed + (await this.round());
       await new Promise((r) => setTimeout(r, 50));
@@ -87,7 +87,9 @@ export class LedgerSealer {
 
 /** Seals the next interval (at most SEAL_SIZE entries) below `maxId`; `done` when none is left. */
 async function sealNext(tx: pg.PoolClient, maxId: bigint): Promise<{ sealed: number; done: boolean }> {
-  const { rows: last } = await tx.query<{ seq: string; last_id: string; hash: Buffer }>('SELECT s.seq::text AS seq, s.last_id::text AS last_id, s.hash FROM ledger_seal s ORDER BY s.seq DESC LIMIT 1');
+  const { rows: last } = await tx.query<{ seq: string; last_id: string; hash: Buffer }>(
+    'SELECT s.seq::text AS seq, s.last_id::text AS last_id, s.hash FROM ledger_seal s ORDER BY s.seq DESC LIMIT 1',
+  );
   const seq = BigInt(last[0]?.seq ?? '0') + 1n;
   const after = BigInt(last[0]?.last_id ?? '0');
   const prev = last[0]?.hash ?? GENESIS;

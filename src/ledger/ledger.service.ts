@@ -53,8 +53,17 @@ export class LedgerService {
   private readonly holdLanes: Array<Batcher<HoldRequest, HoldOutcome>>;
 
   constructor(@Inject(DATABASE) private readonly db: Database) {
-    const pipeline = { from: HOLD_SECOND_BATCH_FROM, slots: { inFlight: 0, max: HOLD_BATCHES_IN_FLIGHT } }; // shared by the lanes
-    this.holdLanes = Array.from({ length: HOLD_LANES }, () => new Batcher<HoldRequest, HoldOutcome>((items) => this.placeHolds(items), { maxBatch: 256, maxInFlight: 2, pipeline }));
+    // shared by the lanes
+    const pipeline = { from: HOLD_SECOND_BATCH_FROM, slots: { inFlight: 0, max: HOLD_BATCHES_IN_FLIGHT } };
+    this.holdLanes = Array.from(
+      { length: HOLD_LANES },
+      () =>
+        new Batcher<HoldRequest, HoldOutcome>((items) => this.placeHolds(items), {
+          maxBatch: 256,
+          maxInFlight: 2,
+          pipeline,
+        }),
+    );
   }
 
   /** Atomically checks every budget of the unit and places the hold; batched with concurrent calls. */
@@ -87,7 +96,10 @@ export class LedgerService {
 
   /** The upstream refused with a definite answer (or was never reached): release the hold. */
   async releaseRejected(taskId: string, reason: string): Promise<boolean> {
-    const { rows } = await this.db.query<{ ok: boolean }>('SELECT spendgate_release_rejected($1, $2) AS ok', [taskId, reason]);
+    const { rows } = await this.db.query<{ ok: boolean }>('SELECT spendgate_release_rejected($1, $2) AS ok', [
+      taskId,
+      reason,
+    ]);
     return rows[0]!.ok;
   }
 
@@ -95,14 +107,18 @@ export class LedgerService {
    * An operator's decision on a task under review (decisions §10): CHARGE `amount` (the hold by
    * default) or RELEASE, with a reason. Returns what the decision added to spend.
    */
-  async resolve(taskId: string, outcome: 'CHARGE' | 'RELEASE', amount: Decimal | undefined, reason: string, who = 'operator'): Promise<string> {
+  async resolve(
+    taskId: string,
+    outcome: 'CHARGE' | 'RELEASE',
+    amount: Decimal | undefined,
+    reason: string,
+    who = 'operator',
+  ): Promise<string> {
     try {
-      const { rows } = await this.db.query<{ delta: string }>('SELECT spendgate_resolve($1, $2, $3::numeric, $4)::text AS delta', [
-        taskId,
-        outcome,
-        amount?.toFixed() ?? null,
-        reason,
-      ]);
+      const { rows } = await this.db.query<{ delta: string }>(
+        'SELECT spendgate_resolve($1, $2, $3::numeric, $4)::text AS delta',
+        [taskId, outcome, amount?.toFixed() ?? null, reason],
+      );
       // The vendor's open differences on the task (decisions §14): closed where the net now equals
       // the vendor's figure; one still differing keeps the task in the review queue. Run in the
       // caller's transaction when it has one (resolveTask's, with its audit record).

@@ -15,7 +15,14 @@ export interface Difference {
 }
 
 export async function reconcile(db: Database): Promise<Difference[]> {
-  const budgets = await db.query<{ budget_id: string; period_start: Date; subject: string; field: string; stored: string; ledger: string }>(`
+  const budgets = await db.query<{
+    budget_id: string;
+    period_start: Date;
+    subject: string;
+    field: string;
+    stored: string;
+    ledger: string;
+  }>(`
     SELECT bp.budget_id, bp.period_start, bp.subject, f.field, f.stored::text AS stored, f.ledger::text AS ledger
     FROM budget_period bp
     JOIN budget b ON b.id = bp.budget_id AND b.deleted_at IS NULL
@@ -41,7 +48,11 @@ export async function reconcile(db: Database): Promise<Difference[]> {
     [MAX_INTEGER_DIGITS, MAX_DECIMALS],
   );
   return [
-    ...outOfBounds.rows.map((r) => ({ what: `${r.what}: an amount outside the bounds (${MAX_INTEGER_DIGITS} digits before the point, ${MAX_DECIMALS} after)`, stored: r.amount, fromLedger: 'within bounds' })),
+    ...outOfBounds.rows.map((r) => ({
+      what: `${r.what}: an amount outside the bounds (${MAX_INTEGER_DIGITS} digits before the point, ${MAX_DECIMALS} after)`,
+      stored: r.amount,
+      fromLedger: 'within bounds',
+    })),
     ...budgets.rows.map((r) => ({
       what: `budget ${r.budget_id} period ${r.period_start.toISOString()}${r.subject ? ` user ${r.subject}` : ''} ${r.field}`,
       stored: r.stored,

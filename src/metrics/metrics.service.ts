@@ -28,11 +28,31 @@ export class MetricsService {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  readonly holds = new Counter({ name: 'spendgate_holds_total', help: 'Hold attempts by outcome', labelNames: ['outcome'], registers: [this.registry] });
-  readonly settlements = new Counter({ name: 'spendgate_settlements_total', help: 'Settlements by status', labelNames: ['status'], registers: [this.registry] });
-  readonly upstreamErrors = new Counter({ name: 'spendgate_upstream_errors_total', help: 'Upstream failures by kind', labelNames: ['kind'], registers: [this.registry] });
+  readonly holds = new Counter({
+    name: 'spendgate_holds_total',
+    help: 'Hold attempts by outcome',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  readonly settlements = new Counter({
+    name: 'spendgate_settlements_total',
+    help: 'Settlements by status',
+    labelNames: ['status'],
+    registers: [this.registry],
+  });
+  readonly upstreamErrors = new Counter({
+    name: 'spendgate_upstream_errors_total',
+    help: 'Upstream failures by kind',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
   /** Charges above their hold (decisions §6): how many, and by how much in all (display only). */
-  readonly overruns = new Counter({ name: 'spendgate_overruns_total', help: 'Settlements whose charge passed the hold, by unit', labelNames: ['unit'], registers: [this.registry] });
+  readonly overruns = new Counter({
+    name: 'spendgate_overruns_total',
+    help: 'Settlements whose charge passed the hold, by unit',
+    labelNames: ['unit'],
+    registers: [this.registry],
+  });
   readonly overrunAmount = new Counter({
     name: 'spendgate_overrun_amount_total',
     help: 'Charge above the hold, summed by unit (display only; the ledger is exact)',
@@ -40,7 +60,12 @@ export class MetricsService {
     registers: [this.registry],
   });
   /** Spend counters by unit: a float is fine here, this is a dashboard gauge, not the ledger. */
-  readonly spend = new Counter({ name: 'spendgate_spend_total', help: 'Settled charges by unit (display only; the ledger is exact)', labelNames: ['unit'], registers: [this.registry] });
+  readonly spend = new Counter({
+    name: 'spendgate_spend_total',
+    help: 'Settled charges by unit (display only; the ledger is exact)',
+    labelNames: ['unit'],
+    registers: [this.registry],
+  });
 
   // Alerts (decisions §8): this instance's delivery attempts, and the outbox lag it last measured.
   readonly webhookDeliveries = new Counter({

@@ -1,4 +1,7 @@
-/** People, service accounts and their tokens over GraphQL, and signing in to the console (the services are shared: core/core.module.ts). */
+/**
+ * People, service accounts and their tokens over GraphQL, and signing in to the console (the services are shared:
+ * core/core.module.ts).
+ */
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
 import { PeopleResolver } from './people.resolver.js';

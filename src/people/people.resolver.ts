@@ -1,4 +1,7 @@
-/** People, service accounts and tokens over GraphQL (decisions §11). Thin: access.ts decides, the services change, every change is audited. */
+/**
+ * People, service accounts and tokens over GraphQL (decisions §11). Thin: access.ts decides, the services change, every
+ * change is audited.
+ */
 import { Args, Context, Field, ID, Mutation, ObjectType, Query, registerEnumType, Resolver } from '@nestjs/graphql';
 import { DateTimeScalar } from '../graphql/scalars.js';
 import { actorOf, hasCapability, requireAccess, type Principal } from '../auth/access.js';
@@ -10,8 +13,16 @@ import { Callers, type CallContext } from '../auth/callers.js';
 import { PeopleService } from './people.service.js';
 import { TokensService, type Holder } from './tokens.service.js';
 
-export enum RoleEnum { OWNER = 'OWNER', FINANCE = 'FINANCE', LEAD = 'LEAD', VIEWER = 'VIEWER' }
-registerEnumType(RoleEnum, { name: 'Role', description: 'decisions §11: owner, finance, lead (of its projects), viewer' });
+export enum RoleEnum {
+  OWNER = 'OWNER',
+  FINANCE = 'FINANCE',
+  LEAD = 'LEAD',
+  VIEWER = 'VIEWER',
+}
+registerEnumType(RoleEnum, {
+  name: 'Role',
+  description: 'decisions §11: owner, finance, lead (of its projects), viewer',
+});
 
 @ObjectType()
 export class Person {
@@ -22,7 +33,8 @@ export class Person {
   @Field({ description: 'the role holds on every project' }) allProjects!: boolean;
   @Field(() => [ID]) projectIds!: string[];
   @Field({ description: 'invited | active | disabled' }) state!: string;
-  @Field(() => String, { nullable: true, description: 'the OpenID provider they sign in with, once bound' }) signsInWith!: string | null;
+  @Field(() => String, { nullable: true, description: 'the OpenID provider they sign in with, once bound' })
+  signsInWith!: string | null;
   @Field(() => String, { nullable: true }) invitedBy!: string | null;
   @Field(() => DateTimeScalar) createdAt!: Date;
   @Field(() => DateTimeScalar, { nullable: true }) lastSignInAt!: Date | null;
@@ -87,7 +99,9 @@ export class PeopleResolver {
     return this.accessTokens.list(ownHolder(who));
   }
 
-  @Mutation(() => Person, { description: 'invites a person by email with a role on every project (projectIds omitted) or on those named' })
+  @Mutation(() => Person, {
+    description: 'invites a person by email with a role on every project (projectIds omitted) or on those named',
+  })
   async invitePerson(
     @Context() ctx: CallContext,
     @Args('email') email: string,
@@ -95,12 +109,22 @@ export class PeopleResolver {
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
   ) {
     const who = await this.callers.of(ctx);
-    return this.changes.run(who, ctx.client, (p: { id: string; projectIds: string[] }) => ({ action: 'person.invite', targetKind: 'person', targetId: p.id, after: p }), () =>
-      this.persons.invite(email, { role, projectIds: projectIds ?? null }, actorOf(who).label),
+    return this.changes.run(
+      who,
+      ctx.client,
+      (p: { id: string; projectIds: string[] }) => ({
+        action: 'person.invite',
+        targetKind: 'person',
+        targetId: p.id,
+        after: p,
+      }),
+      () => this.persons.invite(email, { role, projectIds: projectIds ?? null }, actorOf(who).label),
     );
   }
 
-  @Mutation(() => Person, { description: "changes a person's role and the projects it holds on, from their next request" })
+  @Mutation(() => Person, {
+    description: "changes a person's role and the projects it holds on, from their next request",
+  })
   async setRole(
     @Context() ctx: CallContext,
     @Args('personId', { type: () => ID }) personId: string,
@@ -110,22 +134,44 @@ export class PeopleResolver {
     const who = await this.callers.of(ctx);
     requireUuid('personId', personId);
     const before = await this.persons.person(personId);
-    return this.changes.run(who, ctx.client, (after: unknown) => ({ action: 'person.role', targetKind: 'person', targetId: personId, before: before ?? null, after }), () =>
-      this.persons.setRole(personId, { role, projectIds: projectIds ?? null }),
+    return this.changes.run(
+      who,
+      ctx.client,
+      (after: unknown) => ({
+        action: 'person.role',
+        targetKind: 'person',
+        targetId: personId,
+        before: before ?? null,
+        after,
+      }),
+      () => this.persons.setRole(personId, { role, projectIds: projectIds ?? null }),
     );
   }
 
-  @Mutation(() => Person, { description: 'disables a person: their tokens and sessions stop at once, on every instance' })
+  @Mutation(() => Person, {
+    description: 'disables a person: their tokens and sessions stop at once, on every instance',
+  })
   async disablePerson(@Context() ctx: CallContext, @Args('personId', { type: () => ID }) personId: string) {
     const who = await this.callers.of(ctx);
     requireUuid('personId', personId);
     const before = await this.persons.person(personId);
-    return this.changes.run(who, ctx.client, (after: unknown) => ({ action: 'person.disable', targetKind: 'person', targetId: personId, before: before ?? null, after }), () =>
-      this.persons.disable(personId),
+    return this.changes.run(
+      who,
+      ctx.client,
+      (after: unknown) => ({
+        action: 'person.disable',
+        targetKind: 'person',
+        targetId: personId,
+        before: before ?? null,
+        after,
+      }),
+      () => this.persons.disable(personId),
     );
   }
 
-  @Mutation(() => ServiceAccount, { description: 'a service account (dashboards, scripts, CI) with a role; its tokens come from createToken' })
+  @Mutation(() => ServiceAccount, {
+    description: 'a service account (dashboards, scripts, CI) with a role; its tokens come from createToken',
+  })
   async createServiceAccount(
     @Context() ctx: CallContext,
     @Args('name') name: string,
@@ -133,12 +179,23 @@ export class PeopleResolver {
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
   ) {
     const who = await this.callers.of(ctx);
-    return this.changes.run(who, ctx.client, (s: { id: string }) => ({ action: 'service-account.create', targetKind: 'service-account', targetId: s.id, after: s }), () =>
-      this.persons.createServiceAccount(name, { role, projectIds: projectIds ?? null }, actorOf(who).label),
+    return this.changes.run(
+      who,
+      ctx.client,
+      (s: { id: string }) => ({
+        action: 'service-account.create',
+        targetKind: 'service-account',
+        targetId: s.id,
+        after: s,
+      }),
+      () => this.persons.createServiceAccount(name, { role, projectIds: projectIds ?? null }, actorOf(who).label),
     );
   }
 
-  @Mutation(() => TokenCreated, { description: "a new access token for the caller, or for a service account (people's managers); the secret is shown once" })
+  @Mutation(() => TokenCreated, {
+    description:
+      "a new access token for the caller, or for a service account (people's managers); the secret is shown once",
+  })
   async createToken(
     @Context() ctx: CallContext,
     @Args('name') name: string,
@@ -150,7 +207,8 @@ export class PeopleResolver {
     if (serviceAccountId) {
       requireAccess(who, 'people', 'all', 'createToken');
       requireUuid('serviceAccountId', serviceAccountId);
-      if (!(await this.persons.serviceAccount(serviceAccountId))) throw ApiError.notFound(`service account ${serviceAccountId} not found`);
+      if (!(await this.persons.serviceAccount(serviceAccountId)))
+        throw ApiError.notFound(`service account ${serviceAccountId} not found`);
       holder = { serviceAccountId };
     } else holder = ownHolder(who);
     return this.changes.run(
@@ -171,14 +229,25 @@ export class PeopleResolver {
     const who = await this.callers.of(ctx);
     requireUuid('tokenId', tokenId);
     const token = await this.accessTokens.get(tokenId);
-    const own = token && ((who.kind === 'person' && token.personId === who.id) || (who.kind === 'service' && token.serviceAccountId === who.id));
+    const own =
+      token &&
+      ((who.kind === 'person' && token.personId === who.id) ||
+        (who.kind === 'service' && token.serviceAccountId === who.id));
     if (!own) {
       if (!hasCapability(who, 'people')) throw ApiError.forbidden('revokeToken: you may revoke only your own tokens');
       requireAccess(who, 'people', 'all', 'revokeToken');
       if (!token) throw ApiError.notFound(`token ${tokenId} not found`);
     }
-    return this.changes.run(who, ctx.client, { action: 'token.revoke', targetKind: 'token', targetId: tokenId, before: { prefix: token!.prefix, name: token!.name, holder: token!.holder } }, () =>
-      this.accessTokens.revoke(tokenId),
+    return this.changes.run(
+      who,
+      ctx.client,
+      {
+        action: 'token.revoke',
+        targetKind: 'token',
+        targetId: tokenId,
+        before: { prefix: token!.prefix, name: token!.name, holder: token!.holder },
+      },
+      () => this.accessTokens.revoke(tokenId),
     );
   }
 }

@@ -36,7 +36,6 @@ export interface ServiceAccountRow {
   disabledAt: Date | null;
 }
 
-
 const PERSON = `SELECT id::text, email, display_name AS "displayName", role::text AS role, all_projects AS "allProjects", project_ids::text[] AS "projectIds",
   state::text AS state, CASE WHEN oidc_subject IS NOT NULL THEN oidc_issuer END AS "signsInWith", invited_by AS "invitedBy",
   created_at AS "createdAt", last_sign_in_at AS "lastSignInAt" FROM person`;
@@ -49,13 +48,19 @@ export class PeopleService {
 
   /** The id of the person with this address who is not disabled. */
   async activePersonId(email: string): Promise<string | undefined> {
-    const { rows } = await this.db.query<{ id: string }>(`SELECT id::text FROM person WHERE email = $1 AND state <> 'disabled'`, [normalEmail(email)]);
+    const { rows } = await this.db.query<{ id: string }>(
+      `SELECT id::text FROM person WHERE email = $1 AND state <> 'disabled'`,
+      [normalEmail(email)],
+    );
     return rows[0]?.id;
   }
 
   /** The id of the service account of this name that is not disabled. */
   async activeServiceAccountId(name: string): Promise<string | undefined> {
-    const { rows } = await this.db.query<{ id: string }>('SELECT id::text FROM service_account WHERE name = $1 AND disabled_at IS NULL', [name]);
+    const { rows } = await this.db.query<{ id: string }>(
+      'SELECT id::text FROM service_account WHERE name = $1 AND disabled_at IS NULL',
+      [name],
+    );
     return rows[0]?.id;
   }
 
@@ -74,7 +79,10 @@ export class PeopleService {
   async setRole(personId: string, grant: Grant): Promise<PersonRow> {
     requireUuid('personId', personId);
     const { all, ids } = await this.checkGrant(grant);
-    const { rowCount } = await this.db.query('UPDATE person SET role = $2::"Role", all_projects = $3, project_ids = $4::uuid[] WHERE id = $1', [personId, grant.role, all, ids]);
+    const { rowCount } = await this.db.query(
+      'UPDATE person SET role = $2::"Role", all_projects = $3, project_ids = $4::uuid[] WHERE id = $1',
+      [personId, grant.role, all, ids],
+    );
     if (!rowCount) throw ApiError.notFound(`person ${personId} not found`);
     return (await this.person(personId))!;
   }
@@ -82,7 +90,10 @@ export class PeopleService {
   /** Disables a person: their tokens and sessions stop working on every instance at once. */
   async disable(personId: string): Promise<PersonRow> {
     requireUuid('personId', personId);
-    const { rowCount } = await this.db.query(`UPDATE person SET state = 'disabled', disabled_at = now() WHERE id = $1`, [personId]);
+    const { rowCount } = await this.db.query(
+      `UPDATE person SET state = 'disabled', disabled_at = now() WHERE id = $1`,
+      [personId],
+    );
     if (!rowCount) throw ApiError.notFound(`person ${personId} not found`);
     await this.db.query('UPDATE session SET ended_at = now() WHERE person_id = $1 AND ended_at IS NULL', [personId]);
     return (await this.person(personId))!;
@@ -123,21 +134,37 @@ export class PeopleService {
    * invited under this (verified) email, now bound to it; or, when the email's domain is allowed, a
    * new person with the default grant. Undefined: not let in, with why.
    */
-  async admit(identity: { issuer: string; subject: string; email: string | null; emailVerified: boolean; name: string | null }, allowedDomains: string[], defaultGrant: Grant): Promise<{ person: PersonRow } | { refused: string }> {
-    const bound = await this.db.query<PersonRow>(`${PERSON} WHERE oidc_issuer = $1 AND oidc_subject = $2`, [identity.issuer, identity.subject]);
-    if (bound.rows[0]) return bound.rows[0].state === 'disabled' ? { refused: 'your access to spendgate was disabled' } : { person: await this.signedIn(bound.rows[0].id, identity.name) };
-    if (!identity.email || !identity.emailVerified) return { refused: 'your identity provider did not give a verified email address' };
+  async admit(
+    identity: { issuer: string; subject: string; email: string | null; emailVerified: boolean; name: string | null },
+    allowedDomains: string[],
+    defaultGrant: Grant,
+  ): Promise<{ person: PersonRow } | { refused: string }> {
+    const bound = await this.db.query<PersonRow>(`${PERSON} WHERE oidc_issuer = $1 AND oidc_subject = $2`, [
+      identity.issuer,
+      identity.subject,
+    ]);
+    if (bound.rows[0])
+      return bound.rows[0].state === 'disabled'
+        ? { refused: 'your access to spendgate was disabled' }
+        : { person: await this.signedIn(bound.rows[0].id, identity.name) };
+    if (!identity.email || !identity.emailVerified)
+      return { refused: 'your identity provider did not give a verified email address' };
     const email = identity.email.toLowerCase();
     const invited = await this.db.query<PersonRow>(`${PERSON} WHERE email = $1`, [email]);
     const person = invited.rows[0];
     if (person) {
       if (person.state === 'disabled') return { refused: 'your access to spendgate was disabled' };
       if (person.signsInWith) return { refused: `${email} already signs in with another identity` };
-      await this.db.query('UPDATE person SET oidc_issuer = $2, oidc_subject = $3 WHERE id = $1', [person.id, identity.issuer, identity.subject]);
+      await this.db.query('UPDATE person SET oidc_issuer = $2, oidc_subject = $3 WHERE id = $1', [
+        person.id,
+        identity.issuer,
+        identity.subject,
+      ]);
       return { person: await this.signedIn(person.id, identity.name) };
     }
     const domain = email.split('@')[1] ?? '';
-    if (!allowedDomains.includes(domain)) return { refused: `${email} was not invited to spendgate: ask an owner to invite you` };
+    if (!allowedDomains.includes(domain))
+      return { refused: `${email} was not invited to spendgate: ask an owner to invite you` };
     const { all, ids } = await this.checkGrant(defaultGrant);
     const { rows } = await this.db.query<{ id: string }>(
       `INSERT INTO person (id, email, role, all_projects, project_ids, oidc_issuer, oidc_subject, invited_by)
@@ -160,11 +187,15 @@ export class PeopleService {
   /** A grant's projects exist; an owner's role holds everywhere. */
   private async checkGrant(grant: Grant): Promise<{ all: boolean; ids: string[] }> {
     if (!ROLES.includes(grant.role)) throw ApiError.badRequest(`role: is one of ${ROLES.join(', ')}`);
-    if (grant.role === 'OWNER' || grant.projectIds === undefined || grant.projectIds === null) return { all: true, ids: [] };
+    if (grant.role === 'OWNER' || grant.projectIds === undefined || grant.projectIds === null)
+      return { all: true, ids: [] };
     for (const id of grant.projectIds) requireUuid('projectIds', id);
     const ids = [...new Set(grant.projectIds)];
     if (ids.length) {
-      const { rows } = await this.db.query<{ n: number }>('SELECT count(*)::int AS n FROM project WHERE id = ANY($1::uuid[])', [ids]);
+      const { rows } = await this.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM project WHERE id = ANY($1::uuid[])',
+        [ids],
+      );
       if (rows[0]!.n !== ids.length) throw ApiError.badRequest('projectIds: not every project exists');
     }
     return { all: false, ids };
@@ -173,6 +204,7 @@ export class PeopleService {
 
 export function normalEmail(email: string): string {
   const address = email.trim().toLowerCase();
-  if (address.length > 254 || !/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(address)) throw ApiError.badRequest('email: is not an email address');
+  if (address.length > 254 || !/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(address))
+    throw ApiError.badRequest('email: is not an email address');
   return address;
 }

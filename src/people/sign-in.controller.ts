@@ -39,13 +39,19 @@ export class SignInController {
   @Get('session')
   async session(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const who = await this.sessions.principal(cookie(request, SESSION_COOKIE));
-    void reply.header('cache-control', 'no-store').send({ signedIn: who !== null, oidc: this.oidc.enabled, csrfToken: await reply.generateCsrf() });
+    void reply
+      .header('cache-control', 'no-store')
+      .send({ signedIn: who !== null, oidc: this.oidc.enabled, csrfToken: await reply.generateCsrf() });
   }
 
   @Get('login')
   async login(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
-    if (!this.oidc.enabled) throw ApiError.notFound('sign-in with an identity provider is not configured here (OIDC_ISSUER): sign in with a token');
-    if (await this.failures.blocked(clientInfo(request).clientAddress)) throw ApiError.tooMany('too many failed sign-ins from this address: retry later');
+    if (!this.oidc.enabled)
+      throw ApiError.notFound(
+        'sign-in with an identity provider is not configured here (OIDC_ISSUER): sign in with a token',
+      );
+    if (await this.failures.blocked(clientInfo(request).clientAddress))
+      throw ApiError.tooMany('too many failed sign-ins from this address: retry later');
     try {
       const { url, state } = await this.oidc.start();
       this.cookies.set(reply, STATE_COOKIE, state, { sameSite: 'lax', maxAge: 600, path: '/auth' });
@@ -60,9 +66,14 @@ export class SignInController {
   async callback(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const client = clientInfo(request);
     this.cookies.clear(reply, STATE_COOKIE, { path: '/auth' });
-    if (await this.failures.blocked(client.clientAddress)) return this.page(reply, 429, 'too many failed sign-ins from this address: retry later');
+    if (await this.failures.blocked(client.clientAddress))
+      return this.page(reply, 429, 'too many failed sign-ins from this address: retry later');
     const refuse = async (reason: string, who: string | null) => {
-      const answer = await this.failures.failed(client, { action: 'sign-in.failed', presented: who }, ApiError.forbidden(reason));
+      const answer = await this.failures.failed(
+        client,
+        { action: 'sign-in.failed', presented: who },
+        ApiError.forbidden(reason),
+      );
       return this.page(reply, answer.status, answer.status === 429 ? answer.message : reason);
     };
     let identity;
@@ -73,20 +84,28 @@ export class SignInController {
       throw error;
     }
     const admitted = await this.people.admit(identity, this.config.allowedDomains, this.config.defaultGrant);
-    if ('refused' in admitted) return refuse(admitted.refused, identity.email ?? `${identity.issuer} ${identity.subject}`);
+    if ('refused' in admitted)
+      return refuse(admitted.refused, identity.email ?? `${identity.issuer} ${identity.subject}`);
     const person = (await this.principals.personById(admitted.person.id))!;
     await this.startSession(reply, person, 'person', { personId: admitted.person.id }, client, 'sign-in.oidc');
     return reply.redirect('/console/', 302);
   }
 
   @Post('token')
-  async token(@Req() request: FastifyRequest, @Body() body: { token?: unknown } | undefined, @Res() reply: FastifyReply) {
+  async token(
+    @Req() request: FastifyRequest,
+    @Body() body: { token?: unknown } | undefined,
+    @Res() reply: FastifyReply,
+  ) {
     const client = clientInfo(request);
-    if (await this.failures.blocked(client.clientAddress)) throw ApiError.tooMany('too many failed sign-ins from this address: retry later');
+    if (await this.failures.blocked(client.clientAddress))
+      throw ApiError.tooMany('too many failed sign-ins from this address: retry later');
     const token = typeof body?.token === 'string' ? body.token.trim() : '';
     const who = token ? await this.principals.resolve(token) : null;
     if (!who || who.kind === 'service') {
-      const refusal = ApiError.unauthorized(who ? 'a service account signs in to the API, not to the console' : 'token: is not a valid token or key');
+      const refusal = ApiError.unauthorized(
+        who ? 'a service account signs in to the API, not to the console' : 'token: is not a valid token or key',
+      );
       throw await this.failures.failed(client, { action: 'sign-in.failed', presented: presented(token) }, refusal);
     }
     if (who.kind === 'person') {
@@ -106,7 +125,12 @@ export class SignInController {
     const raw = cookie(request, SESSION_COOKIE);
     const who = await this.sessions.principal(raw);
     if (who) {
-      await this.changes.run(who, clientInfo(request), { action: 'sign-out', targetKind: 'session', targetId: SessionsService.label(raw!) }, () => this.sessions.end(raw));
+      await this.changes.run(
+        who,
+        clientInfo(request),
+        { action: 'sign-out', targetKind: 'session', targetId: SessionsService.label(raw!) },
+        () => this.sessions.end(raw),
+      );
     }
     this.cookies.clear(reply, SESSION_COOKIE);
     void reply.code(200).send({ signedIn: false });
@@ -116,9 +140,25 @@ export class SignInController {
     return this.cookies.signIn;
   }
 
-  private async startSession(reply: FastifyReply, who: Principal, kind: SessionKind, holder: { personId?: string; apiKeyId?: string }, client: ReturnType<typeof clientInfo>, action: string) {
-    const raw = await this.changes.run(who, client, (r: string) => ({ action, targetKind: 'session', targetId: SessionsService.label(r) }), () => this.sessions.create(kind, holder, client));
-    this.cookies.set(reply, SESSION_COOKIE, raw, { sameSite: 'strict', maxAge: Math.floor(this.cookies.sessionMaxMs / 1000), path: '/' });
+  private async startSession(
+    reply: FastifyReply,
+    who: Principal,
+    kind: SessionKind,
+    holder: { personId?: string; apiKeyId?: string },
+    client: ReturnType<typeof clientInfo>,
+    action: string,
+  ) {
+    const raw = await this.changes.run(
+      who,
+      client,
+      (r: string) => ({ action, targetKind: 'session', targetId: SessionsService.label(r) }),
+      () => this.sessions.create(kind, holder, client),
+    );
+    this.cookies.set(reply, SESSION_COOKIE, raw, {
+      sameSite: 'strict',
+      maxAge: Math.floor(this.cookies.sessionMaxMs / 1000),
+      path: '/',
+    });
   }
 
   /** A page a person reads in the browser, for what only a browser asks (the OIDC redirects). */

@@ -41,7 +41,14 @@ export class TokensService {
     const { key, prefix, hash } = generateKey(kind);
     const { rows } = await this.db.query<{ id: string }>(
       `INSERT INTO access_token (id, prefix, hash, name, person_id, service_account_id, expires_at) VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6) RETURNING id::text`,
-      [prefix, hash, clean, 'personId' in holder ? holder.personId : null, 'serviceAccountId' in holder ? holder.serviceAccountId : null, expiresAt ?? null],
+      [
+        prefix,
+        hash,
+        clean,
+        'personId' in holder ? holder.personId : null,
+        'serviceAccountId' in holder ? holder.serviceAccountId : null,
+        expiresAt ?? null,
+      ],
     );
     return { token: (await this.get(rows[0]!.id))!, secret: key };
   }
@@ -55,13 +62,19 @@ export class TokensService {
   async list(holder?: Holder): Promise<TokenRow[]> {
     const { rows } = await this.db.query<TokenRow>(
       `${TOKENS} WHERE ($1::uuid IS NULL OR t.person_id = $1) AND ($2::uuid IS NULL OR t.service_account_id = $2) ORDER BY t.created_at DESC, t.id`,
-      [holder && 'personId' in holder ? holder.personId : null, holder && 'serviceAccountId' in holder ? holder.serviceAccountId : null],
+      [
+        holder && 'personId' in holder ? holder.personId : null,
+        holder && 'serviceAccountId' in holder ? holder.serviceAccountId : null,
+      ],
     );
     return rows;
   }
 
   async revoke(tokenId: string): Promise<boolean> {
-    const { rowCount } = await this.db.query('UPDATE access_token SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [tokenId]);
+    const { rowCount } = await this.db.query(
+      'UPDATE access_token SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL',
+      [tokenId],
+    );
     return (rowCount ?? 0) > 0;
   }
 }

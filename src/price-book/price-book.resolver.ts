@@ -35,7 +35,10 @@ export class PriceBookResolver {
     return this.books.all().map((b) => ({ version: b.version, effectiveAt: b.effectiveAt }));
   }
 
-  @Query(() => PriceBook, { nullable: true, description: 'a price-book version with its rates; the one in force now when version is omitted' })
+  @Query(() => PriceBook, {
+    nullable: true,
+    description: 'a price-book version with its rates; the one in force now when version is omitted',
+  })
   async priceBook(@Context() ctx: CallContext, @Args('version', { type: () => Int, nullable: true }) version?: number) {
     await this.callers.of(ctx);
     return this.books.describe(version ?? this.books.inForce().version);
@@ -54,14 +57,27 @@ export class PriceBookResolver {
   ) {
     const who = await this.callers.of(ctx);
     for (const r of rates) {
-      if (!COMPONENTS.has(r.component)) throw graphqlRefusal(`rates.component: "${r.component}" must be token, second, request or image`, 'BAD_USER_INPUT');
+      if (!COMPONENTS.has(r.component))
+        throw graphqlRefusal(
+          `rates.component: "${r.component}" must be token, second, request or image`,
+          'BAD_USER_INPUT',
+        );
     }
-    const rows = rates.map((r) => ({ ...r, component: r.component as RateComponent, tierMaxInput: r.tierMaxInput ?? null }));
+    const rows = rates.map((r) => ({
+      ...r,
+      component: r.component as RateComponent,
+      tierMaxInput: r.tierMaxInput ?? null,
+    }));
     const why = note === undefined || note === null ? undefined : cleanText('note', note, 500, { multiline: true });
     return this.changes.run(
       who,
       ctx.client,
-      (version: number) => ({ action: 'prices.publish', targetKind: 'price-book-version', targetId: String(version), after: { effectiveAt: effectiveAt ?? 'now', note: why ?? null, rates: rows } }),
+      (version: number) => ({
+        action: 'prices.publish',
+        targetKind: 'price-book-version',
+        targetId: String(version),
+        after: { effectiveAt: effectiveAt ?? 'now', note: why ?? null, rates: rows },
+      }),
       () => this.books.publish(effectiveAt ?? undefined, rows, why),
     );
   }

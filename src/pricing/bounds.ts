@@ -20,11 +20,13 @@ const DECIMAL = /^(-)?(\d+)(?:\.(\d+))?$/;
 
 /** Why `text` is not an amount within bounds, or undefined when it is one. */
 export function amountProblem(text: string, { negative = true } = {}): string | undefined {
-  const match = text.length <= 256 ? DECIMAL.exec(text) : null; // longer is never an amount (and the regex needs no more)
+  // longer is never an amount (and the regex needs no more)
+  const match = text.length <= 256 ? DECIMAL.exec(text) : null;
   if (!match) return `"${clipped(text)}" is not a decimal; write it as a string, e.g. "12.50"`;
   if (match[1] && !negative) return 'must not be negative';
   const whole = match[2]!.replace(/^0+(?=\d)/, '');
-  if (whole.length > MAX_INTEGER_DIGITS) return `must be below 10^${MAX_INTEGER_DIGITS} (at most ${MAX_INTEGER_DIGITS} digits before the point)`;
+  if (whole.length > MAX_INTEGER_DIGITS)
+    return `must be below 10^${MAX_INTEGER_DIGITS} (at most ${MAX_INTEGER_DIGITS} digits before the point)`;
   if ((match[3]?.length ?? 0) > MAX_DECIMALS) return `has more than ${MAX_DECIMALS} decimals`;
   return undefined;
 }
@@ -41,7 +43,9 @@ export function boundedAmount(field: string, text: string, options: { negative?:
 export function dateWithin(field: string, value: Date, earliest: Date, latest: Date): Date {
   if (Number.isNaN(value.getTime())) throw ApiError.badRequest(`${field}: must be a date-time`);
   if (value < earliest || value > latest) {
-    throw ApiError.badRequest(`${field}: ${value.toISOString()} is outside ${earliest.toISOString()} to ${latest.toISOString()}`);
+    throw ApiError.badRequest(
+      `${field}: ${value.toISOString()} is outside ${earliest.toISOString()} to ${latest.toISOString()}`,
+    );
   }
   return value;
 }

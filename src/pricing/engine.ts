@@ -20,7 +20,12 @@ export const ASSUMED_MAX_TOKENS = 4096;
 
 /** What the quote was computed from; stored with the task so settlement can re-derive it. */
 export type PriceBasis =
-  | { kind: 'chat'; inputTokensEstimate: number; maxTokens: number; maxTokensSource: 'request' | 'route default' | 'assumed' }
+  | {
+      kind: 'chat';
+      inputTokensEstimate: number;
+      maxTokens: number;
+      maxTokensSource: 'request' | 'route default' | 'assumed';
+    }
   | { kind: 'video' | 'image'; resolution: string | null; duration: number | null; n: number | null };
 
 export interface Quote extends Charge {
@@ -48,13 +53,15 @@ export function quote(request: PricingRequest, book: PriceBook): Quote {
   const { route, body } = request;
   const basis = basisOf(route, body);
   const model = book.models.get(route.id);
-  if (!model) return unpriced(unitOf(route), basis, `${route.id} has no published price in price book v${book.version}`);
+  if (!model)
+    return unpriced(unitOf(route), basis, `${route.id} has no published price in price book v${book.version}`);
   return basis.kind === 'chat' ? chatEstimate(route.id, model, basis) : mediaPrice(route.id, model, basis);
 }
 
 export function price(task: PricedTask, usage: unknown, book: PriceBook): Charge {
   const model = book.models.get(task.model);
-  if (!model) return unpriced(task.unit, task.basis, `${task.model} has no published price in price book v${book.version}`);
+  if (!model)
+    return unpriced(task.unit, task.basis, `${task.model} has no published price in price book v${book.version}`);
   if (task.basis.kind !== 'chat') return mediaPrice(task.model, model, task.basis);
 
   const reading = readUsage(usage);
@@ -153,7 +160,10 @@ function tokenCharge(
   return {
     unit: 'CREDITS',
     exactness,
-    amount: Money.total('CREDITS', lines.map((l) => Money.of('CREDITS', l.amount))).amount,
+    amount: Money.total(
+      'CREDITS',
+      lines.map((l) => Money.of('CREDITS', l.amount)),
+    ).amount,
     tier: tier.name,
     lines,
     warnings,

@@ -8,7 +8,13 @@ import { Database, DATABASE } from '../database/database.js';
 import { ApiError } from '../common/api-error.js';
 import { CacheEvents } from '../common/cache-events.js';
 import { findRoute } from '../catalog/catalog.js';
-import { buildPriceBook, SPEC_PRICE_BOOK_EFFECTIVE_AT, SPEC_PRICE_ROWS, type PriceBook, type PriceRow } from './price-book.js';
+import {
+  buildPriceBook,
+  SPEC_PRICE_BOOK_EFFECTIVE_AT,
+  SPEC_PRICE_ROWS,
+  type PriceBook,
+  type PriceRow,
+} from './price-book.js';
 import { unitOf } from './engine.js';
 import { dec } from './money.js';
 import { boundedAmount } from './bounds.js';
@@ -34,7 +40,8 @@ export function checkPublishable(effectiveAt: Date | undefined, rows: readonly P
         `effectiveAt: ${effectiveAt.toISOString()} is in the past; a price-book version starts now (omit effectiveAt) or later (tasks already accepted keep the version they were priced by)`,
       );
     }
-    if (effectiveAt.getTime() > now.getTime() + MAX_LEAD_MS) throw ApiError.badRequest('effectiveAt: must be within ten years from now');
+    if (effectiveAt.getTime() > now.getTime() + MAX_LEAD_MS)
+      throw ApiError.badRequest('effectiveAt: must be within ten years from now');
   }
   if (rows.length === 0) throw ApiError.badRequest('rates: give at least one rate');
   rows.forEach((row, i) => {
@@ -44,12 +51,17 @@ export function checkPublishable(effectiveAt: Date | undefined, rows: readonly P
     if (row.unit !== unitOf(route)) throw ApiError.badRequest(`${at}.unit: ${row.model} is priced in ${unitOf(route)}`);
     const components: readonly string[] = COMPONENTS_OF[route.kind];
     if (!components.includes(row.component)) {
-      throw ApiError.badRequest(`${at}.component: ${row.model} is priced by ${components.join(' or ')}, not ${row.component}`);
+      throw ApiError.badRequest(
+        `${at}.component: ${row.model} is priced by ${components.join(' or ')}, not ${row.component}`,
+      );
     }
     if (row.component === 'token' && !(TOKEN_CLASSES as readonly string[]).includes(row.key)) {
-      throw ApiError.badRequest(`${at}.key: "${row.key.slice(0, 40)}" is not a token class (${TOKEN_CLASSES.join(', ')})`);
+      throw ApiError.badRequest(
+        `${at}.key: "${row.key.slice(0, 40)}" is not a token class (${TOKEN_CLASSES.join(', ')})`,
+      );
     }
-    if (row.component === 'request' && !/^[1-9]\d{0,3}$/.test(row.key)) throw ApiError.badRequest(`${at}.key: a per-request price is keyed by a duration in seconds`);
+    if (row.component === 'request' && !/^[1-9]\d{0,3}$/.test(row.key))
+      throw ApiError.badRequest(`${at}.key: a per-request price is keyed by a duration in seconds`);
     if (row.component !== 'token' && row.component !== 'request' && !/^[A-Za-z0-9.:]{1,20}$/.test(row.key)) {
       throw ApiError.badRequest(`${at}.key: "${row.key.slice(0, 40)}" is not a resolution`);
     }
@@ -126,7 +138,15 @@ export class PriceBookService implements OnModuleDestroy {
       [version],
     );
     if (!head.rows[0]) return null;
-    const rates = await this.db.query<{ model: string; unit: Unit; component: string; key: string; tier: string | null; tierMaxInput: number | null; rate: string }>(
+    const rates = await this.db.query<{
+      model: string;
+      unit: Unit;
+      component: string;
+      key: string;
+      tier: string | null;
+      tierMaxInput: number | null;
+      rate: string;
+    }>(
       `SELECT model, unit, component, key, tier, tier_max_input AS "tierMaxInput", rate::text AS rate
        FROM price_rate WHERE version = $1 ORDER BY model, component, tier NULLS FIRST, key`,
       [version],
@@ -134,7 +154,13 @@ export class PriceBookService implements OnModuleDestroy {
     const h = head.rows[0];
     // Rates as canonical exact strings ("0.720" as stored from the spec reads "0.72").
     const canonical = rates.rows.map((r) => ({ ...r, rate: dec(r.rate).toFixed() }));
-    return { version: h.version, effectiveAt: h.effective_at, publishedAt: h.published_at, note: h.note, rates: canonical };
+    return {
+      version: h.version,
+      effectiveAt: h.effective_at,
+      publishedAt: h.published_at,
+      note: h.note,
+      rates: canonical,
+    };
   }
 
   all(): readonly PriceBook[] {
@@ -152,12 +178,18 @@ export class PriceBookService implements OnModuleDestroy {
       // (spendgate_place_holds), so no batch straddles this publication: one that started before
       // commits first, one that starts after sees the new version.
       await client.query('LOCK TABLE price_book_version IN EXCLUSIVE MODE');
-      const { rows: last } = await client.query<{ v: number; now: Date }>('SELECT max(version) AS v, clock_timestamp() AS now FROM price_book_version');
+      const { rows: last } = await client.query<{ v: number; now: Date }>(
+        'SELECT max(version) AS v, clock_timestamp() AS now FROM price_book_version',
+      );
       const previous = last[0]!.v;
       const next = previous + 1;
       const at = effectiveAt ?? last[0]!.now;
       if (at < last[0]!.now) checkPublishable(at, rows, last[0]!.now); // the past, by the database's clock
-      await client.query('INSERT INTO price_book_version (version, effective_at, note) VALUES ($1, $2, $3)', [next, at, note ?? null]);
+      await client.query('INSERT INTO price_book_version (version, effective_at, note) VALUES ($1, $2, $3)', [
+        next,
+        at,
+        note ?? null,
+      ]);
       // Carry forward every rate this version does not set.
       const keys = rows.map((r) => [r.model, r.component, r.key, r.tier ?? ''].join('|'));
       await client.query(
@@ -177,13 +209,20 @@ export class PriceBookService implements OnModuleDestroy {
     return version;
   }
 
-  private async insertRows(version: number, rows: readonly PriceRow[], client: { query: Database['query'] } = this.db): Promise<void> {
+  private async insertRows(
+    version: number,
+    rows: readonly PriceRow[],
+    client: { query: Database['query'] } = this.db,
+  ): Promise<void> {
     if (rows.length === 0) return;
     await client.query(
       `INSERT INTO price_rate (version, model, unit, component, key, tier, tier_max_input, rate)
        SELECT $1, r.model, r.unit::"Unit", r.component, r.key, r.tier, r.tier_max_input, r.rate::numeric
        FROM jsonb_to_recordset($2::jsonb) AS r(model text, unit text, component text, key text, tier text, tier_max_input int, rate text)`,
-      [version, JSON.stringify(rows.map((r) => ({ ...r, tier_max_input: r.tierMaxInput ?? null, tier: r.tier ?? null })))],
+      [
+        version,
+        JSON.stringify(rows.map((r) => ({ ...r, tier_max_input: r.tierMaxInput ?? null, tier: r.tier ?? null }))),
+      ],
     );
   }
 
@@ -197,16 +236,32 @@ export class PriceBookService implements OnModuleDestroy {
       'SELECT version, effective_at FROM price_book_version ORDER BY version',
     );
     const rates = await this.db.query<{
-      version: number; model: string; unit: Unit; component: PriceRow['component']; key: string;
-      tier: string | null; tier_max_input: number | null; rate: string;
-    }>('SELECT version, model, unit, component, key, tier, tier_max_input, rate::text AS rate FROM price_rate ORDER BY id');
+      version: number;
+      model: string;
+      unit: Unit;
+      component: PriceRow['component'];
+      key: string;
+      tier: string | null;
+      tier_max_input: number | null;
+      rate: string;
+    }>(
+      'SELECT version, model, unit, component, key, tier, tier_max_input, rate::text AS rate FROM price_rate ORDER BY id',
+    );
     this.books = versions.rows.map((v) =>
       buildPriceBook(
         v.version,
         v.effective_at,
         rates.rows
           .filter((r) => r.version === v.version)
-          .map((r) => ({ model: r.model, unit: r.unit, component: r.component, key: r.key, rate: dec(r.rate).toFixed(), tier: r.tier ?? undefined, tierMaxInput: r.tier_max_input })),
+          .map((r) => ({
+            model: r.model,
+            unit: r.unit,
+            component: r.component,
+            key: r.key,
+            rate: dec(r.rate).toFixed(),
+            tier: r.tier ?? undefined,
+            tierMaxInput: r.tier_max_input,
+          })),
       ),
     );
   }

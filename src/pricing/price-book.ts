@@ -80,14 +80,20 @@ function tokenRows(
   rates: Partial<Record<TokenClass, string>>,
   tier?: { name: string; max: number | null },
 ): PriceRow[] {
-  return Object.entries(rates).flatMap(([key, rate]) => (rate === undefined ? [] : [{
-    model,
-    unit: 'CREDITS' as const,
-    component: 'token' as const,
-    key,
-    rate,
-    ...(tier ? { tier: tier.name, tierMaxInput: tier.max } : {}),
-  }]));
+  return Object.entries(rates).flatMap(([key, rate]) =>
+    rate === undefined
+      ? []
+      : [
+          {
+            model,
+            unit: 'CREDITS' as const,
+            component: 'token' as const,
+            key,
+            rate,
+            ...(tier ? { tier: tier.name, tierMaxInput: tier.max } : {}),
+          },
+        ],
+  );
 }
 
 function claudeRows(model: string, r: [string, string, string, string, string]): PriceRow[] {
@@ -99,7 +105,11 @@ function plainRows(model: string, input: string, output: string, cacheRead: stri
   return tokenRows(model, { input, output, cache_read: cacheRead });
 }
 
-function gptRows(model: string, base: [string, string, string, string], long: [string, string, string, string]): PriceRow[] {
+function gptRows(
+  model: string,
+  base: [string, string, string, string],
+  long: [string, string, string, string],
+): PriceRow[] {
   const toRates = ([input, output, cacheRead, cacheWrite]: [string, string, string, string]) => ({
     input,
     output,
@@ -126,7 +136,11 @@ export const SPEC_PRICE_ROWS: readonly PriceRow[] = [
   ...plainRows('gemini-3.6-flash', '955.5', '4914', '109.2'),
   ...plainRows('glm-5.3', '1400', '4900', '350'),
   ...gptRows('gpt-5.6-luna', ['147.784', '886.704', '14.742', '184.73'], ['295.568', '1330.056', '29.484', '369.46']),
-  ...gptRows('gpt-5.6-terra', ['1477.84', '8867.04', '147.784', '1847.3'], ['2955.68', '13300.56', '295.568', '3694.6']),
+  ...gptRows(
+    'gpt-5.6-terra',
+    ['1477.84', '8867.04', '147.784', '1847.3'],
+    ['2955.68', '13300.56', '295.568', '3694.6'],
+  ),
   ...gptRows('gpt-5.6-sol', ['3694.6', '22167.6', '369.46', '4618.25'], ['7389.2', '33251.4', '738.92', '9236.5']),
   ...usdRows('wan2.7-video', 'second', { '720p': '0.120', '1080p': '0.240' }),
   ...usdRows('veo-3.1', 'second', { '720p': '0.360', '1080p': '0.360', '4K': '0.520' }),

@@ -48,7 +48,13 @@ function readOpenAi(u: Record<string, unknown>): NormalizedUsage {
   // reasoning_tokens are already inside completion_tokens: not added again.
   return {
     shape: 'openai',
-    tokens: { ...EMPTY, input: prompt - cached - written, cache_read: cached, cache_write: written, output: completion },
+    tokens: {
+      ...EMPTY,
+      input: prompt - cached - written,
+      cache_read: cached,
+      cache_write: written,
+      output: completion,
+    },
     promptTokens: prompt,
     warnings: [],
   };

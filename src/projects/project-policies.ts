@@ -35,9 +35,10 @@ export class ProjectPolicies {
       [projectId],
     );
     const row = rows[0];
-    const policies = row ? { unpriced: row.unpriced_policy, chatHoldMultiplier: dec(row.chat_hold_multiplier) } : DEFAULTS;
+    const policies = row
+      ? { unpriced: row.unpriced_policy, chatHoldMultiplier: dec(row.chat_hold_multiplier) }
+      : DEFAULTS;
     this.cache.set(projectId, { policies, until: Date.now() + TTL_MS });
     return policies;
   }
-
 }

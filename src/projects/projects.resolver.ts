@@ -23,7 +23,7 @@ export class ProjectsResolver {
     lookups.register('api-key', async (prefix) => (await this.service.keyByPrefix(prefix))?.projectId);
   }
 
-  @Query(() => [Project], { description: "the projects the caller may read (a project key: its own)" })
+  @Query(() => [Project], { description: 'the projects the caller may read (a project key: its own)' })
   async projects(@Context() ctx: CallContext) {
     return this.service.list(grantedProjects(await this.callers.of(ctx)));
   }
@@ -31,13 +31,25 @@ export class ProjectsResolver {
   @Mutation(() => ID)
   async createProject(@Context() ctx: CallContext, @Args('name') name: string) {
     const who = await this.callers.of(ctx);
-    return this.changes.run(who, ctx.client, (p: { id: string; name: string }) => ({ action: 'project.create', targetKind: 'project', targetId: p.id, projectId: p.id, after: p }), () =>
-      this.service.create(name),
-    ).then((p) => p.id);
+    return this.changes
+      .run(
+        who,
+        ctx.client,
+        (p: { id: string; name: string }) => ({
+          action: 'project.create',
+          targetKind: 'project',
+          targetId: p.id,
+          projectId: p.id,
+          after: p,
+        }),
+        () => this.service.create(name),
+      )
+      .then((p) => p.id);
   }
 
   @Mutation(() => String, {
-    description: 'a new API key for the project; the secret is shown once. `tags` ("name=value") are the default tags of every task it submits; `name` is what people call it; it stops working at `expiresAt`',
+    description:
+      'a new API key for the project; the secret is shown once. `tags` ("name=value") are the default tags of every task it submits; `name` is what people call it; it stops working at `expiresAt`',
   })
   async issueApiKey(
     @Context() ctx: CallContext,
@@ -51,13 +63,25 @@ export class ProjectsResolver {
     return this.changes.run(
       who,
       ctx.client,
-      async (key: string) => ({ action: 'api-key.issue', targetKind: 'api-key', targetId: key.slice(3, 15), projectId, after: await this.service.keyByPrefix(key.slice(3, 15)) }),
-      () => this.service.issueKey(projectId, tags ?? [], { ...(name ? { name } : {}), ...(expiresAt ? { expiresAt } : {}), createdBy: actorOf(who).label }),
+      async (key: string) => ({
+        action: 'api-key.issue',
+        targetKind: 'api-key',
+        targetId: key.slice(3, 15),
+        projectId,
+        after: await this.service.keyByPrefix(key.slice(3, 15)),
+      }),
+      () =>
+        this.service.issueKey(projectId, tags ?? [], {
+          ...(name ? { name } : {}),
+          ...(expiresAt ? { expiresAt } : {}),
+          createdBy: actorOf(who).label,
+        }),
     );
   }
 
   @Mutation(() => String, {
-    description: 'a new secret for the key (same prefix, budgets and attribution), shown once; the previous secret works for `overlapSeconds` more (default a day)',
+    description:
+      'a new secret for the key (same prefix, budgets and attribution), shown once; the previous secret works for `overlapSeconds` more (default a day)',
   })
   async rotateApiKey(
     @Context() ctx: CallContext,
@@ -70,12 +94,20 @@ export class ProjectsResolver {
     return this.changes.run(
       who,
       ctx.client,
-      { action: 'api-key.rotate', targetKind: 'api-key', targetId: prefix, projectId: key.projectId, after: { overlapSeconds: overlapSeconds ?? null } },
+      {
+        action: 'api-key.rotate',
+        targetKind: 'api-key',
+        targetId: prefix,
+        projectId: key.projectId,
+        after: { overlapSeconds: overlapSeconds ?? null },
+      },
       () => this.service.rotateKey(prefix, overlapSeconds ?? undefined),
     );
   }
 
-  @ResolveField(() => [ApiKeyInfo], { description: "the project's API keys, newest first (prefixes, names and tags, never secrets)" })
+  @ResolveField(() => [ApiKeyInfo], {
+    description: "the project's API keys, newest first (prefixes, names and tags, never secrets)",
+  })
   async apiKeys(@Parent() project: { id: string }) {
     return this.service.keys(project.id);
   }
@@ -85,8 +117,11 @@ export class ProjectsResolver {
     const who = await this.callers.of(ctx);
     const key = await this.service.keyByPrefix(prefix);
     if (!key) throw ApiError.notFound(`API key ${prefix.slice(0, 20)} not found`);
-    return this.changes.run(who, ctx.client, { action: 'api-key.revoke', targetKind: 'api-key', targetId: prefix, projectId: key.projectId, before: key }, () =>
-      this.service.revokeKey(prefix),
+    return this.changes.run(
+      who,
+      ctx.client,
+      { action: 'api-key.revoke', targetKind: 'api-key', targetId: prefix, projectId: key.projectId, before: key },
+      () => this.service.revokeKey(prefix),
     );
   }
 
@@ -99,17 +134,32 @@ export class ProjectsResolver {
     @Args('projectId', { type: () => ID }) projectId: string,
     @Args('unpricedPolicy', { type: () => UnpricedPolicyEnum, nullable: true }) unpricedPolicy?: UnpricedPolicyEnum,
     @Args('failurePolicy', { type: () => FailurePolicyEnum, nullable: true }) failurePolicy?: FailurePolicyEnum,
-    @Args('chatHoldMultiplier', { type: () => DecimalValue, nullable: true, description: 'chat holds are the estimate × this (1 to 1000)' })
+    @Args('chatHoldMultiplier', {
+      type: () => DecimalValue,
+      nullable: true,
+      description: 'chat holds are the estimate × this (1 to 1000)',
+    })
     chatHoldMultiplier?: DecimalText,
   ) {
     const who = await this.callers.of(ctx);
     requireUuid('projectId', projectId);
-    const policies = { ...(unpricedPolicy ? { unpricedPolicy } : {}), ...(failurePolicy ? { failurePolicy } : {}), ...(chatHoldMultiplier ? { chatHoldMultiplier: dec(chatHoldMultiplier) } : {}) };
+    const policies = {
+      ...(unpricedPolicy ? { unpricedPolicy } : {}),
+      ...(failurePolicy ? { failurePolicy } : {}),
+      ...(chatHoldMultiplier ? { chatHoldMultiplier: dec(chatHoldMultiplier) } : {}),
+    };
     const [before] = await this.service.list([projectId]);
     await this.changes.run(
       who,
       ctx.client,
-      async () => ({ action: 'project.policies', targetKind: 'project', targetId: projectId, projectId, before, after: (await this.service.list([projectId]))[0] }),
+      async () => ({
+        action: 'project.policies',
+        targetKind: 'project',
+        targetId: projectId,
+        projectId,
+        before,
+        after: (await this.service.list([projectId]))[0],
+      }),
       () => this.service.setPolicies(projectId, policies),
     );
     return true;

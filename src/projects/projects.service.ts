@@ -50,8 +50,18 @@ export class ProjectsService {
   }
 
   /** Projects, all or those named (a caller's grant), oldest first. */
-  async list(projectIds?: string[]): Promise<Array<{ id: string; name: string; unpricedPolicy: string; failurePolicy: string; chatHoldMultiplier: Decimal }>> {
-    const { rows } = await this.db.query<{ id: string; name: string; unpricedPolicy: string; failurePolicy: string; multiplier: string }>(
+  async list(
+    projectIds?: string[],
+  ): Promise<
+    Array<{ id: string; name: string; unpricedPolicy: string; failurePolicy: string; chatHoldMultiplier: Decimal }>
+  > {
+    const { rows } = await this.db.query<{
+      id: string;
+      name: string;
+      unpricedPolicy: string;
+      failurePolicy: string;
+      multiplier: string;
+    }>(
       `SELECT id::text, name, unpriced_policy::text AS "unpricedPolicy", failure_policy::text AS "failurePolicy", chat_hold_multiplier::text AS multiplier
        FROM project WHERE $1::uuid[] IS NULL OR id = ANY($1) ORDER BY created_at, id`,
       [projectIds ?? null],
@@ -73,10 +83,15 @@ export class ProjectsService {
    * A new key; `tags` ("name=value") are the default tags of every task it submits; `name` what
    * people call it; `expiresAt` when it stops working. The secret is returned once.
    */
-  async issueKey(projectId: string, tags: readonly string[] = [], options: { name?: string; expiresAt?: Date; createdBy?: string } = {}): Promise<string> {
+  async issueKey(
+    projectId: string,
+    tags: readonly string[] = [],
+    options: { name?: string; expiresAt?: Date; createdBy?: string } = {},
+  ): Promise<string> {
     const defaults = canonicalTags(parseTags(tags, 'tags'));
     const name = options.name === undefined ? null : cleanText('name', options.name, 100);
-    if (options.expiresAt && options.expiresAt.getTime() <= Date.now()) throw ApiError.badRequest('expiresAt: must be in the future');
+    if (options.expiresAt && options.expiresAt.getTime() <= Date.now())
+      throw ApiError.badRequest('expiresAt: must be in the future');
     const { rowCount } = await this.db.query('SELECT 1 FROM project WHERE id = $1', [projectId]);
     if (!rowCount) throw ApiError.notFound(`project "${projectId}" not found`);
     const { key, prefix, hash } = generateKey();
@@ -89,7 +104,10 @@ export class ProjectsService {
 
   /** The project's keys (never their secrets), newest first. */
   async keys(projectId: string): Promise<ApiKeyRow[]> {
-    const { rows } = await this.db.query<ApiKeyRow>(`${KEY_COLUMNS} WHERE project_id = $1 ORDER BY created_at DESC, id`, [projectId]);
+    const { rows } = await this.db.query<ApiKeyRow>(
+      `${KEY_COLUMNS} WHERE project_id = $1 ORDER BY created_at DESC, id`,
+      [projectId],
+    );
     return rows;
   }
 
@@ -129,7 +147,11 @@ export class ProjectsService {
 
   async setPolicies(
     projectId: string,
-    policies: { unpricedPolicy?: 'block' | 'allow'; failurePolicy?: 'release' | 'charge'; chatHoldMultiplier?: Decimal },
+    policies: {
+      unpricedPolicy?: 'block' | 'allow';
+      failurePolicy?: 'release' | 'charge';
+      chatHoldMultiplier?: Decimal;
+    },
   ): Promise<void> {
     const { chatHoldMultiplier, unpricedPolicy, failurePolicy } = policies;
     if (chatHoldMultiplier && (chatHoldMultiplier.lessThan(1) || chatHoldMultiplier.greaterThan(1000))) {

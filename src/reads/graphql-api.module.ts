@@ -14,6 +14,18 @@ import { WebhooksService } from '../alerts/webhooks.service.js';
 
 @Module({
   imports: [AuthModule],
-  providers: [DecimalScalar, TaskReadsService, ProjectsResolver, BudgetsResolver, TasksResolver, PriceBookResolver, ReportsResolver, AdjustmentsResolver, WebhooksService, WebhooksResolver, ViewerResolver],
+  providers: [
+    DecimalScalar,
+    TaskReadsService,
+    ProjectsResolver,
+    BudgetsResolver,
+    TasksResolver,
+    PriceBookResolver,
+    ReportsResolver,
+    AdjustmentsResolver,
+    WebhooksService,
+    WebhooksResolver,
+    ViewerResolver,
+  ],
 })
 export class GraphqlApiModule {}

@@ -55,7 +55,9 @@ export class ReadsAppModule {
             path: '/graphql',
             context: callContext,
             validationRules: [depthLimit, fieldLimit],
-            hooks: { preExecution: operationGuard(callers, lookups, audit, failures, runtime.config.NODE_ENV === 'production') },
+            hooks: {
+              preExecution: operationGuard(callers, lookups, audit, failures, runtime.config.NODE_ENV === 'production'),
+            },
             errorFormatter,
             // A query is compiled by graphql-jit on its second run. Decimal arguments arrive as text
             // (graphql/scalars.ts), so an inline literal means the same compiled or not.

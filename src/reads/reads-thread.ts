@@ -24,7 +24,17 @@ export interface ReadsWorkerData {
   upstream: UpstreamOptions;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host', 'content-length', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'host',
+  'content-length',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+]);
 
 export class ReadsThread {
   private readonly logger = new Logger('ReadsThread');
@@ -53,10 +63,15 @@ export class ReadsThread {
 
   /** Registers the read paths on the main thread's Fastify: each is forwarded to the worker. */
   forward(fastify: FastifyInstance): void {
-    // GraphQL over POST may be JSON (parsed by the main thread, sent on as JSON) or application/graphql (sent as it is).
-    fastify.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    // GraphQL over POST may be JSON (parsed by the main thread, sent on as JSON) or application/graphql (sent as it
+    // is).
+    fastify.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) =>
+      done(null, body),
+    );
     // A vendor statement (text/csv) streams through to the worker as it arrives, never whole in memory here.
-    fastify.addContentTypeParser(['text/csv', 'application/octet-stream'], (_request, payload, done) => done(null, payload));
+    fastify.addContentTypeParser(['text/csv', 'application/octet-stream'], (_request, payload, done) =>
+      done(null, payload),
+    );
     const handler = (request: FastifyRequest, reply: FastifyReply) => this.pass(request, reply);
     fastify.route({ method: ['GET', 'POST'], url: '/graphql', handler });
     fastify.route({ method: ['GET', 'POST'], url: '/reports/*', handler });
@@ -104,14 +119,23 @@ export class ReadsThread {
           ? request.body
           : JSON.stringify(request.body);
     try {
-      const res = await this.pool!.request({ path: request.url, method: request.method as 'GET' | 'POST', headers, body });
+      const res = await this.pool!.request({
+        path: request.url,
+        method: request.method as 'GET' | 'POST',
+        headers,
+        body,
+      });
       for (const [name, value] of Object.entries(res.headers)) {
         if (value !== undefined && !HOP_BY_HOP.has(name)) void reply.header(name, value);
       }
       return reply.code(res.statusCode).send(res.body);
     } catch (error) {
       this.logger.warn(`reads worker did not answer: ${(error as Error).message}`);
-      return reply.code(503).send(ApiError.serviceUnavailable('reads are unavailable on this instance for a moment; retry shortly').toBody());
+      return reply
+        .code(503)
+        .send(
+          ApiError.serviceUnavailable('reads are unavailable on this instance for a moment; retry shortly').toBody(),
+        );
     }
   }
 
@@ -123,7 +147,9 @@ export class ReadsThread {
     const worker = withYoungGeneration(this.semiSpaceMb, () => new Worker(workerFile(), { workerData: this.data }));
     this.worker = worker;
     const url = await new Promise<string>((resolve, reject) => {
-      worker.once('message', (m: { type: string; url?: string; error?: string }) => (m.type === 'listening' ? resolve(m.url!) : reject(new Error(`reads worker failed to start: ${m.error}`))));
+      worker.once('message', (m: { type: string; url?: string; error?: string }) =>
+        m.type === 'listening' ? resolve(m.url!) : reject(new Error(`reads worker failed to start: ${m.error}`)),
+      );
       worker.once('error', reject);
       worker.once('exit', (code) => reject(new Error(`reads worker exited with code ${code} before it served`)));
     });

@@ -34,11 +34,20 @@ const config = { ...loadConfig(data.env), ADMIN_TOKEN: data.adminToken };
 const readPool = { readOnly: true, statementTimeoutMs: config.READ_STATEMENT_TIMEOUT_MS, nice: READS_NICE };
 // The read pools, and a few read-write connections for the admin mutations (budgets, prices, projects).
 const db = new Database(data.databaseUrl, Math.min(4, config.DB_POOL_SIZE), { applicationName: 'spendgate-admin' });
-const readsDb = new Database(data.databaseUrl, config.READ_POOL_SIZE, { ...readPool, applicationName: 'spendgate-reads' });
-const reportsDb = new Database(config.REPORTS_DATABASE_URL ?? data.databaseUrl, config.READ_POOL_SIZE, { ...readPool, applicationName: 'spendgate-reports' });
+const readsDb = new Database(data.databaseUrl, config.READ_POOL_SIZE, {
+  ...readPool,
+  applicationName: 'spendgate-reads',
+});
+const reportsDb = new Database(config.REPORTS_DATABASE_URL ?? data.databaseUrl, config.READ_POOL_SIZE, {
+  ...readPool,
+  applicationName: 'spendgate-reports',
+});
 
 try {
-  const app = await createNestApp(ReadsAppModule.forRoot({ config, db, readsDb, reportsDb, upstream: data.upstream }), config);
+  const app = await createNestApp(
+    ReadsAppModule.forRoot({ config, db, readsDb, reportsDb, upstream: data.upstream }),
+    config,
+  );
   const fastify = app.getHttpAdapter().getInstance();
   // The console's session cookie and its CSRF proof (auth/session-cookies.ts), before any route runs.
   await protectCookieRequests(fastify, config);
@@ -47,12 +56,21 @@ try {
   // Reads take turns: at most READ_CONCURRENCY at once, the rest wait (then 503).
   const gate = new ReadGate(config.READ_CONCURRENCY, config.READ_STATEMENT_TIMEOUT_MS);
   // A vendor statement arrives as a stream (the main thread forwards it as it comes), parsed by its import.
-  fastify.addContentTypeParser(['text/csv', 'application/octet-stream'], (_request, payload, done) => done(null, payload));
+  fastify.addContentTypeParser(['text/csv', 'application/octet-stream'], (_request, payload, done) =>
+    done(null, payload),
+  );
   fastify.addHook('onRequest', async (request, reply) => {
     // An import is not a read: it takes no read turn (it has its own, one at a time: reconciliation.service.ts).
-    if (request.url === '/__reads/ready' || (request.method === 'POST' && request.url.startsWith('/reports/vendor-statements'))) return;
+    if (
+      request.url === '/__reads/ready' ||
+      (request.method === 'POST' && request.url.startsWith('/reports/vendor-statements'))
+    )
+      return;
     const release = await gate.enter();
-    if (!release) return reply.code(503).send(ApiError.serviceUnavailable('this instance is busy with other reads; retry shortly').toBody());
+    if (!release)
+      return reply
+        .code(503)
+        .send(ApiError.serviceUnavailable('this instance is busy with other reads; retry shortly').toBody());
     reply.raw.once('close', release);
   });
   fastify.get('/__reads/ready', async () => ({ status: 'ok' }));

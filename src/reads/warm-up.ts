@@ -24,8 +24,16 @@ export const WARM_UP_QUERY = `{
 export async function warmUp(fastify: FastifyInstance, adminToken: string, limitMs = 3_000): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const request = fastify
-    .inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json', ...warmUpHeaders() }, payload: JSON.stringify({ query: WARM_UP_QUERY }) })
-    .then(() => undefined, () => undefined);
+    .inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json', ...warmUpHeaders() },
+      payload: JSON.stringify({ query: WARM_UP_QUERY }),
+    })
+    .then(
+      () => undefined,
+      () => undefined,
+    );
   await Promise.race([request, new Promise<void>((resolve) => (timer = setTimeout(resolve, limitMs).unref()))]);
   clearTimeout(timer);
 }

@@ -21,13 +21,49 @@ import { dec, Decimal, type Decimal as DecimalValue } from '../pricing/money.js'
 import { checkReportQuery } from './spend-report.js';
 
 export const FOCUS_COLUMNS = [
-  'BilledCost', 'BillingAccountId', 'BillingAccountName', 'BillingCurrency', 'BillingPeriodEnd', 'BillingPeriodStart',
-  'ChargeCategory', 'ChargeClass', 'ChargeDescription', 'ChargeFrequency', 'ChargePeriodEnd', 'ChargePeriodStart',
-  'ConsumedQuantity', 'ConsumedUnit', 'ContractedCost', 'EffectiveCost', 'InvoiceIssuerName', 'ListCost',
-  'PricingQuantity', 'PricingUnit', 'ProviderName', 'PublisherName', 'ServiceCategory', 'ServiceName', 'SkuId',
-  'SkuPriceId', 'SubAccountId', 'SubAccountName', 'Tags',
-  'x_ApiKeyPrefix', 'x_Unit', 'x_Credits', 'x_CreditsPerUsd', 'x_CostStatus', 'x_Tasks', 'x_UnpricedTasks', 'x_InputTokens',
-  'x_OutputTokens', 'x_CacheReadTokens', 'x_CacheWriteTokens', 'x_VideoSeconds', 'x_Images', 'x_PriceBookVersion',
+  'BilledCost',
+  'BillingAccountId',
+  'BillingAccountName',
+  'BillingCurrency',
+  'BillingPeriodEnd',
+  'BillingPeriodStart',
+  'ChargeCategory',
+  'ChargeClass',
+  'ChargeDescription',
+  'ChargeFrequency',
+  'ChargePeriodEnd',
+  'ChargePeriodStart',
+  'ConsumedQuantity',
+  'ConsumedUnit',
+  'ContractedCost',
+  'EffectiveCost',
+  'InvoiceIssuerName',
+  'ListCost',
+  'PricingQuantity',
+  'PricingUnit',
+  'ProviderName',
+  'PublisherName',
+  'ServiceCategory',
+  'ServiceName',
+  'SkuId',
+  'SkuPriceId',
+  'SubAccountId',
+  'SubAccountName',
+  'Tags',
+  'x_ApiKeyPrefix',
+  'x_Unit',
+  'x_Credits',
+  'x_CreditsPerUsd',
+  'x_CostStatus',
+  'x_Tasks',
+  'x_UnpricedTasks',
+  'x_InputTokens',
+  'x_OutputTokens',
+  'x_CacheReadTokens',
+  'x_CacheWriteTokens',
+  'x_VideoSeconds',
+  'x_Images',
+  'x_PriceBookVersion',
 ] as const;
 
 export interface FocusOptions {
@@ -98,22 +134,66 @@ function focusRecord(r: Row, o: FocusOptions): string[] {
   const adjustment = r.model === '(adjustment)';
   const amount = dec(r.amount);
   const credits = r.unit === 'CREDITS';
-  const cost = !credits ? amount.toFixed() : o.creditsPerUsd ? amount.dividedBy(o.creditsPerUsd).toDecimalPlaces(COST_PLACES, Decimal.ROUND_HALF_EVEN).toFixed() : '0';
-  const status = !credits ? 'exact' : o.creditsPerUsd ? `converted at ${o.creditsPerUsd.toFixed()} credits per USD, ${COST_PLACES} places half-even` : 'credits not converted: set CREDITS_PER_USD for a cost';
+  const cost = !credits
+    ? amount.toFixed()
+    : o.creditsPerUsd
+      ? amount.dividedBy(o.creditsPerUsd).toDecimalPlaces(COST_PLACES, Decimal.ROUND_HALF_EVEN).toFixed()
+      : '0';
+  const status = !credits
+    ? 'exact'
+    : o.creditsPerUsd
+      ? `converted at ${o.creditsPerUsd.toFixed()} credits per USD, ${COST_PLACES} places half-even`
+      : 'credits not converted: set CREDITS_PER_USD for a cost';
   const [quantity, unit] = adjustment ? ['', ''] : consumed(r);
   const pricing = adjustment ? ['', ''] : pricingOf(r, quantity);
   const tags = focusTags(r);
   const key = r.key_prefix || 'no key';
   return [
-    cost, 'spendgate', 'spendgate', 'USD', iso(monthEnd), iso(monthStart),
-    adjustment ? 'Adjustment' : 'Usage', '',
-    adjustment ? `adjustments of project ${r.project_name}` : `${r.model}: ${r.tasks} tasks via API key ${key}${credits ? ` (${r.amount} credits)` : ''}`,
-    'Usage-Based', iso(end), iso(start),
-    quantity, unit, cost, cost, o.vendorName, cost,
-    pricing[0]!, pricing[1]!, o.vendorName, o.vendorName, 'AI and Machine Learning', r.model, r.model, `${r.model}@v${r.version}`,
-    r.project_id, r.project_name, tags,
-    r.key_prefix, r.unit, credits ? r.amount : '', credits && o.creditsPerUsd ? o.creditsPerUsd.toFixed() : '', status,
-    String(r.tasks), String(r.unpriced), r.input, r.output, r.cache_read, r.cache_write, r.seconds, String(r.images), String(r.version),
+    cost,
+    'spendgate',
+    'spendgate',
+    'USD',
+    iso(monthEnd),
+    iso(monthStart),
+    adjustment ? 'Adjustment' : 'Usage',
+    '',
+    adjustment
+      ? `adjustments of project ${r.project_name}`
+      : `${r.model}: ${r.tasks} tasks via API key ${key}${credits ? ` (${r.amount} credits)` : ''}`,
+    'Usage-Based',
+    iso(end),
+    iso(start),
+    quantity,
+    unit,
+    cost,
+    cost,
+    o.vendorName,
+    cost,
+    pricing[0]!,
+    pricing[1]!,
+    o.vendorName,
+    o.vendorName,
+    'AI and Machine Learning',
+    r.model,
+    r.model,
+    `${r.model}@v${r.version}`,
+    r.project_id,
+    r.project_name,
+    tags,
+    r.key_prefix,
+    r.unit,
+    credits ? r.amount : '',
+    credits && o.creditsPerUsd ? o.creditsPerUsd.toFixed() : '',
+    status,
+    String(r.tasks),
+    String(r.unpriced),
+    r.input,
+    r.output,
+    r.cache_read,
+    r.cache_write,
+    r.seconds,
+    String(r.images),
+    String(r.version),
   ];
 }
 

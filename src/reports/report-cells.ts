@@ -16,7 +16,10 @@ export function sentCell(alias: string): string {
   return `nullif(g.${alias}, 0)`;
 }
 
-/** The first n cells of a row as text, in one array (a report may have tens of thousands of rows); days arrive as numbers. */
+/**
+ * The first n cells of a row as text, in one array (a report may have tens of thousands of rows); days arrive as
+ * numbers.
+ */
 export function keysOf(row: unknown[], n: number, days: number[]): string[] {
   const keys = new Array<string>(n);
   for (let i = 0; i < n; i++) keys[i] = String(row[i]);

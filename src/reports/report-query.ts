@@ -69,16 +69,24 @@ export interface ReportQuery {
 
 export const MAX_FIRST = 10_000;
 
-export type Dimension = { kind: 'apiKey' | 'user'; values?: string[] } | { kind: 'tag'; name?: string; values?: string[] };
+export type Dimension =
+  { kind: 'apiKey' | 'user'; values?: string[] } | { kind: 'tag'; name?: string; values?: string[] };
 
 export const TAG_KEY = /^tag:([a-z0-9_.-]{1,64})$/;
 export const DAY = 86_400_000;
 
 /** Checks a report query, says which field is wrong, and returns its attribution dimension, if any. */
 export function checkReportQuery(q: ReportQuery): Dimension | undefined {
-  for (const [field, value] of [['from', q.from], ['to', q.to]] as const) {
-    if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw ApiError.badRequest(`${field}: must be a date-time`);
-    if (value.getTime() % DAY !== 0) throw ApiError.badRequest(`${field}: must be a UTC midnight (reports are kept per UTC day), e.g. 2026-11-01T00:00:00Z`);
+  for (const [field, value] of [
+    ['from', q.from],
+    ['to', q.to],
+  ] as const) {
+    if (!(value instanceof Date) || Number.isNaN(value.getTime()))
+      throw ApiError.badRequest(`${field}: must be a date-time`);
+    if (value.getTime() % DAY !== 0)
+      throw ApiError.badRequest(
+        `${field}: must be a UTC midnight (reports are kept per UTC day), e.g. 2026-11-01T00:00:00Z`,
+      );
   }
   if (q.to <= q.from) throw ApiError.badRequest('to: must be after from');
   // Filter values are names (models, keys, users, tags): never a control character or a NUL,
@@ -88,16 +96,26 @@ export function checkReportQuery(q: ReportQuery): Dimension | undefined {
     if (values === undefined) continue;
     if (values.length > MAX_FILTER_VALUES) throw ApiError.badRequest(`${field}: at most ${MAX_FILTER_VALUES} values`);
     for (const value of values) {
-      if (typeof value !== 'string' || value.length > 256) throw ApiError.badRequest(`${field}: each value is a name of at most 256 characters`);
+      if (typeof value !== 'string' || value.length > 256)
+        throw ApiError.badRequest(`${field}: each value is a name of at most 256 characters`);
       if (hasControl(value)) throw ApiError.badRequest(`${field}: must not contain control characters`);
     }
   }
-  if (q.unit !== undefined && q.unit !== 'USD' && q.unit !== 'CREDITS') throw ApiError.badRequest('unit: is USD or CREDITS');
-  if (q.orderBy !== undefined && q.orderBy !== 'keys' && q.orderBy !== 'amount') throw ApiError.badRequest('orderBy: is keys or amount');
-  if (q.orderBy === 'amount' && !q.unit) throw ApiError.badRequest('orderBy: amount compares amounts of one unit: give unit (USD or CREDITS); credits and USD are never compared');
-  if (q.first !== undefined && !(Number.isInteger(q.first) && q.first >= 1 && q.first <= MAX_FIRST)) throw ApiError.badRequest(`first: must be a whole number from 1 to ${MAX_FIRST}`);
+  if (q.unit !== undefined && q.unit !== 'USD' && q.unit !== 'CREDITS')
+    throw ApiError.badRequest('unit: is USD or CREDITS');
+  if (q.orderBy !== undefined && q.orderBy !== 'keys' && q.orderBy !== 'amount')
+    throw ApiError.badRequest('orderBy: is keys or amount');
+  if (q.orderBy === 'amount' && !q.unit)
+    throw ApiError.badRequest(
+      'orderBy: amount compares amounts of one unit: give unit (USD or CREDITS); credits and USD are never compared',
+    );
+  if (q.first !== undefined && !(Number.isInteger(q.first) && q.first >= 1 && q.first <= MAX_FIRST))
+    throw ApiError.badRequest(`first: must be a whole number from 1 to ${MAX_FIRST}`);
   const badKey = q.groupBy.find((k) => !(GROUP_KEYS as readonly string[]).includes(k) && !TAG_KEY.test(k));
-  if (badKey) throw ApiError.badRequest(`groupBy: "${String(badKey).slice(0, 70)}" is not one of ${GROUP_KEYS.join(', ')}, tag:<name>`);
+  if (badKey)
+    throw ApiError.badRequest(
+      `groupBy: "${String(badKey).slice(0, 70)}" is not one of ${GROUP_KEYS.join(', ')}, tag:<name>`,
+    );
   if (new Set(q.groupBy).size !== q.groupBy.length) throw ApiError.badRequest('groupBy: a key is repeated');
   const badProject = q.projectIds?.find((id) => !isUuid(id));
   if (badProject) throw ApiError.badRequest(`projectIds: "${badProject.slice(0, 40)}" is not a project id`);
@@ -110,7 +128,11 @@ export function checkReportQuery(q: ReportQuery): Dimension | undefined {
     const tag = TAG_KEY.exec(key)?.[1];
     if (tag) dimensions.set(`tag:${tag}`, { kind: 'tag', name: tag });
   }
-  const filters: Array<[string, 'apiKey' | 'user' | 'tag', string[] | undefined]> = [['apiKeys', 'apiKey', q.apiKeys], ['users', 'user', q.users], ['tags', 'tag', q.tags]];
+  const filters: Array<[string, 'apiKey' | 'user' | 'tag', string[] | undefined]> = [
+    ['apiKeys', 'apiKey', q.apiKeys],
+    ['users', 'user', q.users],
+    ['tags', 'tag', q.tags],
+  ];
   for (const [, kind, values] of filters) {
     if (!values) continue;
     if (kind === 'tag') {
@@ -131,17 +153,31 @@ export function checkReportQuery(q: ReportQuery): Dimension | undefined {
     }
   }
   if (dimensions.size > 1) {
-    throw ApiError.badRequest(`groupBy: one of apiKey, user, tag:<name> at a time (with their filters): spend is rolled up per key, per user and per tag, not per combination`);
+    throw ApiError.badRequest(
+      `groupBy: one of apiKey, user, tag:<name> at a time (with their filters): spend is rolled up per key, per user and per tag, not per combination`,
+    );
   }
   const dimension = [...dimensions.values()][0];
-  if (dimension && q.statuses) throw ApiError.badRequest('statuses: not with apiKey, user or tag reports (they add up every outcome)');
+  if (dimension && q.statuses)
+    throw ApiError.badRequest('statuses: not with apiKey, user or tag reports (they add up every outcome)');
   if (dimension?.kind === 'user') {
-    if (q.groupBy.includes('day') || q.groupBy.includes('week')) throw ApiError.badRequest('groupBy: user reports are kept per month: group by month, not day or week');
+    if (q.groupBy.includes('day') || q.groupBy.includes('week'))
+      throw ApiError.badRequest('groupBy: user reports are kept per month: group by month, not day or week');
     const perModel = q.groupBy.find((k) => k === 'model' || k === 'family' || k === 'kind');
-    if (perModel) throw ApiError.badRequest(`groupBy: user reports are kept per project and month, not per ${perModel}`);
-    if (q.models || q.families || q.kinds) throw ApiError.badRequest(`${q.models ? 'models' : q.families ? 'families' : 'kinds'}: user reports are kept per project and month, not per model`);
-    for (const [field, value] of [['from', q.from], ['to', q.to]] as const) {
-      if (value.getUTCDate() !== 1) throw ApiError.badRequest(`${field}: user reports are kept per month: ${field} must be the first of a month (UTC)`);
+    if (perModel)
+      throw ApiError.badRequest(`groupBy: user reports are kept per project and month, not per ${perModel}`);
+    if (q.models || q.families || q.kinds)
+      throw ApiError.badRequest(
+        `${q.models ? 'models' : q.families ? 'families' : 'kinds'}: user reports are kept per project and month, not per model`,
+      );
+    for (const [field, value] of [
+      ['from', q.from],
+      ['to', q.to],
+    ] as const) {
+      if (value.getUTCDate() !== 1)
+        throw ApiError.badRequest(
+          `${field}: user reports are kept per month: ${field} must be the first of a month (UTC)`,
+        );
     }
   }
   return dimension;

@@ -1,4 +1,7 @@
-/** GET /reports/spend.csv (the spend report as CSV, same filters and grouping as GraphQL) and GET /reports/focus.csv (FOCUS 1.2). */
+/**
+ * GET /reports/spend.csv (the spend report as CSV, same filters and grouping as GraphQL) and GET /reports/focus.csv
+ * (FOCUS 1.2).
+ */
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { calendarDate, notADate } from '../common/dates.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -13,7 +16,12 @@ type QueryValue = string | string[] | undefined;
 /** `a,b` or, for values that hold a comma (an end user may), the parameter repeated: `users=a&users=b`. */
 const list = (value: QueryValue) => {
   if (Array.isArray(value)) return value.length ? value : undefined;
-  return value ? value.split(',').map((v) => v.trim()).filter(Boolean) : undefined;
+  return value
+    ? value
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean)
+    : undefined;
 };
 const one = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
 
@@ -43,7 +51,8 @@ export class ReportsController {
     const unit = one(q.unit);
     const orderBy = one(q.orderBy);
     const first = one(q.first);
-    if (first !== undefined && !/^\d{1,6}$/.test(first)) throw ApiError.badRequest('first: must be a whole number from 1 to 10000');
+    if (first !== undefined && !/^\d{1,6}$/.test(first))
+      throw ApiError.badRequest('first: must be a whole number from 1 to 10000');
     const rows = await this.reports.spend({
       from,
       to,
@@ -60,14 +69,19 @@ export class ReportsController {
   @Get('focus.csv')
   async focusCsv(@Req() request: FastifyRequest, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
     const scope = await this.scope(request, q);
-    const csv = await this.reports.focus({ from: scope.from, to: scope.to, ...(scope.projectIds ? { projectIds: scope.projectIds } : {}) });
+    const csv = await this.reports.focus({
+      from: scope.from,
+      to: scope.to,
+      ...(scope.projectIds ? { projectIds: scope.projectIds } : {}),
+    });
     await this.attach(reply, 'focus', scope, csv);
   }
 
   /** Who may read which projects, and the date range every report needs. */
   private async scope(request: FastifyRequest, q: Record<string, QueryValue>): Promise<Scope> {
     const projectIds = scopeProjects(await this.callers.of(request), list(q.projectIds));
-    if (!q.from || !q.to) throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
+    if (!q.from || !q.to)
+      throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
     const date = (field: 'from' | 'to') => {
       const at = calendarDate(one(q[field])!);
       if (!at) throw ApiError.badRequest(notADate(field, one(q[field])!));
@@ -79,6 +93,9 @@ export class ReportsController {
   /** Sends a CSV as a download named after its range and project. */
   private async attach(reply: FastifyReply, kind: string, scope: Scope, csv: string): Promise<void> {
     const name = await this.reports.fileName(kind, scope.from, scope.to, scope.projectIds);
-    void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(csv);
+    void reply
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${name}"`)
+      .send(csv);
   }
 }

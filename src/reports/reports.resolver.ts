@@ -13,8 +13,14 @@ import { answerDirectly } from '../graphql/answered-directly.js';
 import type { GroupKey, Measure, SpendRow as ReportRow } from './spend-report.js';
 import { Dashboard, SpendRow, UnitEnum } from '../graphql/graphql.types.js';
 
-export enum SpendOrder { KEYS = 'keys', AMOUNT_DESC = 'amount' }
-registerEnumType(SpendOrder, { name: 'SpendOrder', description: 'KEYS: by the grouping keys; AMOUNT_DESC: the largest spend first (needs unit)' });
+export enum SpendOrder {
+  KEYS = 'keys',
+  AMOUNT_DESC = 'amount',
+}
+registerEnumType(SpendOrder, {
+  name: 'SpendOrder',
+  description: 'KEYS: by the grouping keys; AMOUNT_DESC: the largest spend first (needs unit)',
+});
 
 /**
  * One GraphQL row per group: the SQL's per-unit rows become `totals`, one Money per unit. The
@@ -24,7 +30,7 @@ registerEnumType(SpendOrder, { name: 'SpendOrder', description: 'KEYS: by the gr
  */
 export function mergeUnits(rows: ReportRow[]): SpendRow[] {
   const out: SpendRow[] = [];
-  for (let at = 0; at < rows.length; ) {
+  for (let at = 0; at < rows.length;) {
     let end = at + 1;
     while (end < rows.length && sameKeys(rows[at]!.keys, rows[end]!.keys)) end++;
     out.push(end === at + 1 ? oneUnit(rows[at]!) : severalUnits(rows.slice(at, end)));
@@ -39,7 +45,14 @@ function oneUnit(r: ReportRow): SpendRow {
     totals: [{ unit: r.unit as UnitEnum, amount: r.amount }],
     tasks: r.tasks,
     unpricedTasks: r.unpricedTasks,
-    tokens: { input: r.inputTokens, output: r.outputTokens, cacheRead: r.cacheReadTokens, cacheWrite5m: r.cacheWrite5mTokens, cacheWrite1h: r.cacheWrite1hTokens, cacheWrite: r.cacheWriteTokens },
+    tokens: {
+      input: r.inputTokens,
+      output: r.outputTokens,
+      cacheRead: r.cacheReadTokens,
+      cacheWrite5m: r.cacheWrite5mTokens,
+      cacheWrite1h: r.cacheWrite1hTokens,
+      cacheWrite: r.cacheWriteTokens,
+    },
     videoSeconds: r.videoSeconds,
     images: r.images,
     apiKeyName: r.apiKeyName ?? null,
@@ -101,23 +114,45 @@ export class ReportsResolver {
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
-  @Query(() => [SpendRow], { description: 'spend posted in [from, to) (UTC midnights), per unit, from the daily roll-up' })
+  @Query(() => [SpendRow], {
+    description: 'spend posted in [from, to) (UTC midnights), per unit, from the daily roll-up',
+  })
   async spendReport(
     @Context() ctx: CallContext,
     @Args('from', { type: () => DateTimeScalar, description: 'a UTC midnight, included' }) from: Date,
-    @Args('to', { type: () => DateTimeScalar, description: 'a UTC midnight, excluded: the day after the last day counted' }) to: Date,
+    @Args('to', {
+      type: () => DateTimeScalar,
+      description: 'a UTC midnight, excluded: the day after the last day counted',
+    })
+    to: Date,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
     @Args('models', { type: () => [String], nullable: true }) models?: string[],
     @Args('families', { type: () => [String], nullable: true }) families?: string[],
     @Args('kinds', { type: () => [String], nullable: true }) kinds?: string[],
-    @Args('statuses', { type: () => [String], nullable: true, description: 'ready, failed, adjustment, resolved' }) statuses?: string[],
-    @Args('groupBy', { type: () => [String], nullable: true, description: 'any of project, model, family, kind, day, week, month; and one of apiKey, user (month-aligned), tag:<name>' }) groupBy?: string[],
-    @Args('apiKeys', { type: () => [String], nullable: true, description: 'key prefixes; (none): tasks without a key' }) apiKeys?: string[],
-    @Args('users', { type: () => [String], nullable: true, description: 'end users; (none): tasks without one' }) users?: string[],
-    @Args('tags', { type: () => [String], nullable: true, description: 'name=value, values of one tag name' }) tags?: string[],
-    @Args('unit', { type: () => UnitEnum, nullable: true, description: 'only this unit (required to order by amount)' }) unit?: UnitEnum,
+    @Args('statuses', { type: () => [String], nullable: true, description: 'ready, failed, adjustment, resolved' })
+    statuses?: string[],
+    @Args('groupBy', {
+      type: () => [String],
+      nullable: true,
+      description:
+        'any of project, model, family, kind, day, week, month; and one of apiKey, user (month-aligned), tag:<name>',
+    })
+    groupBy?: string[],
+    @Args('apiKeys', { type: () => [String], nullable: true, description: 'key prefixes; (none): tasks without a key' })
+    apiKeys?: string[],
+    @Args('users', { type: () => [String], nullable: true, description: 'end users; (none): tasks without one' })
+    users?: string[],
+    @Args('tags', { type: () => [String], nullable: true, description: 'name=value, values of one tag name' })
+    tags?: string[],
+    @Args('unit', { type: () => UnitEnum, nullable: true, description: 'only this unit (required to order by amount)' })
+    unit?: UnitEnum,
     @Args('orderBy', { type: () => SpendOrder, nullable: true, description: 'default KEYS' }) orderBy?: SpendOrder,
-    @Args('first', { type: () => Int, nullable: true, description: 'at most this many groups, after ordering (1 to 10000)' }) first?: number,
+    @Args('first', {
+      type: () => Int,
+      nullable: true,
+      description: 'at most this many groups, after ordering (1 to 10000)',
+    })
+    first?: number,
     @Info() info?: GraphQLResolveInfo,
   ) {
     const who = await this.callers.of(ctx);
@@ -145,7 +180,9 @@ export class ReportsResolver {
     return answer;
   }
 
-  @Query(() => [String], { description: 'tag names that tasks carried in [from, to), for spendReport groupBy tag:<name> (at most 200)' })
+  @Query(() => [String], {
+    description: 'tag names that tasks carried in [from, to), for spendReport groupBy tag:<name> (at most 200)',
+  })
   async tagNames(
     @Context() ctx: CallContext,
     @Args('from', { type: () => DateTimeScalar }) from: Date,
@@ -158,7 +195,9 @@ export class ReportsResolver {
     return this.reports.tagNames(from, to, scopeProjects(who, projectIds));
   }
 
-  @Query(() => Dashboard, { description: 'today and month to date per unit, top models and projects, budgets at 80 % or more' })
+  @Query(() => Dashboard, {
+    description: 'today and month to date per unit, top models and projects, budgets at 80 % or more',
+  })
   async dashboard(@Context() ctx: CallContext) {
     const who = await this.callers.of(ctx);
     return this.reports.dashboard(scopeProjects(who, undefined) ?? null);

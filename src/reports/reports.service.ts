@@ -53,7 +53,11 @@ export class ReportsService {
 
   /** FOCUS 1.2 rows as CSV, with this instance's credits-per-USD rate and vendor name. */
   focus(range: Pick<FocusOptions, 'from' | 'to' | 'projectIds'>): Promise<string> {
-    return focusCsv(this.db, { ...range, vendorName: this.config.VENDOR_NAME, ...(this.config.CREDITS_PER_USD ? { creditsPerUsd: dec(this.config.CREDITS_PER_USD) } : {}) });
+    return focusCsv(this.db, {
+      ...range,
+      vendorName: this.config.VENDOR_NAME,
+      ...(this.config.CREDITS_PER_USD ? { creditsPerUsd: dec(this.config.CREDITS_PER_USD) } : {}),
+    });
   }
 
   spend(query: ReportQuery): Promise<SpendRow[]> {
@@ -94,7 +98,10 @@ export class ReportsService {
     const scope = 'AND ($2::uuid[] IS NULL OR s.project_id = ANY($2))';
     const totals = (since: Date) =>
       this.db
-        .query<UnitAmount>(`SELECT s.unit, sum(s.amount)::text AS amount FROM spend_rollup_total s WHERE s.day >= $1::date ${scope} GROUP BY s.unit ORDER BY s.unit`, [since.toISOString().slice(0, 10), projectIds])
+        .query<UnitAmount>(
+          `SELECT s.unit, sum(s.amount)::text AS amount FROM spend_rollup_total s WHERE s.day >= $1::date ${scope} GROUP BY s.unit ORDER BY s.unit`,
+          [since.toISOString().slice(0, 10), projectIds],
+        )
         .then((r) => r.rows);
     const top = (key: string, join = '') =>
       this.db

@@ -7,7 +7,8 @@
  *   statuses are filtered); grouped at its grain (project × model × day) each row is a group;
  * - by who (decisions §7), spend_rollup_by of one dimension: `apiKey` (by the key's prefix) and
  *   `tag:<name>` per day; `user` from spend_rollup_user(_all), per project and month (so user
- *   reports take month-aligned ranges, and no day, week or model). A task without the tag falls in a `(none)` group: the total of the same other keys
+ *   reports take month-aligned ranges, and no day, week or model). A task without the tag falls in a `(none)` group:
+ * the total of the same other keys
  *   minus what the tag's values hold (each task has at most one value per tag name). Tasks without
  *   a key or a user are `(none)` rows of their own. One dimension per report: a task's spend is
  *   rolled up once per key, per user and per tag, never per combination.
@@ -17,7 +18,16 @@ import { MODEL_ROUTES } from '../catalog/catalog.js';
 import { dec } from '../pricing/money.js';
 import { sortedOrder } from './report-order.js';
 import { keysOf, sentCell } from './report-cells.js';
-import { ALL_MEASURES, checkReportQuery, NONE, type Dimension, type GroupKey, type Measure, type ReportQuery, type SpendRow } from './report-query.js';
+import {
+  ALL_MEASURES,
+  checkReportQuery,
+  NONE,
+  type Dimension,
+  type GroupKey,
+  type Measure,
+  type ReportQuery,
+  type SpendRow,
+} from './report-query.js';
 
 export { checkReportQuery, GROUP_KEYS, MAX_FIRST, NONE, REPORT_STATUSES, ALL_MEASURES } from './report-query.js';
 export type { GroupKey, Measure, ReportQuery, SpendRow } from './report-query.js';
@@ -55,11 +65,23 @@ function keySql(key: GroupKey, day: string): { inner: string; outer: (col: strin
 
 /** The measures as [roll-up column, output alias]; int columns stay int when summed. */
 const MEASURE_COLUMNS: Record<'base' | Measure, Array<[string, string, string?]>> = {
-  base: [['amount', 'amount'], ['tasks', 'tasks', 'int']],
+  base: [
+    ['amount', 'amount'],
+    ['tasks', 'tasks', 'int'],
+  ],
   unpriced: [['unpriced_tasks', 'unpriced', 'int']],
-  tokens: [['input_tokens', 'input'], ['output_tokens', 'output'], ['cache_read_tokens', 'cache_read'],
-    ['cache_write_5m_tokens', 'cw5m'], ['cache_write_1h_tokens', 'cw1h'], ['cache_write_tokens', 'cw']],
-  media: [['video_seconds', 'seconds'], ['images', 'images', 'int']],
+  tokens: [
+    ['input_tokens', 'input'],
+    ['output_tokens', 'output'],
+    ['cache_read_tokens', 'cache_read'],
+    ['cache_write_5m_tokens', 'cw5m'],
+    ['cache_write_1h_tokens', 'cw1h'],
+    ['cache_write_tokens', 'cw'],
+  ],
+  media: [
+    ['video_seconds', 'seconds'],
+    ['images', 'images', 'int'],
+  ],
 };
 
 /** The keys that make every spend_rollup_total row its own group (family and kind follow from model). */
@@ -111,10 +133,17 @@ function firstGroups(rows: SpendRow[], first: number | undefined): SpendRow[] {
   return out;
 }
 
-async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: Dimension | undefined): Promise<SpendRow[]> {
+async function readRows(
+  db: Db,
+  q: ReportQuery,
+  groupBy: GroupKey[],
+  dimension: Dimension | undefined,
+): Promise<SpendRow[]> {
   const catalog = q.families || q.kinds || groupBy.some((k) => k === 'family' || k === 'kind');
   const measures = new Set(q.measures ?? ALL_MEASURES);
-  const columns = (['base', ...ALL_MEASURES] as const).filter((m) => m === 'base' || measures.has(m)).flatMap((m) => MEASURE_COLUMNS[m]);
+  const columns = (['base', ...ALL_MEASURES] as const)
+    .filter((m) => m === 'base' || measures.has(m))
+    .flatMap((m) => MEASURE_COLUMNS[m]);
   const users = dimension?.kind === 'user' ? userSource(q, groupBy, columns) : undefined;
   const source = users?.source ?? (dimension ? 'spend_rollup_by' : q.statuses ? 'spend_rollup' : 'spend_rollup_total');
   const day = dimension ? 's.period' : 's.day';
@@ -125,12 +154,15 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
   const inner = keys.map((k, i) => `${k.inner} AS g${i}`);
   const outer = keys.map((k, i) => `${k.outer(`g.g${i}`)} AS k${i}`);
   const days = groupBy.flatMap((k, i) => (k === 'day' ? [i] : []));
-  const values = columns.map(([col, alias, cast]) => (perRow ? `s.${col} AS ${alias}` : `sum(s.${col})${cast ? `::${cast}` : ''} AS ${alias}`));
+  const values = columns.map(([col, alias, cast]) =>
+    perRow ? `s.${col} AS ${alias}` : `sum(s.${col})${cast ? `::${cast}` : ''} AS ${alias}`,
+  );
   const dimensionValues = dimension?.values?.map((v) => (v === NONE ? '' : v)) ?? null;
   const tagPrefix = dimension?.kind === 'tag' && dimension.name ? `${dimension.name}=` : null;
   // The top `first` by amount, cut in the database (a month's top 100 of 100,000 users), unless a
   // (none) group is still to be computed from these rows.
-  const limited = q.orderBy === 'amount' && q.first !== undefined && groupBy === q.groupBy && !untaggedGroup(q, dimension);
+  const limited =
+    q.orderBy === 'amount' && q.first !== undefined && groupBy === q.groupBy && !untaggedGroup(q, dimension);
   const arrays = await db.queryTexts(
     `SELECT ${[...outer, 'g.unit', ...columns.map(([, alias]) => sentCell(alias))].join(', ')} FROM (
        SELECT ${[...inner, 's.unit', ...values].join(', ')}
@@ -147,8 +179,19 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
        ${perRow ? '' : `GROUP BY ${[...groupBy.map((_, i) => `g${i}`), 's.unit'].join(', ')}`}
      ) g
      ${limited ? `ORDER BY g.amount DESC, ${[...keys.map((k, i) => tieOrder(groupBy[i]!, k.outer(`g.g${i}`), `g.g${i}`)), 'g.unit'].join(', ')} LIMIT ${q.first}` : ''}`,
-    [q.from, q.to, q.projectIds ?? null, q.models ?? null, q.families ?? null, q.kinds ?? null, q.statuses ?? null,
-      dimension?.kind ?? null, dimensionValues, tagPrefix, q.unit ?? null],
+    [
+      q.from,
+      q.to,
+      q.projectIds ?? null,
+      q.models ?? null,
+      q.families ?? null,
+      q.kinds ?? null,
+      q.statuses ?? null,
+      dimension?.kind ?? null,
+      dimensionValues,
+      tagPrefix,
+      q.unit ?? null,
+    ],
   );
   // Columns: the keys, unit, then the measures in `columns` order, every cell as PostgreSQL's text
   // (exact, never a float; counts become numbers here); a measure not asked for, or sent as NULL
@@ -156,7 +199,17 @@ async function readRows(db: Db, q: ReportQuery, groupBy: GroupKey[], dimension: 
   const n = groupBy.length;
   const index = new Map(columns.map(([, alias], i) => [alias, n + 1 + i]));
   const [amount, tasks, unpriced, input, output, cacheRead, cw5m, cw1h, cw, seconds, images] = [
-    'amount', 'tasks', 'unpriced', 'input', 'output', 'cache_read', 'cw5m', 'cw1h', 'cw', 'seconds', 'images',
+    'amount',
+    'tasks',
+    'unpriced',
+    'input',
+    'output',
+    'cache_read',
+    'cw5m',
+    'cw1h',
+    'cw',
+    'seconds',
+    'images',
   ].map((alias) => index.get(alias) ?? -1) as number[];
   const text = (r: Array<string | null>, i: number) => (i < 0 ? '0' : (r[i] ?? '0'));
   const count = (r: Array<string | null>, i: number) => (i < 0 ? 0 : Number(r[i]));
@@ -194,7 +247,10 @@ function userSource(q: ReportQuery, groupBy: GroupKey[], columns: Array<[string,
   const next = new Date(Date.UTC(q.from.getUTCFullYear(), q.from.getUTCMonth() + 1, 1));
   const oneMonth = q.to.getTime() === next.getTime();
   const overProjects = !groupBy.includes('project') && !q.projectIds;
-  const perRow = (oneMonth || groupBy.includes('month')) && (overProjects || groupBy.includes('project')) && groupBy.includes('user');
+  const perRow =
+    (oneMonth || groupBy.includes('month')) &&
+    (overProjects || groupBy.includes('project')) &&
+    groupBy.includes('user');
   const cols = columns.map(([col]) => col).join(', ');
   const source = overProjects
     ? `(SELECT period, value, unit, ${cols} FROM spend_rollup_user_all
@@ -210,13 +266,17 @@ function untagged(tagged: SpendRow[], totals: SpendRow[], at: number): SpendRow[
   const groupOf = (keys: string[], unit: string) => JSON.stringify([...keys, unit]);
   const sums = new Map<string, SpendRow[]>();
   for (const row of tagged) {
-    const g = groupOf(row.keys.filter((_, i) => i !== at), row.unit);
+    const g = groupOf(
+      row.keys.filter((_, i) => i !== at),
+      row.unit,
+    );
     sums.set(g, [...(sums.get(g) ?? []), row]);
   }
   const rows: SpendRow[] = [];
   for (const total of totals) {
     const parts = sums.get(groupOf(total.keys, total.unit)) ?? [];
-    const minus = (pick: (r: SpendRow) => string) => parts.reduce((s, p) => s.minus(dec(pick(p))), dec(pick(total))).toFixed();
+    const minus = (pick: (r: SpendRow) => string) =>
+      parts.reduce((s, p) => s.minus(dec(pick(p))), dec(pick(total))).toFixed();
     const less = (pick: (r: SpendRow) => number) => parts.reduce((s, p) => s - pick(p), pick(total));
     const row: SpendRow = {
       keys: [...total.keys.slice(0, at), NONE, ...total.keys.slice(at)],
@@ -243,7 +303,11 @@ function untagged(tagged: SpendRow[], totals: SpendRow[], at: number): SpendRow[
  * byte order (one missing from the names, if one ever were, sorts last by id), the other keys as
  * their text (ISO dates and weeks sort by time). Project keys are named here.
  */
-function ordered(groupBy: GroupKey[], rows: SpendRow[], projects: Map<string, { name: string; sortKey: string }> | null): SpendRow[] {
+function ordered(
+  groupBy: GroupKey[],
+  rows: SpendRow[],
+  projects: Map<string, { name: string; sortKey: string }> | null,
+): SpendRow[] {
   const at = groupBy.indexOf('project');
   const sortColumns: string[][] = [...groupBy.map(() => [] as string[]), []];
   for (const row of rows) {
@@ -264,7 +328,10 @@ function ordered(groupBy: GroupKey[], rows: SpendRow[], projects: Map<string, { 
 /** Each row's API key name, found by the prefix in its keys (a few hundred keys at most per report). */
 async function nameKeys(db: Pick<Database, 'query'>, rows: SpendRow[], at: number): Promise<void> {
   const prefixes = [...new Set(rows.map((r) => r.keys[at]!))];
-  const { rows: names } = await db.query<{ prefix: string; name: string | null }>('SELECT prefix, name FROM api_key WHERE prefix = ANY($1)', [prefixes]);
+  const { rows: names } = await db.query<{ prefix: string; name: string | null }>(
+    'SELECT prefix, name FROM api_key WHERE prefix = ANY($1)',
+    [prefixes],
+  );
   const byPrefix = new Map(names.map((n) => [n.prefix, n.name]));
   for (const row of rows) row.apiKeyName = byPrefix.get(row.keys[at]!) ?? null;
 }
@@ -273,7 +340,10 @@ async function nameKeys(db: Pick<Database, 'query'>, rows: SpendRow[], at: numbe
  * The reported projects' names (all, or those the report is scoped to) and their places in byte
  * order of names: ranks within a subset sort the same as ranks among all projects.
  */
-async function projectNames(db: Pick<Database, 'query'>, scope: readonly string[] | undefined): Promise<Map<string, { name: string; sortKey: string }>> {
+async function projectNames(
+  db: Pick<Database, 'query'>,
+  scope: readonly string[] | undefined,
+): Promise<Map<string, { name: string; sortKey: string }>> {
   const { rows } = await db.query<{ id: string; name: string }>(
     'SELECT id::text AS id, name FROM project WHERE $1::uuid[] IS NULL OR id = ANY($1) ORDER BY name COLLATE "C"',
     [scope ?? null],
@@ -281,4 +351,3 @@ async function projectNames(db: Pick<Database, 'query'>, scope: readonly string[
   // The rank, zero-padded, sorts as text like the names do in byte order.
   return new Map(rows.map((r, rank) => [r.id, { name: r.name, sortKey: String(rank).padStart(10, '0') }]));
 }
-

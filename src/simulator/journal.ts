@@ -3,16 +3,28 @@
  * sandbox's vendor still knows its tasks after a restart. Tasks older than a week are dropped
  * when it is read. Never the prompt: only the fields the answers read.
  */
-import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, type WriteStream } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  type WriteStream,
+} from 'node:fs';
 import path from 'node:path';
 import type { SimTask } from './sim-task.js';
 
 const JOURNAL_KEEP_MS = 7 * 24 * 3600_000;
 
 /** What a task needs to be answered after a restart: never the prompt itself. */
-export function durable(task: SimTask): Omit<SimTask, 'request' | 'forced' | 'fate'> & { request: Record<string, unknown> } {
+export function durable(
+  task: SimTask,
+): Omit<SimTask, 'request' | 'forced' | 'fate'> & { request: Record<string, unknown> } {
   const { request, forced: _forced, fate: _fate, ...rest } = task;
-  const kept = Object.fromEntries(['n', 'max_tokens'].filter((k) => typeof request[k] === 'number').map((k) => [k, request[k]]));
+  const kept = Object.fromEntries(
+    ['n', 'max_tokens'].filter((k) => typeof request[k] === 'number').map((k) => [k, request[k]]),
+  );
   return { ...rest, request: kept };
 }
 
@@ -22,7 +34,11 @@ export function loadJournal(file: string): Map<number, SimTask> {
   const since = Date.now() - JOURNAL_KEEP_MS;
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (!line) continue;
-    let entry: { task?: SimTask; forced?: { taskId: number } & NonNullable<SimTask['forced']>; fate?: { taskId: number; fate: SimTask['fate'] } };
+    let entry: {
+      task?: SimTask;
+      forced?: { taskId: number } & NonNullable<SimTask['forced']>;
+      fate?: { taskId: number; fate: SimTask['fate'] };
+    };
     try {
       entry = JSON.parse(line);
     } catch {
@@ -54,4 +70,3 @@ export function openJournal(file: string, tasks: Map<number, SimTask>): WriteStr
   renameSync(`${file}.tmp`, file);
   return createWriteStream(file, { flags: 'a' });
 }
-

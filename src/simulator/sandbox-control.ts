@@ -18,7 +18,10 @@ export function passSimulatorControl(fastify: FastifyInstance, simulatorUrl: str
         headers: { 'content-type': 'application/json' },
         body: req.method === 'POST' ? JSON.stringify(req.body ?? {}) : undefined,
       });
-      return reply.code(res.statusCode).header('content-type', 'application/json').send(await res.body.text());
+      return reply
+        .code(res.statusCode)
+        .header('content-type', 'application/json')
+        .send(await res.body.text());
     },
   });
 }

@@ -7,7 +7,6 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { findRoute } from '../catalog/catalog.js';
-import type { ModelRoute } from '../catalog/catalog.types.js';
 import { estimateInputTokens } from '../pricing/token-estimate.js';
 import { VENDOR_PATHS } from '../catalog/vendor-paths.js';
 import { durable, loadJournal, openJournal } from './journal.js';
@@ -79,7 +78,10 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   seed: 42,
 };
 
-/** mulberry32: a small deterministic PRNG, so usage is reproducible from (seed, taskId); tests' generated histories use it too. */
+/**
+ * mulberry32: a small deterministic PRNG, so usage is reproducible from (seed, taskId); tests' generated histories use
+ * it too.
+ */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -105,7 +107,12 @@ export function createSimulator(options: SimulatorOptions = {}) {
   const authorised = (header: string | undefined) => !apiKey || header === `Bearer ${apiKey}`;
   const pause = () => (knobs.latencyMs > 0 ? new Promise((r) => setTimeout(r, knobs.latencyMs)) : undefined);
 
-  async function submit(endpoint: 'chat' | 'generations', body: unknown, auth: string | undefined, reply: FastifyReply) {
+  async function submit(
+    endpoint: 'chat' | 'generations',
+    body: unknown,
+    auth: string | undefined,
+    reply: FastifyReply,
+  ) {
     await pause();
     if (!authorised(auth)) return reply.code(401).send({ code: 4010, message: 'invalid API key' });
     const request = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
@@ -145,13 +152,16 @@ export function createSimulator(options: SimulatorOptions = {}) {
     if (roll < knobs.hangRate + knobs.resetRate + knobs.malformedRate) {
       return reply.code(200).header('content-type', 'application/json').send('{"code":1000,"data":{"id":');
     }
-    if (route.kind === 'chat' && request.stream === true && knobs.streamMode !== 'off') return streamAnswer(task, reply);
+    if (route.kind === 'chat' && request.stream === true && knobs.streamMode !== 'off')
+      return streamAnswer(task, reply);
     task.answered = true;
     return reply.send({ code: 1000, data: { ...identity(task), status: 'processing' } });
   }
 
   app.post(VENDOR_PATHS.submit.chat, (req, reply) => submit('chat', req.body, req.headers.authorization, reply));
-  app.post(VENDOR_PATHS.submit.generations, (req, reply) => submit('generations', req.body, req.headers.authorization, reply));
+  app.post(VENDOR_PATHS.submit.generations, (req, reply) =>
+    submit('generations', req.body, req.headers.authorization, reply),
+  );
 
   app.get<{ Params: { taskId: string } }>(VENDOR_PATHS.task(':taskId'), async (req, reply) => {
     await pause();
@@ -163,7 +173,9 @@ export function createSimulator(options: SimulatorOptions = {}) {
       return reply.header('content-type', 'application/json').send('{"code":1000,"data":');
     }
     if (knobs.pollStream) {
-      return reply.header('content-type', 'text/event-stream').send(`data: ${JSON.stringify({ code: 1000, data: view(task) })}\n\ndata: [DONE]\n\n`);
+      return reply
+        .header('content-type', 'text/event-stream')
+        .send(`data: ${JSON.stringify({ code: 1000, data: view(task) })}\n\ndata: [DONE]\n\n`);
     }
     return reply.send({ code: 1000, data: view(task) });
   });
@@ -207,7 +219,10 @@ export function createSimulator(options: SimulatorOptions = {}) {
     if (task.kind !== 'chat') {
       const n = typeof task.request.n === 'number' ? task.request.n : 1;
       const ext = task.kind === 'video' ? 'mp4' : 'png';
-      return { ...base, output: { urls: Array.from({ length: n }, (_, i) => `https://sim.invalid/${task.id}/${i}.${ext}`) } };
+      return {
+        ...base,
+        output: { urls: Array.from({ length: n }, (_, i) => `https://sim.invalid/${task.id}/${i}.${ext}`) },
+      };
     }
     const usage = task.forced && 'usage' in task.forced ? task.forced.usage : usageFor(task);
     return { ...base, output: `Simulated answer for ${task.id}.`, ...(usage === undefined ? {} : { usage }) };
@@ -216,7 +231,8 @@ export function createSimulator(options: SimulatorOptions = {}) {
   function advance(task: SimTask): void {
     if (task.status !== 'processing' || task.fate === 'stalled') return;
     if (task.forced) task.status = task.forced.status;
-    else if (Date.now() >= task.readyAt) task.status = prng(knobs.seed ^ task.taskId)() < knobs.failRate ? 'failed' : 'ready';
+    else if (Date.now() >= task.readyAt)
+      task.status = prng(knobs.seed ^ task.taskId)() < knobs.failRate ? 'failed' : 'ready';
   }
 
   function usageFor(task: SimTask): Record<string, unknown> {
@@ -263,7 +279,10 @@ export function createSimulator(options: SimulatorOptions = {}) {
     async (req, reply) => {
       const task = tasks.get(Number(req.params.taskId));
       if (!task) return reply.code(404).send({ code: 4040, message: 'task not found' });
-      force(task, { status: req.body?.status ?? 'ready', ...(req.body && 'usage' in req.body ? { usage: req.body.usage } : {}) });
+      force(task, {
+        status: req.body?.status ?? 'ready',
+        ...(req.body && 'usage' in req.body ? { usage: req.body.usage } : {}),
+      });
       return view(task);
     },
   );
@@ -289,7 +308,10 @@ export function createSimulator(options: SimulatorOptions = {}) {
   return { app, knobs, tasks };
 }
 
-/** How the vendor names a task in every answer. The spec: video routes return type video, image routes image, and chat routes also image. */
+/**
+ * How the vendor names a task in every answer. The spec: video routes return type video, image routes image, and chat
+ * routes also image.
+ */
 function identity(task: SimTask) {
   return { id: task.id, taskId: task.taskId, type: task.kind === 'video' ? 'video' : 'image', model: task.model };
 }

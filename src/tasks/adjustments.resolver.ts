@@ -30,7 +30,7 @@ export class AdjustmentsResolver {
 
   @Mutation(() => ID, {
     description:
-      'posts a correction (a new ledger entry; nothing is edited): a negative amount is a refund. With taskId it counts in the period of that task\'s acceptance, else now.',
+      "posts a correction (a new ledger entry; nothing is edited): a negative amount is a refund. With taskId it counts in the period of that task's acceptance, else now.",
   })
   async adjustLedger(
     @Context() ctx: CallContext,
@@ -49,16 +49,28 @@ export class AdjustmentsResolver {
     if (amount.isZero()) throw graphqlRefusal('amount: must not be zero', 'BAD_USER_INPUT');
     let internalTaskId: string | undefined;
     // Within the ledger's epoch and never in the future (a correction of what happened).
-    // and never before the gateway's first month of activity (decisions §16: a 1970 entry would stand before every close).
-    let at = effectiveAt ? dateWithin('effectiveAt', effectiveAt, LEDGER_EPOCH, new Date(Date.now() + FUTURE_SKEW_MS)) : undefined;
+    // and never before the gateway's first month of activity (decisions §16: a 1970 entry would stand before every
+    // close).
+    let at = effectiveAt
+      ? dateWithin('effectiveAt', effectiveAt, LEDGER_EPOCH, new Date(Date.now() + FUTURE_SKEW_MS))
+      : undefined;
     if (at) {
       const first = await this.ledger.firstMonthOfActivity();
-      if (at < first) throw graphqlRefusal(`effectiveAt: ${at.toISOString()} is before the gateway's first month of activity (${first.toISOString().slice(0, 7)}): a correction is dated within the books`, 'BAD_USER_INPUT');
+      if (at < first)
+        throw graphqlRefusal(
+          `effectiveAt: ${at.toISOString()} is before the gateway's first month of activity (${first.toISOString().slice(0, 7)}): a correction is dated within the books`,
+          'BAD_USER_INPUT',
+        );
     }
     if (taskId) {
       const task = await this.tasks.find(taskId);
-      if (!task || task.projectId !== projectId) throw graphqlRefusal(`taskId: task ${taskId} is not a task of project ${projectId}`, 'BAD_USER_INPUT');
-      if (task.unit !== unit) throw graphqlRefusal(`unit: task ${taskId} is priced in ${task.unit}; credits and USD never mix`, 'BAD_USER_INPUT');
+      if (!task || task.projectId !== projectId)
+        throw graphqlRefusal(`taskId: task ${taskId} is not a task of project ${projectId}`, 'BAD_USER_INPUT');
+      if (task.unit !== unit)
+        throw graphqlRefusal(
+          `unit: task ${taskId} is priced in ${task.unit}; credits and USD never mix`,
+          'BAD_USER_INPUT',
+        );
       internalTaskId = task.internalId;
       at ??= task.acceptedAt;
     }
@@ -66,7 +78,13 @@ export class AdjustmentsResolver {
     return this.changes.run(
       who,
       ctx.client,
-      (entryId: string) => ({ action: 'ledger.adjust', targetKind: 'ledger-entry', targetId: entryId, projectId, after: { unit, amount: money.toFixed(), reason: why, taskId: taskId ?? null, effectiveAt: at ?? null } }),
+      (entryId: string) => ({
+        action: 'ledger.adjust',
+        targetKind: 'ledger-entry',
+        targetId: entryId,
+        projectId,
+        after: { unit, amount: money.toFixed(), reason: why, taskId: taskId ?? null, effectiveAt: at ?? null },
+      }),
       () => this.ledger.adjust(projectId, money, why, internalTaskId, at),
     );
   }

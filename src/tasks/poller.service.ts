@@ -89,12 +89,16 @@ export class PollerService {
               .then(() =>
                 // A poll whose slot passed while the event loop was busy is not sent late (late polls
                 // bunch up past the cap): its task is due again at once, for a slot of its own.
-                Date.now() - claimedAt - task.slot_ms > LATE_MS ? this.tasks.pollAgainIn(task.id, 0, reviewAfterMs(this.config, task.kind), false).then(() => false) : this.pollOne(task),
+                Date.now() - claimedAt - task.slot_ms > LATE_MS
+                  ? this.tasks.pollAgainIn(task.id, 0, reviewAfterMs(this.config, task.kind), false).then(() => false)
+                  : this.pollOne(task),
               )
               // The database may go away under a poll (a restart): its lease runs out and the task is
               // claimed again; nothing here may end the process (decisions §17).
               .catch((error: unknown) => {
-                this.logger.warn(`task ${task.upstream_task_id}: poll not recorded (${(error as Error).message}); it is polled again after its lease`);
+                this.logger.warn(
+                  `task ${task.upstream_task_id}: poll not recorded (${(error as Error).message}); it is polled again after its lease`,
+                );
                 return false;
               }),
           );

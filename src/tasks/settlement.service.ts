@@ -40,10 +40,23 @@ export class SettlementService {
     return settled;
   }
 
-  /** Priced with the task's own price-book version, loaded if this instance has not seen it yet: never another (decisions §3). */
-  private async chargeFor(task: TaskForSettlement, state: Exclude<UpstreamState, { status: 'processing' }>): Promise<Charge> {
+  /**
+   * Priced with the task's own price-book version, loaded if this instance has not seen it yet: never another
+   * (decisions §3).
+   */
+  private async chargeFor(
+    task: TaskForSettlement,
+    state: Exclude<UpstreamState, { status: 'processing' }>,
+  ): Promise<Charge> {
     if (state.status === 'failed' && task.failure_policy === 'release') {
-      return { unit: task.unit, exactness: 'EXACT', amount: ZERO, lines: [], warnings: ['task failed: hold released, nothing charged'], needsReview: false };
+      return {
+        unit: task.unit,
+        exactness: 'EXACT',
+        amount: ZERO,
+        lines: [],
+        warnings: ['task failed: hold released, nothing charged'],
+        needsReview: false,
+      };
     }
     const book = await this.priceBooks.ensure(task.price_book_version);
     return price({ model: task.model, unit: task.unit, basis: task.price_basis }, state.usage, book);
@@ -55,7 +68,8 @@ function rollupOf(basis: PriceBasis, charge: Charge): Record<string, string> {
   if (basis.kind === 'video') return { video_seconds: String(basis.duration ?? 0) };
   if (basis.kind === 'image') return { images: String(basis.n ?? 1) };
   if (charge.exactness !== 'EXACT') return {};
-  const qty = (component: string) => charge.lines.filter((l) => l.component === component).reduce((s, l) => s.plus(l.quantity), ZERO);
+  const qty = (component: string) =>
+    charge.lines.filter((l) => l.component === component).reduce((s, l) => s.plus(l.quantity), ZERO);
   return {
     input_tokens: qty('input').toFixed(),
     output_tokens: qty('output').toFixed(),

@@ -32,7 +32,11 @@ export interface TaskFilter {
  * The filter's conditions and their values from $1 on; shared by the list and its totals. With a
  * posted range, `posted` names its two placeholders.
  */
-export function filterSql(filter: TaskFilter): { where: string; values: unknown[]; posted?: { from: string; to: string } } {
+export function filterSql(filter: TaskFilter): {
+  where: string;
+  values: unknown[];
+  posted?: { from: string; to: string };
+} {
   const values: unknown[] = [];
   const where: string[] = [];
   const param = (value: unknown) => {
@@ -45,11 +49,17 @@ export function filterSql(filter: TaskFilter): { where: string; values: unknown[
   if (filter.statuses) add((n) => `t.status::text = ANY(${n}::text[])`, filter.statuses);
   if (filter.from) add((n) => `t.accepted_at >= ${n}`, filter.from);
   if (filter.to) add((n) => `t.accepted_at < ${n}`, filter.to);
-  if (filter.apiKeys) add((n) => `coalesce((SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), '(none)') = ANY(${n}::text[])`, filter.apiKeys);
+  if (filter.apiKeys)
+    add(
+      (n) => `coalesce((SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), '(none)') = ANY(${n}::text[])`,
+      filter.apiKeys,
+    );
   if (filter.users) add((n) => `coalesce(t.end_user, '(none)') = ANY(${n}::text[])`, filter.users);
   if (filter.tags) add((n) => `t.tags && ${n}::text[]`, filter.tags);
-  if (filter.needsReview !== undefined && filter.needsReview !== null) where.push(filter.needsReview ? 't.needs_review' : 'NOT t.needs_review');
-  if (filter.charged !== undefined && filter.charged !== null) where.push(filter.charged ? 't.charge_amount IS NOT NULL' : 't.charge_amount IS NULL');
+  if (filter.needsReview !== undefined && filter.needsReview !== null)
+    where.push(filter.needsReview ? 't.needs_review' : 'NOT t.needs_review');
+  if (filter.charged !== undefined && filter.charged !== null)
+    where.push(filter.charged ? 't.charge_amount IS NOT NULL' : 't.charge_amount IS NULL');
   if (!filter.postedFrom || !filter.postedTo) return { where: where.length ? where.join(' AND ') : 'TRUE', values };
   // From the ledger's (project, unit, effective_at) index: the entries posted in the range.
   const projects = filter.projectIds ? `${param(filter.projectIds)}::uuid[]` : 'ARRAY(SELECT id FROM project)';
@@ -64,8 +74,17 @@ export function filterSql(filter: TaskFilter): { where: string; values: unknown[
 
 /** A filter that names projects at most (what an adjustment with no task can be attributed to). */
 export function onlyProjects(filter: TaskFilter): boolean {
-  return !filter.models && !filter.statuses && !filter.apiKeys && !filter.users && !filter.tags && !filter.from && !filter.to &&
-    (filter.needsReview === undefined || filter.needsReview === null) && (filter.charged === undefined || filter.charged === null);
+  return (
+    !filter.models &&
+    !filter.statuses &&
+    !filter.apiKeys &&
+    !filter.users &&
+    !filter.tags &&
+    !filter.from &&
+    !filter.to &&
+    (filter.needsReview === undefined || filter.needsReview === null) &&
+    (filter.charged === undefined || filter.charged === null)
+  );
 }
 
 /**

@@ -36,7 +36,15 @@ export interface TaskView {
   adjustments: Decimal;
   /** What the task costs after its adjustments: charge + adjustments; null until it is charged. */
   net: Decimal | null;
-  ledgerEntries: Array<{ id: string; kind: string; unit: Unit; amount: Decimal; effectiveAt: Date; createdAt: Date; reason: string | null }>;
+  ledgerEntries: Array<{
+    id: string;
+    kind: string;
+    unit: Unit;
+    amount: Decimal;
+    effectiveAt: Date;
+    createdAt: Date;
+    reason: string | null;
+  }>;
 }
 
 export interface ChargeView {
@@ -115,8 +123,14 @@ const COLUMNS = `t.id::text AS id, t.upstream_task_id::text AS upstream_task_id,
 export class TaskReadsService {
   constructor(@Inject(READS_DATABASE) private readonly db: Database) {}
 
-  /** What the vendor would bill between two instants: settled tasks it numbered, with a charge (the simulator's statement). */
-  async billedBetween(from: Date, to: Date): Promise<Array<{ id: string; model: string; at: Date; unit: Unit; amount: string }>> {
+  /**
+   * What the vendor would bill between two instants: settled tasks it numbered, with a charge (the simulator's
+   * statement).
+   */
+  async billedBetween(
+    from: Date,
+    to: Date,
+  ): Promise<Array<{ id: string; model: string; at: Date; unit: Unit; amount: string }>> {
     const { rows } = await this.db.query<{ id: string; model: string; at: Date; unit: Unit; amount: string }>(
       `SELECT upstream_task_id::text AS id, model, accepted_at AS at, unit::text, charge_amount::text AS amount FROM task
        WHERE upstream_task_id IS NOT NULL AND settled_at IS NOT NULL AND charge_amount <> 0 AND accepted_at >= $1 AND accepted_at < $2 ORDER BY accepted_at, id`,
@@ -130,7 +144,10 @@ export class TaskReadsService {
     const ref = parseTaskRef(taskId);
     if (!ref) return undefined;
     const [column, value] = 'internalId' in ref ? ['id', ref.internalId] : ['upstream_task_id', ref.upstreamTaskId];
-    const { rows } = await this.db.query<{ project_id: string }>(`SELECT project_id::text FROM task WHERE ${column} = $1`, [value]);
+    const { rows } = await this.db.query<{ project_id: string }>(
+      `SELECT project_id::text FROM task WHERE ${column} = $1`,
+      [value],
+    );
     return rows[0]?.project_id;
   }
 
@@ -160,7 +177,11 @@ export class TaskReadsService {
    * adjustments); with postedFrom/postedTo, the money posted in that range as spendReport counts it
    * (settlements and adjustments, by when they were posted).
    */
-  async totals(filter: TaskFilter): Promise<{ tasks: number; totals: Array<{ unit: Unit; amount: string }>; withoutTask: Array<{ unit: Unit; amount: string }> }> {
+  async totals(filter: TaskFilter): Promise<{
+    tasks: number;
+    totals: Array<{ unit: Unit; amount: string }>;
+    withoutTask: Array<{ unit: Unit; amount: string }>;
+  }> {
     const { where, values, posted } = filterSql(filter);
     const { rows } = await this.db.query<{ unit: Unit | null; tasks: number; amount: string | null }>(
       posted
@@ -171,7 +192,9 @@ export class TaskReadsService {
     return {
       tasks: rows.find((r) => r.unit === null)?.tasks ?? 0,
       // PostgreSQL's own text of the sum, as spendReport answers it (the same digits for the same amount).
-      totals: rows.filter((r) => r.unit !== null && r.amount !== null).map((r) => ({ unit: r.unit!, amount: r.amount! })),
+      totals: rows
+        .filter((r) => r.unit !== null && r.amount !== null)
+        .map((r) => ({ unit: r.unit!, amount: r.amount! })),
       withoutTask: posted && onlyProjects(filter) ? await this.adjustmentsWithoutTask(filter) : [],
     };
   }
@@ -210,10 +233,20 @@ export class TaskReadsService {
     return rows.map((t) => {
       const own = linesByTask.get(t.id) ?? [];
       const linesOf = (stage: LineRow['stage']) =>
-        own.filter((l) => l.stage === stage).map((l) => ({ component: l.component, quantity: dec(l.quantity), rate: dec(l.rate), per: dec(l.per), amount: dec(l.amount) }));
+        own
+          .filter((l) => l.stage === stage)
+          .map((l) => ({
+            component: l.component,
+            quantity: dec(l.quantity),
+            rate: dec(l.rate),
+            per: dec(l.per),
+            amount: dec(l.amount),
+          }));
       const ownEntries = entriesByTask.get(t.id) ?? [];
       const released = ownEntries.some((e) => e.kind === 'release');
-      const adjustments = ownEntries.filter((e) => e.kind === 'adjustment').reduce((sum, e) => sum.plus(dec(e.amount)), dec(0));
+      const adjustments = ownEntries
+        .filter((e) => e.kind === 'adjustment')
+        .reduce((sum, e) => sum.plus(dec(e.amount)), dec(0));
       return {
         taskId: t.upstream_task_id ?? `gw-${t.id}`,
         internalId: t.id,
@@ -233,15 +266,40 @@ export class TaskReadsService {
         needsReview: t.needs_review,
         reviewReason: t.review_reason,
         overrun: t.overrun === null ? null : dec(t.overrun),
-        resolution: t.resolution && t.resolved_at ? { outcome: t.resolution, reason: t.resolution_reason ?? '', resolvedAt: t.resolved_at } : null,
-        estimate: { unit: t.unit, amount: dec(t.estimate_amount), exactness: t.exactness, tier: t.estimate_tier, lines: linesOf('estimate'), warnings: t.estimate_warnings },
+        resolution:
+          t.resolution && t.resolved_at
+            ? { outcome: t.resolution, reason: t.resolution_reason ?? '', resolvedAt: t.resolved_at }
+            : null,
+        estimate: {
+          unit: t.unit,
+          amount: dec(t.estimate_amount),
+          exactness: t.exactness,
+          tier: t.estimate_tier,
+          lines: linesOf('estimate'),
+          warnings: t.estimate_warnings,
+        },
         charge:
           t.charge_amount === null
             ? null
-            : { unit: t.unit, amount: dec(t.charge_amount), exactness: t.charge_exactness ?? t.exactness, tier: t.charge_tier, lines: linesOf('charge'), warnings: t.charge_warnings },
+            : {
+                unit: t.unit,
+                amount: dec(t.charge_amount),
+                exactness: t.charge_exactness ?? t.exactness,
+                tier: t.charge_tier,
+                lines: linesOf('charge'),
+                warnings: t.charge_warnings,
+              },
         adjustments,
         net: t.charge_amount === null ? null : dec(t.charge_amount).plus(adjustments),
-        ledgerEntries: ownEntries.map((e) => ({ id: e.id, kind: e.kind, unit: e.unit, amount: dec(e.amount), effectiveAt: e.effective_at, createdAt: e.created_at, reason: e.reason })),
+        ledgerEntries: ownEntries.map((e) => ({
+          id: e.id,
+          kind: e.kind,
+          unit: e.unit,
+          amount: dec(e.amount),
+          effectiveAt: e.effective_at,
+          createdAt: e.created_at,
+          reason: e.reason,
+        })),
       };
     });
   }

@@ -55,7 +55,10 @@ export interface DueTask extends TaskForSettlement {
   poll_attempts: number;
   kind: string;
   accepted_at: Date;
-  /** When its poll may go, in ms from the claim's answer (negative: the slot passed while it was answered): its slot in the pace shared by every instance. */
+  /**
+   * When its poll may go, in ms from the claim's answer (negative: the slot passed while it was answered): its slot in
+   * the pace shared by every instance.
+   */
   slot_ms: number;
 }
 
@@ -88,7 +91,11 @@ export class TaskStore {
   constructor(@Inject(DATABASE) private readonly db: Database) {
     // A row the vendor answered wrongly (a taskId already recorded for another task) must not fail
     // the innocent ones in its batch: on a data error, each record is written alone.
-    this.accepted = new Batcher((items) => this.recordAcceptedBatch(items), { maxBatch: 512, maxInFlight: 4, isolate: (error) => !isDatabaseUnavailable(error) });
+    this.accepted = new Batcher((items) => this.recordAcceptedBatch(items), {
+      maxBatch: 512,
+      maxInFlight: 4,
+      isolate: (error) => !isDatabaseUnavailable(error),
+    });
   }
 
   /** The vendor accepted: the task is now `processing` and will be polled. Batched with concurrent calls. */
@@ -126,7 +133,9 @@ export class TaskStore {
 
   /** A stream for this task is still being relayed: it is not abandoned. */
   async stillStreaming(taskId: string): Promise<void> {
-    await this.db.query(`UPDATE task SET updated_at = clock_timestamp() WHERE id = $1 AND status = 'submitting'`, [taskId]);
+    await this.db.query(`UPDATE task SET updated_at = clock_timestamp() WHERE id = $1 AND status = 'submitting'`, [
+      taskId,
+    ]);
   }
 
   /**
@@ -136,7 +145,12 @@ export class TaskStore {
    * its fair share): spendgate_claim_polls.
    */
   async claimDue(limit: number, perSecond: number, instance: string): Promise<DueTask[]> {
-    const { rows } = await this.db.query<DueTask>('SELECT * FROM spendgate_claim_polls($1, $2, $3, $4)', [instance, limit, perSecond, LEASE_SECONDS]);
+    const { rows } = await this.db.query<DueTask>('SELECT * FROM spendgate_claim_polls($1, $2, $3, $4)', [
+      instance,
+      limit,
+      perSecond,
+      LEASE_SECONDS,
+    ]);
     return rows;
   }
 
@@ -212,15 +226,17 @@ export class TaskStore {
   }
 
   async findByUpstreamId(upstreamTaskId: string, projectId: string): Promise<TaskForSettlement | undefined> {
-    const { rows } = await this.db.query<TaskForSettlement>(`SELECT ${FOR_SETTLEMENT} FROM task t WHERE t.upstream_task_id = $1 AND t.project_id = $2`, [
-      upstreamTaskId,
-      projectId,
-    ]);
+    const { rows } = await this.db.query<TaskForSettlement>(
+      `SELECT ${FOR_SETTLEMENT} FROM task t WHERE t.upstream_task_id = $1 AND t.project_id = $2`,
+      [upstreamTaskId, projectId],
+    );
     return rows[0];
   }
 
   async findById(taskId: string): Promise<TaskForSettlement | undefined> {
-    const { rows } = await this.db.query<TaskForSettlement>(`SELECT ${FOR_SETTLEMENT} FROM task t WHERE t.id = $1`, [taskId]);
+    const { rows } = await this.db.query<TaskForSettlement>(`SELECT ${FOR_SETTLEMENT} FROM task t WHERE t.id = $1`, [
+      taskId,
+    ]);
     return rows[0];
   }
 
@@ -228,7 +244,11 @@ export class TaskStore {
     if (items.length === 1) {
       // Alone (ordinary load): the same UPDATE without the batch function's plan settings (bench/FINDINGS.md).
       const r = items[0]!;
-      const { rows } = await this.db.prepared<{ id: string | null }>('record-one', 'SELECT spendgate_record_one($1, $2, $3, $4) AS id', [r.taskId, r.upstreamId, r.upstreamTaskId, r.responseBody]);
+      const { rows } = await this.db.prepared<{ id: string | null }>(
+        'record-one',
+        'SELECT spendgate_record_one($1, $2, $3, $4) AS id',
+        [r.taskId, r.upstreamId, r.upstreamTaskId, r.responseBody],
+      );
       return [rows.length > 0 && rows[0]!.id !== null];
     }
     // Typed arrays, not a JSON record set: unnest() of them yields a known row count. The
@@ -236,7 +256,12 @@ export class TaskStore {
     const { rows } = await this.db.prepared<{ id: string }>(
       'record-accepted',
       'SELECT spendgate_record_accepted($1::bigint[], $2::text[], $3::bigint[], $4::text[]) AS id',
-      [items.map((r) => r.taskId), items.map((r) => r.upstreamId), items.map((r) => r.upstreamTaskId), items.map((r) => r.responseBody)],
+      [
+        items.map((r) => r.taskId),
+        items.map((r) => r.upstreamId),
+        items.map((r) => r.upstreamTaskId),
+        items.map((r) => r.responseBody),
+      ],
     );
     const done = new Set(rows.map((r) => String(r.id)));
     return items.map((r) => done.has(r.taskId));

@@ -15,28 +15,38 @@ import { DecimalValue, type DecimalText, DateTimeScalar } from '../graphql/scala
 export class TaskFilterInput {
   @Field(() => [ID], { nullable: true }) projectIds?: string[];
   @Field(() => [String], { nullable: true }) models?: string[];
-  @Field(() => [String], { nullable: true, description: 'submitting, processing, ready, failed, unknown, rejected' }) statuses?: string[];
+  @Field(() => [String], { nullable: true, description: 'submitting, processing, ready, failed, unknown, rejected' })
+  statuses?: string[];
   @Field({ nullable: true }) needsReview?: boolean;
   @Field(() => DateTimeScalar, { nullable: true, description: 'accepted at or after' }) from?: Date;
   @Field(() => DateTimeScalar, { nullable: true, description: 'accepted before' }) to?: Date;
-  @Field(() => [String], { nullable: true, description: 'key prefixes; (none): tasks without a key' }) apiKeys?: string[];
+  @Field(() => [String], { nullable: true, description: 'key prefixes; (none): tasks without a key' })
+  apiKeys?: string[];
   @Field(() => [String], { nullable: true, description: 'end users; (none): tasks without one' }) users?: string[];
   @Field(() => [String], { nullable: true, description: 'name=value: tasks carrying any of them' }) tags?: string[];
-  @Field({ nullable: true, description: 'true: only tasks with a charge; false: only those without' }) charged?: boolean;
+  @Field({ nullable: true, description: 'true: only tasks with a charge; false: only those without' })
+  charged?: boolean;
   @Field(() => DateTimeScalar, {
     nullable: true,
-    description: 'money posted at or after (with postedTo): the tasks behind a spendReport row of the same range; taskTotals then counts as spendReport does (settlements and adjustments by when they were posted)',
+    description:
+      'money posted at or after (with postedTo): the tasks behind a spendReport row of the same range; taskTotals then counts as spendReport does (settlements and adjustments by when they were posted)',
   })
   postedFrom?: Date;
-  @Field(() => DateTimeScalar, { nullable: true, description: 'money posted before (exclusive), with postedFrom' }) postedTo?: Date;
+  @Field(() => DateTimeScalar, { nullable: true, description: 'money posted before (exclusive), with postedFrom' })
+  postedTo?: Date;
 }
 
 @ObjectType()
 export class TaskTotals {
   @Field(() => Int) tasks!: number;
-  @Field(() => [MoneyAmount], { description: "the matching tasks' charges per unit (with postedFrom/postedTo: charges and adjustments posted in the range); credits and USD apart" }) totals!: MoneyAmount[];
   @Field(() => [MoneyAmount], {
-    description: 'with postedFrom/postedTo and no filter but projects: adjustments posted in the range that belong to no task, per unit (a spendReport row of the project counts them, as "(adjustment)")',
+    description:
+      "the matching tasks' charges per unit (with postedFrom/postedTo: charges and adjustments posted in the range); credits and USD apart",
+  })
+  totals!: MoneyAmount[];
+  @Field(() => [MoneyAmount], {
+    description:
+      'with postedFrom/postedTo and no filter but projects: adjustments posted in the range that belong to no task, per unit (a spendReport row of the project counts them, as "(adjustment)")',
   })
   withoutTask!: MoneyAmount[];
 }
@@ -46,12 +56,20 @@ const MAX_FILTER_VALUES = 100;
 function checkFilter(filter: TaskFilterInput | undefined): void {
   for (const [name, values] of Object.entries(filter ?? {})) {
     if (!Array.isArray(values)) continue;
-    if (values.length > MAX_FILTER_VALUES) throw graphqlRefusal(`filter.${name}: at most ${MAX_FILTER_VALUES} values`, 'BAD_USER_INPUT');
-    if (values.some((v) => typeof v !== 'string' || v.length > 200 || v.includes('\0'))) throw graphqlRefusal(`filter.${name}: each value is text of at most 200 characters`, 'BAD_USER_INPUT');
+    if (values.length > MAX_FILTER_VALUES)
+      throw graphqlRefusal(`filter.${name}: at most ${MAX_FILTER_VALUES} values`, 'BAD_USER_INPUT');
+    if (values.some((v) => typeof v !== 'string' || v.length > 200 || v.includes('\0')))
+      throw graphqlRefusal(`filter.${name}: each value is text of at most 200 characters`, 'BAD_USER_INPUT');
   }
-  if (filter?.from && filter.to && !(filter.to > filter.from)) throw graphqlRefusal('filter.to: must be after filter.from', 'BAD_USER_INPUT');
-  if (!filter?.postedFrom !== !filter?.postedTo) throw graphqlRefusal('filter.postedFrom and filter.postedTo: give both (the range of a spendReport row)', 'BAD_USER_INPUT');
-  if (filter?.postedFrom && filter.postedTo && !(filter.postedTo > filter.postedFrom)) throw graphqlRefusal('filter.postedTo: must be after filter.postedFrom', 'BAD_USER_INPUT');
+  if (filter?.from && filter.to && !(filter.to > filter.from))
+    throw graphqlRefusal('filter.to: must be after filter.from', 'BAD_USER_INPUT');
+  if (!filter?.postedFrom !== !filter?.postedTo)
+    throw graphqlRefusal(
+      'filter.postedFrom and filter.postedTo: give both (the range of a spendReport row)',
+      'BAD_USER_INPUT',
+    );
+  if (filter?.postedFrom && filter.postedTo && !(filter.postedTo > filter.postedFrom))
+    throw graphqlRefusal('filter.postedTo: must be after filter.postedFrom', 'BAD_USER_INPUT');
 }
 
 @Resolver(() => Task)
@@ -66,7 +84,10 @@ export class TasksResolver {
     lookups.register('task', (taskId) => this.query.projectOf(taskId));
   }
 
-  @Query(() => Task, { nullable: true, description: "a task by its upstream taskId; null when missing or another project's" })
+  @Query(() => Task, {
+    nullable: true,
+    description: "a task by its upstream taskId; null when missing or another project's",
+  })
   async task(@Context() ctx: CallContext, @Args('taskId', { type: () => ID }) taskId: string) {
     const who = await this.callers.of(ctx);
     const task = await this.query.find(taskId);
@@ -82,16 +103,27 @@ export class TasksResolver {
     @Args('after', { type: () => String, nullable: true }) after?: string,
   ) {
     const who = await this.callers.of(ctx);
-    if (first < 1 || first > MAX_PAGE) throw graphqlRefusal(`first: must be between 1 and ${MAX_PAGE}`, 'BAD_USER_INPUT');
+    if (first < 1 || first > MAX_PAGE)
+      throw graphqlRefusal(`first: must be between 1 and ${MAX_PAGE}`, 'BAD_USER_INPUT');
     checkFilter(filter);
     const projectIds = scopeProjects(who, filter?.projectIds);
-    const page = await this.query.list({ ...(filter ?? {}), ...(projectIds ? { projectIds } : {}) }, first, after ?? undefined);
+    const page = await this.query.list(
+      { ...(filter ?? {}), ...(projectIds ? { projectIds } : {}) },
+      first,
+      after ?? undefined,
+    );
     const edges = page.tasks.map((node) => ({ cursor: encodeCursor(node.internalId), node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 
-  @Query(() => TaskTotals, { description: 'how many tasks match the filter and their charges per unit; with postedFrom/postedTo, what a spendReport row of that range counts (the tasks behind a bar)' })
-  async taskTotals(@Context() ctx: CallContext, @Args('filter', { type: () => TaskFilterInput, nullable: true }) filter?: TaskFilterInput) {
+  @Query(() => TaskTotals, {
+    description:
+      'how many tasks match the filter and their charges per unit; with postedFrom/postedTo, what a spendReport row of that range counts (the tasks behind a bar)',
+  })
+  async taskTotals(
+    @Context() ctx: CallContext,
+    @Args('filter', { type: () => TaskFilterInput, nullable: true }) filter?: TaskFilterInput,
+  ) {
     const who = await this.callers.of(ctx);
     checkFilter(filter);
     const projectIds = scopeProjects(who, filter?.projectIds);
@@ -101,7 +133,7 @@ export class TasksResolver {
   @Mutation(() => Task, {
     description:
       'resolves a task under review (unknown outcome, settled at its estimate, overrun, in flight too long): CHARGE `amount` or RELEASE, ' +
-      'with a reason. CHARGE without an amount accepts what the task stands at: its settled charge (an overrun is the vendor\'s usage), ' +
+      "with a reason. CHARGE without an amount accepts what the task stands at: its settled charge (an overrun is the vendor's usage), " +
       'or its hold when it never settled; an amount below a settled charge is a credit (an adjustment). Appends ledger entries; nothing is edited. Once per task.',
   })
   async resolveTask(
@@ -109,7 +141,12 @@ export class TasksResolver {
     @Args('taskId', { type: () => ID }) taskId: string,
     @Args('outcome', { type: () => TaskResolutionEnum }) outcome: TaskResolutionEnum,
     @Args('reason') reason: string,
-    @Args('amount', { type: () => DecimalValue, nullable: true, description: 'CHARGE only; default: the settled charge, or the hold when unsettled' }) amountText?: DecimalText,
+    @Args('amount', {
+      type: () => DecimalValue,
+      nullable: true,
+      description: 'CHARGE only; default: the settled charge, or the hold when unsettled',
+    })
+    amountText?: DecimalText,
   ) {
     const who = await this.callers.of(ctx);
     const why = cleanText('reason', reason, 1000, { multiline: true });
@@ -117,10 +154,18 @@ export class TasksResolver {
     if (outcome === TaskResolutionEnum.RELEASE && amount && !amount.isZero()) {
       throw graphqlRefusal('amount: RELEASE charges nothing; give an amount only with CHARGE', 'BAD_USER_INPUT');
     }
-    if (amount?.isNegative()) throw graphqlRefusal('amount: must not be negative (a refund of a settled charge is RELEASE or a smaller CHARGE)', 'BAD_USER_INPUT');
+    if (amount?.isNegative())
+      throw graphqlRefusal(
+        'amount: must not be negative (a refund of a settled charge is RELEASE or a smaller CHARGE)',
+        'BAD_USER_INPUT',
+      );
     const task = await this.query.find(taskId);
     if (!task) throw graphqlRefusal(`task ${taskId} not found`, 'NOT_FOUND');
-    if (task.resolution) throw graphqlRefusal(`task ${taskId} was already resolved (${task.resolution.outcome} on ${task.resolution.resolvedAt.toISOString()})`, 'CONFLICT');
+    if (task.resolution)
+      throw graphqlRefusal(
+        `task ${taskId} was already resolved (${task.resolution.outcome} on ${task.resolution.resolvedAt.toISOString()})`,
+        'CONFLICT',
+      );
     // A task still in flight is under review only once flagged for its age: then it may be resolved.
     if (!task.needsReview) throw graphqlRefusal(`task ${taskId} is not under review: nothing to resolve`, 'CONFLICT');
     await this.changes.run(
@@ -134,7 +179,14 @@ export class TasksResolver {
         before: { status: task.status, held: task.held, charge: task.charge?.amount ?? null, net: task.net },
         after: { outcome, amount: amount?.toFixed() ?? null, reason: why, added: delta },
       }),
-      () => this.ledger.resolve(task.internalId, outcome, outcome === TaskResolutionEnum.CHARGE ? amount : undefined, why, actorOf(who).label),
+      () =>
+        this.ledger.resolve(
+          task.internalId,
+          outcome,
+          outcome === TaskResolutionEnum.CHARGE ? amount : undefined,
+          why,
+          actorOf(who).label,
+        ),
     );
     return (await this.query.find(taskId))!;
   }

@@ -45,7 +45,11 @@ export class AnswerHandler implements Dispatcher.DispatchHandler {
     this.controller = controller;
   }
 
-  onResponseStart(controller: Controller, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    controller: Controller,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     if (statusCode < 200) return; // informational (1xx): the answer follows
     this.status = statusCode;
     const type = headers['content-type'];

@@ -14,7 +14,14 @@
 import { StringDecoder } from 'node:string_decoder';
 import { isObject, objectAt } from '../common/json.js';
 import { safeJson } from '../common/json.js';
-import { acceptanceOf, isVendorTaskStatus, streamState, upstreamState, type StreamFacts, type UpstreamState } from './vendor-protocol.js';
+import {
+  acceptanceOf,
+  isVendorTaskStatus,
+  streamState,
+  upstreamState,
+  type StreamFacts,
+  type UpstreamState,
+} from './vendor-protocol.js';
 
 export type { StreamFacts };
 
@@ -124,7 +131,10 @@ export class EventStreamReader {
 }
 
 /** Field by field, one level into nested objects (prompt_tokens_details, cache_creation). */
-export function mergeUsage(earlier: Record<string, unknown> | undefined, later: Record<string, unknown>): Record<string, unknown> {
+export function mergeUsage(
+  earlier: Record<string, unknown> | undefined,
+  later: Record<string, unknown>,
+): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...earlier };
   for (const [key, value] of Object.entries(later)) {
     if (value === null || value === undefined) continue;

@@ -52,8 +52,14 @@ export class SecretRedactor {
 }
 
 /** A short, redacted account of a vendor's refusal, for the client: never the vendor's body itself. */
-export function upstreamSummary(redactor: SecretRedactor, status: number, body: unknown): { upstreamStatus: number; upstreamMessage?: string; upstreamCode?: number } {
-  const summary: { upstreamStatus: number; upstreamMessage?: string; upstreamCode?: number } = { upstreamStatus: status };
+export function upstreamSummary(
+  redactor: SecretRedactor,
+  status: number,
+  body: unknown,
+): { upstreamStatus: number; upstreamMessage?: string; upstreamCode?: number } {
+  const summary: { upstreamStatus: number; upstreamMessage?: string; upstreamCode?: number } = {
+    upstreamStatus: status,
+  };
   if (body && typeof body === 'object' && !Array.isArray(body)) {
     const { message, code } = body as Record<string, unknown>;
     if (typeof message === 'string' && message.length > 0) {

@@ -15,7 +15,6 @@ import type { UpstreamOptions, UpstreamResponse, UpstreamStream } from './upstre
 
 export type { UpstreamOptions, UpstreamResponse, UpstreamStream };
 
-
 export class UpstreamError extends Error {
   constructor(
     readonly outcome: 'not_sent' | 'unknown',
@@ -24,7 +23,6 @@ export class UpstreamError extends Error {
     super(message);
   }
 }
-
 
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
@@ -62,15 +60,29 @@ export class UpstreamClient {
   }
 
   private send(method: 'GET' | 'POST', path: string, body?: string): Promise<UpstreamResponse>;
-  private send(method: 'GET' | 'POST', path: string, body: string | undefined, streams: true): Promise<UpstreamResponse | UpstreamStream>;
-  private async send(method: 'GET' | 'POST', path: string, body?: string, streams = false): Promise<UpstreamResponse | UpstreamStream> {
+  private send(
+    method: 'GET' | 'POST',
+    path: string,
+    body: string | undefined,
+    streams: true,
+  ): Promise<UpstreamResponse | UpstreamStream>;
+  private async send(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: string,
+    streams = false,
+  ): Promise<UpstreamResponse | UpstreamStream> {
     const accept = streams ? 'application/json, text/event-stream' : 'application/json';
     const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, accept };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let timer: NodeJS.Timeout | undefined;
     try {
       return await new Promise<UpstreamResponse | UpstreamStream>((resolve, reject) => {
-        const handler = new AnswerHandler(streams ? (status, type) => status === 200 && isEventStream(type) : null, resolve, reject);
+        const handler = new AnswerHandler(
+          streams ? (status, type) => status === 200 && isEventStream(type) : null,
+          resolve,
+          reject,
+        );
         // One deadline for the whole answer; an event stream is exempt once its headers are in, as it
         // may rightly last longer than any one answer (bodyTimeout still bounds each silence in it).
         timer = setTimeout(
@@ -94,7 +106,11 @@ function classify(error: unknown): UpstreamError {
   if (error instanceof errors.ConnectTimeoutError || NOT_SENT_CODES.has(code)) {
     return new UpstreamError('not_sent', `upstream unreachable (${code})`);
   }
-  if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError || code === 'TimeoutError') {
+  if (
+    error instanceof errors.HeadersTimeoutError ||
+    error instanceof errors.BodyTimeoutError ||
+    code === 'TimeoutError'
+  ) {
     return new UpstreamError('unknown', `upstream did not answer in time (${code})`);
   }
   return new UpstreamError('unknown', `upstream connection failed (${code})`);

@@ -1,5 +1,6 @@
 /**
- * The vendor's protocol, in one place (its paths are the catalog's: catalog/vendor-paths.ts): its acceptance of a submission
+ * The vendor's protocol, in one place (its paths are the catalog's: catalog/vendor-paths.ts): its acceptance of a
+ * submission
  * (`{ code: 1000, data: { id, taskId } }`), and the task states it names (`data.status`, with
  * `data.usage` once terminal), however they arrive: a JSON answer (the gateway, the poller) or
  * the events of a stream (event-stream.ts reads those into StreamFacts). Plain TypeScript.

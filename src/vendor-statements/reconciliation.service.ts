@@ -20,7 +20,14 @@ import type { ColumnMapping } from './statement-format.js';
 import { importOnce, importStatement, type Imported } from './statement-import.js';
 import { REASON, REVIEW_CLASSES } from './statement-match.js';
 
-export const CLASSES = ['amount_differs', 'billed_again', 'billed_not_ours', 'ours_not_billed', 'duplicate', 'pending'] as const;
+export const CLASSES = [
+  'amount_differs',
+  'billed_again',
+  'billed_not_ours',
+  'ours_not_billed',
+  'duplicate',
+  'pending',
+] as const;
 
 /** The classes whose acceptance moves money: the task's net becomes the vendor's figure (ours_not_billed: nothing). */
 const MONEY_CLASSES = new Set(['amount_differs', 'billed_again', 'pending', 'ours_not_billed']);
@@ -33,7 +40,10 @@ export interface StatementRow {
   repeated: number;
   periodFrom: Date | null;
   periodTo: Date | null;
-  summary: { classes: Array<{ class: string; unit: string; count: number; theirs: string; ours: string }>; byDayModel: Array<{ day: string; model: string; unit: string; theirs: string; ours: string; difference: string }> };
+  summary: {
+    classes: Array<{ class: string; unit: string; count: number; theirs: string; ours: string }>;
+    byDayModel: Array<{ day: string; model: string; unit: string; theirs: string; ours: string; difference: string }>;
+  };
 }
 
 export interface ItemRow {
@@ -69,15 +79,33 @@ export class ReconciliationService {
   /** One import at a time on this instance: a statement can be a million rows. */
   private importing: Promise<unknown> = Promise.resolve();
 
-  async import(body: Readable, mapping: ColumnMapping[] | undefined, actor: Actor, client: ClientInfo, who: string): Promise<{ statement: StatementRow; created: boolean }> {
+  async import(
+    body: Readable,
+    mapping: ColumnMapping[] | undefined,
+    actor: Actor,
+    client: ClientInfo,
+    who: string,
+  ): Promise<{ statement: StatementRow; created: boolean }> {
     const turn = this.importing.then(() => this.importNow(body, mapping, actor, client, who));
     this.importing = turn.catch(() => undefined);
     return turn;
   }
 
-  private async importNow(body: Readable, mapping: ColumnMapping[] | undefined, actor: Actor, client: ClientInfo, who: string): Promise<{ statement: StatementRow; created: boolean }> {
+  private async importNow(
+    body: Readable,
+    mapping: ColumnMapping[] | undefined,
+    actor: Actor,
+    client: ClientInfo,
+    who: string,
+  ): Promise<{ statement: StatementRow; created: boolean }> {
     const done: Imported = await importOnce(
-      (fn) => this.changes.run(actor, client, (r: Imported) => ({ action: 'vendor-statement.import', targetKind: 'vendor-statement', targetId: r.id }), fn),
+      (fn) =>
+        this.changes.run(
+          actor,
+          client,
+          (r: Imported) => ({ action: 'vendor-statement.import', targetKind: 'vendor-statement', targetId: r.id }),
+          fn,
+        ),
       () => importStatement(this.db, body, mapping, who),
     );
     return { statement: (await this.statement(done.id))!, created: done.created };
@@ -88,10 +116,20 @@ export class ReconciliationService {
   }
 
   async statements(first: number, after?: string): Promise<StatementRow[]> {
-    return (await this.db.query<StatementRow>(`${STATEMENTS} WHERE ($1::timestamptz IS NULL OR imported_at < $1) ORDER BY imported_at DESC LIMIT $2`, [after ?? null, first])).rows;
+    return (
+      await this.db.query<StatementRow>(
+        `${STATEMENTS} WHERE ($1::timestamptz IS NULL OR imported_at < $1) ORDER BY imported_at DESC LIMIT $2`,
+        [after ?? null, first],
+      )
+    ).rows;
   }
 
-  async items(statementId: string, filter: { classes?: string[]; state?: string }, first: number, after?: string): Promise<ItemRow[]> {
+  async items(
+    statementId: string,
+    filter: { classes?: string[]; state?: string },
+    first: number,
+    after?: string,
+  ): Promise<ItemRow[]> {
     const { rows } = await this.db.query<ItemRow>(
       `${ITEMS} WHERE i.statement_id = $1 AND ($2::text[] IS NULL OR i.class = ANY($2)) AND ($3::text IS NULL OR i.state = $3) AND ($4::bigint IS NULL OR i.id > $4)
        ORDER BY i.id LIMIT $5`,
@@ -112,52 +150,93 @@ export class ReconciliationService {
    */
   async accept(id: string, note: string | undefined, actor: Actor, client: ClientInfo, who: string): Promise<ItemRow> {
     const text = note === undefined ? null : cleanText('note', note, 500);
-    return this.changes.run(actor, client, (after: ItemRow) => ({ action: 'vendor-difference.accept', targetKind: 'vendor-difference', targetId: id, projectId: after.projectId, after }), async () => {
-      const item = await this.open(id);
-      let entry: string | null = null;
-      if (item.taskId && MONEY_CLASSES.has(item.class)) {
-        const taskId = item.taskId.slice(3);
-        await this.db.query('SELECT 1 FROM task WHERE id = $1 FOR UPDATE', [taskId]);
-        // Read after the lock, in a statement of its own: its snapshot sees every movement committed before.
-        const { rows } = await this.db.query<{ unit: string; settled: boolean; net: string }>(
-          `SELECT t.unit::text, t.settled_at IS NOT NULL AS settled,
+    return this.changes.run(
+      actor,
+      client,
+      (after: ItemRow) => ({
+        action: 'vendor-difference.accept',
+        targetKind: 'vendor-difference',
+        targetId: id,
+        projectId: after.projectId,
+        after,
+      }),
+      async () => {
+        const item = await this.open(id);
+        let entry: string | null = null;
+        if (item.taskId && MONEY_CLASSES.has(item.class)) {
+          const taskId = item.taskId.slice(3);
+          await this.db.query('SELECT 1 FROM task WHERE id = $1 FOR UPDATE', [taskId]);
+          // Read after the lock, in a statement of its own: its snapshot sees every movement committed before.
+          const { rows } = await this.db.query<{ unit: string; settled: boolean; net: string }>(
+            `SELECT t.unit::text, t.settled_at IS NOT NULL AS settled,
                   (coalesce(t.charge_amount, 0) + coalesce((SELECT sum(e.amount) FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'adjustment'), 0))::text AS net
            FROM task t WHERE t.id = $1`,
-          [taskId],
-        );
-        const task = rows[0]!;
-        if (!task.settled) throw ApiError.conflict('its task is still held: it settles first (or is resolved in the review queue), then the statement can be taken');
-        if (task.unit !== item.unit) throw ApiError.conflict('the vendor billed it in another unit: credits and USD cannot be adjusted into each other; settle it by hand');
-        const target = item.class === 'ours_not_billed' ? dec(0) : dec(item.theirs!);
-        const delta = target.minus(dec(task.net));
-        if (!delta.isZero()) {
-          const posted = await this.db.query<{ id: string }>(
-            `SELECT spendgate_adjust(t.project_id, t.unit, $2::numeric, $3, t.id, t.accepted_at)::text AS id FROM task t WHERE t.id = $1`,
-            [taskId, delta.toFixed(), `vendor statement ${item.statementId}: the vendor's figure taken${text ? ` (${text})` : ''}`],
+            [taskId],
           );
-          entry = posted.rows[0]!.id;
+          const task = rows[0]!;
+          if (!task.settled)
+            throw ApiError.conflict(
+              'its task is still held: it settles first (or is resolved in the review queue), then the statement can be taken',
+            );
+          if (task.unit !== item.unit)
+            throw ApiError.conflict(
+              'the vendor billed it in another unit: credits and USD cannot be adjusted into each other; settle it by hand',
+            );
+          const target = item.class === 'ours_not_billed' ? dec(0) : dec(item.theirs!);
+          const delta = target.minus(dec(task.net));
+          if (!delta.isZero()) {
+            const posted = await this.db.query<{ id: string }>(
+              `SELECT spendgate_adjust(t.project_id, t.unit, $2::numeric, $3, t.id, t.accepted_at)::text AS id FROM task t WHERE t.id = $1`,
+              [
+                taskId,
+                delta.toFixed(),
+                `vendor statement ${item.statementId}: the vendor's figure taken${text ? ` (${text})` : ''}`,
+              ],
+            );
+            entry = posted.rows[0]!.id;
+          }
         }
-      }
-      await this.db.query(`UPDATE vendor_recon_item SET state = 'accepted', note = $2, resolved_by = $3, resolved_at = clock_timestamp(), entry_id = $4 WHERE id = $1`, [id, text, who, entry]);
-      if (item.taskId) await this.clearReview(item.taskId.slice(3));
-      return (await this.item(id))!;
-    });
+        await this.db.query(
+          `UPDATE vendor_recon_item SET state = 'accepted', note = $2, resolved_by = $3, resolved_at = clock_timestamp(), entry_id = $4 WHERE id = $1`,
+          [id, text, who, entry],
+        );
+        if (item.taskId) await this.clearReview(item.taskId.slice(3));
+        return (await this.item(id))!;
+      },
+    );
   }
 
   async dispute(id: string, note: string, actor: Actor, client: ClientInfo, who: string): Promise<ItemRow> {
     const text = cleanText('note', note, 500);
     if (!text) throw ApiError.badRequest('note: say what is disputed');
-    return this.changes.run(actor, client, (after: ItemRow) => ({ action: 'vendor-difference.dispute', targetKind: 'vendor-difference', targetId: id, projectId: after.projectId, after }), async () => {
-      const item = await this.open(id);
-      await this.db.query(`UPDATE vendor_recon_item SET state = 'disputed', note = $2, resolved_by = $3, resolved_at = clock_timestamp() WHERE id = $1`, [id, text, who]);
-      if (item.taskId) await this.clearReview(item.taskId.slice(3));
-      return (await this.item(id))!;
-    });
+    return this.changes.run(
+      actor,
+      client,
+      (after: ItemRow) => ({
+        action: 'vendor-difference.dispute',
+        targetKind: 'vendor-difference',
+        targetId: id,
+        projectId: after.projectId,
+        after,
+      }),
+      async () => {
+        const item = await this.open(id);
+        await this.db.query(
+          `UPDATE vendor_recon_item SET state = 'disputed', note = $2, resolved_by = $3, resolved_at = clock_timestamp() WHERE id = $1`,
+          [id, text, who],
+        );
+        if (item.taskId) await this.clearReview(item.taskId.slice(3));
+        return (await this.item(id))!;
+      },
+    );
   }
 
   private async open(id: string): Promise<ItemRow> {
     if (!/^\d{1,18}$/.test(id)) throw ApiError.notFound(`difference ${id.slice(0, 30)} not found`);
-    const { rows } = await this.db.query<{ state: string }>('SELECT state FROM vendor_recon_item WHERE id = $1 FOR UPDATE', [id]);
+    const { rows } = await this.db.query<{ state: string }>(
+      'SELECT state FROM vendor_recon_item WHERE id = $1 FOR UPDATE',
+      [id],
+    );
     if (!rows[0]) throw ApiError.notFound(`difference ${id} not found`);
     if (rows[0].state !== 'open') throw ApiError.conflict(`difference ${id} was already ${rows[0].state}`);
     return (await this.item(id))!;

@@ -14,7 +14,14 @@ import { Decimal } from '../pricing/money.js';
 export const FIELDS = ['taskId', 'model', 'time', 'amount', 'unit', 'currency'] as const;
 export type Field = (typeof FIELDS)[number];
 
-export const DEFAULT_COLUMNS: Record<Field, string> = { taskId: 'task_id', model: 'model', time: 'time', amount: 'amount', unit: 'unit', currency: 'currency' };
+export const DEFAULT_COLUMNS: Record<Field, string> = {
+  taskId: 'task_id',
+  model: 'model',
+  time: 'time',
+  amount: 'amount',
+  unit: 'unit',
+  currency: 'currency',
+};
 export const TIME_FORMATS = ['iso', 'epoch-s', 'epoch-ms', 'MM/DD/YYYY', 'DD/MM/YYYY'] as const;
 
 export interface ColumnMapping {
@@ -57,14 +64,17 @@ export function layoutOf(header: string[], mapping: ColumnMapping[] = []): Layou
   let scale: Decimal | null = null;
   let timeFormat: string | null = null;
   for (const m of mapping) {
-    if (!(FIELDS as readonly string[]).includes(m.field)) throw new LineError(1, null, `mapping: "${String(m.field).slice(0, 30)}" is not one of ${FIELDS.join(', ')}`);
+    if (!(FIELDS as readonly string[]).includes(m.field))
+      throw new LineError(1, null, `mapping: "${String(m.field).slice(0, 30)}" is not one of ${FIELDS.join(', ')}`);
     columns[m.field] = m.column;
     if (m.scale !== undefined) {
-      if (m.field !== 'amount' || !/^\d{1,12}(\.\d{1,18})?$/.test(m.scale) || new Decimal(m.scale).isZero()) throw new LineError(1, null, 'mapping: scale is a positive decimal on the amount (0.01 for cents)');
+      if (m.field !== 'amount' || !/^\d{1,12}(\.\d{1,18})?$/.test(m.scale) || new Decimal(m.scale).isZero())
+        throw new LineError(1, null, 'mapping: scale is a positive decimal on the amount (0.01 for cents)');
       scale = new Decimal(m.scale);
     }
     if (m.format !== undefined) {
-      if (m.field !== 'time' || !(TIME_FORMATS as readonly string[]).includes(m.format)) throw new LineError(1, null, `mapping: format is one of ${TIME_FORMATS.join(', ')} on the time`);
+      if (m.field !== 'time' || !(TIME_FORMATS as readonly string[]).includes(m.format))
+        throw new LineError(1, null, `mapping: format is one of ${TIME_FORMATS.join(', ')} on the time`);
       timeFormat = m.format;
     }
   }
@@ -75,24 +85,51 @@ export function layoutOf(header: string[], mapping: ColumnMapping[] = []): Layou
     if (at >= 0) index[field] = at;
   }
   for (const field of ['taskId', 'time', 'amount'] as const) {
-    if (index[field] === undefined) throw new LineError(1, columns[field]!, `the header has no column "${columns[field]}" for ${field}: give a mapping if it is called something else`);
+    if (index[field] === undefined)
+      throw new LineError(
+        1,
+        columns[field]!,
+        `the header has no column "${columns[field]}" for ${field}: give a mapping if it is called something else`,
+      );
   }
-  if (index.unit === undefined && index.currency === undefined) throw new LineError(1, null, `the header has neither "${columns.unit}" nor "${columns.currency}": say the unit of the amounts`);
+  if (index.unit === undefined && index.currency === undefined)
+    throw new LineError(
+      1,
+      null,
+      `the header has neither "${columns.unit}" nor "${columns.currency}": say the unit of the amounts`,
+    );
   return { index, columns, scale, timeFormat };
 }
 
 export function parseLine(cells: string[], layout: Layout, line: number): StatementLine {
-  const cell = (field: Field) => (layout.index[field] === undefined ? undefined : (cells[layout.index[field]!] ?? '').trim());
+  const cell = (field: Field) =>
+    layout.index[field] === undefined ? undefined : (cells[layout.index[field]!] ?? '').trim();
   const fail = (field: Field, message: string) => new LineError(line, layout.columns[field] ?? field, message);
   const id = cell('taskId')!;
   if (!/^\d{1,18}$/.test(id)) throw fail('taskId', `"${id.slice(0, 40)}" is not a vendor task id (digits)`);
   const amount = parseAmount(cell('amount')!, layout.scale);
-  if (amount === null) throw fail('amount', `"${cell('amount')!.slice(0, 40)}" is not an amount (a decimal such as 12.50 or 1,234.5; at most 12 digits before the point and 18 after${layout.scale ? `, also once scaled by ${layout.scale.toFixed()}` : ''})`);
+  if (amount === null)
+    throw fail(
+      'amount',
+      `"${cell('amount')!.slice(0, 40)}" is not an amount (a decimal such as 12.50 or 1,234.5; at most 12 digits before the point and 18 after${layout.scale ? `, also once scaled by ${layout.scale.toFixed()}` : ''})`,
+    );
   const billedAt = parseTime(cell('time')!, layout.timeFormat);
-  if (billedAt === 'ambiguous') throw fail('time', `"${cell('time')!.slice(0, 40)}" could be day/month or month/day: give the format in the mapping (MM/DD/YYYY or DD/MM/YYYY)`);
-  if (billedAt === null) throw fail('time', `"${cell('time')!.slice(0, 40)}" is not a time (ISO 8601, YYYY-MM-DD HH:MM:SS in UTC, or epoch seconds)`);
+  if (billedAt === 'ambiguous')
+    throw fail(
+      'time',
+      `"${cell('time')!.slice(0, 40)}" could be day/month or month/day: give the format in the mapping (MM/DD/YYYY or DD/MM/YYYY)`,
+    );
+  if (billedAt === null)
+    throw fail(
+      'time',
+      `"${cell('time')!.slice(0, 40)}" is not a time (ISO 8601, YYYY-MM-DD HH:MM:SS in UTC, or epoch seconds)`,
+    );
   const unit = parseUnit(cell('unit'), cell('currency'));
-  if (unit === null) throw fail(layout.index.unit !== undefined ? 'unit' : 'currency', `"${(cell('unit') ?? cell('currency') ?? '').slice(0, 20)}" is not a unit: CREDITS or USD`);
+  if (unit === null)
+    throw fail(
+      layout.index.unit !== undefined ? 'unit' : 'currency',
+      `"${(cell('unit') ?? cell('currency') ?? '').slice(0, 20)}" is not a unit: CREDITS or USD`,
+    );
   const model = cell('model');
   return { vendorTaskId: String(BigInt(id)), model: model ? model.slice(0, 200) : null, billedAt, unit, amount };
 }

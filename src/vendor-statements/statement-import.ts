@@ -11,7 +11,14 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { ApiError } from '../common/api-error.js';
 import type { Database } from '../database/database.js';
-import { layoutOf, LineError, parseLine, type ColumnMapping, type Layout, type StatementLine } from './statement-format.js';
+import {
+  layoutOf,
+  LineError,
+  parseLine,
+  type ColumnMapping,
+  type Layout,
+  type StatementLine,
+} from './statement-format.js';
 import { matchStatement } from './statement-match.js';
 
 const BATCH = 5_000;
@@ -30,16 +37,26 @@ class SameFile extends Error {
 }
 
 /** Imports in the database's transaction of the async context (the caller opens it, with its audit record). */
-export async function importStatement(db: Database, body: Readable, mapping: ColumnMapping[] | undefined, who: string): Promise<Imported> {
+export async function importStatement(
+  db: Database,
+  body: Readable,
+  mapping: ColumnMapping[] | undefined,
+  who: string,
+): Promise<Imported> {
   // One import at a time across every instance: the same file sent twice at once is one statement,
   // and rows two files share are held once (the second import sees the first's, committed).
   await db.query(`SELECT pg_advisory_xact_lock(hashtext('spendgate: vendor statement import'))`);
   const id = (await db.query<{ id: string }>('SELECT gen_random_uuid()::text AS id')).rows[0]!.id;
   // The file's digest is known at its end: until then a random placeholder holds the unique column.
-  await db.query(`INSERT INTO vendor_statement (id, imported_by, file_digest, rows, repeated, summary) VALUES ($1, $2, $3, 0, 0, '{}')`, [id, who, randomBytes(32)]);
+  await db.query(
+    `INSERT INTO vendor_statement (id, imported_by, file_digest, rows, repeated, summary) VALUES ($1, $2, $3, 0, 0, '{}')`,
+    [id, who, randomBytes(32)],
+  );
   const digest = createHash('sha256');
   body.on('data', (chunk: Buffer | string) => digest.update(chunk));
-  const parser = body.pipe(parse({ bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_RECORD_BYTES }));
+  const parser = body.pipe(
+    parse({ bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_RECORD_BYTES }),
+  );
   let layout: Layout | undefined;
   let line = 0;
   let batch: StatementLine[] = [];
@@ -62,14 +79,18 @@ export async function importStatement(db: Database, body: Readable, mapping: Col
     if (error instanceof LineError) throw ApiError.badRequest(`statement: ${error.message}`);
     const e = error as { code?: string; message?: string; lines?: number };
     if (typeof e.code === 'string' && e.code.startsWith('CSV_')) {
-      throw ApiError.badRequest(`statement: line ${(e.lines ?? line) + 1}: not CSV as written (${e.code === 'CSV_MAX_RECORD_SIZE' ? `a record over ${MAX_RECORD_BYTES / 1024} KB` : e.code.toLowerCase().replace(/_/g, ' ')})`);
+      throw ApiError.badRequest(
+        `statement: line ${(e.lines ?? line) + 1}: not CSV as written (${e.code === 'CSV_MAX_RECORD_SIZE' ? `a record over ${MAX_RECORD_BYTES / 1024} KB` : e.code.toLowerCase().replace(/_/g, ' ')})`,
+      );
     }
     throw error;
   }
   if (!layout) throw ApiError.badRequest('statement: it is empty: a header line and one row per billed task');
   if (batch.length) rows += await insertLines(db, id, batch, rows);
   const fileDigest = digest.digest();
-  const same = await db.query<{ id: string }>('SELECT id::text FROM vendor_statement WHERE file_digest = $1', [fileDigest]);
+  const same = await db.query<{ id: string }>('SELECT id::text FROM vendor_statement WHERE file_digest = $1', [
+    fileDigest,
+  ]);
   if (same.rows[0]) throw new SameFile(same.rows[0].id);
   // Rows an earlier statement holds (the same task, time, amount, unit) are not counted twice.
   const repeated = await db.query(
@@ -89,8 +110,14 @@ export async function importStatement(db: Database, body: Readable, mapping: Col
   return { id, created: true };
 }
 
-/** Runs the import in a transaction (`run` opens it, with the audit record); the same file answers its earlier statement. */
-export async function importOnce(run: (fn: () => Promise<Imported>) => Promise<Imported>, fn: () => Promise<Imported>): Promise<Imported> {
+/**
+ * Runs the import in a transaction (`run` opens it, with the audit record); the same file answers its earlier
+ * statement.
+ */
+export async function importOnce(
+  run: (fn: () => Promise<Imported>) => Promise<Imported>,
+  fn: () => Promise<Imported>,
+): Promise<Imported> {
   try {
     return await run(fn);
   } catch (error) {
@@ -104,7 +131,15 @@ async function insertLines(db: Database, id: string, lines: StatementLine[], bef
     `INSERT INTO vendor_statement_line (statement_id, line_no, vendor_task_id, model, billed_at, unit, amount)
      SELECT $1, $2::int + n, t, m, b, u::"Unit", a::numeric
      FROM unnest($3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::text[]) WITH ORDINALITY x(t, m, b, u, a, n)`,
-    [id, before, lines.map((l) => l.vendorTaskId), lines.map((l) => l.model), lines.map((l) => l.billedAt), lines.map((l) => l.unit), lines.map((l) => l.amount)],
+    [
+      id,
+      before,
+      lines.map((l) => l.vendorTaskId),
+      lines.map((l) => l.model),
+      lines.map((l) => l.billedAt),
+      lines.map((l) => l.unit),
+      lines.map((l) => l.amount),
+    ],
   );
   return lines.length;
 }

@@ -29,16 +29,27 @@ export class VendorStatementsController {
   ) {}
 
   @Post()
-  async import(@Req() request: FastifyRequest, @Query('mapping') mapping: string | undefined, @Res() reply: FastifyReply) {
+  async import(
+    @Req() request: FastifyRequest,
+    @Query('mapping') mapping: string | undefined,
+    @Res() reply: FastifyReply,
+  ) {
     const body = request.body;
     try {
       const who = await this.callers.of(request);
       requireAccess(who, 'books', 'all', 'importVendorStatement');
-      if (!(body instanceof Readable) && typeof body !== 'string') throw new ApiError(415, 4150, 'send the statement as the body, Content-Type: text/csv');
+      if (!(body instanceof Readable) && typeof body !== 'string')
+        throw new ApiError(415, 4150, 'send the statement as the body, Content-Type: text/csv');
       const parsed = parseMapping(mapping);
       const spooled = await spool(typeof body === 'string' ? Readable.from([body]) : body);
       try {
-        const done = await this.reconciliation.import(createReadStream(spooled.file), parsed, who, clientInfo(request), actorOf(who).label);
+        const done = await this.reconciliation.import(
+          createReadStream(spooled.file),
+          parsed,
+          who,
+          clientInfo(request),
+          actorOf(who).label,
+        );
         void reply.code(done.created ? 201 : 200).send(toReconciliation(done.statement, done.created));
       } finally {
         await rm(spooled.dir, { recursive: true, force: true });
@@ -54,19 +65,24 @@ export class VendorStatementsController {
   @Get(':id/differences.csv')
   async differences(@Req() request: FastifyRequest, @Param('id') id: string, @Res() reply: FastifyReply) {
     requireAccess(await this.callers.of(request), 'books', 'all', 'vendorDifferences');
-    if (!/^[0-9a-f-]{36}$/i.test(id) || !(await this.reconciliation.statement(id))) throw ApiError.notFound('no such reconciliation');
+    if (!/^[0-9a-f-]{36}$/i.test(id) || !(await this.reconciliation.statement(id)))
+      throw ApiError.notFound('no such reconciliation');
     const service = this.reconciliation;
     async function* lines() {
       yield `${csvLine(['class', 'vendor_task_id', 'task_id', 'model', 'unit', 'ours', 'theirs', 'difference', 'state', 'note'])}\n`;
       let after: string | undefined;
       for (;;) {
         const page = await service.items(id, {}, 1000, after);
-        for (const i of page) yield `${csvLine([i.class, i.vendorTaskId, i.taskId, i.model, i.unit, i.ours, i.theirs, i.difference, i.state, i.note])}\n`;
+        for (const i of page)
+          yield `${csvLine([i.class, i.vendorTaskId, i.taskId, i.model, i.unit, i.ours, i.theirs, i.difference, i.state, i.note])}\n`;
         if (page.length < 1000) return;
         after = page.at(-1)!.id;
       }
     }
-    void reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="differences-${id.slice(0, 8)}.csv"`).send(Readable.from(lines()));
+    void reply
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="differences-${id.slice(0, 8)}.csv"`)
+      .send(Readable.from(lines()));
   }
 }
 
@@ -76,9 +92,15 @@ function parseMapping(text: string | undefined): ColumnMapping[] | undefined {
   try {
     value = JSON.parse(text);
   } catch {
-    throw ApiError.badRequest('mapping: a JSON array such as [{"field":"amount","column":"Cost (cents)","scale":"0.01"}]');
+    throw ApiError.badRequest(
+      'mapping: a JSON array such as [{"field":"amount","column":"Cost (cents)","scale":"0.01"}]',
+    );
   }
-  if (!Array.isArray(value) || value.length > 10 || !value.every((m) => m && typeof m === 'object' && typeof m.field === 'string' && typeof m.column === 'string')) {
+  if (
+    !Array.isArray(value) ||
+    value.length > 10 ||
+    !value.every((m) => m && typeof m === 'object' && typeof m.field === 'string' && typeof m.column === 'string')
+  ) {
     throw ApiError.badRequest('mapping: a JSON array of {field, column[, scale][, format]}');
   }
   return value as ColumnMapping[];
@@ -110,7 +132,11 @@ async function spool(body: Readable): Promise<{ dir: string; file: string }> {
   }
   if (size > MAX_STATEMENT_BYTES) {
     await rm(dir, { recursive: true, force: true });
-    throw new ApiError(413, 4130, 'a statement is at most 1 GiB: split it (rows an earlier statement holds are skipped as repeated)');
+    throw new ApiError(
+      413,
+      4130,
+      'a statement is at most 1 GiB: split it (rows an earlier statement holds are skipped as repeated)',
+    );
   }
   return { dir, file };
 }
@@ -124,7 +150,10 @@ async function discard(body: Readable): Promise<void> {
       left -= chunk.length;
       if (left < 0) body.destroy();
     });
-    body.once('end', resolve).once('close', resolve).once('error', () => resolve());
+    body
+      .once('end', resolve)
+      .once('close', resolve)
+      .once('error', () => resolve());
     body.resume();
   });
 }

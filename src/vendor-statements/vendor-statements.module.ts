@@ -5,5 +5,9 @@ import { ReconciliationService } from './reconciliation.service.js';
 import { VendorStatementsController } from './vendor-statements.controller.js';
 import { VendorStatementsResolver } from './vendor-statements.resolver.js';
 
-@Module({ imports: [AuthModule], providers: [ReconciliationService, VendorStatementsResolver], controllers: [VendorStatementsController] })
+@Module({
+  imports: [AuthModule],
+  providers: [ReconciliationService, VendorStatementsResolver],
+  controllers: [VendorStatementsController],
+})
 export class VendorStatementsModule {}

@@ -1,4 +1,7 @@
-/** Vendor reconciliation over GraphQL (decisions §14; interfaces.md): import, read, decide. Finance and owners (`books`). */
+/**
+ * Vendor reconciliation over GraphQL (decisions §14; interfaces.md): import, read, decide. Finance and owners
+ * (`books`).
+ */
 import { Readable } from 'node:stream';
 import { Args, Context, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { actorOf } from '../auth/access.js';
@@ -10,7 +13,10 @@ import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import { CLASSES, ReconciliationService, type ItemRow, type StatementRow } from './reconciliation.service.js';
 import type { ColumnMapping as Mapping, Field as MappingField } from './statement-format.js';
 
-@InputType('ColumnMapping', { description: 'where a field is in the statement: field taskId | model | time | amount | unit | currency; scale on the amount (0.01: cents); format on the time (iso, epoch-s, epoch-ms, MM/DD/YYYY, DD/MM/YYYY)' })
+@InputType('ColumnMapping', {
+  description:
+    'where a field is in the statement: field taskId | model | time | amount | unit | currency; scale on the amount (0.01: cents); format on the time (iso, epoch-s, epoch-ms, MM/DD/YYYY, DD/MM/YYYY)',
+})
 export class ColumnMappingInput {
   @Field() field!: string;
   @Field() column!: string;
@@ -20,7 +26,10 @@ export class ColumnMappingInput {
 
 @ObjectType()
 export class VendorClassTotal {
-  @Field({ description: 'matched | amount_differs | billed_again | billed_not_ours | ours_not_billed | duplicate | pending' }) class!: string;
+  @Field({
+    description: 'matched | amount_differs | billed_again | billed_not_ours | ours_not_billed | duplicate | pending',
+  })
+  class!: string;
   @Field(() => UnitEnum) unit!: UnitEnum;
   @Field(() => Int) count!: number;
   @Field(() => DecimalValue) theirs!: string;
@@ -37,7 +46,7 @@ export class VendorDayModelTotal {
   @Field(() => DecimalValue, { description: 'theirs − ours' }) difference!: string;
 }
 
-@ObjectType({ description: "a vendor statement matched against the ledger" })
+@ObjectType({ description: 'a vendor statement matched against the ledger' })
 export class VendorReconciliation {
   @Field(() => ID) id!: string;
   @Field(() => DateTimeScalar) importedAt!: Date;
@@ -48,7 +57,8 @@ export class VendorReconciliation {
   @Field(() => DateTimeScalar, { nullable: true }) periodTo!: Date | null;
   @Field(() => [VendorClassTotal]) classes!: VendorClassTotal[];
   @Field(() => [VendorDayModelTotal]) byDayModel!: VendorDayModelTotal[];
-  @Field({ description: 'GET this path for the differences as CSV (to send to the vendor)' }) differencesCsvPath!: string;
+  @Field({ description: 'GET this path for the differences as CSV (to send to the vendor)' })
+  differencesCsvPath!: string;
   @Field({ description: 'false: this file was imported before; this is that statement, unchanged' }) created!: boolean;
 }
 
@@ -111,15 +121,31 @@ export class VendorStatementsResolver {
     private readonly callers: Callers,
   ) {}
 
-  @Mutation(() => VendorReconciliation, { description: 'imports a vendor statement (CSV) and matches it against the ledger; the same file again changes nothing' })
-  async importVendorStatement(@Context() ctx: CallContext, @Args('csv') csv: string, @Args('mapping', { type: () => [ColumnMappingInput], nullable: true }) mapping?: ColumnMappingInput[]) {
+  @Mutation(() => VendorReconciliation, {
+    description:
+      'imports a vendor statement (CSV) and matches it against the ledger; the same file again changes nothing',
+  })
+  async importVendorStatement(
+    @Context() ctx: CallContext,
+    @Args('csv') csv: string,
+    @Args('mapping', { type: () => [ColumnMappingInput], nullable: true }) mapping?: ColumnMappingInput[],
+  ) {
     const who = await this.callers.of(ctx);
-    const done = await this.reconciliation.import(Readable.from([csv]), mapping?.map((m) => ({ ...m, field: m.field as MappingField })) as Mapping[] | undefined, who, ctx.client, actorOf(who).label);
+    const done = await this.reconciliation.import(
+      Readable.from([csv]),
+      mapping?.map((m) => ({ ...m, field: m.field as MappingField })) as Mapping[] | undefined,
+      who,
+      ctx.client,
+      actorOf(who).label,
+    );
     return toReconciliation(done.statement, done.created);
   }
 
   @Query(() => VendorReconciliationConnection, { description: 'imported statements, newest first' })
-  async vendorReconciliations(@Args('first', { type: () => Int, defaultValue: 20 }) first: number, @Args('after', { type: () => String, nullable: true }) after?: string) {
+  async vendorReconciliations(
+    @Args('first', { type: () => Int, defaultValue: 20 }) first: number,
+    @Args('after', { type: () => String, nullable: true }) after?: string,
+  ) {
     requirePageSize(first, 100);
     const at = after ? new Date(after) : undefined;
     if (at && Number.isNaN(at.getTime())) throw ApiError.badRequest('after: is not a cursor of this list');
@@ -135,7 +161,9 @@ export class VendorStatementsResolver {
     return s ? toReconciliation(s) : null;
   }
 
-  @Query(() => VendorDifferenceConnection, { description: "a statement's differences (every class but matched), in order" })
+  @Query(() => VendorDifferenceConnection, {
+    description: "a statement's differences (every class but matched), in order",
+  })
   async vendorDifferences(
     @Args('reconciliationId', { type: () => ID }) id: string,
     @Args('classes', { type: () => [String], nullable: true }) classes?: string[],
@@ -146,22 +174,43 @@ export class VendorStatementsResolver {
     requirePageSize(first, 500);
     if (!/^[0-9a-f-]{36}$/i.test(id)) throw ApiError.notFound('no such reconciliation');
     const bad = classes?.find((c) => !(CLASSES as readonly string[]).includes(c));
-    if (bad !== undefined) throw ApiError.badRequest(`classes: "${bad.slice(0, 30)}" is not one of ${CLASSES.join(', ')}`);
-    if (state !== undefined && state !== null && !['open', 'accepted', 'disputed'].includes(state)) throw ApiError.badRequest('state: open, accepted or disputed');
-    if (after !== undefined && after !== null && !/^\d{1,18}$/.test(after)) throw ApiError.badRequest('after: is not a cursor of this list');
-    const rows = await this.reconciliation.items(id, { ...(classes ? { classes } : {}), ...(state ? { state } : {}) }, first + 1, after ?? undefined);
+    if (bad !== undefined)
+      throw ApiError.badRequest(`classes: "${bad.slice(0, 30)}" is not one of ${CLASSES.join(', ')}`);
+    if (state !== undefined && state !== null && !['open', 'accepted', 'disputed'].includes(state))
+      throw ApiError.badRequest('state: open, accepted or disputed');
+    if (after !== undefined && after !== null && !/^\d{1,18}$/.test(after))
+      throw ApiError.badRequest('after: is not a cursor of this list');
+    const rows = await this.reconciliation.items(
+      id,
+      { ...(classes ? { classes } : {}), ...(state ? { state } : {}) },
+      first + 1,
+      after ?? undefined,
+    );
     const edges = rows.slice(0, first).map((i) => ({ cursor: i.id, node: toDifference(i) }));
     return { edges, pageInfo: { hasNextPage: rows.length > first, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 
-  @Mutation(() => VendorDifference, { description: "takes the vendor's figure: an adjustment of the exact difference (prior-period if its month is closed), audited" })
-  async acceptVendorDifference(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string, @Args('note', { type: () => String, nullable: true }) note?: string) {
+  @Mutation(() => VendorDifference, {
+    description:
+      "takes the vendor's figure: an adjustment of the exact difference (prior-period if its month is closed), audited",
+  })
+  async acceptVendorDifference(
+    @Context() ctx: CallContext,
+    @Args('id', { type: () => ID }) id: string,
+    @Args('note', { type: () => String, nullable: true }) note?: string,
+  ) {
     const who = await this.callers.of(ctx);
     return toDifference(await this.reconciliation.accept(id, note ?? undefined, who, ctx.client, actorOf(who).label));
   }
 
-  @Mutation(() => VendorDifference, { description: 'marks a difference disputed with the vendor, with a note; no money moves' })
-  async disputeVendorDifference(@Context() ctx: CallContext, @Args('id', { type: () => ID }) id: string, @Args('note') note: string) {
+  @Mutation(() => VendorDifference, {
+    description: 'marks a difference disputed with the vendor, with a note; no money moves',
+  })
+  async disputeVendorDifference(
+    @Context() ctx: CallContext,
+    @Args('id', { type: () => ID }) id: string,
+    @Args('note') note: string,
+  ) {
     const who = await this.callers.of(ctx);
     return toDifference(await this.reconciliation.dispute(id, note, who, ctx.client, actorOf(who).label));
   }

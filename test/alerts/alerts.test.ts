@@ -11,20 +11,55 @@ import { imageBody } from '../support/builders.js';
 import { receiver } from '../support/receiver.js';
 import { heldTask } from '../support/builders.js';
 import {
-  ADMIN, eventually, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, spawnGateway, sql, submitChat, submitGeneration,
+  ADMIN,
+  eventually,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  pollTask,
+  projectWithKey,
+  spawnGateway,
+  sql,
+  submitChat,
+  submitGeneration,
 } from '../support/harness.js';
 
 async function createEndpoint(gw: Gateway, url: string, extra: Record<string, unknown> = {}) {
-  const res = await graphql<{ createWebhookEndpoint: { endpoint: { id: string }; secret: string } }>(gw, ADMIN,
-    `mutation($url: String!, $events: [String!], $p: ID, $f: WebhookFormat) { createWebhookEndpoint(url: $url, events: $events, projectId: $p, format: $f) { endpoint { id url events format enabled } secret } }`,
-    { url, ...extra });
+  const res = await graphql<{ createWebhookEndpoint: { endpoint: { id: string }; secret: string } }>(
+    gw,
+    ADMIN,
+    `
+      mutation ($url: String!, $events: [String!], $p: ID, $f: WebhookFormat) {
+        createWebhookEndpoint(url: $url, events: $events, projectId: $p, format: $f) {
+          endpoint {
+            id
+            url
+            events
+            format
+            enabled
+          }
+          secret
+        }
+      }
+    `,
+    { url, ...extra },
+  );
   expect(res.body.errors).toBeUndefined();
   return res.body.data.createWebhookEndpoint;
 }
 
 async function setBudget(gw: Gateway, projectId: string, limit: string, hard: boolean, thresholds: number[]) {
-  const res = await graphql(gw, ADMIN, `mutation($p: ID!, $l: Decimal!, $h: Boolean!, $t: [Int!]) { setBudget(projectId: $p, unit: USD, limit: $l, period: MONTHLY, hard: $h, thresholds: $t) }`,
-    { p: projectId, l: limit, h: hard, t: thresholds });
+  const res = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($p: ID!, $l: Decimal!, $h: Boolean!, $t: [Int!]) {
+        setBudget(projectId: $p, unit: USD, limit: $l, period: MONTHLY, hard: $h, thresholds: $t)
+      }
+    `,
+    { p: projectId, l: limit, h: hard, t: thresholds },
+  );
   expect(res.body.errors).toBeUndefined();
 }
 
@@ -50,30 +85,73 @@ test('200 concurrent submissions over two instances cross 50/80/100 % once each:
     expect(results.slice(0, 200).every((r) => r.status === 200)).toBe(true);
     expect(results.slice(200).filter((r) => r.status === 200)).toHaveLength(25);
 
-    const events = await sql<{ type: string; payload: string }>(a, 'SELECT type, payload FROM outbox_event ORDER BY created_at, id');
-    const crossed = events.filter((e) => e.type === 'budget.threshold_crossed').map((e) => JSON.parse(e.payload) as { data: { threshold: number; project: { id: string } } });
-    expect(crossed.filter((e) => e.data.project.id === soft.projectId).map((e) => e.data.threshold).sort((x, y) => x - y)).toEqual([50, 80, 100]);
+    const events = await sql<{ type: string; payload: string }>(
+      a,
+      'SELECT type, payload FROM outbox_event ORDER BY created_at, id',
+    );
+    const crossed = events
+      .filter((e) => e.type === 'budget.threshold_crossed')
+      .map((e) => JSON.parse(e.payload) as { data: { threshold: number; project: { id: string } } });
+    expect(
+      crossed
+        .filter((e) => e.data.project.id === soft.projectId)
+        .map((e) => e.data.threshold)
+        .sort((x, y) => x - y),
+    ).toEqual([50, 80, 100]);
     expect(crossed.filter((e) => e.data.project.id === hard.projectId).map((e) => e.data.threshold)).toEqual([100]);
     // The exhaustion is written just after its refusal: once, though 35 requests were refused.
-    await eventually(async () => (await sql(a, `SELECT 1 FROM outbox_event WHERE type = 'budget.exhausted'`)).length === 1);
+    await eventually(
+      async () => (await sql(a, `SELECT 1 FROM outbox_event WHERE type = 'budget.exhausted'`)).length === 1,
+    );
     expect(await sql(a, 'SELECT count(*)::int AS n FROM outbox_event')).toEqual([{ n: 5 }]);
 
     // Each delivered once (no retry was needed), each signature verified by the library.
     await eventually(async () => new Set(hook.received.map((r) => r.headers['webhook-id'])).size === 5, 15_000);
     const verifier = new Webhook(secret);
     for (const r of hook.received) {
-      const event = verifier.verify(r.body, r.headers as Record<string, string>) as { type: string; data: { eventId: string } };
+      const event = verifier.verify(r.body, r.headers as Record<string, string>) as {
+        type: string;
+        data: { eventId: string };
+      };
       expect(event.data.eventId).toBe(r.headers['webhook-id']);
     }
-    expect(() => verifier.verify(hook.received[0]!.body.replace('budget', 'Budget'), hook.received[0]!.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      verifier.verify(
+        hook.received[0]!.body.replace('budget', 'Budget'),
+        hook.received[0]!.headers as Record<string, string>,
+      ),
+    ).toThrow();
     const exhausted = JSON.parse(hook.received.find((r) => JSON.parse(r.body).type === 'budget.exhausted')!.body);
-    expect(exhausted.data.budget).toMatchObject({ scope: 'PROJECT', unit: 'USD', period: 'MONTHLY', hard: true, limit: '1', spent: '0', held: '1.00', remaining: '0.00' });
+    expect(exhausted.data.budget).toMatchObject({
+      scope: 'PROJECT',
+      unit: 'USD',
+      period: 'MONTHLY',
+      hard: true,
+      limit: '1',
+      spent: '0',
+      held: '1.00',
+      remaining: '0.00',
+    });
     // The receiver answered before the dispatcher recorded it: wait for the records.
-    await eventually(async () => (await sql(a, `SELECT 1 FROM webhook_delivery WHERE status = 'DELIVERED'`)).length === 5);
-    const deliveries = await graphql<{ webhookDeliveries: { edges: Array<{ node: { status: string; attempts: number; log: Array<{ statusCode: number }> } }> } }>(a, ADMIN,
-      '{ webhookDeliveries(first: 10) { edges { node { status attempts eventType log { statusCode latencyMs } } } } }');
-    expect(deliveries.body.data.webhookDeliveries.edges.map((e) => [e.node.status, e.node.attempts, e.node.log.map((l) => l.statusCode)]))
-      .toEqual(Array.from({ length: 5 }, () => ['DELIVERED', 1, [200]]));
+    await eventually(
+      async () => (await sql(a, `SELECT 1 FROM webhook_delivery WHERE status = 'DELIVERED'`)).length === 5,
+    );
+    const deliveries = await graphql<{
+      webhookDeliveries: {
+        edges: Array<{ node: { status: string; attempts: number; log: Array<{ statusCode: number }> } }>;
+      };
+    }>(
+      a,
+      ADMIN,
+      '{ webhookDeliveries(first: 10) { edges { node { status attempts eventType log { statusCode latencyMs } } } } }',
+    );
+    expect(
+      deliveries.body.data.webhookDeliveries.edges.map((e) => [
+        e.node.status,
+        e.node.attempts,
+        e.node.log.map((l) => l.statusCode),
+      ]),
+    ).toEqual(Array.from({ length: 5 }, () => ['DELIVERED', 1, [200]]));
   } finally {
     await hook.close();
     await b.close();
@@ -97,16 +175,42 @@ describe('delivery', () => {
       expect((await submitGeneration(gw, key, IMAGE)).status).toBe(200);
       await eventually(async () => hook.received.length === 4, 15_000);
       expect(new Set(hook.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
-      const res = await graphql<{ webhookDeliveries: { edges: Array<{ node: { id: string; status: string; attempts: number; log: Array<{ statusCode: number; error: string | null }> } }> } }>(gw, ADMIN,
-        'query($e: ID) { webhookDeliveries(endpointId: $e) { edges { node { id status attempts log { statusCode error } } } } }', { e: endpoint.endpoint.id });
+      const res = await graphql<{
+        webhookDeliveries: {
+          edges: Array<{
+            node: {
+              id: string;
+              status: string;
+              attempts: number;
+              log: Array<{ statusCode: number; error: string | null }>;
+            };
+          }>;
+        };
+      }>(
+        gw,
+        ADMIN,
+        'query($e: ID) { webhookDeliveries(endpointId: $e) { edges { node { id status attempts log { statusCode error } } } } }',
+        { e: endpoint.endpoint.id },
+      );
       const [delivery] = res.body.data.webhookDeliveries.edges.map((e) => e.node);
-      await eventually(async () => (await sql(gw, `SELECT 1 FROM webhook_delivery WHERE id = $1 AND status = 'DELIVERED'`, [delivery!.id])).length === 1);
-      const log = await sql(gw, 'SELECT status_code, error FROM webhook_attempt WHERE delivery_id = $1 ORDER BY id', [delivery!.id]);
+      await eventually(
+        async () =>
+          (await sql(gw, `SELECT 1 FROM webhook_delivery WHERE id = $1 AND status = 'DELIVERED'`, [delivery!.id]))
+            .length === 1,
+      );
+      const log = await sql(gw, 'SELECT status_code, error FROM webhook_attempt WHERE delivery_id = $1 ORDER BY id', [
+        delivery!.id,
+      ]);
       expect(log).toEqual([
-        { status_code: 500, error: 'HTTP 500' }, { status_code: 500, error: 'HTTP 500' }, { status_code: 500, error: 'HTTP 500' }, { status_code: 204, error: null },
+        { status_code: 500, error: 'HTTP 500' },
+        { status_code: 500, error: 'HTTP 500' },
+        { status_code: 500, error: 'HTTP 500' },
+        { status_code: 204, error: null },
       ]);
       // Sent again on request, still the same event id.
-      const again = await graphql(gw, ADMIN, 'mutation($d: ID!) { redeliverWebhook(deliveryId: $d) }', { d: delivery!.id });
+      const again = await graphql(gw, ADMIN, 'mutation($d: ID!) { redeliverWebhook(deliveryId: $d) }', {
+        d: delivery!.id,
+      });
       expect(again.body.data).toEqual({ redeliverWebhook: true });
       await eventually(async () => hook.received.length === 5, 10_000);
       expect(hook.received[4]!.headers['webhook-id']).toBe(hook.received[0]!.headers['webhook-id']);
@@ -123,21 +227,42 @@ describe('delivery', () => {
     try {
       const { projectId, key } = await projectWithKey(gw);
       await createEndpoint(gw, slack.url, { p: projectId, f: 'SLACK', events: ['task.overrun', 'task.needs_review'] });
-      const submitted = await submitChat(gw, key, { model: 'gemini-3.8-flash', messages: [{ role: 'user', content: 'think hard' }], max_tokens: 16 });
+      const submitted = await submitChat(gw, key, {
+        model: 'gemini-3.8-flash',
+        messages: [{ role: 'user', content: 'think hard' }],
+        max_tokens: 16,
+      });
       const taskId = submitted.body.data.taskId;
-      await http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, { body: { status: 'ready', usage: { promptTokenCount: 20, candidatesTokenCount: 16, thoughtsTokenCount: 24_000 } } });
+      await http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, {
+        body: {
+          status: 'ready',
+          usage: { promptTokenCount: 20, candidatesTokenCount: 16, thoughtsTokenCount: 24_000 },
+        },
+      });
       expect((await pollTask(gw, key, taskId)).status).toBe(200);
       const held = await heldTask(gw, { projectId });
       await sql(gw, `UPDATE task SET updated_at = now() - interval '1 hour' WHERE id = $1`, [held.taskId]);
       expect(await gw.app.get(TaskStore).sweepAbandoned(60_000)).toBe(1);
 
-      const types = (await sql<{ type: string }>(gw, 'SELECT type FROM outbox_event WHERE project_id = $1 ORDER BY type', [projectId])).map((r) => r.type);
+      const types = (
+        await sql<{ type: string }>(gw, 'SELECT type FROM outbox_event WHERE project_id = $1 ORDER BY type', [
+          projectId,
+        ])
+      ).map((r) => r.type);
       expect(types).toEqual(['task.needs_review', 'task.needs_review', 'task.overrun']); // the overrun is also under review
       await eventually(async () => slack.received.length === 3, 10_000);
       const texts = slack.received.map((r) => (JSON.parse(r.body) as { text: string }).text).sort();
       expect(texts).toHaveLength(3);
-      expect(texts.some((t) => /^:money_with_wings: task \d+ \(gemini-3\.8-flash\) in project \*.+\* was charged [\d.]+ CREDITS, [\d.]+ above its hold of [\d.]+\.$/.test(t))).toBe(true);
-      expect(texts.some((t) => t.includes('needs review: the gateway stopped between the hold and the upstream answer'))).toBe(true);
+      expect(
+        texts.some((t) =>
+          /^:money_with_wings: task \d+ \(gemini-3\.8-flash\) in project \*.+\* was charged [\d.]+ CREDITS, [\d.]+ above its hold of [\d.]+\.$/.test(
+            t,
+          ),
+        ),
+      ).toBe(true);
+      expect(
+        texts.some((t) => t.includes('needs review: the gateway stopped between the hold and the upstream answer')),
+      ).toBe(true);
       expect(slack.received.every((r) => typeof r.headers['webhook-signature'] === 'string')).toBe(true);
     } finally {
       await slack.close();
@@ -151,7 +276,12 @@ describe('delivery', () => {
       [{ url: 'https://example.com/x', events: ['budget.spent'] }, /^events: "budget.spent" is not one of/],
       [{ url: 'https://example.com/x', p: '6b1f9a0e-0000-4000-8000-000000000000' }, /^projectId: no such project$/],
     ] as const) {
-      const res = await graphql(gw, ADMIN, 'mutation($url: String!, $events: [String!], $p: ID) { createWebhookEndpoint(url: $url, events: $events, projectId: $p) { secret } }', vars);
+      const res = await graphql(
+        gw,
+        ADMIN,
+        'mutation($url: String!, $events: [String!], $p: ID) { createWebhookEndpoint(url: $url, events: $events, projectId: $p) { secret } }',
+        vars,
+      );
       expect(res.body.errors?.[0]?.message).toMatch(message);
     }
     const { key } = await projectWithKey(gw);
@@ -164,13 +294,24 @@ describe('delivery', () => {
     try {
       const { projectId, key: k } = await projectWithKey(gw);
       const { endpoint } = await createEndpoint(gw, hook.url, { p: projectId });
-      const off = await graphql(gw, ADMIN, 'mutation($id: ID!) { setWebhookEndpointEnabled(id: $id, enabled: false) { enabled } }', { id: endpoint.id });
+      const off = await graphql(
+        gw,
+        ADMIN,
+        'mutation($id: ID!) { setWebhookEndpointEnabled(id: $id, enabled: false) { enabled } }',
+        { id: endpoint.id },
+      );
       expect(off.body.data).toEqual({ setWebhookEndpointEnabled: { enabled: false } });
       await setBudget(gw, projectId, '0.04', false, [100]);
       expect((await submitGeneration(gw, k, IMAGE)).status).toBe(200);
-      expect(await sql(gw, 'SELECT count(*)::int AS n FROM outbox_event WHERE project_id = $1', [projectId])).toEqual([{ n: 1 }]);
-      expect(await sql(gw, 'SELECT count(*)::int AS n FROM webhook_delivery WHERE endpoint_id = $1', [endpoint.id])).toEqual([{ n: 0 }]);
-      const deleted = await graphql(gw, ADMIN, 'mutation($id: ID!) { deleteWebhookEndpoint(id: $id) }', { id: endpoint.id });
+      expect(await sql(gw, 'SELECT count(*)::int AS n FROM outbox_event WHERE project_id = $1', [projectId])).toEqual([
+        { n: 1 },
+      ]);
+      expect(
+        await sql(gw, 'SELECT count(*)::int AS n FROM webhook_delivery WHERE endpoint_id = $1', [endpoint.id]),
+      ).toEqual([{ n: 0 }]);
+      const deleted = await graphql(gw, ADMIN, 'mutation($id: ID!) { deleteWebhookEndpoint(id: $id) }', {
+        id: endpoint.id,
+      });
       expect(deleted.body.data).toEqual({ deleteWebhookEndpoint: true });
     } finally {
       await hook.close();
@@ -179,30 +320,47 @@ describe('delivery', () => {
 });
 
 test('a receiver that hangs does not slow submissions (p50 measured with and without it)', async () => {
-  const gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000', WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_RETRY_BASE_MS: '50' });
+  const gw = await gateway(await freshDatabase(), {
+    SIMULATOR_DELAY_MS: '600000',
+    WEBHOOK_POLL_MS: '20',
+    WEBHOOK_TIMEOUT_MS: '3000',
+    WEBHOOK_RETRY_BASE_MS: '50',
+  });
   const hook = await receiver(() => 'hang');
   try {
     const quietProject = await projectWithKey(gw);
     const busyProject = await projectWithKey(gw);
     const p50 = async (key: string) => {
       const times: number[] = [];
-      await Promise.all(Array.from({ length: 4 }, async () => {
-        for (let i = 0; i < 40; i++) {
-          const started = performance.now();
-          expect((await submitGeneration(gw, key, IMAGE)).status).toBe(200);
-          times.push(performance.now() - started);
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          for (let i = 0; i < 40; i++) {
+            const started = performance.now();
+            expect((await submitGeneration(gw, key, IMAGE)).status).toBe(200);
+            times.push(performance.now() - started);
+          }
+        }),
+      );
       return times.sort((x, y) => x - y)[Math.floor(times.length / 2)]!;
     };
     await p50(quietProject.key); // warm-up
     const quiet = await p50(quietProject.key);
     // A hundred thresholds crossed by the first ten submissions: a hundred events, each to an endpoint that hangs.
     await createEndpoint(gw, hook.url);
-    await setBudget(gw, busyProject.projectId, '0.40', false, Array.from({ length: 100 }, (_, i) => i + 1));
+    await setBudget(
+      gw,
+      busyProject.projectId,
+      '0.40',
+      false,
+      Array.from({ length: 100 }, (_, i) => i + 1),
+    );
     const busy = await p50(busyProject.key);
-    const inFlight = (await sql<{ n: number }>(gw, `SELECT count(*)::int AS n FROM webhook_delivery WHERE status = 'PENDING'`))[0]!.n;
-    console.log(`submission p50 ${quiet.toFixed(1)} ms quiet, ${busy.toFixed(1)} ms with ${hook.received.length} hanging deliveries (${inFlight} pending)`);
+    const inFlight = (
+      await sql<{ n: number }>(gw, `SELECT count(*)::int AS n FROM webhook_delivery WHERE status = 'PENDING'`)
+    )[0]!.n;
+    console.log(
+      `submission p50 ${quiet.toFixed(1)} ms quiet, ${busy.toFixed(1)} ms with ${hook.received.length} hanging deliveries (${inFlight} pending)`,
+    );
     expect(hook.received.length).toBeGreaterThan(5);
     expect(busy).toBeLessThan(quiet * 2 + 5);
   } finally {
@@ -215,16 +373,36 @@ test('a gateway SIGKILLed while deliveries are in flight: after a restart every 
   const url = await freshDatabase();
   let hang = true;
   const hook = await receiver(() => (hang ? 'hang' : 200));
-  const env = { DATABASE_URL: url, ADMIN_TOKEN: ADMIN, SIMULATOR_DELAY_MS: '600000', DATA_DIR: `/tmp/sg-kill-${process.pid}`, WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '1500', WEBHOOK_RETRY_BASE_MS: '50' };
+  const env = {
+    DATABASE_URL: url,
+    ADMIN_TOKEN: ADMIN,
+    SIMULATOR_DELAY_MS: '600000',
+    DATA_DIR: `/tmp/sg-kill-${process.pid}`,
+    WEBHOOK_POLL_MS: '20',
+    WEBHOOK_TIMEOUT_MS: '1500',
+    WEBHOOK_RETRY_BASE_MS: '50',
+  };
   const first = await spawnGateway(env);
   let second: Awaited<ReturnType<typeof spawnGateway>> | undefined;
   try {
-    const res = await graphql<{ createProject: string }>({ url: first.url } as Gateway, ADMIN, 'mutation { createProject(name: "killed") }');
+    const res = await graphql<{ createProject: string }>(
+      { url: first.url } as Gateway,
+      ADMIN,
+      'mutation { createProject(name: "killed") }',
+    );
     const projectId = res.body.data.createProject;
-    const key = (await graphql<{ issueApiKey: string }>({ url: first.url } as Gateway, ADMIN, 'mutation($p: ID!) { issueApiKey(projectId: $p) }', { p: projectId })).body.data.issueApiKey;
+    const key = (
+      await graphql<{ issueApiKey: string }>(
+        { url: first.url } as Gateway,
+        ADMIN,
+        'mutation($p: ID!) { issueApiKey(projectId: $p) }',
+        { p: projectId },
+      )
+    ).body.data.issueApiKey;
     await createEndpoint({ url: first.url } as Gateway, hook.url);
     await setBudget({ url: first.url } as Gateway, projectId, '0.40', false, [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
-    for (let i = 0; i < 10; i++) expect((await submitGeneration({ url: first.url } as Gateway, key, IMAGE)).status).toBe(200);
+    for (let i = 0; i < 10; i++)
+      expect((await submitGeneration({ url: first.url } as Gateway, key, IMAGE)).status).toBe(200);
     await eventually(async () => hook.received.length >= 8, 10_000); // claimed and in flight, each hanging
     first.proc.kill('SIGKILL');
     await first.exited;
@@ -234,7 +412,12 @@ test('a gateway SIGKILLed while deliveries are in flight: after a restart every 
     const client = new pg.default.Client({ connectionString: url });
     await client.connect();
     try {
-      await eventually(async () => (await client.query(`SELECT count(*)::int AS n FROM webhook_delivery WHERE status = 'DELIVERED'`)).rows[0].n === 10, 20_000);
+      await eventually(
+        async () =>
+          (await client.query(`SELECT count(*)::int AS n FROM webhook_delivery WHERE status = 'DELIVERED'`)).rows[0]
+            .n === 10,
+        20_000,
+      );
       const ids = (await client.query<{ id: string }>('SELECT id FROM outbox_event ORDER BY id')).rows.map((r) => r.id);
       expect(ids).toHaveLength(10);
       expect([...new Set(hook.received.map((r) => String(r.headers['webhook-id'])))].sort()).toEqual(ids);

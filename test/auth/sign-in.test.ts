@@ -42,7 +42,12 @@ afterAll(async () => {
 });
 
 /** From the console's sign-in page through the provider's login and consent pages; stops where the browser lands. */
-async function throughProvider(page: Page, login: string, beforeLogin?: () => Promise<void>, held = false): Promise<void> {
+async function throughProvider(
+  page: Page,
+  login: string,
+  beforeLogin?: () => Promise<void>,
+  held = false,
+): Promise<void> {
   await page.goto(`${gw.url}/console/`);
   await page.click('[data-testid=sign-in-oidc]');
   await page.waitForSelector('input[name=login]');
@@ -65,16 +70,39 @@ test('an invited person signs in through the provider and lands in the console w
   expect(page.url()).toBe(`${gw.url}/console/`);
   expect(await page.textContent('[data-testid=viewer]')).toBe('ann@example.com · finance');
   const nav = await page.$$eval('nav a', (as) => as.map((a) => a.textContent));
-  expect(nav).toEqual(['Overview', 'Budgets', 'Tasks', 'Review queue', 'Price book', 'Alerts', 'Months', 'Reconciliation', 'Tokens', 'Audit']);
+  expect(nav).toEqual([
+    'Overview',
+    'Budgets',
+    'Tasks',
+    'Review queue',
+    'Price book',
+    'Alerts',
+    'Months',
+    'Reconciliation',
+    'Tokens',
+    'Audit',
+  ]);
   const [person] = await sql(gw, `SELECT state, display_name, oidc_issuer FROM person WHERE email = 'ann@example.com'`);
   expect(person).toEqual({ state: 'active', display_name: 'Ann Analyst', oidc_issuer: idp.issuer });
-  expect((await sql(gw, `SELECT actor FROM audit_record WHERE action = 'sign-in.oidc'`)).map((r) => r.actor)).toEqual(['ann@example.com']);
+  expect((await sql(gw, `SELECT actor FROM audit_record WHERE action = 'sign-in.oidc'`)).map((r) => r.actor)).toEqual([
+    'ann@example.com',
+  ]);
   // No secret in the URL at any point after the callback, and the session is an HttpOnly cookie.
-  expect((await context.cookies()).find((c) => c.name === 'sg_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+  expect((await context.cookies()).find((c) => c.name === 'sg_session')).toMatchObject({
+    httpOnly: true,
+    sameSite: 'Strict',
+  });
 
   await page.click('text=Sign out');
   await page.waitForSelector('[data-testid=sign-in-oidc]');
-  expect((await sql(gw, `SELECT count(*)::int AS n FROM session s JOIN person p ON p.id = s.person_id WHERE p.email = 'ann@example.com' AND s.ended_at IS NULL`))[0]!.n).toBe(0);
+  expect(
+    (
+      await sql(
+        gw,
+        `SELECT count(*)::int AS n FROM session s JOIN person p ON p.id = s.person_id WHERE p.email = 'ann@example.com' AND s.ended_at IS NULL`,
+      )
+    )[0]!.n,
+  ).toBe(0);
   await page.reload();
   await page.waitForSelector('[data-testid=sign-in-oidc]');
   expect(await page.$('[data-testid=viewer]')).toBeNull();
@@ -89,7 +117,10 @@ test('a person nobody invited is refused with a readable page, and the refusal i
   expect(await page.title()).toBe('spendgate: not signed in');
   expect((await context.cookies()).find((c) => c.name === 'sg_session')).toBeUndefined();
   expect((await sql(gw, `SELECT count(*)::int AS n FROM person WHERE email = 'eve@elsewhere.example'`))[0]!.n).toBe(0);
-  expect((await sql(gw, `SELECT actor FROM audit_record WHERE action = 'sign-in.failed' ORDER BY seq DESC LIMIT 1`))[0]!.actor).toBe('eve@elsewhere.example');
+  expect(
+    (await sql(gw, `SELECT actor FROM audit_record WHERE action = 'sign-in.failed' ORDER BY seq DESC LIMIT 1`))[0]!
+      .actor,
+  ).toBe('eve@elsewhere.example');
   await context.close();
 }, 60_000);
 
@@ -152,13 +183,21 @@ test('a replayed code is refused: the same callback twice, and the old code unde
   await context.close();
 }, 60_000);
 
-test('an ID token with a nonce other than the sign-in\'s is refused', async () => {
+test("an ID token with a nonce other than the sign-in's is refused", async () => {
   const context = await browser.newContext();
   const page = await context.newPage();
   await throughProvider(page, 'ann', async () => {
     // The provider will sign the nonce it was sent; the gateway now expects another one.
     const state = (await context.cookies()).find((c) => c.name === 'sg_oidc_state')!.value;
-    expect((await sql(gw, `UPDATE sign_in_attempt SET nonce = 'a-nonce-from-another-sign-in' WHERE state = $1 RETURNING state`, [state])).length).toBe(1);
+    expect(
+      (
+        await sql(
+          gw,
+          `UPDATE sign_in_attempt SET nonce = 'a-nonce-from-another-sign-in' WHERE state = $1 RETURNING state`,
+          [state],
+        )
+      ).length,
+    ).toBe(1);
   });
   expect(await refusal(page)).toMatch(/your identity provider's answer was refused/);
   expect((await context.cookies()).find((c) => c.name === 'sg_session')).toBeUndefined();
@@ -193,19 +232,30 @@ test('the console follows the role: an owner invites, makes a token and reads th
   await page.click('button:has-text("Create token")');
   const secret = await (await page.waitForSelector('[data-testid=new-secret] input')).inputValue();
   expect(secret).toMatch(/^sgp_[0-9a-f]{12}_/);
-  const asToken = () => fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` }, body: JSON.stringify({ query: '{ viewer { email } }' }) }).then((r) => r.json());
+  const asToken = () =>
+    fetch(`${gw.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+      body: JSON.stringify({ query: '{ viewer { email } }' }),
+    }).then((r) => r.json());
   expect(await asToken()).toEqual({ data: { viewer: { email: 'olga@example.com' } } });
   await page.click('text=I have copied it');
   await page.click(`[data-testid=tokens] tr:has-text("ci") button:has-text("revoke")`);
   await page.waitForSelector(`[data-testid=tokens] tr:has-text("ci") >> text=revoked`);
-  expect(((await asToken()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe('UNAUTHENTICATED');
+  expect(((await asToken()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]!.extensions.code).toBe(
+    'UNAUTHENTICATED',
+  );
 
   // Audit: filtered to invitations, the lead's invitation by Olga; the CSV has the same filter.
   await page.goto(`${gw.url}/console/#/audit`);
   await page.waitForSelector('[data-ready=audit]');
   await page.fill('input[name=action]', 'person.invite');
   await page.click('form button[type=submit]');
-  const onlyInvites = () => page.$$eval('[data-testid=audit] tbody tr', (rows) => rows.length > 0 && rows.every((r) => r.textContent!.includes('person.invite')));
+  const onlyInvites = () =>
+    page.$$eval(
+      '[data-testid=audit] tbody tr',
+      (rows) => rows.length > 0 && rows.every((r) => r.textContent!.includes('person.invite')),
+    );
   for (let i = 0; i < 100 && !(await onlyInvites()); i++) await page.waitForTimeout(50);
   expect(await onlyInvites()).toBe(true);
   const row = await page.textContent('[data-testid=audit] tbody tr:first-child');
@@ -216,7 +266,10 @@ test('the console follows the role: an owner invites, makes a token and reads th
   const csv = await page.evaluate(async (h) => (await fetch(h!)).text(), href);
   expect(csv.split('\n')[0]).toMatch(/^seq,at,actor_kind,actor,action/);
   expect(csv).toContain('leo@example.com');
-  for (const token of ['token.create', 'token.revoke']) expect((await sql(gw, 'SELECT actor FROM audit_record WHERE action = $1', [token]))[0]!.actor).toBe('olga@example.com');
+  for (const token of ['token.create', 'token.revoke'])
+    expect((await sql(gw, 'SELECT actor FROM audit_record WHERE action = $1', [token]))[0]!.actor).toBe(
+      'olga@example.com',
+    );
   await context.close();
 
   // The lead: no People page in the menu, and the page itself says so.

@@ -38,14 +38,19 @@ const cents = (n: number) => new Decimal(n).div(100);
 
 /** The rule, stated again without SQL. */
 function expected(budgets: BudgetSpec[], requests: RequestSpec[]): Outcome {
-  const balance = budgets.map((b) => ({ spent: cents(b.balance?.spentCents ?? 0), held: cents(b.balance?.heldCents ?? 0) }));
+  const balance = budgets.map((b) => ({
+    spent: cents(b.balance?.spentCents ?? 0),
+    held: cents(b.balance?.heldCents ?? 0),
+  }));
   const crossings = new Set<string>();
   const held: boolean[] = [];
   let entries = new Decimal(0);
   for (const r of requests) {
     const amount = cents(r.amountCents);
     const counted = budgets.map((b, i) => ({ b, i })).filter(({ b }) => b.tag === null || r.tags.includes(b.tag));
-    const fits = counted.every(({ b, i }) => !b.hard || balance[i]!.spent.plus(balance[i]!.held).plus(amount).lte(cents(b.limitCents)));
+    const fits = counted.every(
+      ({ b, i }) => !b.hard || balance[i]!.spent.plus(balance[i]!.held).plus(amount).lte(cents(b.limitCents)),
+    );
     held.push(fits);
     if (!fits) continue;
     entries = entries.plus(amount);
@@ -59,7 +64,12 @@ function expected(budgets: BudgetSpec[], requests: RequestSpec[]): Outcome {
       }
     }
   }
-  return { held, balances: balance.map((x) => `${x.spent.toString()}/${x.held.toString()}`), crossings: [...crossings].sort(), holdEntries: entries.toString() };
+  return {
+    held,
+    balances: balance.map((x) => `${x.spent.toString()}/${x.held.toString()}`),
+    crossings: [...crossings].sort(),
+    holdEntries: entries.toString(),
+  };
 }
 
 let pool: pg.Pool;
@@ -70,14 +80,18 @@ afterAll(() => pool.end());
 
 /** A project, a key, its budgets and their balances, committed; the ids to read them back by. */
 async function arrange(budgets: BudgetSpec[]) {
-  const { rows: [made] } = await pool.query<{ project: string; key: string }>(
+  const {
+    rows: [made],
+  } = await pool.query<{ project: string; key: string }>(
     `WITH p AS (INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'admission ' || gen_random_uuid()) RETURNING id),
           k AS (INSERT INTO api_key (id, project_id, prefix, hash) SELECT gen_random_uuid(), p.id, substr(md5(random()::text), 1, 12), '\\x00' FROM p RETURNING id, project_id)
      SELECT project_id::text AS project, id::text AS key FROM k`,
   );
   const ids: string[] = [];
   for (const b of budgets) {
-    const { rows: [row] } = await pool.query<{ id: string }>(
+    const {
+      rows: [row],
+    } = await pool.query<{ id: string }>(
       `INSERT INTO budget (id, project_id, unit, "limit", period, hard, thresholds, scope, scope_value)
        VALUES (gen_random_uuid(), $1, 'USD', $2, 'MONTHLY', $3, $4, $5, $6) RETURNING id::text`,
       [made!.project, cents(b.limitCents).toString(), b.hard, b.thresholds, b.tag ? 'TAG' : 'PROJECT', b.tag],
@@ -95,23 +109,46 @@ async function arrange(budgets: BudgetSpec[]) {
 }
 
 const request = (project: string, key: string, r: RequestSpec, i: number) => ({
-  i, project_id: project, api_key_id: key, model: 'seedream-4.0', family: 'seedream', kind: 'image', unit: 'USD',
-  hold_amount: cents(r.amountCents).toString(), estimate_amount: cents(r.amountCents).toString(), exactness: 'EXACT',
-  estimate_tier: null, estimate_warnings: [], price_basis: {}, price_book_version: 1, lines: null,
-  idempotency_key: null, request_hash: null, accepted_at: AT, end_user: null, tags: r.tags,
+  i,
+  project_id: project,
+  api_key_id: key,
+  model: 'seedream-4.0',
+  family: 'seedream',
+  kind: 'image',
+  unit: 'USD',
+  hold_amount: cents(r.amountCents).toString(),
+  estimate_amount: cents(r.amountCents).toString(),
+  exactness: 'EXACT',
+  estimate_tier: null,
+  estimate_warnings: [],
+  price_basis: {},
+  price_book_version: 1,
+  lines: null,
+  idempotency_key: null,
+  request_hash: null,
+  accepted_at: AT,
+  end_user: null,
+  tags: r.tags,
 });
 
 type Entry = 'hold_one' | 'place_holds' | 'place_holds_in_order';
 
 /** One entry point on the arranged state, read back, then undone. */
-async function run(entry: Entry, arranged: Awaited<ReturnType<typeof arrange>>, requests: RequestSpec[]): Promise<Outcome> {
+async function run(
+  entry: Entry,
+  arranged: Awaited<ReturnType<typeof arrange>>,
+  requests: RequestSpec[],
+): Promise<Outcome> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     const payload = requests.map((r, i) => request(arranged.project, arranged.key, r, i));
     let held: boolean[];
     if (entry === 'place_holds') {
-      const { rows } = await client.query<{ i: number; outcome: string }>('SELECT i, outcome FROM spendgate_place_holds($1::json) ORDER BY i', [JSON.stringify(payload)]);
+      const { rows } = await client.query<{ i: number; outcome: string }>(
+        'SELECT i, outcome FROM spendgate_place_holds($1::json) ORDER BY i',
+        [JSON.stringify(payload)],
+      );
       held = rows.map((r) => r.outcome === 'held');
     } else if (entry === 'place_holds_in_order') {
       const { rows } = await client.query<{ i: number; outcome: string }>(
@@ -120,17 +157,24 @@ async function run(entry: Entry, arranged: Awaited<ReturnType<typeof arrange>>, 
       );
       held = rows.map((r) => r.outcome === 'held');
     } else {
-      // As the gateway does: the request alone first; 'fallback' (a balance missing, or one that does not fit) goes to the batch function.
+      // As the gateway does: the request alone first; 'fallback' (a balance missing, or one that does not fit) goes to
+      // the batch function.
       held = [];
       for (const p of payload) {
-        const { rows: [one] } = await client.query<{ outcome: string }>(
+        const {
+          rows: [one],
+        } = await client.query<{ outcome: string }>(
           `SELECT outcome FROM spendgate_hold_one($1, $2, NULL, $3, $4, $5, $6, 'USD', $7, $7, 'EXACT', NULL, '{}', '{}'::jsonb, 1, '{}', '{}', '{}', '{}', '{}', NULL, NULL, $8)`,
           [p.project_id, p.api_key_id, p.tags, p.model, p.family, p.kind, p.hold_amount, AT],
         );
         if (one!.outcome === 'held') held.push(true);
         else {
           expect(one!.outcome).toBe('fallback');
-          const { rows: [again] } = await client.query<{ outcome: string }>('SELECT outcome FROM spendgate_place_holds($1::json)', [JSON.stringify([{ ...p, i: 0 }])]);
+          const {
+            rows: [again],
+          } = await client.query<{ outcome: string }>('SELECT outcome FROM spendgate_place_holds($1::json)', [
+            JSON.stringify([{ ...p, i: 0 }]),
+          ]);
           held.push(again!.outcome === 'held');
         }
       }
@@ -141,15 +185,26 @@ async function run(entry: Entry, arranged: Awaited<ReturnType<typeof arrange>>, 
        WHERE b.id = ANY($1::uuid[])`,
       [arranged.budgetIds, AT],
     );
-    const { rows: alerts } = await client.query<{ id: string; threshold: number }>('SELECT budget_id::text AS id, threshold FROM budget_alert WHERE budget_id = ANY($1::uuid[])', [arranged.budgetIds]);
-    const { rows: [entries] } = await client.query<{ total: string }>(
+    const { rows: alerts } = await client.query<{ id: string; threshold: number }>(
+      'SELECT budget_id::text AS id, threshold FROM budget_alert WHERE budget_id = ANY($1::uuid[])',
+      [arranged.budgetIds],
+    );
+    const {
+      rows: [entries],
+    } = await client.query<{ total: string }>(
       `SELECT coalesce(sum(amount), 0)::text AS total FROM ledger_entry WHERE project_id = $1 AND kind = 'hold'`,
       [arranged.project],
     );
     const byId = new Map(balances.map((r) => [r.id, r.b]));
     return {
       held,
-      balances: arranged.budgetIds.map((id) => byId.get(id)!.split('/').map((x) => new Decimal(x).toString()).join('/')),
+      balances: arranged.budgetIds.map((id) =>
+        byId
+          .get(id)!
+          .split('/')
+          .map((x) => new Decimal(x).toString())
+          .join('/'),
+      ),
       crossings: alerts.map((a) => `${arranged.budgetIds.indexOf(a.id)}:${a.threshold}`).sort(),
       holdEntries: new Decimal(entries!.total).toString(),
     };
@@ -159,8 +214,12 @@ async function run(entry: Entry, arranged: Awaited<ReturnType<typeof arrange>>, 
   }
 }
 
-/** Amounts from a few round figures as often as from anywhere: a hold that lands exactly on a limit is the edge that matters. */
-const centsArb = (max: number) => fc.oneof(fc.constantFrom(...[0, 10, 25, 50, 75, 100, 150].filter((c) => c <= max)), fc.integer({ min: 0, max }));
+/**
+ * Amounts from a few round figures as often as from anywhere: a hold that lands exactly on a limit is the edge that
+ * matters.
+ */
+const centsArb = (max: number) =>
+  fc.oneof(fc.constantFrom(...[0, 10, 25, 50, 75, 100, 150].filter((c) => c <= max)), fc.integer({ min: 0, max }));
 const budgetArb: fc.Arbitrary<BudgetSpec> = fc.record({
   hard: fc.boolean(),
   limitCents: centsArb(300),
@@ -174,15 +233,19 @@ test('the three entry points admit, refuse and record crossings as the rule says
   let admitted = 0;
   let refused = 0;
   await fc.assert(
-    fc.asyncProperty(fc.array(budgetArb, { minLength: 1, maxLength: 4 }), fc.array(requestArb, { minLength: 1, maxLength: 6 }), async (budgets, requests) => {
-      const want = expected(budgets, requests);
-      admitted += want.held.filter(Boolean).length;
-      refused += want.held.filter((h) => !h).length;
-      const arranged = await arrange(budgets);
-      for (const entry of ['place_holds_in_order', 'place_holds', 'hold_one'] as const) {
-        expect({ entry, ...(await run(entry, arranged, requests)) }).toEqual({ entry, ...want });
-      }
-    }),
+    fc.asyncProperty(
+      fc.array(budgetArb, { minLength: 1, maxLength: 4 }),
+      fc.array(requestArb, { minLength: 1, maxLength: 6 }),
+      async (budgets, requests) => {
+        const want = expected(budgets, requests);
+        admitted += want.held.filter(Boolean).length;
+        refused += want.held.filter((h) => !h).length;
+        const arranged = await arrange(budgets);
+        for (const entry of ['place_holds_in_order', 'place_holds', 'hold_one'] as const) {
+          expect({ entry, ...(await run(entry, arranged, requests)) }).toEqual({ entry, ...want });
+        }
+      },
+    ),
     { numRuns: 80 },
   );
   // The draws reach both answers (a property that only ever admits proves little).

@@ -11,15 +11,31 @@ import { Database } from '../../src/database/database.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { fakeVendor } from '../support/fake-vendor.js';
 import { imageBody } from '../support/builders.js';
-import { ADMIN, freshDatabase, gateway, graphql, keyWithTags, projectWithKey, sql, submitGeneration } from '../support/harness.js';
+import {
+  ADMIN,
+  freshDatabase,
+  gateway,
+  graphql,
+  keyWithTags,
+  projectWithKey,
+  sql,
+  submitGeneration,
+} from '../support/harness.js';
 
 const IMAGE = imageBody(); // 0.04 USD each, exact
-const who = (user?: string, tags?: string) => ({ ...(user ? { 'x-spendgate-user': user } : {}), ...(tags ? { 'x-spendgate-tags': tags } : {}) });
+const who = (user?: string, tags?: string) => ({
+  ...(user ? { 'x-spendgate-user': user } : {}),
+  ...(tags ? { 'x-spendgate-tags': tags } : {}),
+});
 const setBudget = async (gw: Gateway, projectId: string, limit: string, scope: string, scopeValue?: string) => {
   const res = await graphql<{ setBudget: string }>(
     gw,
     ADMIN,
-    `mutation($p: ID!, $l: Decimal!, $s: BudgetScope!, $v: String) { setBudget(projectId: $p, unit: USD, limit: $l, period: MONTHLY, hard: true, scope: $s, scopeValue: $v) }`,
+    `
+      mutation ($p: ID!, $l: Decimal!, $s: BudgetScope!, $v: String) {
+        setBudget(projectId: $p, unit: USD, limit: $l, period: MONTHLY, hard: true, scope: $s, scopeValue: $v)
+      }
+    `,
     { p: projectId, l: limit, s: scope, v: scopeValue ?? null },
   );
   expect(res.body.errors).toBeUndefined();
@@ -37,10 +53,23 @@ describe('attribution on every task', () => {
   });
   afterAll(() => gw.close());
 
-  test('a task carries its key, its user and its tags (the key\'s and the request\'s, sorted)', async () => {
+  test("a task carries its key, its user and its tags (the key's and the request's, sorted)", async () => {
     const res = await submitGeneration(gw, key, IMAGE, who('customer-17', 'feature=search, env=prod'));
     expect(res.status).toBe(200);
-    const task = await graphql(gw, ADMIN, `query($t: ID!) { task(taskId: $t) { apiKeyPrefix user tags } }`, { t: String(res.body.data.taskId) });
+    const task = await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($t: ID!) {
+          task(taskId: $t) {
+            apiKeyPrefix
+            user
+            tags
+          }
+        }
+      `,
+      { t: String(res.body.data.taskId) },
+    );
     expect(task.body.data.task).toEqual({
       apiKeyPrefix: key.slice(3, 15),
       user: 'customer-17',
@@ -54,8 +83,16 @@ describe('attribution on every task', () => {
     ['a tag without a value', who(undefined, 'feature'), /^X-Spendgate-Tags: the value of tag feature must be/],
     ['an upper-case tag name', who(undefined, 'Feature=x'), /^X-Spendgate-Tags: tag name "Feature"/],
     ['a tag given twice', who(undefined, 'a=1,a=2'), /^X-Spendgate-Tags: tag a is given twice$/],
-    ['eleven tags', who(undefined, Array.from({ length: 11 }, (_, i) => `t${i}=v`).join(',')), /^X-Spendgate-Tags: at most 10 tags$/],
-    ["a tag its key sets", who(undefined, 'team=finance'), /^X-Spendgate-Tags: tag team is set by this API key \(team=ml\); a request cannot change it$/],
+    [
+      'eleven tags',
+      who(undefined, Array.from({ length: 11 }, (_, i) => `t${i}=v`).join(',')),
+      /^X-Spendgate-Tags: at most 10 tags$/,
+    ],
+    [
+      'a tag its key sets',
+      who(undefined, 'team=finance'),
+      /^X-Spendgate-Tags: tag team is set by this API key \(team=ml\); a request cannot change it$/,
+    ],
   ])('%s → 400 naming the header, nothing written', async (_name, headers, message) => {
     const before = (await sql(gw, 'SELECT count(*)::int AS n FROM task'))[0]!.n;
     const res = await submitGeneration(gw, key, IMAGE, headers);
@@ -67,17 +104,46 @@ describe('attribution on every task', () => {
   test('the Idempotency-Key identity includes the user and tags: the same body for another user is a conflict', async () => {
     const first = await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'attr-1', ...who('u-1') });
     expect(first.status).toBe(200);
-    expect((await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'attr-1', ...who('u-1') })).text).toBe(first.text);
+    expect((await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'attr-1', ...who('u-1') })).text).toBe(
+      first.text,
+    );
     expect((await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'attr-1', ...who('u-2') })).status).toBe(409);
-    expect((await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'attr-1', ...who('u-1', 'env=dev') })).status).toBe(409);
+    expect(
+      (await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'attr-1', ...who('u-1', 'env=dev') })).status,
+    ).toBe(409);
   });
 
   test('issueApiKey takes default tags; bad ones are refused; the project lists its keys without secrets', async () => {
-    const ok = await graphql(gw, ADMIN, `mutation($p: ID!) { issueApiKey(projectId: $p, tags: ["team=ops"]) }`, { p: projectId });
+    const ok = await graphql(
+      gw,
+      ADMIN,
+      `
+        mutation ($p: ID!) {
+          issueApiKey(projectId: $p, tags: ["team=ops"])
+        }
+      `,
+      { p: projectId },
+    );
     expect(ok.body.data.issueApiKey).toMatch(/^sg_/);
-    const bad = await graphql(gw, ADMIN, `mutation($p: ID!) { issueApiKey(projectId: $p, tags: ["Team=ops"]) }`, { p: projectId });
-    expect(bad.body.errors?.[0]).toMatchObject({ message: expect.stringMatching(/^tags: tag name "Team"/), extensions: { code: 'BAD_USER_INPUT' } });
-    const listed = await graphql<{ projects: Array<{ apiKeys: Array<{ prefix: string; tags: string[] }> }> }>(gw, ADMIN, '{ projects { apiKeys { prefix tags } } }');
+    const bad = await graphql(
+      gw,
+      ADMIN,
+      `
+        mutation ($p: ID!) {
+          issueApiKey(projectId: $p, tags: ["Team=ops"])
+        }
+      `,
+      { p: projectId },
+    );
+    expect(bad.body.errors?.[0]).toMatchObject({
+      message: expect.stringMatching(/^tags: tag name "Team"/),
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+    const listed = await graphql<{ projects: Array<{ apiKeys: Array<{ prefix: string; tags: string[] }> }> }>(
+      gw,
+      ADMIN,
+      '{ projects { apiKeys { prefix tags } } }',
+    );
     expect(listed.body.data.projects[0]!.apiKeys.map((k) => k.tags)).toContainEqual(['team=ops']);
     expect(listed.text).not.toContain(String(ok.body.data.issueApiKey));
   });
@@ -85,7 +151,11 @@ describe('attribution on every task', () => {
 
 test('the attribution headers never reach the vendor', async () => {
   const vendor = await fakeVendor();
-  const gw = await gateway(await freshDatabase(), { UPSTREAM_BASE_URL: vendor.url, UPSTREAM_API_KEY: 'vk-live-0123456789', POLLER_ENABLED: 'false' });
+  const gw = await gateway(await freshDatabase(), {
+    UPSTREAM_BASE_URL: vendor.url,
+    UPSTREAM_API_KEY: 'vk-live-0123456789',
+    POLLER_ENABLED: 'false',
+  });
   try {
     const { key } = await projectWithKey(gw);
     expect((await submitGeneration(gw, key, IMAGE, who('customer-9', 'feature=x'))).status).toBe(200);
@@ -119,29 +189,126 @@ test('each scope refuses with a 402 naming the budget, its scope and what remain
     };
     const k = await refusal(tagged, {});
     expect(k.admitted).toBe(2);
-    expect(k.body).toMatchObject({ details: { budgetId: byKey, scope: 'API_KEY', scopeValue: prefix, remaining: '0.00' } });
-    expect(k.body.message).toMatch(new RegExp(`^budget ${byKey} \\(API key ${prefix}, monthly, hard limit 0.08 USD\\) would be exceeded`));
+    expect(k.body).toMatchObject({
+      details: { budgetId: byKey, scope: 'API_KEY', scopeValue: prefix, remaining: '0.00' },
+    });
+    expect(k.body.message).toMatch(
+      new RegExp(`^budget ${byKey} \\(API key ${prefix}, monthly, hard limit 0.08 USD\\) would be exceeded`),
+    );
     const t = await refusal(key, who(undefined, 'feature=search'));
-    expect(t).toMatchObject({ admitted: 3, body: { details: { budgetId: byTag, scope: 'TAG', scopeValue: 'feature=search' } } });
+    expect(t).toMatchObject({
+      admitted: 3,
+      body: { details: { budgetId: byTag, scope: 'TAG', scopeValue: 'feature=search' } },
+    });
     const u = await refusal(key, who('vip'));
     expect(u).toMatchObject({ admitted: 1, body: { details: { budgetId: byUser, scope: 'USER', scopeValue: 'vip' } } });
     const a = await refusal(key, who('alice'));
-    expect(a).toMatchObject({ admitted: 2, body: { details: { budgetId: eachUser, scope: 'EACH_USER', user: 'alice', remaining: '0.00' } } });
+    expect(a).toMatchObject({
+      admitted: 2,
+      body: { details: { budgetId: eachUser, scope: 'EACH_USER', user: 'alice', remaining: '0.00' } },
+    });
     expect(a.body.message).toMatch(/\(each user, here alice, monthly, hard limit 0.08 USD\)/);
     // Bob has his own 0.08; a submission without a user is not any user's.
     expect((await submitGeneration(gw, key, IMAGE, who('bob'))).status).toBe(200);
     expect((await submitGeneration(gw, key, IMAGE)).status).toBe(200);
 
-    const status = await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId scope scopeValue user limit spent held remaining users(first: 1) { edges { cursor node { user held remaining } } pageInfo { hasNextPage endCursor } } } }`, { p: projectId });
+    const status = await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($p: ID!) {
+          budgetStatus(projectId: $p) {
+            budgetId
+            scope
+            scopeValue
+            user
+            limit
+            spent
+            held
+            remaining
+            users(first: 1) {
+              edges {
+                cursor
+                node {
+                  user
+                  held
+                  remaining
+                }
+              }
+              pageInfo {
+                hasNextPage
+                endCursor
+              }
+            }
+          }
+        }
+      `,
+      { p: projectId },
+    );
     const rows = status.body.data.budgetStatus;
-    expect(rows.find((r) => r.budgetId === byKey)).toMatchObject({ scope: 'API_KEY', scopeValue: prefix, held: '0.08', remaining: '0', users: { edges: [] } });
-    const each = rows.find((r) => r.budgetId === eachUser)! as unknown as { user: string; held: string; users: { edges: Array<{ node: { user: string; held: string } }>; pageInfo: { hasNextPage: boolean; endCursor: string } } };
-    expect(each).toMatchObject({ user: 'alice', held: '0.08', users: { edges: [{ node: { user: 'alice', held: '0.08' } }], pageInfo: { hasNextPage: true } } });
-    const next = await graphql(gw, ADMIN, `query($p: ID!, $a: String) { budgetStatus(projectId: $p) { users(first: 5, after: $a) { edges { node { user held remaining } } } } }`, { p: projectId, a: each.users.pageInfo.endCursor });
-    const pages = next.body.data.budgetStatus.map((r) => (r as unknown as { users: { edges: Array<{ node: { user: string } }> } }).users.edges.map((e) => e.node.user));
+    expect(rows.find((r) => r.budgetId === byKey)).toMatchObject({
+      scope: 'API_KEY',
+      scopeValue: prefix,
+      held: '0.08',
+      remaining: '0',
+      users: { edges: [] },
+    });
+    const each = rows.find((r) => r.budgetId === eachUser)! as unknown as {
+      user: string;
+      held: string;
+      users: {
+        edges: Array<{ node: { user: string; held: string } }>;
+        pageInfo: { hasNextPage: boolean; endCursor: string };
+      };
+    };
+    expect(each).toMatchObject({
+      user: 'alice',
+      held: '0.08',
+      users: { edges: [{ node: { user: 'alice', held: '0.08' } }], pageInfo: { hasNextPage: true } },
+    });
+    const next = await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($p: ID!, $a: String) {
+          budgetStatus(projectId: $p) {
+            users(first: 5, after: $a) {
+              edges {
+                node {
+                  user
+                  held
+                  remaining
+                }
+              }
+            }
+          }
+        }
+      `,
+      { p: projectId, a: each.users.pageInfo.endCursor },
+    );
+    const pages = next.body.data.budgetStatus.map((r) =>
+      (r as unknown as { users: { edges: Array<{ node: { user: string } }> } }).users.edges.map((e) => e.node.user),
+    );
     expect(pages).toContainEqual(['bob', 'vip']);
 
-    const bad = await graphql(gw, ADMIN, `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "1", period: DAILY, hard: true, scope: API_KEY, scopeValue: "ffffffffffff") }`, { p: projectId });
+    const bad = await graphql(
+      gw,
+      ADMIN,
+      `
+        mutation ($p: ID!) {
+          setBudget(
+            projectId: $p
+            unit: USD
+            limit: "1"
+            period: DAILY
+            hard: true
+            scope: API_KEY
+            scopeValue: "ffffffffffff"
+          )
+        }
+      `,
+      { p: projectId },
+    );
     expect(bad.body.errors?.[0]?.message).toBe('scopeValue: no API key with prefix "ffffffffffff" in this project');
     expect(await reconcile(gw.db)).toEqual([]);
   } finally {
@@ -155,17 +322,47 @@ test('an each-user budget set after a user spent this month starts that user fro
     const { projectId, key } = await projectWithKey(gw);
     for (let i = 0; i < 2; i++) expect((await submitGeneration(gw, key, IMAGE, who('carol'))).status).toBe(200); // 0.08 held
     const each = await setBudget(gw, projectId, '0.10', 'EACH_USER');
-    // The budget lists carol at once, from the ledger (before: not until her next submission; found by the money model).
-    const users = await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId users(first: 10) { edges { node { user spent held } } } } }`, { p: projectId });
-    const listed = (users.body.data.budgetStatus as unknown as Array<{ budgetId: string; users: { edges: Array<{ node: unknown }> } }>).find((b) => b.budgetId === each)!;
+    // The budget lists carol at once, from the ledger (before: not until her next submission; found by the money
+    // model).
+    const users = await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($p: ID!) {
+          budgetStatus(projectId: $p) {
+            budgetId
+            users(first: 10) {
+              edges {
+                node {
+                  user
+                  spent
+                  held
+                }
+              }
+            }
+          }
+        }
+      `,
+      { p: projectId },
+    );
+    const listed = (
+      users.body.data.budgetStatus as unknown as Array<{ budgetId: string; users: { edges: Array<{ node: unknown }> } }>
+    ).find((b) => b.budgetId === each)!;
     expect(listed.users.edges.map((e) => e.node)).toEqual([{ user: 'carol', spent: '0', held: '0.08' }]);
     // In one batch: carol's balance comes from her two holds, dave's from nothing.
-    const [carol, dave] = await Promise.all([submitGeneration(gw, key, IMAGE, who('carol')), submitGeneration(gw, key, IMAGE, who('dave'))]);
+    const [carol, dave] = await Promise.all([
+      submitGeneration(gw, key, IMAGE, who('carol')),
+      submitGeneration(gw, key, IMAGE, who('dave')),
+    ]);
     expect(carol.status).toBe(402);
-    expect(carol.body).toMatchObject({ details: { budgetId: each, scope: 'EACH_USER', user: 'carol', remaining: '0.02' } });
+    expect(carol.body).toMatchObject({
+      details: { budgetId: each, scope: 'EACH_USER', user: 'carol', remaining: '0.02' },
+    });
     expect(dave.status).toBe(200);
     // A refusal writes nothing (decisions §4): carol's row is still what the budget's creation read from the ledger.
-    expect(await sql(gw, `SELECT subject, held::text FROM budget_period WHERE budget_id = $1 ORDER BY subject`, [each])).toEqual([
+    expect(
+      await sql(gw, `SELECT subject, held::text FROM budget_period WHERE budget_id = $1 ORDER BY subject`, [each]),
+    ).toEqual([
       { subject: 'carol', held: '0.08' },
       { subject: 'dave', held: '0.04' },
     ]);
@@ -183,8 +380,15 @@ test("a new user's first hold that crosses an each-user budget's threshold recor
     // One batch: each user's balance is made and raised in the same step, to 0.04 (67 %).
     const results = await Promise.all(['eve', 'frank'].map((u) => submitGeneration(gw, key, IMAGE, who(u))));
     expect(results.map((r) => r.status)).toEqual([200, 200]);
-    expect(await sql(gw, `SELECT subject, threshold, used_amount::text AS used FROM budget_alert WHERE budget_id = $1 ORDER BY subject, threshold`, [each])).toEqual([
-      { subject: 'eve', threshold: 50, used: '0.04' }, { subject: 'frank', threshold: 50, used: '0.04' },
+    expect(
+      await sql(
+        gw,
+        `SELECT subject, threshold, used_amount::text AS used FROM budget_alert WHERE budget_id = $1 ORDER BY subject, threshold`,
+        [each],
+      ),
+    ).toEqual([
+      { subject: 'eve', threshold: 50, used: '0.04' },
+      { subject: 'frank', threshold: 50, used: '0.04' },
     ]);
     expect(await reconcile(gw.db)).toEqual([]);
   } finally {
@@ -197,7 +401,13 @@ describe('200 concurrent submissions over two instances: a key, a tag and an eac
   const cases: Array<[string, { key: string; tag: string; each: string }, string[], number, string]> = [
     ['the key budget binds', { key: '1.00', tag: '2.00', each: '3.00' }, ['u1'], 25, 'API_KEY'],
     ['the tag budget binds', { key: '3.00', tag: '1.00', each: '2.00' }, ['u1'], 25, 'TAG'],
-    ['the each-user budget binds, for each of two users', { key: '4.00', tag: '3.00', each: '1.00' }, ['u1', 'u2'], 50, 'EACH_USER'],
+    [
+      'the each-user budget binds, for each of two users',
+      { key: '4.00', tag: '3.00', each: '1.00' },
+      ['u1', 'u2'],
+      50,
+      'EACH_USER',
+    ],
   ];
   test.each(cases)('%s', async (_name, limits, users, admitted, binding) => {
     const url = await freshDatabase();
@@ -213,13 +423,18 @@ describe('200 concurrent submissions over two instances: a key, a tag and an eac
       let worst = 0;
       const sampler = (async () => {
         while (sampling) {
-          const [row] = await sql<{ worst: string | null }>(a, `SELECT max((bp.spent + bp.held) / b."limit")::text AS worst FROM budget_period bp JOIN budget b ON b.id = bp.budget_id`);
+          const [row] = await sql<{ worst: string | null }>(
+            a,
+            `SELECT max((bp.spent + bp.held) / b."limit")::text AS worst FROM budget_period bp JOIN budget b ON b.id = bp.budget_id`,
+          );
           worst = Math.max(worst, Number(row?.worst ?? 0));
           await new Promise((r) => setTimeout(r, 2));
         }
       })();
       const results = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => submitGeneration(i % 2 ? a : b, key, IMAGE, who(users[i % users.length]))),
+        Array.from({ length: 200 }, (_, i) =>
+          submitGeneration(i % 2 ? a : b, key, IMAGE, who(users[i % users.length])),
+        ),
       );
       sampling = false;
       await sampler;
@@ -230,7 +445,10 @@ describe('200 concurrent submissions over two instances: a key, a tag and an eac
       const scopes = new Set(results.filter((r) => r.status === 402).map((r) => r.body.details.scope));
       expect([...scopes]).toEqual([binding]);
       expect(worst).toBeLessThanOrEqual(1);
-      const over = await sql(a, `SELECT count(*)::int AS n FROM budget_period bp JOIN budget b ON b.id = bp.budget_id WHERE bp.spent + bp.held > b."limit"`);
+      const over = await sql(
+        a,
+        `SELECT count(*)::int AS n FROM budget_period bp JOIN budget b ON b.id = bp.budget_id WHERE bp.spent + bp.held > b."limit"`,
+      );
       expect(over[0]!.n).toBe(0);
       expect(await reconcile(a.db)).toEqual([]);
     } finally {
@@ -242,7 +460,9 @@ describe('200 concurrent submissions over two instances: a key, a tag and an eac
 
 /** Statistics of task.end_user without most-common values (as ANALYZE can leave them). */
 async function withoutMostCommonUsers(run: (text: string) => Promise<unknown>): Promise<void> {
-  const slots = [1, 2, 3, 4, 5].map((k) => `stakind${k} = CASE stakind${k} WHEN 1 THEN 0 ELSE stakind${k} END`).join(', ');
+  const slots = [1, 2, 3, 4, 5]
+    .map((k) => `stakind${k} = CASE stakind${k} WHEN 1 THEN 0 ELSE stakind${k} END`)
+    .join(', ');
   await run(`UPDATE pg_statistic SET ${slots} WHERE starelid = 'task'::regclass
                AND staattnum = (SELECT attnum FROM pg_attribute WHERE attrelid = 'task'::regclass AND attname = 'end_user')`);
 }
@@ -255,11 +475,17 @@ describe("an each-user budget's balances from the ledger on a large ledger", () 
     // here, 500 users on 50,000 tasks: 3.4 s before the fix, 0.2 s after).
     const db = new Database(await freshDatabase(), 2);
     try {
-      const [p] = (await db.query<{ id: string }>(`INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'each-user-reconcile') RETURNING id`)).rows;
-      const [b] = (await db.query<{ id: string }>(
-        `INSERT INTO budget (id, project_id, unit, "limit", period, hard, scope) VALUES (gen_random_uuid(), $1, 'USD', 1000000, 'MONTHLY', true, 'EACH_USER') RETURNING id`,
-        [p!.id],
-      )).rows;
+      const [p] = (
+        await db.query<{ id: string }>(
+          `INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'each-user-reconcile') RETURNING id`,
+        )
+      ).rows;
+      const [b] = (
+        await db.query<{ id: string }>(
+          `INSERT INTO budget (id, project_id, unit, "limit", period, hard, scope) VALUES (gen_random_uuid(), $1, 'USD', 1000000, 'MONTHLY', true, 'EACH_USER') RETURNING id`,
+          [p!.id],
+        )
+      ).rows;
       await db.query(
         `WITH t AS (INSERT INTO task (project_id, end_user, model, family, kind, unit, status, price_basis, price_book_version, exactness, estimate_amount, hold_amount, accepted_at, updated_at)
                     SELECT $1, 'user-' || (g % 500), 'seedream-4.0', 'seedream', 'image', 'USD', 'submitting', '{}', 1, 'EXACT', 0.04, 0.04, now(), now()
@@ -297,9 +523,13 @@ describe("an each-user budget's balances from the ledger on a large ledger", () 
     try {
       const { projectId, key } = await projectWithKey(gw);
       await setBudget(gw, projectId, '1000000', 'EACH_USER');
-      await sql(gw, `INSERT INTO task (project_id, end_user, model, family, kind, unit, status, price_basis, price_book_version, exactness, estimate_amount, hold_amount, accepted_at, updated_at)
+      await sql(
+        gw,
+        `INSERT INTO task (project_id, end_user, model, family, kind, unit, status, price_basis, price_book_version, exactness, estimate_amount, hold_amount, accepted_at, updated_at)
                      SELECT $1, 'user-' || (g % 500), 'seedream-4.0', 'seedream', 'image', 'USD', 'failed', '{}', 1, 'EXACT', 0.04, 0.04, now(), now()
-                     FROM generate_series(1, 50000) g`, [projectId]);
+                     FROM generate_series(1, 50000) g`,
+        [projectId],
+      );
       await sql(gw, `ALTER TABLE task ALTER COLUMN end_user SET (n_distinct = 1)`);
       await sql(gw, `ANALYZE task`);
       await withoutMostCommonUsers((text) => sql(gw, text));
@@ -322,11 +552,17 @@ describe("an each-user budget's balances from the ledger on a large ledger", () 
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      const [p] = (await client.query<{ id: string }>(`INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'cached-plan') RETURNING id`)).rows;
-      const [b] = (await client.query<{ id: string }>(
-        `INSERT INTO budget (id, project_id, unit, "limit", period, hard, scope) VALUES (gen_random_uuid(), $1, 'USD', 1000000, 'MONTHLY', true, 'EACH_USER') RETURNING id`,
-        [p!.id],
-      )).rows;
+      const [p] = (
+        await client.query<{ id: string }>(
+          `INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'cached-plan') RETURNING id`,
+        )
+      ).rows;
+      const [b] = (
+        await client.query<{ id: string }>(
+          `INSERT INTO budget (id, project_id, unit, "limit", period, hard, scope) VALUES (gen_random_uuid(), $1, 'USD', 1000000, 'MONTHLY', true, 'EACH_USER') RETURNING id`,
+          [p!.id],
+        )
+      ).rows;
       const balance = `SELECT l.held::text FROM spendgate_budget_balance($1, $2, spendgate_period_start('MONTHLY', now()), spendgate_period_start('MONTHLY', now() + interval '40 days')) l`;
       // Planned and cached on this connection while the ledger is empty (the sixth call on is generic).
       for (let i = 0; i < 8; i++) await client.query(balance, [b!.id, `nobody-${i}`]);
@@ -338,7 +574,8 @@ describe("an each-user budget's balances from the ledger on a large ledger", () 
         [p!.id],
       );
       const started = performance.now();
-      for (let i = 0; i < 100; i++) expect((await client.query(balance, [b!.id, `user-${i}`])).rows[0].held).toBe('4.00');
+      for (let i = 0; i < 100; i++)
+        expect((await client.query(balance, [b!.id, `user-${i}`])).rows[0].held).toBe('4.00');
       expect(performance.now() - started).toBeLessThan(500);
     } finally {
       await client.end();

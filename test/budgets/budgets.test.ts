@@ -12,17 +12,37 @@ import { SettlementService } from '../../src/tasks/settlement.service.js';
 import { TaskStore } from '../../src/tasks/task-store.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { acceptedTask, heldTask, imageBody, videoBody } from '../support/builders.js';
-import { ADMIN, eventually, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, sql, submitGeneration } from '../support/harness.js';
+import {
+  ADMIN,
+  eventually,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  pollTask,
+  projectWithKey,
+  sql,
+  submitGeneration,
+} from '../support/harness.js';
 
 const IMAGE_1K = { model: 'seedream-4.0', prompt: 'budget test' }; // 0.04 USD each, exact
 
 async function setBudget(gw: Gateway, projectId: string, limit: string, hard = true, period = 'MONTHLY') {
-  const res = await graphql(gw, ADMIN, `mutation($p: ID!, $l: Decimal!, $h: Boolean!, $per: Period!) { setBudget(projectId: $p, unit: USD, limit: $l, period: $per, hard: $h) }`, {
-    p: projectId,
-    l: limit,
-    h: hard,
-    per: period,
-  });
+  const res = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($p: ID!, $l: Decimal!, $h: Boolean!, $per: Period!) {
+        setBudget(projectId: $p, unit: USD, limit: $l, period: $per, hard: $h)
+      }
+    `,
+    {
+      p: projectId,
+      l: limit,
+      h: hard,
+      per: period,
+    },
+  );
   expect(res.body.errors).toBeUndefined();
   return res.body.data!.setBudget as string;
 }
@@ -64,13 +84,19 @@ describe('hard budget, 200 concurrent submissions', () => {
     expect(Math.max(...used)).toBeLessThanOrEqual(1.0);
     expect(refused[0]!.body).toMatchObject({
       code: 4020,
-      message: expect.stringMatching(new RegExp(`budget ${budgetId} \\(monthly, hard limit 1 USD\\) would be exceeded`)),
+      message: expect.stringMatching(
+        new RegExp(`budget ${budgetId} \\(monthly, hard limit 1 USD\\) would be exceeded`),
+      ),
       details: { budgetId, limit: '1', remaining: '0.00', unit: 'USD', estimate: '0.04' },
     });
     const [row] = await sql(gw, 'SELECT spent::text, held::text FROM budget_period WHERE budget_id = $1', [budgetId]);
     expect(row).toEqual({ spent: '0', held: '1.00' }); // 25 × 0.04
     // Refusals leave no task and no hold behind.
-    const [counts] = await sql(gw, `SELECT count(*)::int AS tasks, (SELECT count(*)::int FROM ledger_entry WHERE project_id = $1) AS entries FROM task WHERE project_id = $1`, [projectId]);
+    const [counts] = await sql(
+      gw,
+      `SELECT count(*)::int AS tasks, (SELECT count(*)::int FROM ledger_entry WHERE project_id = $1) AS entries FROM task WHERE project_id = $1`,
+      [projectId],
+    );
     expect(counts).toEqual({ tasks: 25, entries: 25 });
     expect(await reconcile(gw.db)).toEqual([]);
   });
@@ -80,9 +106,25 @@ describe('hard budget, 200 concurrent submissions', () => {
     const budgetId = await setBudget(gw, projectId, '0.20', false); // thresholds 50/80/100 %
     const results = await Promise.all(Array.from({ length: 8 }, () => submitGeneration(gw, key, IMAGE_1K)));
     expect(results.every((r) => r.status === 200)).toBe(true);
-    const alerts = await sql(gw, 'SELECT threshold FROM budget_alert WHERE budget_id = $1 ORDER BY threshold', [budgetId]);
+    const alerts = await sql(gw, 'SELECT threshold FROM budget_alert WHERE budget_id = $1 ORDER BY threshold', [
+      budgetId,
+    ]);
     expect(alerts.map((a) => a.threshold)).toEqual([50, 80, 100]);
-    const status = await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { held spent remaining hard } }`, { p: projectId });
+    const status = await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($p: ID!) {
+          budgetStatus(projectId: $p) {
+            held
+            spent
+            remaining
+            hard
+          }
+        }
+      `,
+      { p: projectId },
+    );
     expect(status.body.data!.budgetStatus).toEqual([{ held: '0.32', spent: '0', remaining: '-0.12', hard: false }]);
   });
 });
@@ -124,7 +166,10 @@ test('hold batches write their tasks before the project lock: two batches of one
     // At least two: on a loaded machine the 64 requests can arrive in more batches (a fresh-clone CI
     // run beside three other jobs waited 10 s for exactly two).
     await eventually(async () => {
-      const [w] = await sql(gw, `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND backend_xid IS NOT NULL`);
+      const [w] = await sql(
+        gw,
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND backend_xid IS NOT NULL`,
+      );
       return w!.n >= 2;
     }, 30_000);
     const [seen] = await sql(gw, 'SELECT count(*)::int AS tasks FROM task WHERE project_id = $1', [projectId]);
@@ -134,7 +179,11 @@ test('hold batches write their tasks before the project lock: two batches of one
     expect(results.filter((r) => r.status === 200)).toHaveLength(10);
     expect(results.filter((r) => r.status === 402)).toHaveLength(54);
     // The refused requests' rows, written before the lock, were taken back.
-    const [counts] = await sql(gw, `SELECT count(*)::int AS tasks, (SELECT count(*)::int FROM ledger_entry WHERE project_id = $1) AS entries FROM task WHERE project_id = $1`, [projectId]);
+    const [counts] = await sql(
+      gw,
+      `SELECT count(*)::int AS tasks, (SELECT count(*)::int FROM ledger_entry WHERE project_id = $1) AS entries FROM task WHERE project_id = $1`,
+      [projectId],
+    );
     expect(counts).toEqual({ tasks: 10, entries: 10 });
     expect(await reconcile(gw.db)).toEqual([]);
   } finally {
@@ -156,7 +205,11 @@ test('settlement raced by many concurrent polls on two instances and their polle
     await http(`${a.simulatorUrl}/__sim/tasks/${taskId}/complete`, { body: { status: 'ready' } });
     const polls = await Promise.all(Array.from({ length: 40 }, () => pollTask(a, key, taskId)));
     expect(polls.every((p) => p.status === 200 && p.body.data.status === 'ready')).toBe(true);
-    const entries = await sql(a, `SELECT kind, amount::text FROM ledger_entry WHERE task_id = (SELECT id FROM task WHERE upstream_task_id = $1) ORDER BY id`, [taskId]);
+    const entries = await sql(
+      a,
+      `SELECT kind, amount::text FROM ledger_entry WHERE task_id = (SELECT id FROM task WHERE upstream_task_id = $1) ORDER BY id`,
+      [taskId],
+    );
     expect(entries).toEqual([
       { kind: 'hold', amount: '2.64' },
       { kind: 'release', amount: '2.64' },
@@ -173,7 +226,12 @@ test('settlement raced by many concurrent polls on two instances and their polle
 
 test('a crash between the hold and the upstream answer leaves a held `unknown` task; reconcile is clean', async () => {
   const url = await freshDatabase();
-  const gw = await gateway(url, { SIMULATOR_DELAY_MS: '600000', UPSTREAM_TIMEOUT_MS: '500', UPSTREAM_CONNECT_TIMEOUT_MS: '100', SUBMIT_GRACE_MS: '0' });
+  const gw = await gateway(url, {
+    SIMULATOR_DELAY_MS: '600000',
+    UPSTREAM_TIMEOUT_MS: '500',
+    UPSTREAM_CONNECT_TIMEOUT_MS: '100',
+    SUBMIT_GRACE_MS: '0',
+  });
   try {
     const { projectId, key } = await projectWithKey(gw);
     await setBudget(gw, projectId, '10');
@@ -190,7 +248,9 @@ test('a crash between the hold and the upstream answer leaves a held `unknown` t
     // A hold whose gateway died before calling the vendor stays `submitting`; the sweep finds it
     // once no call could still be under way (here 0.6 s) and keeps its hold as `unknown`.
     const abandoned = await heldTask(gw, { projectId, body: imageBody() });
-    await eventually(async () => (await sql(gw, `SELECT status FROM task WHERE id = $1`, [abandoned.taskId]))[0].status === 'unknown');
+    await eventually(
+      async () => (await sql(gw, `SELECT status FROM task WHERE id = $1`, [abandoned.taskId]))[0].status === 'unknown',
+    );
     expect(await reconcile(gw.db)).toEqual([]);
   } finally {
     await gw.close();
@@ -205,17 +265,30 @@ test('the ledger refuses edits and deletions, and so do the figures it was compu
     await expect(gw.db.query('UPDATE ledger_entry SET amount = 0')).rejects.toThrow(/append-only/);
     await expect(gw.db.query('DELETE FROM ledger_entry')).rejects.toThrow(/append-only/);
     // The task's quote and hold: what its hold entry and the budget periods were computed from.
-    for (const set of ['hold_amount = 0', 'estimate_amount = estimate_amount + 1', `estimate_lines = '{}'`, `accepted_at = accepted_at - interval '40 days'`, `unit = 'CREDITS'`]) {
+    for (const set of [
+      'hold_amount = 0',
+      'estimate_amount = estimate_amount + 1',
+      `estimate_lines = '{}'`,
+      `accepted_at = accepted_at - interval '40 days'`,
+      `unit = 'CREDITS'`,
+    ]) {
       await expect(gw.db.query(`UPDATE task SET ${set}`)).rejects.toThrow(/fixed at submission/);
     }
     // Naming a fixed column without changing it, and changing the task's state, are fine.
     await gw.db.query(`UPDATE task SET hold_amount = hold_amount, needs_review = true`);
-    await expect(gw.db.query(`INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount) SELECT id, 'charge', 1, 'image', 1, 0.04, 1, 0.04 FROM task`)).resolves.toBeDefined();
+    await expect(
+      gw.db.query(
+        `INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount) SELECT id, 'charge', 1, 'image', 1, 0.04, 1, 0.04 FROM task`,
+      ),
+    ).resolves.toBeDefined();
     await expect(gw.db.query('UPDATE charge_line SET amount = 0')).rejects.toThrow(/written once/);
     await expect(gw.db.query('DELETE FROM charge_line')).rejects.toThrow(/written once/);
     const [hold] = await sql(gw, `SELECT task_id FROM ledger_entry LIMIT 1`);
     await expect(
-      gw.db.query(`INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at) SELECT project_id, task_id, 'hold', unit, 1, now() FROM ledger_entry WHERE task_id = $1`, [hold.task_id]),
+      gw.db.query(
+        `INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at) SELECT project_id, task_id, 'hold', unit, 1, now() FROM ledger_entry WHERE task_id = $1`,
+        [hold.task_id],
+      ),
     ).rejects.toThrow(/ledger_entry_task_kind_once/);
   } finally {
     await gw.close();
@@ -230,13 +303,22 @@ test('period rollover: a hold placed yesterday and settled today counts in yeste
     const startOfToday = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z');
     const lastInstantOfYesterday = new Date(startOfToday.getTime() - 1);
     // A 15-second sora-2-pro task (0.72 USD), accepted by the vendor a millisecond before midnight.
-    await acceptedTask(gw, { projectId, upstreamTaskId: '42', body: videoBody({ duration: 15 }), acceptedAt: lastInstantOfYesterday });
+    await acceptedTask(gw, {
+      projectId,
+      upstreamTaskId: '42',
+      body: videoBody({ duration: 15 }),
+      acceptedAt: lastInstantOfYesterday,
+    });
 
     const settlement = gw.app.get(SettlementService);
     const task = await gw.app.get(TaskStore).findByUpstreamId('42', projectId);
     expect(await settlement.apply(task!, { status: 'ready', usage: undefined })).toBe(true);
 
-    const periods = await sql(gw, `SELECT period_start, spent::text, held::text FROM budget_period WHERE budget_id = $1 ORDER BY period_start`, [daily]);
+    const periods = await sql(
+      gw,
+      `SELECT period_start, spent::text, held::text FROM budget_period WHERE budget_id = $1 ORDER BY period_start`,
+      [daily],
+    );
     expect(periods).toEqual([
       { period_start: new Date(startOfToday.getTime() - 86_400_000), spent: '0.72', held: '0.00' },
       { period_start: startOfToday, spent: '0', held: '0' },
@@ -257,15 +339,28 @@ test('a budget set after a task was accepted in an earlier period: settling coun
     const { projectId } = await projectWithKey(gw);
     const startOfToday = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z');
     const yesterday = new Date(startOfToday.getTime() - 3_600_000);
-    await acceptedTask(gw, { projectId, upstreamTaskId: '43', body: videoBody({ duration: 15 }), acceptedAt: yesterday }); // 0.72 USD
+    await acceptedTask(gw, {
+      projectId,
+      upstreamTaskId: '43',
+      body: videoBody({ duration: 15 }),
+      acceptedAt: yesterday,
+    }); // 0.72 USD
     const daily = await setBudget(gw, projectId, '1.00', true, 'DAILY');
-    const before = await sql(gw, `SELECT count(*)::int AS n FROM budget_period WHERE budget_id = $1 AND period_start < $2`, [daily, startOfToday]);
+    const before = await sql(
+      gw,
+      `SELECT count(*)::int AS n FROM budget_period WHERE budget_id = $1 AND period_start < $2`,
+      [daily, startOfToday],
+    );
     expect(before[0]!.n).toBe(0);
 
     const task = await gw.app.get(TaskStore).findByUpstreamId('43', projectId);
     expect(await gw.app.get(SettlementService).apply(task!, { status: 'ready', usage: undefined })).toBe(true);
 
-    const [row] = await sql(gw, `SELECT spent::text, held::text FROM budget_period WHERE budget_id = $1 AND period_start < $2`, [daily, startOfToday]);
+    const [row] = await sql(
+      gw,
+      `SELECT spent::text, held::text FROM budget_period WHERE budget_id = $1 AND period_start < $2`,
+      [daily, startOfToday],
+    );
     expect(row).toEqual({ spent: '0.72', held: '0.00' });
     expect(await reconcile(gw.db)).toEqual([]);
   } finally {

@@ -92,10 +92,16 @@ let budgetsMade = 0;
 
 /** A project with two keys (the first tagged team=search) and the budgets, all alike in both worlds. */
 async function world(db: Database, budgets: BudgetSpec[]) {
-  const { rows: [p] } = await db.query<{ id: string }>(`INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'hold-alone-' || gen_random_uuid()) RETURNING id`);
+  const {
+    rows: [p],
+  } = await db.query<{ id: string }>(
+    `INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'hold-alone-' || gen_random_uuid()) RETURNING id`,
+  );
   const keys: string[] = [];
   for (const tags of [['team=search'], []]) {
-    const { rows: [k] } = await db.query<{ id: string }>(
+    const {
+      rows: [k],
+    } = await db.query<{ id: string }>(
       `INSERT INTO api_key (id, project_id, prefix, hash, tags) VALUES (gen_random_uuid(), $1, 'sg_' || substr(md5(random()::text), 1, 12), '\\x00', $2) RETURNING id`,
       [p!.id, tags],
     );
@@ -105,11 +111,23 @@ async function world(db: Database, budgets: BudgetSpec[]) {
   for (const b of budgets) {
     // Ids in creation order: where two budgets refuse alike, the one named is the first by id.
     const id = `${(++budgetsMade).toString(16).padStart(8, '0')}-0000-4000-8000-${randomBytes(6).toString('hex')}`;
-    const { rows: [row] } = await db.query<{ id: string }>(
+    const {
+      rows: [row],
+    } = await db.query<{ id: string }>(
       `INSERT INTO budget (id, project_id, unit, "limit", period, hard, thresholds, scope, scope_key_id, scope_value)
        VALUES ($10, $1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-      [p!.id, b.unit, b.limit, b.period, b.hard, b.thresholds, b.scope, b.scope === 'API_KEY' ? keys[0] : null,
-        b.scope === 'TAG' ? 'team=search' : b.scope === 'USER' ? 'ada' : null, id],
+      [
+        p!.id,
+        b.unit,
+        b.limit,
+        b.period,
+        b.hard,
+        b.thresholds,
+        b.scope,
+        b.scope === 'API_KEY' ? keys[0] : null,
+        b.scope === 'TAG' ? 'team=search' : b.scope === 'USER' ? 'ada' : null,
+        id,
+      ],
     );
     budgetIds.push(row!.id);
   }
@@ -144,7 +162,11 @@ function portable(o: HoldOutcome, w: World, tasks: string[]): unknown {
       tasks.push(o.taskId);
       return { outcome: 'held', task: task(o.taskId) };
     case 'refused':
-      return { ...o, budgetId: `budget ${w.budgetIds.indexOf(o.budgetId)}`, scopeValue: o.scope === 'API_KEY' ? 'key 0' : o.scopeValue };
+      return {
+        ...o,
+        budgetId: `budget ${w.budgetIds.indexOf(o.budgetId)}`,
+        scopeValue: o.scope === 'API_KEY' ? 'key 0' : o.scopeValue,
+      };
     case 'stale_price':
       return o;
     default:
@@ -190,26 +212,32 @@ async function state(db: Database, w: World, acceptedAt: Date) {
 let db: Database;
 beforeAll(async () => {
   db = new Database(await freshDatabase(), 24);
-  await db.query(`INSERT INTO price_book_version (version, effective_at, note) VALUES (1, '2026-01-01', 'hold-alone test')`);
+  await db.query(
+    `INSERT INTO price_book_version (version, effective_at, note) VALUES (1, '2026-01-01', 'hold-alone test')`,
+  );
 });
 afterAll(() => db.close());
 
 test('a request alone leaves exactly what the batch function leaves, for any budgets and requests (fast-check)', async () => {
   let alonePaths = 0;
   await fc.assert(
-    fc.asyncProperty(fc.array(budgetSpec, { maxLength: 5 }), fc.array(requestSpec, { minLength: 1, maxLength: 8 }), async (budgets, requests) => {
-      const [a, b] = [await world(db, budgets), await world(db, budgets)];
-      // A fixed acceptance time inside the current period, for the requests that carry one.
-      const at = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-      const [tasksA, tasksB]: string[][] = [[], []];
-      for (const r of requests) {
-        const viaAlone = await alone(db, request(a, r, at));
-        const viaBatch = (await holdInBatch(db, [request(b, r, at)]))[0]!;
-        if (viaAlone.path === 'alone') alonePaths++;
-        expect(portable(viaAlone.outcome, a, tasksA)).toEqual(portable(viaBatch, b, tasksB));
-      }
-      expect(await state(db, a, at)).toEqual(await state(db, b, at));
-    }),
+    fc.asyncProperty(
+      fc.array(budgetSpec, { maxLength: 5 }),
+      fc.array(requestSpec, { minLength: 1, maxLength: 8 }),
+      async (budgets, requests) => {
+        const [a, b] = [await world(db, budgets), await world(db, budgets)];
+        // A fixed acceptance time inside the current period, for the requests that carry one.
+        const at = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+        const [tasksA, tasksB]: string[][] = [[], []];
+        for (const r of requests) {
+          const viaAlone = await alone(db, request(a, r, at));
+          const viaBatch = (await holdInBatch(db, [request(b, r, at)]))[0]!;
+          if (viaAlone.path === 'alone') alonePaths++;
+          expect(portable(viaAlone.outcome, a, tasksA)).toEqual(portable(viaBatch, b, tasksB));
+        }
+        expect(await state(db, a, at)).toEqual(await state(db, b, at));
+      },
+    ),
     { numRuns: 60 },
   );
   expect(alonePaths).toBeGreaterThan(50); // the common case took the one-request path
@@ -221,16 +249,31 @@ test('300 concurrent requests alone over two instances: exactly what fits, never
     { scope: 'PROJECT', unit: 'USD', limit: '2.00', hard: true, period: 'MONTHLY', thresholds: [50, 80, 100] },
     { scope: 'EACH_USER', unit: 'USD', limit: '0.10', hard: true, period: 'MONTHLY', thresholds: [50, 100] },
   ]);
-  const instances = [new Database(db.pool.options.connectionString!, 12), new Database(db.pool.options.connectionString!, 12)];
+  const instances = [
+    new Database(db.pool.options.connectionString!, 12),
+    new Database(db.pool.options.connectionString!, 12),
+  ];
   try {
     // 40 users, 0.04 a request: each user fits 2 (0.10), the project 50 (2.00). Half the users
     // already hold once (their balances exist: their requests go alone); the others' first hold
     // makes their balance through the batch function. So exactly 50 - 20 = 30 of 300 are held.
-    const spec = (i: number): RequestSpec => ({ key: 0, user: `user-${i % 40}`, tags: [], unit: 'USD', amount: '0.04', idempotencyKey: null, version: 1, acceptedNow: true, holdMultiplier: '1' });
+    const spec = (i: number): RequestSpec => ({
+      key: 0,
+      user: `user-${i % 40}`,
+      tags: [],
+      unit: 'USD',
+      amount: '0.04',
+      idempotencyKey: null,
+      version: 1,
+      acceptedNow: true,
+      holdMultiplier: '1',
+    });
     const before = [];
     for (let i = 0; i < 20; i++) before.push(await alone(db, request(w, spec(i), new Date())));
     expect(before.every((r) => r.outcome.outcome === 'held')).toBe(true);
-    const results = await Promise.all(Array.from({ length: 300 }, (_, i) => alone(instances[i % 2]!, request(w, spec(i), new Date()))));
+    const results = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => alone(instances[i % 2]!, request(w, spec(i), new Date()))),
+    );
     const held = results.filter((r) => r.outcome.outcome === 'held');
     expect(held).toHaveLength(30);
     expect(results.filter((r) => r.outcome.outcome === 'refused')).toHaveLength(270);
@@ -246,14 +289,24 @@ test('300 concurrent requests alone over two instances: exactly what fits, never
        WHERE b.project_id = $1 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
       [w.projectId],
     );
-    expect(alerts.filter((a) => a.scope === 'PROJECT')).toEqual([50, 80, 100].map((threshold) => ({ scope: 'PROJECT', subject: '', threshold, n: 1 })));
+    expect(alerts.filter((a) => a.scope === 'PROJECT')).toEqual(
+      [50, 80, 100].map((threshold) => ({ scope: 'PROJECT', subject: '', threshold, n: 1 })),
+    );
     expect(alerts.every((a) => a.n === 1)).toBe(true);
-    // A user with two holds (0.08 of 0.10) crossed 50 % once; one hold (0.04) crosses nothing, and no one reaches 100 %.
+    // A user with two holds (0.08 of 0.10) crossed 50 % once; one hold (0.04) crosses nothing, and no one reaches 100
+    // %.
     const holdsOf = new Map<string, number>(Array.from({ length: 20 }, (_, i) => [spec(i).user!, 1]));
-    results.forEach((r, i) => r.outcome.outcome === 'held' && holdsOf.set(spec(i).user!, (holdsOf.get(spec(i).user!) ?? 0) + 1));
+    results.forEach(
+      (r, i) => r.outcome.outcome === 'held' && holdsOf.set(spec(i).user!, (holdsOf.get(spec(i).user!) ?? 0) + 1),
+    );
     expect(Math.max(...holdsOf.values())).toBe(2);
-    const twice = [...holdsOf].filter(([, n]) => n === 2).map(([user]) => user).sort();
-    expect(alerts.filter((a) => a.scope === 'EACH_USER').map((a) => [a.subject, a.threshold])).toEqual(twice.map((user) => [user, 50]));
+    const twice = [...holdsOf]
+      .filter(([, n]) => n === 2)
+      .map(([user]) => user)
+      .sort();
+    expect(alerts.filter((a) => a.scope === 'EACH_USER').map((a) => [a.subject, a.threshold])).toEqual(
+      twice.map((user) => [user, 50]),
+    );
     expect(await reconcile(db)).toEqual([]);
   } finally {
     await Promise.all(instances.map((i) => i.close()));

@@ -1,5 +1,6 @@
 /**
- * The books in the console (decisions §9, §13) (Debian's Chromium against a real gateway): a bar's or a row's drill-down
+ * The books in the console (decisions §9, §13) (Debian's Chromium against a real gateway): a bar's or a row's
+ * drill-down
  * counts what the row counts, adjustments and late items included (item 8); a comparison across
  * adjustments reads "was …", never "new" or "−103.2 %"; token rates are per 1M tokens (item 9);
  * the Months page offers Close only where a close can happen and tells two closes of a month
@@ -18,19 +19,46 @@ let gw: Gateway;
 let browser: Browser;
 let projectId: string;
 const now = new Date();
-const day = (monthsBack: number, d: number) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsBack, d, 12));
+const day = (monthsBack: number, d: number) =>
+  new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsBack, d, 12));
 const label = (monthsBack: number) => day(monthsBack, 1).toISOString().slice(0, 7);
-const lastDay = (monthsBack: number) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsBack + 1, 0)).toISOString().slice(0, 10);
+const lastDay = (monthsBack: number) =>
+  new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsBack + 1, 0)).toISOString().slice(0, 10);
 
 async function settled(vendorId: number, at: Date, amount = '0.04') {
   const held = await acceptedTask(gw, { projectId, upstreamTaskId: String(vendorId), acceptedAt: at });
-  await gw.app.get(LedgerService).settle({ taskId: held.taskId, status: 'ready', charge: { unit: 'USD', exactness: 'EXACT', amount: new Decimal(amount), lines: [], warnings: [], needsReview: false }, usage: {}, rollup: { images: '1' } });
+  await gw.app.get(LedgerService).settle({
+    taskId: held.taskId,
+    status: 'ready',
+    charge: {
+      unit: 'USD',
+      exactness: 'EXACT',
+      amount: new Decimal(amount),
+      lines: [],
+      warnings: [],
+      needsReview: false,
+    },
+    usage: {},
+    rollup: { images: '1' },
+  });
 }
 
 const adjust = async (amount: string, at: Date, taskId?: string) => {
-  const res = await graphql(gw, ADMIN, `mutation($p: ID!, $a: Decimal!, $at: DateTime, $t: ID) { adjustLedger(projectId: $p, unit: USD, amount: $a, reason: "a correction", effectiveAt: $at, taskId: $t) }`, {
-    p: projectId, a: amount, at: taskId ? null : at.toISOString(), t: taskId ?? null,
-  });
+  const res = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($p: ID!, $a: Decimal!, $at: DateTime, $t: ID) {
+        adjustLedger(projectId: $p, unit: USD, amount: $a, reason: "a correction", effectiveAt: $at, taskId: $t)
+      }
+    `,
+    {
+      p: projectId,
+      a: amount,
+      at: taskId ? null : at.toISOString(),
+      t: taskId ?? null,
+    },
+  );
   expect(res.body.errors).toBeUndefined();
 };
 
@@ -78,40 +106,86 @@ test('item 9: the price book states token rates per 1M tokens', async () => {
   const page = await admin();
   await page.goto(`${gw.url}/console/#/prices`);
   await page.waitForSelector('[data-ready=prices] [data-testid=rates-in-force]');
-  const cells = await page.$$eval('[data-testid=rates-in-force] tr[data-model="claude-sonnet-5"] td.num', (tds) => tds.map((td) => td.textContent ?? ''));
+  const cells = await page.$$eval('[data-testid=rates-in-force] tr[data-model="claude-sonnet-5"] td.num', (tds) =>
+    tds.map((td) => td.textContent ?? ''),
+  );
   expect(cells.length).toBeGreaterThan(0);
   for (const cell of cells) expect(cell).toMatch(/ per 1M tokens$/);
   await page.context().close();
 }, 60_000);
 
 test('item 11: Close only on the month a close may take; two closes of a month told apart; the budgets page reads as it is; a re-sent statement counts its new rows', async () => {
-  const next = await graphql(gw, ADMIN, `{ monthToClose }`);
+  const next = await graphql(
+    gw,
+    ADMIN,
+    `
+      {
+        monthToClose
+      }
+    `,
+  );
   expect(next.body.data.monthToClose).toBe(label(2));
   const page = await admin();
   await page.goto(`${gw.url}/console/#/months`);
   await page.waitForSelector('[data-ready=months]');
-  expect(await page.$$eval('[data-testid=months] button', (bs) => bs.map((b) => b.textContent).filter((t) => t?.startsWith('Close')))).toEqual([`Close ${label(2)}`]);
-  expect(await page.textContent(`[data-testid=months] tr[data-month="${label(1)}"]`)).toContain(`closes after ${label(2)} (months close in order)`);
+  expect(
+    await page.$$eval('[data-testid=months] button', (bs) =>
+      bs.map((b) => b.textContent).filter((t) => t?.startsWith('Close')),
+    ),
+  ).toEqual([`Close ${label(2)}`]);
+  expect(await page.textContent(`[data-testid=months] tr[data-month="${label(1)}"]`)).toContain(
+    `closes after ${label(2)} (months close in order)`,
+  );
 
   // Closed, reopened and closed again: the list says which close is in force.
-  for (const step of [`closeMonth(month: "${label(2)}") { month }`, `reopenMonth(month: "${label(2)}", reason: "a late credit")`, `closeMonth(month: "${label(2)}") { month }`]) {
+  for (const step of [
+    `closeMonth(month: "${label(2)}") { month }`,
+    `reopenMonth(month: "${label(2)}", reason: "a late credit")`,
+    `closeMonth(month: "${label(2)}") { month }`,
+  ]) {
     expect((await graphql(gw, ADMIN, `mutation { ${step} }`)).body.errors).toBeUndefined();
   }
-  const closes = await graphql(gw, ADMIN, `{ closedMonths { month version inForce } }`);
-  expect(closes.body.data.closedMonths).toEqual([{ month: label(2), version: 2, inForce: true }, { month: label(2), version: 1, inForce: false }]);
+  const closes = await graphql(
+    gw,
+    ADMIN,
+    `
+      {
+        closedMonths {
+          month
+          version
+          inForce
+        }
+      }
+    `,
+  );
+  expect(closes.body.data.closedMonths).toEqual([
+    { month: label(2), version: 2, inForce: true },
+    { month: label(2), version: 1, inForce: false },
+  ]);
   await page.reload();
   await page.waitForSelector('[data-ready=months]');
-  expect(await page.textContent(`[data-testid=months] tr[data-month="${label(2)}"]`)).toContain('(close 2, after a reopening)');
+  expect(await page.textContent(`[data-testid=months] tr[data-month="${label(2)}"]`)).toContain(
+    '(close 2, after a reopening)',
+  );
   expect(await page.textContent('section[data-ready=months] ul')).toContain(`${label(2)}, close 1: closed`);
 
   await page.goto(`${gw.url}/console/#/budgets`);
   await page.waitForSelector('[data-ready=budgets]');
   expect(await page.textContent('section[data-ready=budgets]')).not.toContain('Pick a project:');
 
-  const send = (csv: string) => fetch(`${gw.url}/reports/vendor-statements`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' }, body: csv });
+  const send = (csv: string) =>
+    fetch(`${gw.url}/reports/vendor-statements`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' },
+      body: csv,
+    });
   const line = (id: number) => `${id},seedream-4.0,${day(1, 10).toISOString()},0.04,USD`;
-  expect((await send(`task_id,model,time,amount,unit\n${[9_000_011, 9_000_012].map(line).join('\n')}\n`)).status).toBe(201);
-  expect((await send(`task_id,model,time,amount,unit\n${[9_000_011, 9_000_012, 9_000_013].map(line).join('\n')}\n`)).status).toBe(201);
+  expect((await send(`task_id,model,time,amount,unit\n${[9_000_011, 9_000_012].map(line).join('\n')}\n`)).status).toBe(
+    201,
+  );
+  expect(
+    (await send(`task_id,model,time,amount,unit\n${[9_000_011, 9_000_012, 9_000_013].map(line).join('\n')}\n`)).status,
+  ).toBe(201);
   await page.goto(`${gw.url}/console/#/reconciliation`);
   await page.waitForSelector('[data-ready=reconciliation] [data-testid=imports]');
   const newest = page.locator('[data-testid=imports] tbody tr').first();

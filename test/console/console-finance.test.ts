@@ -28,20 +28,34 @@ function monthBeforeLast() {
 }
 
 const report = async (variables: Record<string, unknown>, args = '') =>
-  (await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!${args ? ', $m: [String!]' : ''}) { spendReport(from: $f, to: $t${args}) { keys tasks totals { unit amount } } }`, variables)).body.data.spendReport as Array<{ keys: string[]; tasks: number; totals: { unit: string; amount: string }[] }>;
+  (
+    await graphql(
+      gw,
+      ADMIN,
+      `query($f: DateTime!, $t: DateTime!${args ? ', $m: [String!]' : ''}) { spendReport(from: $f, to: $t${args}) { keys tasks totals { unit amount } } }`,
+      variables,
+    )
+  ).body.data.spendReport as Array<{ keys: string[]; tasks: number; totals: { unit: string; amount: string }[] }>;
 
 beforeAll(async () => {
   const url = await reportsDatabase(20_000, 500);
   const db = new Database(url, 2);
   const project = (await db.query<{ id: string }>(`SELECT id FROM project ORDER BY name LIMIT 1`)).rows[0]!.id;
   await new ProjectsService(db).issueKey(project, [], { name: 'search backend' });
-  const spending = (await db.query<{ project_id: string; unit: string }>(
-    `SELECT project_id::text, unit::text FROM ledger_entry WHERE kind = 'charge' AND effective_at >= date_trunc('month', now()) ORDER BY effective_at DESC LIMIT 1`,
-  )).rows[0]!;
+  const spending = (
+    await db.query<{ project_id: string; unit: string }>(
+      `SELECT project_id::text, unit::text FROM ledger_entry WHERE kind = 'charge' AND effective_at >= date_trunc('month', now()) ORDER BY effective_at DESC LIMIT 1`,
+    )
+  ).rows[0]!;
   await db.close();
   gw = await gateway(url, { SIMULATOR_DELAY_MS: '100' });
   // A soft budget already passed: the overview's early warning has something to show above the chart.
-  const soft = await graphql(gw, ADMIN, `mutation($p: ID!) { setBudget(projectId: $p, unit: ${spending.unit}, limit: "0.01", period: MONTHLY, hard: false) }`, { p: spending.project_id });
+  const soft = await graphql(
+    gw,
+    ADMIN,
+    `mutation($p: ID!) { setBudget(projectId: $p, unit: ${spending.unit}, limit: "0.01", period: MONTHLY, hard: false) }`,
+    { p: spending.project_id },
+  );
   expect(soft.body.errors).toBeUndefined();
   browser = await openBrowser();
   october = monthBeforeLast();
@@ -58,22 +72,34 @@ async function admin(width = 1280, height = 900): Promise<Page> {
   return page;
 }
 
-test('a month picked from the range control shows spendReport\'s figures and the previous month\'s; the URL reloads to the same view', async () => {
+test("a month picked from the range control shows spendReport's figures and the previous month's; the URL reloads to the same view", async () => {
   const page = await admin();
   const outside = outsideRequests(page, gw.url);
   await page.waitForSelector('[data-ready=overview]');
   await page.fill('input[name=month]', october.from.slice(0, 7));
   await page.waitForFunction(`location.hash.includes('from=${october.from.slice(0, 10)}')`);
-  await page.waitForSelector(`[data-compared=yes] [data-testid=card-range] h2:has-text("${new Date(october.from).toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' })}")`);
+  await page.waitForSelector(
+    `[data-compared=yes] [data-testid=card-range] h2:has-text("${new Date(october.from).toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' })}")`,
+  );
   const [month] = await report({ f: october.from, t: october.to });
   const [before] = await report({ f: october.pfrom, t: october.pto });
   const check = async () => {
     for (const unit of ['USD', 'CREDITS']) {
-      expect(await page.getAttribute(`[data-testid=range-${unit}]`, 'data-amount')).toBe(month!.totals.find((t) => t.unit === unit)!.amount);
-      expect(await page.getAttribute(`[data-testid=range-change] [data-unit=${unit}]`, 'data-previous')).toBe(before!.totals.find((t) => t.unit === unit)!.amount);
+      expect(await page.getAttribute(`[data-testid=range-${unit}]`, 'data-amount')).toBe(
+        month!.totals.find((t) => t.unit === unit)!.amount,
+      );
+      expect(await page.getAttribute(`[data-testid=range-change] [data-unit=${unit}]`, 'data-previous')).toBe(
+        before!.totals.find((t) => t.unit === unit)!.amount,
+      );
     }
     // Every top model's previous figure is spendReport's for that model in the month before.
-    const rows = await page.$$eval('[data-testid=top-models] tr[data-key]', (trs) => trs.map((tr) => [tr.getAttribute('data-key'), tr.querySelector('[data-unit]')!.getAttribute('data-unit'), tr.querySelector('[data-previous]')?.getAttribute('data-previous')]));
+    const rows = await page.$$eval('[data-testid=top-models] tr[data-key]', (trs) =>
+      trs.map((tr) => [
+        tr.getAttribute('data-key'),
+        tr.querySelector('[data-unit]')!.getAttribute('data-unit'),
+        tr.querySelector('[data-previous]')?.getAttribute('data-previous'),
+      ]),
+    );
     expect(rows.length).toBeGreaterThan(4);
     for (const [model, unit, previous] of rows) {
       const [row] = await report({ f: october.pfrom, t: october.pto, m: [model] }, ', models: $m');
@@ -82,7 +108,9 @@ test('a month picked from the range control shows spendReport\'s figures and the
   };
   await check();
   const address = page.url();
-  expect(address).toContain(`from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`);
+  expect(address).toContain(
+    `from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
+  );
   await page.reload();
   await page.waitForSelector('[data-compared=yes] [data-testid=range-change]');
   expect(page.url()).toBe(address);
@@ -91,20 +119,29 @@ test('a month picked from the range control shows spendReport\'s figures and the
   const usd = month!.totals.find((t) => t.unit === 'USD')!.amount;
   expect(await page.textContent('[data-testid=range-USD]')).toMatch(/^\$[\d,]+\.\d\d$/);
   const [whole, fraction] = usd.split('.');
-  expect(await page.getAttribute('[data-testid=range-USD]', 'title')).toBe(`$${whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction ? `.${fraction}` : ''}`);
+  expect(await page.getAttribute('[data-testid=range-USD]', 'title')).toBe(
+    `$${whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction ? `.${fraction}` : ''}`,
+  );
   expect(outside).toEqual([]);
   await page.close();
 }, 90_000);
 
-test('the downloads of the range are byte-identical to the API\'s answers, started with the session (no token in a URL)', async () => {
+test("the downloads of the range are byte-identical to the API's answers, started with the session (no token in a URL)", async () => {
   const page = await admin();
-  await page.goto(`${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`);
+  await page.goto(
+    `${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
+  );
   await page.waitForSelector('[data-ready=overview]');
-  for (const [id, name] of [['download-csv', 'spend'], ['download-focus', 'focus']] as const) {
+  for (const [id, name] of [
+    ['download-csv', 'spend'],
+    ['download-focus', 'focus'],
+  ] as const) {
     const link = await page.getAttribute(`[data-testid=${id}]`, 'href');
     expect(link).not.toMatch(/token|sg_|Bearer/i);
     const [download] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid=${id}]`)]);
-    expect(download.suggestedFilename()).toBe(`${name}-${october.from.slice(0, 10)}-to-${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}.csv`);
+    expect(download.suggestedFilename()).toBe(
+      `${name}-${october.from.slice(0, 10)}-to-${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}.csv`,
+    );
     const file = readFileSync((await download.path())!);
     const api = await fetch(`${gw.url}${link}`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(api.status).toBe(200);
@@ -114,23 +151,55 @@ test('the downloads of the range are byte-identical to the API\'s answers, start
   await page.close();
 }, 60_000);
 
-test('clicking the largest bar lists exactly that day\'s tasks of that model (count and sum equal the bar); filters are removable chips', async () => {
+test("clicking the largest bar lists exactly that day's tasks of that model (count and sum equal the bar); filters are removable chips", async () => {
   const page = await admin();
-  await page.goto(`${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`);
+  await page.goto(
+    `${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
+  );
   await page.waitForSelector('[data-compared=yes] [data-testid=chart-USD][data-drawn=yes]');
   // Nothing may move the chart between measuring a bar and clicking it: every request of the page
   // answered (comparisons, tags, the project picker's names). CI once clicked where a bar had been.
   await page.waitForSelector('select[name=project] option:nth-child(2)', { state: 'attached' });
   await page.locator('[data-testid=chart-USD]').scrollIntoViewIfNeeded();
-  const shown = await page.$eval('[data-testid=chart-USD] .plot', (host) => (host as unknown as { plot: { series: { label: string }[] } }).plot.series.slice(1).map((s) => s.label));
-  const cells = (await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["day", "model"], unit: USD) { keys tasks totals { amount } } }`, { f: october.from, t: october.to })).body.data.spendReport as Array<{ keys: string[]; tasks: number; totals: { amount: string }[] }>;
-  const largest = cells.filter((c) => shown.includes(c.keys[1]!)).sort((a, b) => Number(b.totals[0]!.amount) - Number(a.totals[0]!.amount))[0]!;
+  const shown = await page.$eval('[data-testid=chart-USD] .plot', (host) =>
+    (host as unknown as { plot: { series: { label: string }[] } }).plot.series.slice(1).map((s) => s.label),
+  );
+  const cells = (
+    await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($f: DateTime!, $t: DateTime!) {
+          spendReport(from: $f, to: $t, groupBy: ["day", "model"], unit: USD) {
+            keys
+            tasks
+            totals {
+              amount
+            }
+          }
+        }
+      `,
+      { f: october.from, t: october.to },
+    )
+  ).body.data.spendReport as Array<{ keys: string[]; tasks: number; totals: { amount: string }[] }>;
+  const largest = cells
+    .filter((c) => shown.includes(c.keys[1]!))
+    .sort((a, b) => Number(b.totals[0]!.amount) - Number(a.totals[0]!.amount))[0]!;
   const [dayOf, model] = largest.keys as [string, string];
   // Where that band is drawn: the middle of its segment of the day's stacked bar.
   const point = await page.$eval(
     '[data-testid=chart-USD] .plot',
     (host, [d, m]) => {
-      const u = (host as unknown as { plot: { series: { label: string }[]; data: number[][]; over: { getBoundingClientRect(): { left: number; top: number } }; valToPos(v: number, s: string): number } }).plot;
+      const u = (
+        host as unknown as {
+          plot: {
+            series: { label: string }[];
+            data: number[][];
+            over: { getBoundingClientRect(): { left: number; top: number } };
+            valToPos(v: number, s: string): number;
+          };
+        }
+      ).plot;
       const s = u.series.findIndex((x) => x.label === m);
       const i = u.data[0]!.indexOf(Date.parse(`${d}T00:00:00Z`) / 1000);
       const top = u.data[s]![i]!;
@@ -140,17 +209,26 @@ test('clicking the largest bar lists exactly that day\'s tasks of that model (co
     },
     [dayOf, model],
   );
-  expect(await page.evaluate<string>(`document.elementFromPoint(${point.x}, ${point.y})?.className ?? ''`)).toMatch(/u-over/);
+  expect(await page.evaluate<string>(`document.elementFromPoint(${point.x}, ${point.y})?.className ?? ''`)).toMatch(
+    /u-over/,
+  );
   await page.mouse.click(point.x, point.y);
   await page.waitForSelector('[data-ready=tasks]');
   expect(page.url()).toContain(`model=${model}`);
   expect(await page.getAttribute('[data-testid=task-totals]', 'data-tasks')).toBe(String(largest.tasks));
-  expect(await page.getAttribute('[data-testid=task-totals] [data-total-unit=USD]', 'data-amount')).toBe(largest.totals[0]!.amount);
-  expect(await page.$$eval('[data-testid=chips] li', (lis) => lis.map((li) => li.getAttribute('data-filter')))).toEqual(['from', 'to', 'model', 'posted']);
+  expect(await page.getAttribute('[data-testid=task-totals] [data-total-unit=USD]', 'data-amount')).toBe(
+    largest.totals[0]!.amount,
+  );
+  expect(await page.$$eval('[data-testid=chips] li', (lis) => lis.map((li) => li.getAttribute('data-filter')))).toEqual(
+    ['from', 'to', 'model', 'posted'],
+  );
   // Removing the model chip widens the list to every model of that day.
   await page.click('[data-testid=chips] li[data-filter=model] button');
   await page.waitForFunction(`!location.hash.includes('model=')`);
-  const [dayTotal] = await report({ f: `${dayOf}T00:00:00Z`, t: new Date(Date.parse(`${dayOf}T00:00:00Z`) + 86_400_000).toISOString() });
+  const [dayTotal] = await report({
+    f: `${dayOf}T00:00:00Z`,
+    t: new Date(Date.parse(`${dayOf}T00:00:00Z`) + 86_400_000).toISOString(),
+  });
   await page.waitForSelector(`[data-ready=tasks] [data-testid=task-totals][data-tasks="${dayTotal!.tasks}"]`);
   await page.close();
 }, 90_000);
@@ -162,7 +240,9 @@ test('the overview shows once its early warning answered too: nothing arrives la
     if (/query Early\b/.test(route.request().postData() ?? '')) await new Promise((r) => setTimeout(r, 1500));
     await route.continue();
   });
-  await page.goto(`${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`);
+  await page.goto(
+    `${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
+  );
   await page.waitForSelector('[data-testid=chart-USD][data-drawn=yes]');
   expect(await page.$('[data-testid=early-warning] [data-testid=at-risk]')).not.toBeNull();
   const top = () => page.$eval('[data-testid=chart-USD]', (e) => e.getBoundingClientRect().top);
@@ -174,20 +254,55 @@ test('the overview shows once its early warning answered too: nothing arrives la
 
 test('a top list row opens its tasks; a key shows its name beside its prefix; the API refuses hostile filters with a 400', async () => {
   const page = await admin();
-  await page.goto(`${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`);
+  await page.goto(
+    `${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
+  );
   await page.waitForSelector('[data-ready=overview]');
   const first = page.locator('[data-testid=top-projects] tr[data-key] a').first();
   const name = await first.textContent();
   await first.click();
   await page.waitForSelector('[data-ready=tasks]');
   expect(await page.textContent('[data-testid=chips] li[data-filter=project]')).toContain(name!);
-  const projects = (await graphql(gw, ADMIN, `{ projects { id name apiKeys { prefix name } } }`)).body.data.projects as unknown as Array<{ id: string; name: string; apiKeys: { prefix: string; name: string }[] }>;
+  const projects = (
+    await graphql(
+      gw,
+      ADMIN,
+      `
+        {
+          projects {
+            id
+            name
+            apiKeys {
+              prefix
+              name
+            }
+          }
+        }
+      `,
+    )
+  ).body.data.projects as unknown as Array<{ id: string; name: string; apiKeys: { prefix: string; name: string }[] }>;
   const named = projects.find((p) => p.apiKeys.length)!;
   await page.goto(`${gw.url}/console/#/tasks?key=${named.apiKeys[0]!.prefix}`);
   await page.waitForSelector('[data-ready=tasks]');
-  expect(await page.textContent('[data-testid=chips] li[data-filter=key]')).toBe(`key: search backend · ${named.apiKeys[0]!.prefix}×`);
-  const hostile = await graphql(gw, ADMIN, `query($u: [String!]) { taskTotals(filter: { users: $u }) { tasks } }`, { u: Array.from({ length: 101 }, (_, i) => `u${i}`) });
-  expect(hostile.body.errors![0]).toMatchObject({ message: 'filter.users: at most 100 values', extensions: { code: 'BAD_USER_INPUT' } });
+  expect(await page.textContent('[data-testid=chips] li[data-filter=key]')).toBe(
+    `key: search backend · ${named.apiKeys[0]!.prefix}×`,
+  );
+  const hostile = await graphql(
+    gw,
+    ADMIN,
+    `
+      query ($u: [String!]) {
+        taskTotals(filter: { users: $u }) {
+          tasks
+        }
+      }
+    `,
+    { u: Array.from({ length: 101 }, (_, i) => `u${i}`) },
+  );
+  expect(hostile.body.errors![0]).toMatchObject({
+    message: 'filter.users: at most 100 values',
+    extensions: { code: 'BAD_USER_INPUT' },
+  });
   const csv = await http(`${gw.url}/reports/spend.csv?from=${october.from}&to=${october.to}`);
   expect(csv.status).toBe(401); // a download without the session's cookie or a token is refused
   await page.close();

@@ -37,10 +37,17 @@ test('the change against the previous period: a percentage between positive amou
 });
 
 test('rounding is exact and half away from zero, for any decimal (fast-check against decimal.js)', () => {
-  const decimal = fc.tuple(fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }), fc.integer({ min: 0, max: 12 })).map(([v, scale]) => new Decimal(v.toString()).div(new Decimal(10).pow(scale)).toFixed(scale));
+  const decimal = fc
+    .tuple(fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }), fc.integer({ min: 0, max: 12 }))
+    .map(([v, scale]) => new Decimal(v.toString()).div(new Decimal(10).pow(scale)).toFixed(scale));
   fc.assert(
     fc.property(decimal, fc.integer({ min: 0, max: 6 }), (amount, places) => {
-      expect(round(amount, places)).toBe(new Decimal(amount).toDecimalPlaces(places, Decimal.ROUND_HALF_UP).toFixed(places).replace(/^-(0\.?0*)$/, '$1'));
+      expect(round(amount, places)).toBe(
+        new Decimal(amount)
+          .toDecimalPlaces(places, Decimal.ROUND_HALF_UP)
+          .toFixed(places)
+          .replace(/^-(0\.?0*)$/, '$1'),
+      );
     }),
     { numRuns: 2000 },
   );

@@ -17,7 +17,17 @@ import { emailMessage } from '../../src/alerts/email-message.js';
 import { slackText, TEST_EVENT } from '../../src/alerts/webhook-message.js';
 import { chatBody } from '../support/builders.js';
 import { receiver } from '../support/receiver.js';
-import { ADMIN, eventually, freshDatabase, gateway, graphql, http, projectWithKey, submitChat, submitGeneration } from '../support/harness.js';
+import {
+  ADMIN,
+  eventually,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  projectWithKey,
+  submitChat,
+  submitGeneration,
+} from '../support/harness.js';
 
 let gw: Gateway;
 let browser: Browser;
@@ -29,26 +39,60 @@ let reviewTaskId: string;
 /** An owner's personal access token: every page, tokens included. */
 let owner: string;
 
-const PAGES = ['overview', 'budgets', 'tasks', 'review', 'prices', 'alerts', 'months', 'reconciliation', 'people', 'tokens', 'audit'];
+const PAGES = [
+  'overview',
+  'budgets',
+  'tasks',
+  'review',
+  'prices',
+  'alerts',
+  'months',
+  'reconciliation',
+  'people',
+  'tokens',
+  'audit',
+];
 
 beforeAll(async () => {
   hooks = await receiver();
   others = await receiver();
-  gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '100', UPSTREAM_TIMEOUT_MS: '400', UPSTREAM_CONNECT_TIMEOUT_MS: '200', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+  gw = await gateway(await freshDatabase(), {
+    SIMULATOR_DELAY_MS: '100',
+    UPSTREAM_TIMEOUT_MS: '400',
+    UPSTREAM_CONNECT_TIMEOUT_MS: '200',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  });
   browser = await openBrowser();
   p = await projectWithKey(gw, 'search-team');
   const chat = await submitChat(gw, p.key, chatBody());
   expect(chat.status).toBe(200);
   chatTaskId = String(chat.body.data.taskId);
-  expect((await submitGeneration(gw, p.key, { model: 'seedream-4.0', prompt: 'a fox', resolution: '2K' })).status).toBe(200);
+  expect((await submitGeneration(gw, p.key, { model: 'seedream-4.0', prompt: 'a fox', resolution: '2K' })).status).toBe(
+    200,
+  );
   await http(`${gw.simulatorUrl}/__sim/config`, { body: { resetRate: 1 } });
   const unknown = await submitGeneration(gw, p.key, { model: 'seedream-4.0', prompt: 'a fox', resolution: '2K' });
   await http(`${gw.simulatorUrl}/__sim/config`, { body: { resetRate: 0 } });
   reviewTaskId = unknown.body.details.gatewayTaskId as string;
-  const person = await gw.app.get(PeopleService).invite('owner@example.com', { role: 'OWNER', projectIds: null }, 'test');
+  const person = await gw.app
+    .get(PeopleService)
+    .invite('owner@example.com', { role: 'OWNER', projectIds: null }, 'test');
   owner = (await gw.app.get(TokensService).create({ personId: person.id }, 'browser')).secret;
   await eventually(async () => {
-    const t = await graphql(gw, ADMIN, `query($t: ID!) { task(taskId: $t) { charge { amount } } }`, { t: chatTaskId });
+    const t = await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($t: ID!) {
+          task(taskId: $t) {
+            charge {
+              amount
+            }
+          }
+        }
+      `,
+      { t: chatTaskId },
+    );
     return t.body.data.task?.charge;
   }, 20_000);
 }, 120_000);
@@ -61,7 +105,10 @@ afterAll(async () => {
 });
 
 async function page(options: { width?: number; height?: number; dark?: boolean } = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 900 }, colorScheme: options.dark ? 'dark' : 'light' });
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1280, height: options.height ?? 900 },
+    colorScheme: options.dark ? 'dark' : 'light',
+  });
   return context.newPage();
 }
 
@@ -71,8 +118,18 @@ const open = async (pg: Page, route: string) => {
 };
 
 async function seriousViolations(pg: Page): Promise<string[]> {
-  const result = await new AxeBuilder({ page: pg as never }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+  const result = await new AxeBuilder({ page: pg as never })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+    .analyze();
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) =>
+        `${v.id}: ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    );
 }
 
 test('axe-core: no serious or critical violation on any page, signed out and in, light and dark', async () => {
@@ -84,8 +141,12 @@ test('axe-core: no serious or critical violation on any page, signed out and in,
     if (!dark) {
       // The check sees what it should: an unlabelled field and faint text are serious violations
       // (styled through the CSSOM: the gateway's CSP refuses inline style attributes).
-      await pg.evaluate(`document.querySelector('.sign-in').insertAdjacentHTML('afterbegin', '<div id="probe"><input><p>faint text</p></div>'); document.querySelector('#probe p').style.color = '#bbb'`);
-      expect((await seriousViolations(pg)).map((v) => v.split(':')[0])).toEqual(expect.arrayContaining(['label', 'color-contrast']));
+      await pg.evaluate(
+        `document.querySelector('.sign-in').insertAdjacentHTML('afterbegin', '<div id="probe"><input><p>faint text</p></div>'); document.querySelector('#probe p').style.color = '#bbb'`,
+      );
+      expect((await seriousViolations(pg)).map((v) => v.split(':')[0])).toEqual(
+        expect.arrayContaining(['label', 'color-contrast']),
+      );
       await pg.evaluate(`document.getElementById('probe').remove()`);
     }
     await signIn(pg, gw.url, owner);
@@ -146,7 +207,7 @@ test('a keyboard alone signs in, changes the range and opens a task', async () =
   await pg.context().close();
 }, 60_000);
 
-test('a budget set, changed and deleted from the console equals the API\'s view; a refusal shows the API\'s message', async () => {
+test("a budget set, changed and deleted from the console equals the API's view; a refusal shows the API's message", async () => {
   const pg = await page();
   await signIn(pg, gw.url, ADMIN);
   await pg.selectOption('select[name=project]', p.projectId);
@@ -162,7 +223,25 @@ test('a budget set, changed and deleted from the console equals the API\'s view;
   await form.locator('button[type=submit]').click();
   const card = pg.locator('article.budget');
   await card.waitFor();
-  const api = async () => (await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId limit period hard thresholds } }`, { p: p.projectId })).body.data.budgetStatus;
+  const api = async () =>
+    (
+      await graphql(
+        gw,
+        ADMIN,
+        `
+          query ($p: ID!) {
+            budgetStatus(projectId: $p) {
+              budgetId
+              limit
+              period
+              hard
+              thresholds
+            }
+          }
+        `,
+        { p: p.projectId },
+      )
+    ).body.data.budgetStatus;
   const [made] = await api();
   expect(made).toMatchObject({ limit: '0.25', period: 'WEEKLY', hard: true, thresholds: [50, 90] });
   await card.locator('summary:has-text("Change or delete")').click();
@@ -172,7 +251,8 @@ test('a budget set, changed and deleted from the console equals the API\'s view;
   await pg.waitForSelector('article.budget h3:has-text("$1.50")');
   expect(await api()).toEqual([{ ...made, limit: '1.5', hard: false }]);
   pg.once('dialog', (d) => void d.accept());
-  if ((await pg.locator('article.budget details.change-budget').getAttribute('open')) === null) await pg.locator('article.budget summary:has-text("Change or delete")').click();
+  if ((await pg.locator('article.budget details.change-budget').getAttribute('open')) === null)
+    await pg.locator('article.budget summary:has-text("Change or delete")').click();
   await pg.locator('article.budget button:has-text("Delete budget")').click();
   await pg.waitForSelector('article.budget', { state: 'detached' });
   expect(await api()).toEqual([]);
@@ -180,7 +260,20 @@ test('a budget set, changed and deleted from the console equals the API\'s view;
 }, 60_000);
 
 test('a webhook endpoint added, sent a test event and disabled from the console; only that endpoint gets the test', async () => {
-  const other = await graphql(gw, ADMIN, `mutation($u: String!) { createWebhookEndpoint(url: $u) { endpoint { id } } }`, { u: others.url });
+  const other = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($u: String!) {
+        createWebhookEndpoint(url: $u) {
+          endpoint {
+            id
+          }
+        }
+      }
+    `,
+    { u: others.url },
+  );
   expect(other.body.errors).toBeUndefined();
   const pg = await page();
   await signIn(pg, gw.url, ADMIN);
@@ -196,34 +289,109 @@ test('a webhook endpoint added, sent a test event and disabled from the console;
   await pg.click('form.new-endpoint button[type=submit]');
   await pg.waitForSelector('[data-testid=new-secret]');
   expect(await pg.inputValue('[data-testid=new-secret] input')).toMatch(/^whsec_/);
-  const endpoints = (await graphql(gw, ADMIN, `{ webhookEndpoints { id url projectId events enabled } }`)).body.data.webhookEndpoints as Array<{ id: string; url: string }>;
+  const endpoints = (
+    await graphql(
+      gw,
+      ADMIN,
+      `
+        {
+          webhookEndpoints {
+            id
+            url
+            projectId
+            events
+            enabled
+          }
+        }
+      `,
+    )
+  ).body.data.webhookEndpoints as Array<{ id: string; url: string }>;
   const mine = endpoints.find((e) => e.url === hooks.url)!;
   expect(mine).toMatchObject({ projectId: p.projectId, events: ['budget.exhausted'], enabled: true });
   const row = pg.locator(`tr[data-endpoint="${mine.id}"]`);
   await row.locator('button:has-text("send a test event")').click();
   await pg.waitForSelector('text=Test event queued');
   const delivered = await eventually(async () => hooks.received[0]);
-  expect(JSON.parse(delivered.body)).toMatchObject({ type: 'webhook.test', data: { endpointId: mine.id, project: { id: p.projectId, name: 'search-team' } } });
+  expect(JSON.parse(delivered.body)).toMatchObject({
+    type: 'webhook.test',
+    data: { endpointId: mine.id, project: { id: p.projectId, name: 'search-team' } },
+  });
   await new Promise((r) => setTimeout(r, 500));
   expect(others.received).toEqual([]);
   await row.locator('button:has-text("disable")').click();
   await row.locator('text=disabled').waitFor();
-  expect((await graphql(gw, ADMIN, `{ webhookEndpoints { id enabled } }`)).body.data.webhookEndpoints).toContainEqual({ id: mine.id, enabled: false });
+  expect(
+    (
+      await graphql(
+        gw,
+        ADMIN,
+        `
+          {
+            webhookEndpoints {
+              id
+              enabled
+            }
+          }
+        `,
+      )
+    ).body.data.webhookEndpoints,
+  ).toContainEqual({ id: mine.id, enabled: false });
   // A disabled endpoint gets no test event: a 400 in the one error shape, nothing queued.
-  const refused = await graphql(gw, ADMIN, `mutation($e: ID!) { sendTestWebhook(id: $e) }`, { e: mine.id });
-  expect(refused.body.errors![0]).toMatchObject({ message: 'the endpoint is disabled: enable it before sending a test event', extensions: { code: 'BAD_USER_INPUT' } });
+  const refused = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($e: ID!) {
+        sendTestWebhook(id: $e)
+      }
+    `,
+    { e: mine.id },
+  );
+  expect(refused.body.errors![0]).toMatchObject({
+    message: 'the endpoint is disabled: enable it before sending a test event',
+    extensions: { code: 'BAD_USER_INPUT' },
+  });
   // Slack and e-mail read a test event as one; a project's name cannot carry Slack markup.
-  const event = { type: TEST_EVENT, timestamp: '2026-11-25T00:00:00Z', data: { project: { id: p.projectId, name: '<!channel> team' }, endpointId: mine.id, eventId: 'msg_1' } };
-  expect(slackText(event as never)).toBe(':white_check_mark: A test event from spendgate for &lt;!channel&gt; team: this channel receives its alerts.');
+  const event = {
+    type: TEST_EVENT,
+    timestamp: '2026-11-25T00:00:00Z',
+    data: { project: { id: p.projectId, name: '<!channel> team' }, endpointId: mine.id, eventId: 'msg_1' },
+  };
+  expect(slackText(event as never)).toBe(
+    ':white_check_mark: A test event from spendgate for &lt;!channel&gt; team: this channel receives its alerts.',
+  );
   expect(emailMessage(JSON.stringify(event)).subject).toBe('Test event from spendgate (project <!channel> team)');
   await pg.context().close();
 }, 60_000);
 
 test('the page defects a newcomer found: chat charge labels, rates in force, review count, budgets at risk', async () => {
-  const set = await graphql(gw, ADMIN, `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "0.07", period: MONTHLY, hard: false) }`, { p: p.projectId });
+  const set = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($p: ID!) {
+        setBudget(projectId: $p, unit: USD, limit: "0.07", period: MONTHLY, hard: false)
+      }
+    `,
+    { p: p.projectId },
+  );
   expect(set.body.errors).toBeUndefined();
-  const risks = await graphql(gw, ADMIN, `{ budgetsAtRisk { projectName usedPercent forecastSpend } }`);
-  expect(risks.body).toEqual({ data: { budgetsAtRisk: [{ projectName: 'search-team', usedPercent: '171.4', forecastSpend: null }] } });
+  const risks = await graphql(
+    gw,
+    ADMIN,
+    `
+      {
+        budgetsAtRisk {
+          projectName
+          usedPercent
+          forecastSpend
+        }
+      }
+    `,
+  );
+  expect(risks.body).toEqual({
+    data: { budgetsAtRisk: [{ projectName: 'search-team', usedPercent: '171.4', forecastSpend: null }] },
+  });
   const pg = await page();
   await signIn(pg, gw.url, ADMIN);
   await pg.waitForSelector('[data-ready=overview]');
@@ -233,7 +401,22 @@ test('the page defects a newcomer found: chat charge labels, rates in force, rev
   // The review queue's size beside its link.
   expect(await pg.textContent('nav a[href="#/review"] [data-testid=review-count]')).toBe('1');
   // A chat task settled from the vendor's reported usage is exact, not an estimate.
-  const task = (await graphql(gw, ADMIN, `query($t: ID!) { task(taskId: $t) { charge { exactness } } }`, { t: chatTaskId })).body.data.task;
+  const task = (
+    await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($t: ID!) {
+          task(taskId: $t) {
+            charge {
+              exactness
+            }
+          }
+        }
+      `,
+      { t: chatTaskId },
+    )
+  ).body.data.task;
   expect(task.charge.exactness).toBe('EXACT');
   await open(pg, 'tasks');
   expect(await pg.textContent(`tr[data-testid="task-${chatTaskId}"]`)).not.toMatch(/estimate/);
@@ -242,7 +425,9 @@ test('the page defects a newcomer found: chat charge labels, rates in force, rev
   expect(await pg.textContent('[data-testid=net]')).not.toMatch(/estimate/);
   // The rates in force on a fresh start, veo-3.1's among them.
   await open(pg, 'prices');
-  expect(await pg.$$eval('[data-testid=rates-in-force] tr[data-model="veo-3.1"]', (trs) => trs.length)).toBeGreaterThan(0);
+  expect(await pg.$$eval('[data-testid=rates-in-force] tr[data-model="veo-3.1"]', (trs) => trs.length)).toBeGreaterThan(
+    0,
+  );
   expect(await pg.textContent('[data-testid=price-diff-none], .none')).toMatch(/Only one version so far/);
   void reviewTaskId;
   await pg.context().close();

@@ -14,7 +14,18 @@ import { openBrowser, outsideRequests, signIn } from '../../bench/browser.js';
 import type { Gateway } from '../../src/bootstrap.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/console/web-pages.js';
 import { Decimal } from '../../src/pricing/money.js';
-import { ADMIN, eventually, freshDatabase, gateway, graphql, http, keyWithTags, projectWithKey, sql, submitGeneration } from '../support/harness.js';
+import {
+  ADMIN,
+  eventually,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  keyWithTags,
+  projectWithKey,
+  sql,
+  submitGeneration,
+} from '../support/harness.js';
 
 let gw: Gateway;
 let browser: Browser;
@@ -28,7 +39,22 @@ const image = { model: 'seedream-4.0', prompt: 'a red fox', resolution: '2K' };
 
 async function settled(projectId: string, count: number): Promise<void> {
   await eventually(async () => {
-    const res = await graphql(gw, ADMIN, `query($p: [ID!]) { tasks(first: 50, filter: { projectIds: $p, statuses: ["ready"] }) { edges { node { taskId } } } }`, { p: [projectId] });
+    const res = await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($p: [ID!]) {
+          tasks(first: 50, filter: { projectIds: $p, statuses: ["ready"] }) {
+            edges {
+              node {
+                taskId
+              }
+            }
+          }
+        }
+      `,
+      { p: [projectId] },
+    );
     return res.body.data.tasks.edges.length >= count;
   }, 20_000);
 }
@@ -51,13 +77,25 @@ const go = async (page: Page, route: string, ready: string) => {
 };
 
 beforeAll(async () => {
-  gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '100', UPSTREAM_TIMEOUT_MS: '400', UPSTREAM_CONNECT_TIMEOUT_MS: '200' });
+  gw = await gateway(await freshDatabase(), {
+    SIMULATOR_DELAY_MS: '100',
+    UPSTREAM_TIMEOUT_MS: '400',
+    UPSTREAM_CONNECT_TIMEOUT_MS: '200',
+  });
   browser = await openBrowser();
   a = await projectWithKey(gw, 'search-team');
   b = await projectWithKey(gw, 'video-team');
   const tagged = await keyWithTags(gw, a.projectId, ['team=search']);
-  for (const [key, user] of [[a.key, 'customer-1'], [tagged, 'customer-2'], [tagged, 'customer-1'], [b.key, 'customer-9']] as const) {
-    expect((await submitGeneration(gw, key, image, { 'x-spendgate-user': user, 'x-spendgate-tags': 'feature=summaries' })).status).toBe(200);
+  for (const [key, user] of [
+    [a.key, 'customer-1'],
+    [tagged, 'customer-2'],
+    [tagged, 'customer-1'],
+    [b.key, 'customer-9'],
+  ] as const) {
+    expect(
+      (await submitGeneration(gw, key, image, { 'x-spendgate-user': user, 'x-spendgate-tags': 'feature=summaries' }))
+        .status,
+    ).toBe(200);
   }
   await settled(a.projectId, 3);
   await settled(b.projectId, 1);
@@ -80,7 +118,9 @@ test('served by the gateway: / leads to /console/, a strict CSP, and GraphiQL re
   expect(missing.status).toBe(404);
 
   const { page, outside, violations } = await newPage();
-  const introspection = page.waitForResponse(async (r) => r.url() === `${gw.url}/graphql` && (await r.text()).includes('"__schema"'));
+  const introspection = page.waitForResponse(
+    async (r) => r.url() === `${gw.url}/graphql` && (await r.text()).includes('"__schema"'),
+  );
   await page.goto(`${gw.url}/graphiql`);
   await page.waitForSelector('.graphiql-container');
   expect((await introspection).status()).toBe(200);
@@ -96,23 +136,77 @@ test('admin: every page renders from the gateway alone; the overview equals spen
   await page.waitForSelector('[data-ready=overview]');
   await page.waitForSelector('[data-testid=chart-USD][data-drawn=yes]');
 
-  const report = async (from: string, to: string) => (await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t) { totals { unit amount } } }`, { f: from, t: to })).body.data.spendReport[0].totals[0].amount;
+  const report = async (from: string, to: string) =>
+    (
+      await graphql(
+        gw,
+        ADMIN,
+        `
+          query ($f: DateTime!, $t: DateTime!) {
+            spendReport(from: $f, to: $t) {
+              totals {
+                unit
+                amount
+              }
+            }
+          }
+        `,
+        { f: from, t: to },
+      )
+    ).body.data.spendReport[0].totals[0].amount;
   const shown = (id: string) => page.getAttribute(`[data-testid=${id}-USD]`, 'data-amount');
   expect(await shown('today')).toBe(await report(day(0), day(1)));
   expect(await shown('range')).toBe(await report(day(-29), day(1)));
   expect(await shown('today')).toBe('0.24'); // four 2K images at 0.06
-  const top = await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["project"], unit: USD, orderBy: AMOUNT_DESC, first: 5) { keys totals { amount } } }`, { f: day(-29), t: day(1) });
-  const rows = await page.$$eval('[data-testid=top-projects] tr', (trs) => trs.map((tr) => [tr.querySelector('.key')!.textContent, tr.querySelector('[data-amount]')!.getAttribute('data-amount')]));
-  expect(rows).toEqual(top.body.data.spendReport.map((r: { keys: string[]; totals: { amount: string }[] }) => [r.keys[0], r.totals[0]!.amount]));
+  const top = await graphql(
+    gw,
+    ADMIN,
+    `
+      query ($f: DateTime!, $t: DateTime!) {
+        spendReport(from: $f, to: $t, groupBy: ["project"], unit: USD, orderBy: AMOUNT_DESC, first: 5) {
+          keys
+          totals {
+            amount
+          }
+        }
+      }
+    `,
+    { f: day(-29), t: day(1) },
+  );
+  const rows = await page.$$eval('[data-testid=top-projects] tr', (trs) =>
+    trs.map((tr) => [
+      tr.querySelector('.key')!.textContent,
+      tr.querySelector('[data-amount]')!.getAttribute('data-amount'),
+    ]),
+  );
+  expect(rows).toEqual(
+    top.body.data.spendReport.map((r: { keys: string[]; totals: { amount: string }[] }) => [
+      r.keys[0],
+      r.totals[0]!.amount,
+    ]),
+  );
   expect(await page.textContent('[data-testid=top-users]')).toContain('customer-1');
   expect(await page.textContent('[data-testid=top-tags]')).toContain('summaries');
 
-  for (const [route, ready] of [['budgets', 'budgets'], ['tasks', 'tasks'], ['review', 'review'], ['prices', 'prices'], ['alerts', 'alerts'], ['months', 'months'], ['reconciliation', 'reconciliation']]) await go(page, route!, ready!);
+  for (const [route, ready] of [
+    ['budgets', 'budgets'],
+    ['tasks', 'tasks'],
+    ['review', 'review'],
+    ['prices', 'prices'],
+    ['alerts', 'alerts'],
+    ['months', 'months'],
+    ['reconciliation', 'reconciliation'],
+  ])
+    await go(page, route!, ready!);
   expect(outside).toEqual([]);
   expect(violations).toEqual([]);
 
   // The token is kept nowhere the page can read: the session is an HttpOnly cookie, never in the URL.
-  expect(await page.evaluate(`[sessionStorage.length, localStorage.length, document.cookie, location.href.includes('token')]`)).toEqual([0, 0, '', false]);
+  expect(
+    await page.evaluate(
+      `[sessionStorage.length, localStorage.length, document.cookie, location.href.includes('token')]`,
+    ),
+  ).toEqual([0, 0, '', false]);
   const cookies = await page.context().cookies();
   expect(cookies.find((c) => c.name === 'sg_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
   // Sign-out ends the session on the server: a reload finds no session.
@@ -155,7 +249,16 @@ test('a project key sees its own project read-only: no admin actions, and the AP
 }, 60_000);
 
 test('a budget refusal shows on the budgets page', async () => {
-  await graphql(gw, ADMIN, `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "0.2", period: MONTHLY, hard: true, thresholds: [50]) }`, { p: b.projectId });
+  await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($p: ID!) {
+        setBudget(projectId: $p, unit: USD, limit: "0.2", period: MONTHLY, hard: true, thresholds: [50])
+      }
+    `,
+    { p: b.projectId },
+  );
   let status = 200;
   for (let i = 0; i < 6 && status !== 402; i++) status = (await submitGeneration(gw, b.key, image)).status;
   expect(status).toBe(402);
@@ -167,8 +270,21 @@ test('a budget refusal shows on the budgets page', async () => {
   await card.locator('li.refused').waitFor();
   expect(await card.locator('li.refused').textContent()).toMatch(/refused a submission/);
   expect(await card.textContent()).toMatch(/crossed 50 %/);
-  const api = await graphql(gw, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { remaining } }`, { p: b.projectId });
-  expect(await card.locator('[data-testid=remaining]').getAttribute('data-amount')).toBe(api.body.data.budgetStatus[0].remaining);
+  const api = await graphql(
+    gw,
+    ADMIN,
+    `
+      query ($p: ID!) {
+        budgetStatus(projectId: $p) {
+          remaining
+        }
+      }
+    `,
+    { p: b.projectId },
+  );
+  expect(await card.locator('[data-testid=remaining]').getAttribute('data-amount')).toBe(
+    api.body.data.budgetStatus[0].remaining,
+  );
   // A budget minutes old has no history to forecast from: the card says so (decisions §15).
   expect(await card.locator('[data-testid=forecast]').textContent()).toBe('not enough history yet');
   await page.close();
@@ -191,9 +307,32 @@ test('resolving a review-queue task in the console appends to the ledger', async
   await page.click('form.resolve button[type=submit]');
   await page.waitForSelector('[data-testid=resolution]');
   expect(await page.textContent('[data-testid=resolution]')).toMatch(/release — vendor confirmed it never ran/);
-  const task = await graphql(gw, ADMIN, `query($t: ID!) { task(taskId: $t) { needsReview ledgerEntries { kind amount } } }`, { t: taskId });
-  expect(task.body.data.task).toEqual({ needsReview: false, ledgerEntries: [{ kind: 'hold', amount: '0.06' }, { kind: 'release', amount: '0.06' }] });
-  expect(await page.$$eval('[data-testid=ledger] td[data-amount]', (tds) => tds.map((td) => td.getAttribute('data-amount')))).toEqual(['0.06', '0.06']);
+  const task = await graphql(
+    gw,
+    ADMIN,
+    `
+      query ($t: ID!) {
+        task(taskId: $t) {
+          needsReview
+          ledgerEntries {
+            kind
+            amount
+          }
+        }
+      }
+    `,
+    { t: taskId },
+  );
+  expect(task.body.data.task).toEqual({
+    needsReview: false,
+    ledgerEntries: [
+      { kind: 'hold', amount: '0.06' },
+      { kind: 'release', amount: '0.06' },
+    ],
+  });
+  expect(
+    await page.$$eval('[data-testid=ledger] td[data-amount]', (tds) => tds.map((td) => td.getAttribute('data-amount'))),
+  ).toEqual(['0.06', '0.06']);
   await go(page, 'review', 'review');
   expect(await page.$(`tr[data-testid="task-${taskId}"]`)).toBeNull();
   await page.close();
@@ -208,16 +347,24 @@ test('the price book shows what a version published from the console changed', a
   await page.click('form.publish button[type=submit]');
   await page.waitForSelector('text=Published version 2.');
   await page.waitForSelector('[data-testid=price-diff]');
-  const diff = await page.$$eval('[data-testid=price-diff] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  const diff = await page.$$eval('[data-testid=price-diff] tbody tr', (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)),
+  );
   expect(diff).toEqual([['seedream-4.0 · image · 2K', '0.06', '0.07', 'USD per image']]);
   await page.close();
 }, 60_000);
 
-test('reconciliation: a statement uploaded from the file picker, its summary, the vendor\'s figure taken and a difference disputed', async () => {
+test("reconciliation: a statement uploaded from the file picker, its summary, the vendor's figure taken and a difference disputed", async () => {
   // The statement the vendor would send for what settled, one task billed 0.01 more and one task that is not ours.
-  const billed = (await sql(gw, `SELECT upstream_task_id::text AS v, model, accepted_at, charge_amount::text AS amount, unit::text FROM task WHERE settled_at IS NOT NULL AND charge_amount <> 0 ORDER BY id`)) as Array<{ v: string; model: string; accepted_at: Date; amount: string; unit: string }>;
+  const billed = (await sql(
+    gw,
+    `SELECT upstream_task_id::text AS v, model, accepted_at, charge_amount::text AS amount, unit::text FROM task WHERE settled_at IS NOT NULL AND charge_amount <> 0 ORDER BY id`,
+  )) as Array<{ v: string; model: string; accepted_at: Date; amount: string; unit: string }>;
   expect(billed.length).toBeGreaterThanOrEqual(4);
-  const lines = billed.map((t, i) => `${t.v},${t.model},${t.accepted_at.toISOString()},${i === 0 ? new Decimal(t.amount).plus('0.01').toFixed() : t.amount},${t.unit}`);
+  const lines = billed.map(
+    (t, i) =>
+      `${t.v},${t.model},${t.accepted_at.toISOString()},${i === 0 ? new Decimal(t.amount).plus('0.01').toFixed() : t.amount},${t.unit}`,
+  );
   lines.push(`777000001,seedream-4.0,${billed[0]!.accepted_at.toISOString()},0.06,USD`);
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'spendgate-console-')), 'vendor-november.csv');
   writeFileSync(file, `task_id,model,time,amount,unit\n${lines.join('\n')}\n`);
@@ -229,16 +376,30 @@ test('reconciliation: a statement uploaded from the file picker, its summary, th
   await page.click('form.upload button[type=submit]');
   await page.waitForSelector(`text=Imported ${billed.length + 1} new rows.`);
   await page.waitForSelector('[data-testid=classes]');
-  const classes = await page.$$eval('[data-testid=classes] tbody tr', (trs) => trs.map((tr) => [tr.getAttribute('data-class'), tr.querySelectorAll('td')[1]!.textContent]));
-  expect(classes).toEqual(expect.arrayContaining([['matched', String(billed.length - 1)], ['amount_differs', '1'], ['billed_not_ours', '1']]));
-  expect(await page.textContent('h2:has-text("Summary")')).toMatch(new RegExp(`${((100 * (billed.length - 1)) / (billed.length + 1)).toFixed(1)} % matched`));
+  const classes = await page.$$eval('[data-testid=classes] tbody tr', (trs) =>
+    trs.map((tr) => [tr.getAttribute('data-class'), tr.querySelectorAll('td')[1]!.textContent]),
+  );
+  expect(classes).toEqual(
+    expect.arrayContaining([
+      ['matched', String(billed.length - 1)],
+      ['amount_differs', '1'],
+      ['billed_not_ours', '1'],
+    ]),
+  );
+  expect(await page.textContent('h2:has-text("Summary")')).toMatch(
+    new RegExp(`${((100 * (billed.length - 1)) / (billed.length + 1)).toFixed(1)} % matched`),
+  );
 
   // Only what differs in amount: take the vendor's figure; the ledger gets the exact 0.01.
   await page.selectOption('[data-testid=class-filter]', 'amount_differs');
   await page.waitForSelector('[data-testid=differences] tbody tr >> text=amount differs');
   await page.click('[data-testid=differences] button:has-text("Take vendor\'s figure")');
   await page.waitForSelector('text=No difference here.');
-  const [adjusted] = await sql(gw, `SELECT e.amount::text AS amount FROM ledger_entry e JOIN task t ON t.id = e.task_id WHERE t.upstream_task_id = $1 AND e.kind = 'adjustment'`, [billed[0]!.v]);
+  const [adjusted] = await sql(
+    gw,
+    `SELECT e.amount::text AS amount FROM ledger_entry e JOIN task t ON t.id = e.task_id WHERE t.upstream_task_id = $1 AND e.kind = 'adjustment'`,
+    [billed[0]!.v],
+  );
   expect(adjusted).toEqual({ amount: '0.01' });
   // The task the vendor billed that is not ours: disputed with a note (a prompt), no money moves.
   await page.selectOption('[data-testid=class-filter]', 'billed_not_ours');
@@ -247,7 +408,9 @@ test('reconciliation: a statement uploaded from the file picker, its summary, th
   await page.click('[data-testid=differences] button:has-text("dispute")');
   await page.waitForSelector('text=No difference here.');
   await page.selectOption('[data-testid=state-filter]', 'disputed');
-  expect(await page.textContent('[data-testid=differences] tbody')).toContain('disputed: not a task of ours (ADMIN_TOKEN)');
+  expect(await page.textContent('[data-testid=differences] tbody')).toContain(
+    'disputed: not a task of ours (ADMIN_TOKEN)',
+  );
   const csvPath = await page.getAttribute('a:has-text("Differences as CSV")', 'href');
   const csv = await http(`${gw.url}${csvPath}`, { key: ADMIN });
   expect(csv.text).toContain(',777000001,,seedream-4.0,USD,,0.06,,disputed,not a task of ours');

@@ -22,7 +22,8 @@ interface Found {
 function constants(file: ts.SourceFile): Map<string, ts.Expression> {
   const out = new Map<string, ts.Expression>();
   const visit = (node: ts.Node) => {
-    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) out.set(node.name.text, node.initializer);
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer)
+      out.set(node.name.text, node.initializer);
     ts.forEachChild(node, visit);
   };
   visit(file);
@@ -54,21 +55,31 @@ function text(node: ts.Expression, consts: Map<string, ts.Expression>, depth = 0
   return undefined;
 }
 
-/** Every `x.query(sql, …)` (queryArrays, queryTexts too) and `x.prepared(name, sql, …)` in src/, but the database's own plumbing (migrations, dumps). */
+/**
+ * Every `x.query(sql, …)` (queryArrays, queryTexts too) and `x.prepared(name, sql, …)` in src/, but the database's own
+ * plumbing (migrations, dumps).
+ */
 function queriesInSource(): Found[] {
   const found: Found[] = [];
-  const files = (readdirSync('src', { recursive: true }) as string[]).filter((f) => f.endsWith('.ts') && !f.startsWith('database/'));
+  const files = (readdirSync('src', { recursive: true }) as string[]).filter(
+    (f) => f.endsWith('.ts') && !f.startsWith('database/'),
+  );
   for (const name of files) {
     const file = ts.createSourceFile(name, readFileSync(`src/${name}`, 'utf8'), ts.ScriptTarget.Latest, true);
     const consts = constants(file);
     const visit = (node: ts.Node) => {
-      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && ['query', 'prepared', 'queryArrays', 'queryTexts'].includes(node.expression.name.text)) {
+      if (
+        ts.isCallExpression(node) &&
+        ts.isPropertyAccessExpression(node.expression) &&
+        ['query', 'prepared', 'queryArrays', 'queryTexts'].includes(node.expression.name.text)
+      ) {
         const arg = node.expression.name.text === 'prepared' ? node.arguments[1] : node.arguments[0];
         // `query(config)` objects and calls of other things named query (a GraphQL client's) are not SQL text.
         if (arg && !ts.isObjectLiteralExpression(arg)) {
           const where = `src/${name}:${file.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
           const sql = text(arg, consts);
-          if (sql === undefined || /\b(SELECT|INSERT|UPDATE|DELETE|WITH|LOCK|SET|SHOW|VALUES|CALL)\b/i.test(sql)) found.push(sql === undefined ? { where } : { where, sql });
+          if (sql === undefined || /\b(SELECT|INSERT|UPDATE|DELETE|WITH|LOCK|SET|SHOW|VALUES|CALL)\b/i.test(sql))
+            found.push(sql === undefined ? { where } : { where, sql });
         }
       }
       ts.forEachChild(node, visit);
@@ -97,7 +108,8 @@ test('every query read from the source prepares against the migrated schema', as
     await client.query('BEGIN');
     for (const [i, q] of readable.entries()) {
       if (q.where.replace(/:\d+$/, '') !== file) continue;
-      // Utility statements (LOCK, SET, CREATE TEMP TABLE … AS) cannot be prepared: they run, parameters as NULL, and are undone.
+      // Utility statements (LOCK, SET, CREATE TEMP TABLE … AS) cannot be prepared: they run, parameters as NULL, and
+      // are undone.
       const utility = /^\s*(LOCK|SET|SHOW|CREATE)\b/i.test(q.sql);
       await client.query('SAVEPOINT q');
       try {
@@ -114,14 +126,16 @@ test('every query read from the source prepares against the migrated schema', as
   expect(failures).toEqual([]);
 });
 
-test('SQL is sent from a capability\'s services and data files: never from a resolver, a controller or the CLI', () => {
+test("SQL is sent from a capability's services and data files: never from a resolver, a controller or the CLI", () => {
   const senders = [...new Set(queriesInSource().map((q) => q.where.replace(/:\d+$/, '')))];
   expect(senders.length).toBeGreaterThan(20);
   expect(senders.filter((f) => /\.(resolver|controller)\.ts$/.test(f) || f.startsWith('src/cli/'))).toEqual([]);
 });
 
 test('queries built per call are few, and named', () => {
-  const built = queriesInSource().filter((q) => q.sql === undefined).map((q) => q.where.replace(/:\d+$/, ''));
+  const built = queriesInSource()
+    .filter((q) => q.sql === undefined)
+    .map((q) => q.where.replace(/:\d+$/, ''));
   const byFile = Object.fromEntries([...new Set(built)].sort().map((f) => [f, built.filter((b) => b === f).length]));
   console.log(`queries built per call (exercised through the edges): ${JSON.stringify(byFile)}`);
   expect(built.length).toBeLessThanOrEqual(15);

@@ -17,7 +17,8 @@ function controlledWrite() {
 }
 
 const settle = () => new Promise((r) => setImmediate(r));
-const pushAll = (b: Batcher<number, number>, n: number, from = 0) => Array.from({ length: n }, (_, i) => b.push(from + i));
+const pushAll = (b: Batcher<number, number>, n: number, from = 0) =>
+  Array.from({ length: n }, (_, i) => b.push(from + i));
 
 test('what exceeds maxBatch goes out at once as a second batch when a slot is free', async () => {
   const w = controlledWrite();

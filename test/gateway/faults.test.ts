@@ -1,6 +1,7 @@
 /**
  * Faults: upstream errors on poll, connection resets and refusals, a database restart under load,
- * a gateway killed with SIGKILL under load, graceful shutdown (also when the embedded database died). Every case ends with nothing lost,
+ * a gateway killed with SIGKILL under load, graceful shutdown (also when the embedded database died). Every case ends
+ * with nothing lost,
  * nothing charged twice, and `reconcile` clean. Bounded in time.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,7 +13,17 @@ import { freePort, startEmbeddedPostgres } from '../../src/database/embedded.js'
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { ProjectsService } from '../../src/projects/projects.service.js';
 import { createSimulator } from '../../src/simulator/simulator.js';
-import { eventually, freshDatabase, gateway, http, pollTask, projectWithKey, spawnGateway, sql, submitGeneration } from '../support/harness.js';
+import {
+  eventually,
+  freshDatabase,
+  gateway,
+  http,
+  pollTask,
+  projectWithKey,
+  spawnGateway,
+  sql,
+  submitGeneration,
+} from '../support/harness.js';
 
 const IMAGE = { model: 'seedream-4.0', prompt: 'fault test' }; // 0.04 USD
 const VENDOR_KEY = 'vendor-secret-7f3a9c1d2e';
@@ -21,7 +32,11 @@ describe('upstream faults on submit and poll (in-process gateway)', () => {
   let gw: Gateway;
   let key: string;
   beforeAll(async () => {
-    gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000', UPSTREAM_TIMEOUT_MS: '400', UPSTREAM_CONNECT_TIMEOUT_MS: '200' });
+    gw = await gateway(await freshDatabase(), {
+      SIMULATOR_DELAY_MS: '600000',
+      UPSTREAM_TIMEOUT_MS: '400',
+      UPSTREAM_CONNECT_TIMEOUT_MS: '200',
+    });
     ({ key } = await projectWithKey(gw));
   });
   afterAll(() => gw.close());
@@ -32,7 +47,10 @@ describe('upstream faults on submit and poll (in-process gateway)', () => {
     await knobs({ resetRate: 1 });
     const res = await submitGeneration(gw, key, IMAGE);
     expect(res.status).toBe(504);
-    expect(res.body).toMatchObject({ code: 5040, message: expect.stringMatching(/outcome is unknown, its hold is kept/) });
+    expect(res.body).toMatchObject({
+      code: 5040,
+      message: expect.stringMatching(/outcome is unknown, its hold is kept/),
+    });
     const [t] = await sql(gw, 'SELECT status, needs_review FROM task ORDER BY id DESC LIMIT 1');
     expect(t).toEqual({ status: 'unknown', needs_review: true });
   });
@@ -44,7 +62,10 @@ describe('upstream faults on submit and poll (in-process gateway)', () => {
     await knobs({ pollMalformedRate: 1 });
     const malformed = await pollTask(gw, key, taskId);
     expect(malformed.status).toBe(502);
-    expect(malformed.body).toEqual({ code: 5020, message: 'upstream answered the poll with a body that is not a task record' });
+    expect(malformed.body).toEqual({
+      code: 5020,
+      message: 'upstream answered the poll with a body that is not a task record',
+    });
     await knobs({ pollMalformedRate: 0, pollErrorRate: 1 });
     const outage = await pollTask(gw, key, taskId);
     expect(outage.status).toBe(502);
@@ -61,7 +82,10 @@ describe('upstream faults on submit and poll (in-process gateway)', () => {
   test('an unreachable upstream → 502, nothing was sent, hold released', async () => {
     const url = await freshDatabase();
     const closed = await freePort();
-    const offline = await gateway(url, { UPSTREAM_BASE_URL: `http://127.0.0.1:${closed}`, UPSTREAM_API_KEY: VENDOR_KEY });
+    const offline = await gateway(url, {
+      UPSTREAM_BASE_URL: `http://127.0.0.1:${closed}`,
+      UPSTREAM_API_KEY: VENDOR_KEY,
+    });
     try {
       const p = await projectWithKey(offline);
       const res = await submitGeneration(offline, p.key, IMAGE);
@@ -72,7 +96,11 @@ describe('upstream faults on submit and poll (in-process gateway)', () => {
       expect(entries).toEqual([{ kind: 'hold' }, { kind: 'release' }]);
       const ready = await http(`${offline.url}/readyz`);
       expect(ready.status).toBe(503);
-      expect(ready.body).toMatchObject({ status: 'not ready', database: 'ok', upstream: expect.stringMatching(/unreachable/) });
+      expect(ready.body).toMatchObject({
+        status: 'not ready',
+        database: 'ok',
+        upstream: expect.stringMatching(/unreachable/),
+      });
     } finally {
       await offline.close();
     }
@@ -83,7 +111,11 @@ test('the database restarted under load: the gateway recovers by itself; nothing
   const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-restart-'));
   const port = await freePort();
   let server = await startEmbeddedPostgres({ dataDir: dir, port, settings: ['fsync=off'] });
-  const gw = await gateway(server.url, { SIMULATOR_DELAY_MS: '300', SUBMIT_GRACE_MS: '200', UPSTREAM_TIMEOUT_MS: '1000' });
+  const gw = await gateway(server.url, {
+    SIMULATOR_DELAY_MS: '300',
+    SUBMIT_GRACE_MS: '200',
+    UPSTREAM_TIMEOUT_MS: '1000',
+  });
   try {
     const { key } = await projectWithKey(gw);
     const statuses: number[] = [];
@@ -104,9 +136,17 @@ test('the database restarted under load: the gateway recovers by itself; nothing
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
     // Every refusal during the outage was a clear error in the one shape (never a hang, never a 200 unrecorded).
     expect(statuses.every((s) => s === 200 || s === 503 || s === 502 || s === 504)).toBe(true);
-    await eventually(async () => (await sql(gw, `SELECT count(*)::int AS n FROM task WHERE status IN ('submitting', 'processing')`))[0].n === 0, 15_000, 100);
+    await eventually(
+      async () =>
+        (await sql(gw, `SELECT count(*)::int AS n FROM task WHERE status IN ('submitting', 'processing')`))[0].n === 0,
+      15_000,
+      100,
+    );
     const simulated = gw.simulator!.tasks.size;
-    const [known] = await sql(gw, `SELECT count(*) FILTER (WHERE upstream_task_id IS NOT NULL)::int AS recorded, count(*) FILTER (WHERE status = 'unknown')::int AS unknown FROM task`);
+    const [known] = await sql(
+      gw,
+      `SELECT count(*) FILTER (WHERE upstream_task_id IS NOT NULL)::int AS recorded, count(*) FILTER (WHERE status = 'unknown')::int AS unknown FROM task`,
+    );
     expect(known.recorded + known.unknown).toBeGreaterThanOrEqual(simulated);
     expect(await reconcile(gw.db)).toEqual([]);
   } finally {
@@ -177,7 +217,10 @@ describe('the gateway process (dist/src/main.js)', () => {
     const load = Promise.all(
       Array.from({ length: 8 }, async () => {
         while (running) {
-          const ok = await http(`${first.url}/api-platform/v1/generations`, { key, body: IMAGE }).then(() => true, () => false);
+          const ok = await http(`${first.url}/api-platform/v1/generations`, { key, body: IMAGE }).then(
+            () => true,
+            () => false,
+          );
           if (!ok) return;
         }
       }),
@@ -193,17 +236,29 @@ describe('the gateway process (dist/src/main.js)', () => {
     const second = await spawnGateway(env());
     const db = new Database(databaseUrl, 2);
     try {
-      await eventually(async () => (await db.query(`SELECT count(*)::int AS n FROM task WHERE status IN ('submitting', 'processing')`)).rows[0].n === 0, 20_000, 100);
-      const { rows } = await db.query(`SELECT upstream_task_id::text AS id, status FROM task WHERE upstream_task_id IS NOT NULL`);
+      await eventually(
+        async () =>
+          (await db.query(`SELECT count(*)::int AS n FROM task WHERE status IN ('submitting', 'processing')`)).rows[0]
+            .n === 0,
+        20_000,
+        100,
+      );
+      const { rows } = await db.query(
+        `SELECT upstream_task_id::text AS id, status FROM task WHERE upstream_task_id IS NOT NULL`,
+      );
       const recorded = new Map(rows.map((r) => [r.id, r.status]));
       const unknown = (await db.query(`SELECT count(*)::int AS n FROM task WHERE status = 'unknown'`)).rows[0].n;
       const missing = accepted.filter((id) => !recorded.has(String(id)));
       // Tasks accepted upstream but never recorded with their id are exactly the ones held as unknown.
       expect(missing.length).toBeLessThanOrEqual(unknown);
       for (const [, status] of recorded) expect(['ready', 'failed']).toContain(status);
-      const twice = await db.query(`SELECT task_id FROM ledger_entry WHERE kind = 'charge' GROUP BY task_id HAVING count(*) > 1`);
+      const twice = await db.query(
+        `SELECT task_id FROM ledger_entry WHERE kind = 'charge' GROUP BY task_id HAVING count(*) > 1`,
+      );
       expect(twice.rows).toEqual([]);
-      const heldUnknown = await db.query(`SELECT count(*)::int AS n FROM task t WHERE t.status = 'unknown' AND NOT EXISTS (SELECT 1 FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'hold')`);
+      const heldUnknown = await db.query(
+        `SELECT count(*)::int AS n FROM task t WHERE t.status = 'unknown' AND NOT EXISTS (SELECT 1 FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'hold')`,
+      );
       expect(heldUnknown.rows[0].n).toBe(0);
       expect(await reconcile(db)).toEqual([]);
       expect(first.output() + second.output()).not.toContain(VENDOR_KEY);
@@ -218,7 +273,9 @@ describe('the gateway process (dist/src/main.js)', () => {
     await http(`${simUrl}/__sim/config`, { body: { latencyMs: 600 } });
     const gw = await spawnGateway(env());
     try {
-      const inFlight = Promise.all(Array.from({ length: 3 }, () => http(`${gw.url}/api-platform/v1/generations`, { key, body: IMAGE })));
+      const inFlight = Promise.all(
+        Array.from({ length: 3 }, () => http(`${gw.url}/api-platform/v1/generations`, { key, body: IMAGE })),
+      );
       await new Promise((r) => setTimeout(r, 200));
       gw.proc.kill('SIGTERM');
       const results = await inFlight;

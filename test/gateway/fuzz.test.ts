@@ -19,11 +19,19 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 const validBase = (route: (typeof MODEL_ROUTES)[number]): Record<string, unknown> =>
-  route.kind === 'chat' ? { model: route.id, messages: [{ role: 'user', content: 'hi' }] } : { model: route.id, prompt: 'a boat' };
+  route.kind === 'chat'
+    ? { model: route.id, messages: [{ role: 'user', content: 'hi' }] }
+    : { model: route.id, prompt: 'a boat' };
 
 const route = fc.constantFrom(...MODEL_ROUTES);
-/** A value whose JSON type differs from what `field` takes on every route (objects and nulls never fit a scalar field). */
-const wrongValue = fc.oneof(fc.constant(null), fc.object({ maxDepth: 2 }), fc.array(fc.integer(), { minLength: 1, maxLength: 3 }).map((a) => [[a]]));
+/**
+ * A value whose JSON type differs from what `field` takes on every route (objects and nulls never fit a scalar field).
+ */
+const wrongValue = fc.oneof(
+  fc.constant(null),
+  fc.object({ maxDepth: 2 }),
+  fc.array(fc.integer(), { minLength: 1, maxLength: 3 }).map((a) => [[a]]),
+);
 const deep = fc.integer({ min: 50, max: 400 }).map((depth) => {
   let v: unknown = 'x';
   for (let i = 0; i < depth; i++) v = [v];
@@ -31,8 +39,13 @@ const deep = fc.integer({ min: 50, max: 400 }).map((depth) => {
 });
 
 type Case = { body: string; contentType: string; path: 'chat/completions' | 'generations' };
-const pathOf = (r: (typeof MODEL_ROUTES)[number]) => (r.endpoint === 'chat' ? 'chat/completions' : 'generations') as Case['path'];
-const json = (body: unknown, r: (typeof MODEL_ROUTES)[number]): Case => ({ body: JSON.stringify(body), contentType: 'application/json', path: pathOf(r) });
+const pathOf = (r: (typeof MODEL_ROUTES)[number]) =>
+  (r.endpoint === 'chat' ? 'chat/completions' : 'generations') as Case['path'];
+const json = (body: unknown, r: (typeof MODEL_ROUTES)[number]): Case => ({
+  body: JSON.stringify(body),
+  contentType: 'application/json',
+  path: pathOf(r),
+});
 
 const malformed: fc.Arbitrary<Case> = fc.oneof(
   // a required field removed
@@ -42,21 +55,56 @@ const malformed: fc.Arbitrary<Case> = fc.oneof(
     return json(body, r);
   }),
   // a field the route offers set to a value of the wrong type
-  fc.tuple(route, wrongValue).map(([r, v]) => json({ ...validBase(r), [Object.keys(r.fields).filter((f) => f !== 'messages')[0]!]: v }, r)),
+  fc
+    .tuple(route, wrongValue)
+    .map(([r, v]) => json({ ...validBase(r), [Object.keys(r.fields).filter((f) => f !== 'messages')[0]!]: v }, r)),
   // a field the route does not offer
-  fc.tuple(route, fc.string({ minLength: 1, maxLength: 20 }), fc.jsonValue({ maxDepth: 2 })).filter(([r, f]) => !(f in r.fields) && f !== 'model' && f !== '__proto__').map(([r, f, v]) => json({ ...validBase(r), [f]: v ?? 0 }, r)),
+  fc
+    .tuple(route, fc.string({ minLength: 1, maxLength: 20 }), fc.jsonValue({ maxDepth: 2 }))
+    .filter(([r, f]) => !(f in r.fields) && f !== 'model' && f !== '__proto__')
+    .map(([r, f, v]) => json({ ...validBase(r), [f]: v ?? 0 }, r)),
   // an unknown model, or a model of the other endpoint
-  fc.tuple(route, fc.string({ maxLength: 40 })).filter(([, m]) => !MODEL_ROUTES.some((x) => x.id === m)).map(([r, m]) => json({ ...validBase(r), model: m }, r)),
-  route.map((r) => ({ ...json(validBase(r), r), path: (r.endpoint === 'chat' ? 'generations' : 'chat/completions') as Case['path'] })),
+  fc
+    .tuple(route, fc.string({ maxLength: 40 }))
+    .filter(([, m]) => !MODEL_ROUTES.some((x) => x.id === m))
+    .map(([r, m]) => json({ ...validBase(r), model: m }, r)),
+  route.map((r) => ({
+    ...json(validBase(r), r),
+    path: (r.endpoint === 'chat' ? 'generations' : 'chat/completions') as Case['path'],
+  })),
   // deep nesting and huge strings where they do not belong
-  fc.tuple(route, deep).map(([r, v]) => json({ ...validBase(r), ...(r.kind === 'chat' ? { messages: v } : { prompt: v }) }, r)),
-  fc.tuple(route, fc.integer({ min: 1_000, max: 20_000 })).map(([r, n]) => json({ ...validBase(r), model: 'x'.repeat(n) }, r)),
+  fc
+    .tuple(route, deep)
+    .map(([r, v]) => json({ ...validBase(r), ...(r.kind === 'chat' ? { messages: v } : { prompt: v }) }, r)),
+  fc
+    .tuple(route, fc.integer({ min: 1_000, max: 20_000 }))
+    .map(([r, n]) => json({ ...validBase(r), model: 'x'.repeat(n) }, r)),
   // arbitrary JSON that is not a request object
-  fc.tuple(route, fc.oneof(fc.jsonValue({ maxDepth: 3 }).filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)), fc.constant({}))).map(([r, v]) => json(v, r)),
+  fc
+    .tuple(
+      route,
+      fc.oneof(
+        fc.jsonValue({ maxDepth: 3 }).filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)),
+        fc.constant({}),
+      ),
+    )
+    .map(([r, v]) => json(v, r)),
   // bad JSON text
-  fc.tuple(route, fc.string({ minLength: 1, maxLength: 200 })).filter(([, t]) => { try { JSON.parse(t); return false; } catch { return true; } }).map(([r, t]) => ({ body: t, contentType: 'application/json', path: pathOf(r) })),
+  fc
+    .tuple(route, fc.string({ minLength: 1, maxLength: 200 }))
+    .filter(([, t]) => {
+      try {
+        JSON.parse(t);
+        return false;
+      } catch {
+        return true;
+      }
+    })
+    .map(([r, t]) => ({ body: t, contentType: 'application/json', path: pathOf(r) })),
   // a well-formed request with the wrong content type
-  fc.tuple(route, fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/xml', '')).map(([r, ct]) => ({ ...json(validBase(r), r), contentType: ct })),
+  fc
+    .tuple(route, fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/xml', ''))
+    .map(([r, ct]) => ({ ...json(validBase(r), r), contentType: ct })),
   // oversized bodies
   route.map((r) => json({ ...validBase(r), padding: 'x'.repeat(LIMIT + 100) }, r)),
 );
@@ -79,7 +127,10 @@ test('10,000 malformed submissions: every one a 4xx in the error shape, no 5xx, 
     }),
     { numRuns: 10_000 },
   );
-  const [counts] = await sql(gw, 'SELECT (SELECT count(*)::int FROM task) AS tasks, (SELECT count(*)::int FROM ledger_entry) AS entries');
+  const [counts] = await sql(
+    gw,
+    'SELECT (SELECT count(*)::int FROM task) AS tasks, (SELECT count(*)::int FROM ledger_entry) AS entries',
+  );
   expect(counts).toEqual({ tasks: 0, entries: 0 });
   expect(gw.simulator!.tasks.size).toBe(0);
   expect([...statuses.keys()].every((s) => [400, 413, 415].includes(s))).toBe(true);

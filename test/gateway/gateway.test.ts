@@ -4,7 +4,19 @@
  * examples through the running service), price-book versions, idempotency, and upstream faults.
  */
 import type { Gateway } from '../../src/bootstrap.js';
-import { ADMIN, eventually, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, sql, submitChat, submitGeneration } from '../support/harness.js';
+import {
+  ADMIN,
+  eventually,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  pollTask,
+  projectWithKey,
+  sql,
+  submitChat,
+  submitGeneration,
+} from '../support/harness.js';
 
 let gw: Gateway;
 let key: string;
@@ -22,17 +34,25 @@ beforeAll(async () => {
 afterAll(() => gw.close());
 
 async function complete(taskId: number, status: 'ready' | 'failed', usage?: unknown) {
-  const res = await http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, { body: usage === undefined ? { status } : { status, usage } });
+  const res = await http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, {
+    body: usage === undefined ? { status } : { status, usage },
+  });
   expect(res.status).toBe(200);
 }
-const taskOf = async (id: number | string) => (await graphql(gw, ADMIN, TASK_QUERY, { id: String(id) })).body.data!.task;
+const taskOf = async (id: number | string) =>
+  (await graphql(gw, ADMIN, TASK_QUERY, { id: String(id) })).body.data!.task;
 
 describe('keys', () => {
   test('missing or wrong key → 401 in the error shape', async () => {
-    const none = await http(`${gw.url}/api-platform/v1/chat/completions`, { body: { model: 'glm-5.3', messages: user } });
+    const none = await http(`${gw.url}/api-platform/v1/chat/completions`, {
+      body: { model: 'glm-5.3', messages: user },
+    });
     expect(none.status).toBe(401);
     expect(none.body).toEqual({ code: 4010, message: expect.stringMatching(/API key/) });
-    const wrong = await submitChat(gw, 'sg_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', { model: 'glm-5.3', messages: user });
+    const wrong = await submitChat(gw, 'sg_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', {
+      model: 'glm-5.3',
+      messages: user,
+    });
     expect(wrong.status).toBe(401);
   });
 
@@ -52,9 +72,25 @@ describe('submission and polling', () => {
     const res = await submitChat(gw, key, { model: 'gpt-5.6-luna', messages: user, max_tokens: 100 });
     expect(res.status).toBe(200);
     const sim = [...gw.simulator!.tasks.values()].at(-1)!;
-    expect(res.text).toBe(JSON.stringify({ code: 1000, data: { id: sim.id, taskId: sim.taskId, type: 'image', model: 'gpt-5.6-luna', status: 'processing' } }));
-    const [row] = await sql(gw, 'SELECT project_id, model, kind, status, upstream_id, upstream_task_id::text, price_basis FROM task WHERE upstream_task_id = $1', [sim.taskId]);
-    expect(row).toMatchObject({ project_id: projectId, model: 'gpt-5.6-luna', kind: 'chat', status: 'processing', upstream_id: sim.id, upstream_task_id: String(sim.taskId) });
+    expect(res.text).toBe(
+      JSON.stringify({
+        code: 1000,
+        data: { id: sim.id, taskId: sim.taskId, type: 'image', model: 'gpt-5.6-luna', status: 'processing' },
+      }),
+    );
+    const [row] = await sql(
+      gw,
+      'SELECT project_id, model, kind, status, upstream_id, upstream_task_id::text, price_basis FROM task WHERE upstream_task_id = $1',
+      [sim.taskId],
+    );
+    expect(row).toMatchObject({
+      project_id: projectId,
+      model: 'gpt-5.6-luna',
+      kind: 'chat',
+      status: 'processing',
+      upstream_id: sim.id,
+      upstream_task_id: String(sim.taskId),
+    });
     expect(row.price_basis).toMatchObject({ kind: 'chat', maxTokens: 100, maxTokensSource: 'request' });
   });
 
@@ -76,9 +112,23 @@ describe('submission and polling', () => {
     const sim = gw.simulator!.tasks.get(taskId)!;
     // The vendor's record, byte for byte as the simulator renders it (key order included).
     expect(ready.text).toBe(
-      JSON.stringify({ code: 1000, data: { id: sim.id, taskId, type: 'image', model: 'nano-banana-pro', status: 'ready', output: { urls: [`https://sim.invalid/${sim.id}/0.png`] } } }),
+      JSON.stringify({
+        code: 1000,
+        data: {
+          id: sim.id,
+          taskId,
+          type: 'image',
+          model: 'nano-banana-pro',
+          status: 'ready',
+          output: { urls: [`https://sim.invalid/${sim.id}/0.png`] },
+        },
+      }),
     );
-    expect(ready.body.data).toMatchObject({ status: 'ready', taskId, output: { urls: [expect.stringContaining('.png')] } });
+    expect(ready.body.data).toMatchObject({
+      status: 'ready',
+      taskId,
+      output: { urls: [expect.stringContaining('.png')] },
+    });
     const task = await taskOf(taskId);
     expect(task).toMatchObject({ status: 'ready', exactness: 'EXACT', charge: { amount: '0.26', unit: 'USD' } });
   });
@@ -91,7 +141,11 @@ describe('submission and polling', () => {
       const t = await taskOf(taskId);
       return t.status === 'ready' ? t : undefined;
     });
-    expect(task.charge).toMatchObject({ amount: '0.72', unit: 'USD', lines: [{ component: 'request:15s', quantity: '1', rate: '0.72', per: '1', amount: '0.72' }] });
+    expect(task.charge).toMatchObject({
+      amount: '0.72',
+      unit: 'USD',
+      lines: [{ component: 'request:15s', quantity: '1', rate: '0.72', per: '1', amount: '0.72' }],
+    });
     expect(task.ledgerEntries).toEqual([
       { kind: 'hold', amount: '0.72' },
       { kind: 'release', amount: '0.72' },
@@ -106,16 +160,54 @@ describe('submission and polling', () => {
     await pollTask(gw, key, taskId);
     const task = await taskOf(taskId);
     expect(task).toMatchObject({ status: 'failed', charge: { amount: '0' } });
-    expect(task.ledgerEntries).toEqual([{ kind: 'hold', amount: '4.16' }, { kind: 'release', amount: '4.16' }]);
+    expect(task.ledgerEntries).toEqual([
+      { kind: 'hold', amount: '4.16' },
+      { kind: 'release', amount: '4.16' },
+    ]);
   });
 });
 
 describe('decisions §3 worked examples through the running service (charge read from GraphQL)', () => {
   const cases: Array<[string, Record<string, unknown>, unknown, string, string]> = [
-    ['gpt-5.6-sol base tier', { model: 'gpt-5.6-sol', messages: user, max_tokens: 10_000 }, { prompt_tokens: 272_000, completion_tokens: 10_000, prompt_tokens_details: { cached_tokens: 72_000 } }, '987.19712', 'base'],
-    ['gpt-5.6-sol long tier', { model: 'gpt-5.6-sol', messages: user, max_tokens: 10_000 }, { prompt_tokens: 272_001, completion_tokens: 10_000, prompt_tokens_details: { cached_tokens: 72_000 } }, '1863.5636292', 'long'],
-    ['claude-opus-4-8', { model: 'claude-opus-4-8', messages: user }, { input_tokens: 1_200, output_tokens: 3_000, cache_read_input_tokens: 50_000, cache_creation_input_tokens: 12_000, cache_creation: { ephemeral_5m_input_tokens: 10_000, ephemeral_1h_input_tokens: 2_000 } }, '144.0894', 'standard'],
-    ['gemini-3.8-flash', { model: 'gemini-3.8-flash', messages: user }, { promptTokenCount: 20_000, cachedContentTokenCount: 8_000, candidatesTokenCount: 1_500, thoughtsTokenCount: 2_500 }, '31.9956', 'standard'],
+    [
+      'gpt-5.6-sol base tier',
+      { model: 'gpt-5.6-sol', messages: user, max_tokens: 10_000 },
+      { prompt_tokens: 272_000, completion_tokens: 10_000, prompt_tokens_details: { cached_tokens: 72_000 } },
+      '987.19712',
+      'base',
+    ],
+    [
+      'gpt-5.6-sol long tier',
+      { model: 'gpt-5.6-sol', messages: user, max_tokens: 10_000 },
+      { prompt_tokens: 272_001, completion_tokens: 10_000, prompt_tokens_details: { cached_tokens: 72_000 } },
+      '1863.5636292',
+      'long',
+    ],
+    [
+      'claude-opus-4-8',
+      { model: 'claude-opus-4-8', messages: user },
+      {
+        input_tokens: 1_200,
+        output_tokens: 3_000,
+        cache_read_input_tokens: 50_000,
+        cache_creation_input_tokens: 12_000,
+        cache_creation: { ephemeral_5m_input_tokens: 10_000, ephemeral_1h_input_tokens: 2_000 },
+      },
+      '144.0894',
+      'standard',
+    ],
+    [
+      'gemini-3.8-flash',
+      { model: 'gemini-3.8-flash', messages: user },
+      {
+        promptTokenCount: 20_000,
+        cachedContentTokenCount: 8_000,
+        candidatesTokenCount: 1_500,
+        thoughtsTokenCount: 2_500,
+      },
+      '31.9956',
+      'standard',
+    ],
   ];
   test.each(cases)('%s → %s', async (_name, body, usage, amount, tier) => {
     const res = await submitChat(gw, key, body);
@@ -190,9 +282,21 @@ describe('price book versions', () => {
     expect(blocked.body.message).toMatch(/seedream-5.0 has no published price/);
 
     const before = await submitGeneration(gw, key, { model: 'seedream-4.0', prompt: 'p', resolution: '4K' });
-    const published = await graphql(gw, ADMIN, `mutation { publishPrices(note: "test", rates: [
-        { model: "seedream-5.0", unit: USD, component: "image", key: "2K", rate: "0.05" },
-        { model: "seedream-4.0", unit: USD, component: "image", key: "4K", rate: "0.09" } ]) }`);
+    const published = await graphql(
+      gw,
+      ADMIN,
+      `
+        mutation {
+          publishPrices(
+            note: "test"
+            rates: [
+              { model: "seedream-5.0", unit: USD, component: "image", key: "2K", rate: "0.05" }
+              { model: "seedream-4.0", unit: USD, component: "image", key: "4K", rate: "0.09" }
+            ]
+          )
+        }
+      `,
+    );
     expect(published.body.errors).toBeUndefined();
     const version = published.body.data!.publishPrices;
     expect(version).toBeGreaterThan(1);
@@ -205,8 +309,14 @@ describe('price book versions', () => {
       await pollTask(gw, r === now5 ? unpricedProject.key : key, r.body.data.taskId);
     }
     expect(await taskOf(before.body.data.taskId)).toMatchObject({ priceBookVersion: 1, charge: { amount: '0.07' } });
-    expect(await taskOf(after.body.data.taskId)).toMatchObject({ priceBookVersion: version, charge: { amount: '0.09' } });
-    expect(await taskOf(now5.body.data.taskId)).toMatchObject({ priceBookVersion: version, charge: { amount: '0.15' } });
+    expect(await taskOf(after.body.data.taskId)).toMatchObject({
+      priceBookVersion: version,
+      charge: { amount: '0.09' },
+    });
+    expect(await taskOf(now5.body.data.taskId)).toMatchObject({
+      priceBookVersion: version,
+      charge: { amount: '0.15' },
+    });
   });
 });
 
@@ -216,11 +326,19 @@ describe('idempotency', () => {
     const headers = { 'idempotency-key': 'order-42' };
     const calls = gw.simulator!.tasks.size;
     const first = await submitGeneration(gw, key, body, headers);
-    const second = await submitGeneration(gw, key, { duration: 10, prompt: 'idempotent', model: 'happyhorse-1.0' }, headers);
+    const second = await submitGeneration(
+      gw,
+      key,
+      { duration: 10, prompt: 'idempotent', model: 'happyhorse-1.0' },
+      headers,
+    );
     expect(second.status).toBe(200);
     expect(second.text).toBe(first.text);
     expect(gw.simulator!.tasks.size).toBe(calls + 1);
-    const holds = await sql(gw, `SELECT count(*)::int AS n FROM ledger_entry e JOIN task t ON t.id = e.task_id WHERE t.idempotency_key = 'order-42' AND e.kind = 'hold'`);
+    const holds = await sql(
+      gw,
+      `SELECT count(*)::int AS n FROM ledger_entry e JOIN task t ON t.id = e.task_id WHERE t.idempotency_key = 'order-42' AND e.kind = 'hold'`,
+    );
     expect(holds[0].n).toBe(1);
     const conflict = await submitGeneration(gw, key, { ...body, duration: 15 }, headers);
     expect(conflict.status).toBe(409);
@@ -230,7 +348,9 @@ describe('idempotency', () => {
   test('concurrent submissions: each new key gets one task, hold and upstream call; one key sent 8 times at once is sent upstream once', async () => {
     const body = { model: 'seedream-4.0', prompt: 'concurrent keys' };
     const calls = gw.simulator!.tasks.size;
-    const fresh = await Promise.all(Array.from({ length: 20 }, (_, i) => submitGeneration(gw, key, body, { 'idempotency-key': `batch-${i}` })));
+    const fresh = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => submitGeneration(gw, key, body, { 'idempotency-key': `batch-${i}` })),
+    );
     expect(fresh.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(gw.simulator!.tasks.size).toBe(calls + 20);
     const rows = await sql<{ key: string; hashed: boolean; holds: number }>(
@@ -247,20 +367,27 @@ describe('idempotency', () => {
     expect(again.text).toBe(fresh[7]!.text);
     expect(gw.simulator!.tasks.size).toBe(calls + 20);
 
-    const same = await Promise.all(Array.from({ length: 8 }, () => submitGeneration(gw, key, body, { 'idempotency-key': 'same-key' })));
+    const same = await Promise.all(
+      Array.from({ length: 8 }, () => submitGeneration(gw, key, body, { 'idempotency-key': 'same-key' })),
+    );
     const ok = same.filter((r) => r.status === 200);
     expect(same.every((r) => r.status === 200 || r.status === 409)).toBe(true);
     expect(ok.length).toBeGreaterThanOrEqual(1);
     expect(new Set(ok.map((r) => r.text)).size).toBe(1); // the one answer, replayed
     expect(gw.simulator!.tasks.size).toBe(calls + 21);
-    const held = await sql(gw, `SELECT count(*)::int AS n FROM ledger_entry e JOIN task t ON t.id = e.task_id WHERE t.idempotency_key = 'same-key' AND e.kind = 'hold'`);
+    const held = await sql(
+      gw,
+      `SELECT count(*)::int AS n FROM ledger_entry e JOIN task t ON t.id = e.task_id WHERE t.idempotency_key = 'same-key' AND e.kind = 'hold'`,
+    );
     expect(held[0].n).toBe(1);
   });
 });
 
 describe('upstream faults', () => {
   afterEach(async () => {
-    await http(`${gw.simulatorUrl}/__sim/config`, { body: { errorRate: 0, hangRate: 0, malformedRate: 0, resetRate: 0 } });
+    await http(`${gw.simulatorUrl}/__sim/config`, {
+      body: { errorRate: 0, hangRate: 0, malformedRate: 0, resetRate: 0 },
+    });
   });
 
   test('upstream 5xx → 502, hold released, nothing charged', async () => {
@@ -271,7 +398,10 @@ describe('upstream faults', () => {
     const [t] = await sql(gw, `SELECT id, status FROM task ORDER BY id DESC LIMIT 1`);
     expect(t.status).toBe('rejected');
     const entries = await sql(gw, 'SELECT kind, amount::text FROM ledger_entry WHERE task_id = $1 ORDER BY id', [t.id]);
-    expect(entries).toEqual([{ kind: 'hold', amount: '0.04' }, { kind: 'release', amount: '0.04' }]);
+    expect(entries).toEqual([
+      { kind: 'hold', amount: '0.04' },
+      { kind: 'release', amount: '0.04' },
+    ]);
   });
 
   test('a malformed 200 → 502, the task is unknown and keeps its hold', async () => {

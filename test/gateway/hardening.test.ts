@@ -13,12 +13,30 @@ import { TaskStore } from '../../src/tasks/task-store.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { heldTask } from '../support/builders.js';
 import { DUPLICATE_TASK_ID, fakeVendor, type FakeVendor } from '../support/fake-vendor.js';
-import { ADMIN, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, sql, submitChat, submitGeneration, type GraphqlAnswer, type GraphqlData } from '../support/harness.js';
+import {
+  ADMIN,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  pollTask,
+  projectWithKey,
+  sql,
+  submitChat,
+  submitGeneration,
+  type GraphqlAnswer,
+  type GraphqlData,
+} from '../support/harness.js';
 
 const run = promisify(execFile);
 const VENDOR_KEY = 'vk-live-5c1d9e77a3b04f2e8d61';
 const IMAGE = { model: 'seedream-4.0', prompt: 'p' }; // 0.04 USD
-const chat = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'glm-5.3', messages: [{ role: 'user', content }], max_tokens: 50, ...extra });
+const chat = (content: string, extra: Record<string, unknown> = {}) => ({
+  model: 'glm-5.3',
+  messages: [{ role: 'user', content }],
+  max_tokens: 50,
+  ...extra,
+});
 
 describe('the vendor key never reaches a client (item 3)', () => {
   let vendor: FakeVendor;
@@ -26,7 +44,11 @@ describe('the vendor key never reaches a client (item 3)', () => {
   let key: string;
   beforeAll(async () => {
     vendor = await fakeVendor();
-    gw = await gateway(await freshDatabase(), { UPSTREAM_BASE_URL: vendor.url, UPSTREAM_API_KEY: VENDOR_KEY, POLLER_ENABLED: 'false' });
+    gw = await gateway(await freshDatabase(), {
+      UPSTREAM_BASE_URL: vendor.url,
+      UPSTREAM_API_KEY: VENDOR_KEY,
+      POLLER_ENABLED: 'false',
+    });
     ({ key } = await projectWithKey(gw));
   });
   afterAll(async () => {
@@ -41,7 +63,10 @@ describe('the vendor key never reaches a client (item 3)', () => {
     const res = await submitGeneration(gw, key, { ...IMAGE, prompt });
     expect(res.status).toBe(502);
     expect(res.text).not.toContain(VENDOR_KEY);
-    expect(res.body.details).toMatchObject({ upstreamStatus: status, upstreamMessage: expect.stringContaining('[redacted]') });
+    expect(res.body.details).toMatchObject({
+      upstreamStatus: status,
+      upstreamMessage: expect.stringContaining('[redacted]'),
+    });
     expect(res.body.details.upstreamBody).toBeUndefined();
   });
 
@@ -51,7 +76,11 @@ describe('the vendor key never reaches a client (item 3)', () => {
     const res = await pollTask(gw, key, accepted.body.data.taskId);
     expect(res.status).toBe(502);
     expect(res.text).not.toContain(VENDOR_KEY);
-    expect(res.body.details).toEqual({ upstreamStatus: 503, upstreamCode: 5030, upstreamMessage: 'upstream overloaded; request was authorized with Bearer [redacted]' });
+    expect(res.body.details).toEqual({
+      upstreamStatus: 503,
+      upstreamCode: 5030,
+      upstreamMessage: 'upstream overloaded; request was authorized with Bearer [redacted]',
+    });
   });
 
   test('a stream that carries the key split across two chunks is relayed without it', async () => {
@@ -68,7 +97,11 @@ describe('Idempotency-Key after a refusal or an unknown outcome (item 5, decisio
   let key: string;
   let projectId: string;
   beforeAll(async () => {
-    gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000', UPSTREAM_TIMEOUT_MS: '400', UPSTREAM_CONNECT_TIMEOUT_MS: '200' });
+    gw = await gateway(await freshDatabase(), {
+      SIMULATOR_DELAY_MS: '600000',
+      UPSTREAM_TIMEOUT_MS: '400',
+      UPSTREAM_CONNECT_TIMEOUT_MS: '200',
+    });
     ({ key, projectId } = await projectWithKey(gw));
   });
   afterAll(() => gw.close());
@@ -108,13 +141,19 @@ describe('Idempotency-Key after a refusal or an unknown outcome (item 5, decisio
     await gw.app.get(TaskStore).sweepAbandoned(0);
     const retry = await submitGeneration(gw, key, IMAGE, { 'idempotency-key': 'order-3' });
     expect(retry.status).toBe(504);
-    expect(retry.body.message).toMatch(/unknown outcome \(task gw-\d+\): its hold is kept for review and it is not sent to the vendor again/);
+    expect(retry.body.message).toMatch(
+      /unknown outcome \(task gw-\d+\): its hold is kept for review and it is not sent to the vendor again/,
+    );
   });
 });
 
 test('one duplicate vendor taskId fails only its own submission: its neighbours in the batch succeed (item 6)', async () => {
   const vendor = await fakeVendor();
-  const gw = await gateway(await freshDatabase(), { UPSTREAM_BASE_URL: vendor.url, UPSTREAM_API_KEY: VENDOR_KEY, POLLER_ENABLED: 'false' });
+  const gw = await gateway(await freshDatabase(), {
+    UPSTREAM_BASE_URL: vendor.url,
+    UPSTREAM_API_KEY: VENDOR_KEY,
+    POLLER_ENABLED: 'false',
+  });
   try {
     const { key } = await projectWithKey(gw);
     const prompts = Array.from({ length: 120 }, (_, i) => (i % 20 === 7 ? 'dup' : `innocent-${i}`));
@@ -128,9 +167,14 @@ test('one duplicate vendor taskId fails only its own submission: its neighbours 
     expect(dups.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of dups.filter((d) => d.status !== 200)) {
       expect(r.status).toBe(502);
-      expect(r.body.message).toMatch(new RegExp(`taskId ${DUPLICATE_TASK_ID}, which is already recorded for another task`));
+      expect(r.body.message).toMatch(
+        new RegExp(`taskId ${DUPLICATE_TASK_ID}, which is already recorded for another task`),
+      );
     }
-    const rows = await sql(gw, `SELECT status, count(*)::int AS n, bool_and(needs_review) AS review FROM task GROUP BY status ORDER BY status`);
+    const rows = await sql(
+      gw,
+      `SELECT status, count(*)::int AS n, bool_and(needs_review) AS review FROM task GROUP BY status ORDER BY status`,
+    );
     expect(rows).toEqual([
       { status: 'processing', n: 115, review: false },
       { status: 'unknown', n: 5, review: true },
@@ -166,14 +210,21 @@ describe('requests, ids and exports at the edges', () => {
   test('5,000 levels of nesting under a prototype name → 400, not a 500 (item 7)', async () => {
     const deep = `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`;
     const raw = `${JSON.stringify(chat('hi')).slice(0, -1)},"constructor":${deep}}`;
-    const res = await http(`${gw.url}/api-platform/v1/chat/completions`, { key, raw, headers: { 'content-type': 'application/json' } });
+    const res = await http(`${gw.url}/api-platform/v1/chat/completions`, {
+      key,
+      raw,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 4000, message: 'body: nests deeper than 32 levels' });
     expect((await sql(gw, 'SELECT count(*)::int AS n FROM task'))[0].n).toBe(0);
   });
 
   test('100,000 bad messages → a small 400 that lists 20 problems and counts the rest (item 11)', async () => {
-    const res = await submitChat(gw, key, { model: 'glm-5.3', messages: Array.from({ length: 100_000 }, () => ({ role: 7 })) });
+    const res = await submitChat(gw, key, {
+      model: 'glm-5.3',
+      messages: Array.from({ length: 100_000 }, () => ({ role: 7 })),
+    });
     expect(res.status).toBe(400);
     expect(res.body.details.problems).toHaveLength(20);
     expect(res.body.details.moreProblems).toBe(200_000 - 20);
@@ -188,21 +239,56 @@ describe('requests, ids and exports at the edges', () => {
   ])('a %s media URL on a generation route → 400 (item 11)', async (_name, url) => {
     const res = await submitGeneration(gw, key, { model: 'veo-3.1', prompt: 'p', imageUrl: url });
     expect(res.status).toBe(400);
-    expect(res.body.details.problems).toContainEqual({ field: 'imageUrl', reason: expect.stringMatching(/absolute URL|HTTPS/) });
+    expect(res.body.details.problems).toContainEqual({
+      field: 'imageUrl',
+      reason: expect.stringMatching(/absolute URL|HTTPS/),
+    });
   });
 
-  test.each(['9223372036854775808', '99999999999999999999', '0', '-1', '00042', '1e5'])('GET /tasks/%s → 404, never a 500 (item 10)', async (id) => {
-    const res = await pollTask(gw, key, id);
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ code: 4040, message: `task ${id} not found` });
-  });
+  test.each(['9223372036854775808', '99999999999999999999', '0', '-1', '00042', '1e5'])(
+    'GET /tasks/%s → 404, never a 500 (item 10)',
+    async (id) => {
+      const res = await pollTask(gw, key, id);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ code: 4040, message: `task ${id} not found` });
+    },
+  );
 
   test('GraphQL task ids and cursors out of range answer null and a 400, not a database error (item 10)', async () => {
-    const res = await graphql(gw, ADMIN, `{ a: task(taskId: "9223372036854775808") { status } b: task(taskId: "gw-99999999999999999999") { status } }`);
+    const res = await graphql(
+      gw,
+      ADMIN,
+      `
+        {
+          a: task(taskId: "9223372036854775808") {
+            status
+          }
+          b: task(taskId: "gw-99999999999999999999") {
+            status
+          }
+        }
+      `,
+    );
     expect(res.body).toEqual({ data: { a: null, b: null } });
     const cursor = Buffer.from('task:99999999999999999999').toString('base64url');
-    const paged = await graphql(gw, ADMIN, `query($c: String) { tasks(first: 2, after: $c) { edges { cursor } } }`, { c: cursor });
-    expect(paged.body.errors?.[0]).toMatchObject({ message: 'after: not a cursor from this API', extensions: { code: 'BAD_USER_INPUT' } });
+    const paged = await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($c: String) {
+          tasks(first: 2, after: $c) {
+            edges {
+              cursor
+            }
+          }
+        }
+      `,
+      { c: cursor },
+    );
+    expect(paged.body.errors?.[0]).toMatchObject({
+      message: 'after: not a cursor from this API',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   });
 
   test('a path longer than the router takes → 414 in the one refusal shape (item 11)', async () => {
@@ -212,18 +298,57 @@ describe('requests, ids and exports at the edges', () => {
   });
 
   test('a NUL byte in a project name or an adjustment reason → BAD_USER_INPUT naming the field, not a PostgreSQL message (item 11)', async () => {
-    const created = await graphql(gw, ADMIN, `mutation($n: String!) { createProject(name: $n) }`, { n: 'a\u0000b' });
-    expect(created.body.errors?.[0]).toMatchObject({ message: 'name: must not contain control characters or line breaks', extensions: { code: 'BAD_USER_INPUT' } });
-    const adjusted = await graphql(gw, ADMIN, `mutation($p: ID!, $r: String!) { adjustLedger(projectId: $p, unit: USD, amount: "1", reason: $r) }`, { p: projectId, r: 'refund\u0000' });
-    expect(adjusted.body.errors?.[0]).toMatchObject({ message: 'reason: must not contain control characters', extensions: { code: 'BAD_USER_INPUT' } });
+    const created = await graphql(
+      gw,
+      ADMIN,
+      `
+        mutation ($n: String!) {
+          createProject(name: $n)
+        }
+      `,
+      { n: 'a\u0000b' },
+    );
+    expect(created.body.errors?.[0]).toMatchObject({
+      message: 'name: must not contain control characters or line breaks',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+    const adjusted = await graphql(
+      gw,
+      ADMIN,
+      `
+        mutation ($p: ID!, $r: String!) {
+          adjustLedger(projectId: $p, unit: USD, amount: "1", reason: $r)
+        }
+      `,
+      { p: projectId, r: 'refund\u0000' },
+    );
+    expect(adjusted.body.errors?.[0]).toMatchObject({
+      message: 'reason: must not contain control characters',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
     expect(JSON.stringify([created.body, adjusted.body])).not.toMatch(/0x00|invalid byte sequence/);
   });
 
   test('publishPrices refuses an unknown model and an effectiveAt in the past (item 11)', async () => {
     const publish = (at: string, model: string) =>
-      graphql(gw, ADMIN, `mutation($at: DateTime!, $m: String!) { publishPrices(effectiveAt: $at, rates: [{ model: $m, unit: USD, component: "image", key: "2K", rate: "0.05" }]) }`, { at, m: model });
+      graphql(
+        gw,
+        ADMIN,
+        `
+          mutation ($at: DateTime!, $m: String!) {
+            publishPrices(
+              effectiveAt: $at
+              rates: [{ model: $m, unit: USD, component: "image", key: "2K", rate: "0.05" }]
+            )
+          }
+        `,
+        { at, m: model },
+      );
     const unknown = await publish(new Date(Date.now() + 60_000).toISOString(), 'gpt-9000');
-    expect(unknown.body.errors?.[0]).toMatchObject({ message: 'rates[0].model: "gpt-9000" is not a model of the catalog', extensions: { code: 'BAD_USER_INPUT' } });
+    expect(unknown.body.errors?.[0]).toMatchObject({
+      message: 'rates[0].model: "gpt-9000" is not a model of the catalog',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
     const past = await publish('2026-01-01T00:00:00Z', 'seedream-5.0');
     expect(past.body.errors?.[0]?.message).toMatch(/^effectiveAt: 2026-01-01T00:00:00.000Z is in the past/);
     const versions = await graphql(gw, ADMIN, '{ priceBookVersions { version } }');
@@ -233,18 +358,44 @@ describe('requests, ids and exports at the edges', () => {
   test('CSV cells that a spreadsheet would run as formulas are neutralised, over HTTP and in `spendgate report` (item 9)', async () => {
     const names = ["=cmd|' /C calc'!A0", '+1+2', '-2+3', '@SUM(A1)'];
     for (const name of names) {
-      const id = (await graphql(gw, ADMIN, `mutation($n: String!) { createProject(name: $n) }`, { n: name })).body.data.createProject;
+      const id = (
+        await graphql(
+          gw,
+          ADMIN,
+          `
+            mutation ($n: String!) {
+              createProject(name: $n)
+            }
+          `,
+          { n: name },
+        )
+      ).body.data.createProject;
       await gw.db.query(`SELECT spendgate_adjust($1, 'USD', 1, 'seed', NULL, '2026-11-02T00:00:00Z')`, [id]);
     }
-    const csv = await http(`${gw.url}/reports/spend.csv?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&groupBy=project`, { key: ADMIN });
+    const csv = await http(
+      `${gw.url}/reports/spend.csv?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&groupBy=project`,
+      { key: ADMIN },
+    );
     for (const name of names) expect(csv.text).toContain(`"'${name.replaceAll('"', '""')}",USD,1,`);
-    const cli = await run(process.execPath, ['dist/src/cli/main.js', 'report', '--from', '2026-11-01', '--to', '2026-12-01', '--group-by', 'project'], {
-      env: { PATH: process.env.PATH, DATABASE_URL: gw.databaseUrl },
-    });
+    const cli = await run(
+      process.execPath,
+      ['dist/src/cli/main.js', 'report', '--from', '2026-11-01', '--to', '2026-12-01', '--group-by', 'project'],
+      {
+        env: { PATH: process.env.PATH, DATABASE_URL: gw.databaseUrl },
+      },
+    );
     for (const name of names) expect(cli.stdout).toContain(`"'${name}",USD,1,`);
     expect(cli.stdout).not.toMatch(/^[=+\-@]/m);
     // Every trigger character, and what stays as it is: exact (negative) amounts, a lone dash.
-    expect(['\tx', '\rx', '=1', '-0.04', '-', 'plain', 12].map(csvCell)).toEqual(['"\'\tx"', '"\'\rx"', '"\'=1"', '-0.04', '-', 'plain', '12']);
+    expect(['\tx', '\rx', '=1', '-0.04', '-', 'plain', 12].map(csvCell)).toEqual([
+      '"\'\tx"',
+      '"\'\rx"',
+      '"\'=1"',
+      '-0.04',
+      '-',
+      'plain',
+      '12',
+    ]);
   });
 });
 
@@ -255,9 +406,13 @@ test('anonymous introspection is refused in production; a token may still intros
     const query = '{ __schema { queryType { name } } }';
     const anonymous = await http<GraphqlAnswer<GraphqlData>>(`${prod.url}/graphql`, { body: { query } });
     expect(anonymous.status).toBe(401);
-    expect(anonymous.body.errors?.[0]).toMatchObject({ message: expect.stringMatching(/^introspection needs a valid token in production/) });
+    expect(anonymous.body.errors?.[0]).toMatchObject({
+      message: expect.stringMatching(/^introspection needs a valid token in production/),
+    });
     expect(anonymous.body.data ?? null).toBeNull(); // not executed
-    const viaFragment = await http(`${prod.url}/graphql`, { body: { query: '{ ...F } fragment F on Query { __type(name: "Task") { name } }' } });
+    const viaFragment = await http(`${prod.url}/graphql`, {
+      body: { query: '{ ...F } fragment F on Query { __type(name: "Task") { name } }' },
+    });
     expect(viaFragment.status).toBe(401);
     const withToken = await graphql(prod, ADMIN, query);
     expect(withToken.body.data).toEqual({ __schema: { queryType: { name: 'Query' } } });
@@ -266,7 +421,9 @@ test('anonymous introspection is refused in production; a token may still intros
   }
   const dev = await gateway(url);
   try {
-    expect((await http(`${dev.url}/graphql`, { body: { query: '{ __schema { queryType { name } } }' } })).status).toBe(200);
+    expect((await http(`${dev.url}/graphql`, { body: { query: '{ __schema { queryType { name } } }' } })).status).toBe(
+      200,
+    );
   } finally {
     await dev.close();
   }

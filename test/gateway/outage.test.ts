@@ -12,22 +12,46 @@ import type { Gateway } from '../../src/bootstrap.js';
 import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/database/embedded.js';
 import { migrate } from '../../src/database/migrate.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
-import { eventually, gateway, http, projectWithKey, sql, submitGeneration, type GatewayAnswer, type HttpResult } from '../support/harness.js';
+import {
+  eventually,
+  gateway,
+  http,
+  projectWithKey,
+  sql,
+  submitGeneration,
+  type GatewayAnswer,
+  type HttpResult,
+} from '../support/harness.js';
 
 const IMAGE = { model: 'seedream-4.0', prompt: 'outage' };
 
-async function withOutage(windowMs: string, check: (ctx: { gw: Gateway; key: string; results: HttpResult<GatewayAnswer>[]; restart: () => Promise<void> }) => Promise<void>) {
+async function withOutage(
+  windowMs: string,
+  check: (ctx: {
+    gw: Gateway;
+    key: string;
+    results: HttpResult<GatewayAnswer>[];
+    restart: () => Promise<void>;
+  }) => Promise<void>,
+) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-outage-'));
   const port = await freePort();
   let server: EmbeddedDatabase = await startEmbeddedPostgres({ dataDir: dir, port, settings: ['fsync=off'] });
   await migrate(server.url);
-  const gw = await gateway(server.url, { RECORD_RETRY_WINDOW_MS: windowMs, SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false', UPSTREAM_TIMEOUT_MS: '10000' });
+  const gw = await gateway(server.url, {
+    RECORD_RETRY_WINDOW_MS: windowMs,
+    SIMULATOR_DELAY_MS: '600000',
+    POLLER_ENABLED: 'false',
+    UPSTREAM_TIMEOUT_MS: '10000',
+  });
   try {
     const { key } = await projectWithKey(gw);
     // The vendor takes 1.2 s to answer: the holds are placed, then the database goes away while
     // the vendor is accepting, and comes back 2.5 s later.
     await http(`${gw.simulatorUrl}/__sim/config`, { body: { latencyMs: 1_200 } });
-    const submissions = Promise.all(Array.from({ length: 6 }, (_, i) => submitGeneration(gw, key, IMAGE, { 'idempotency-key': `outage-${i}` })));
+    const submissions = Promise.all(
+      Array.from({ length: 6 }, (_, i) => submitGeneration(gw, key, IMAGE, { 'idempotency-key': `outage-${i}` })),
+    );
     await new Promise((r) => setTimeout(r, 400));
     await server.stop();
     const restarted = new Promise<void>((resolve) =>
@@ -64,14 +88,27 @@ test('past the retry window: a 503 that names the task and says not to resubmit;
     expect(vendorTasks).toBe(6);
     for (const r of results) {
       expect(r.status).toBe(503);
-      expect(r.body).toMatchObject({ code: 5031, details: { upstreamTaskId: expect.stringMatching(/^\d+$/), outcome: 'accepted, not yet recorded' } });
+      expect(r.body).toMatchObject({
+        code: 5031,
+        details: { upstreamTaskId: expect.stringMatching(/^\d+$/), outcome: 'accepted, not yet recorded' },
+      });
       expect(r.body.message).toMatch(/^the vendor accepted this task as taskId \d+, but the database is unavailable/);
       expect(r.body.message).toMatch(/Do not submit it again/);
       expect(r.text).not.toMatch(/nothing was charged/);
     }
     await restart();
     // The gateway goes on recording them in the background.
-    await eventually(async () => (await sql(gw, `SELECT count(*)::int AS n FROM task WHERE status = 'processing' AND upstream_task_id IS NOT NULL`))[0].n === 6, 15_000, 100);
+    await eventually(
+      async () =>
+        (
+          await sql(
+            gw,
+            `SELECT count(*)::int AS n FROM task WHERE status = 'processing' AND upstream_task_id IS NOT NULL`,
+          )
+        )[0].n === 6,
+      15_000,
+      100,
+    );
     const recorded = (await sql(gw, 'SELECT upstream_task_id::text AS id FROM task')).map((r) => r.id).sort();
     expect(recorded).toEqual(results.map((r) => r.body.details.upstreamTaskId).sort());
     // A client that retries with its key gets the vendor's answer; the vendor sees no second task.

@@ -62,10 +62,14 @@ const lastTask = async () =>
               needs_review, review_reason, settled_at FROM task ORDER BY id DESC LIMIT 1`,
     )
   )[0];
-const entries = (taskId: string) => sql(gw, 'SELECT kind, amount::text FROM ledger_entry WHERE task_id = $1 ORDER BY id', [taskId]);
+const entries = (taskId: string) =>
+  sql(gw, 'SELECT kind, amount::text FROM ledger_entry WHERE task_id = $1 ORDER BY id', [taskId]);
 
 test('a stream with usage is relayed event by event and charged exactly from that usage', async () => {
-  await knobs({ streamMode: 'usage', streamUsage: { prompt_tokens: 1200, completion_tokens: 300, prompt_tokens_details: { cached_tokens: 200 } } });
+  await knobs({
+    streamMode: 'usage',
+    streamUsage: { prompt_tokens: 1200, completion_tokens: 300, prompt_tokens_details: { cached_tokens: 200 } },
+  });
   const res = await submitStream(GLM);
   expect(res.status).toBe(200);
   expect(res.contentType).toBe('text/event-stream');
@@ -79,7 +83,14 @@ test('a stream with usage is relayed event by event and charged exactly from tha
       { choices: [{ index: 0, delta: { content: 'answer.' } }] },
       {
         code: 1000,
-        data: { id: sim.id, taskId: sim.taskId, type: 'image', model: 'glm-5.3', status: 'ready', usage: { prompt_tokens: 1200, completion_tokens: 300, prompt_tokens_details: { cached_tokens: 200 } } },
+        data: {
+          id: sim.id,
+          taskId: sim.taskId,
+          type: 'image',
+          model: 'glm-5.3',
+          status: 'ready',
+          usage: { prompt_tokens: 1200, completion_tokens: 300, prompt_tokens_details: { cached_tokens: 200 } },
+        },
       },
     ]
       .map((e) => `data: ${JSON.stringify(e)}\n\n`)
@@ -89,10 +100,22 @@ test('a stream with usage is relayed event by event and charged exactly from tha
   // 1,000 uncached input × 1400/1M = 1.4; 200 cache reads × 350/1M = 0.07; 300 output × 4900/1M = 1.47.
   // 300 output tokens against max_tokens 100: the charge passes the hold, an overrun (decisions §6):
   // charged in full, and flagged, never silent.
-  expect(task).toMatchObject({ status: 'ready', upstream_task_id: String(sim.taskId), charge_amount: '2.94', charge_exactness: 'EXACT', needs_review: true });
-  const [held] = await sql(gw, 'SELECT hold_amount::text AS hold, overrun::text AS overrun FROM task WHERE id = $1', [task.id]);
+  expect(task).toMatchObject({
+    status: 'ready',
+    upstream_task_id: String(sim.taskId),
+    charge_amount: '2.94',
+    charge_exactness: 'EXACT',
+    needs_review: true,
+  });
+  const [held] = await sql(gw, 'SELECT hold_amount::text AS hold, overrun::text AS overrun FROM task WHERE id = $1', [
+    task.id,
+  ]);
   expect(held.overrun).toBe(dec('2.94').minus(held.hold).toFixed());
-  const lines = await sql(gw, `SELECT component, quantity::text, amount::text FROM charge_line WHERE task_id = $1 AND stage = 'charge' ORDER BY seq`, [task.id]);
+  const lines = await sql(
+    gw,
+    `SELECT component, quantity::text, amount::text FROM charge_line WHERE task_id = $1 AND stage = 'charge' ORDER BY seq`,
+    [task.id],
+  );
   expect(lines).toEqual([
     { component: 'input', quantity: '1000', amount: '1.4' },
     { component: 'output', quantity: '300', amount: '1.47' },
@@ -111,7 +134,12 @@ test('a stream that ends without usage is charged at its estimate and flagged fo
   const res = await submitStream(GLM);
   expect(res.text.endsWith('data: [DONE]\n\n')).toBe(true);
   const task = await lastTask();
-  expect(task).toMatchObject({ status: 'ready', charge_amount: task.estimate_amount, charge_exactness: 'ESTIMATE', needs_review: true });
+  expect(task).toMatchObject({
+    status: 'ready',
+    charge_amount: task.estimate_amount,
+    charge_exactness: 'ESTIMATE',
+    needs_review: true,
+  });
   expect(task.review_reason).toMatch(/no usage reported; charged at the estimate/);
   expect(await reconcile(gw.db)).toEqual([]);
 });
@@ -146,8 +174,16 @@ test('a stream cut off before naming the task is charged at its estimate, flagge
     const t = await lastTask();
     return t.settled_at ? t : undefined;
   });
-  expect(task).toMatchObject({ status: 'ready', upstream_task_id: null, charge_amount: task.estimate_amount, charge_exactness: 'ESTIMATE', needs_review: true });
-  expect(task.review_reason).toMatch(/cut off before its end .* did not name the vendor's task; charged at the estimate/);
+  expect(task).toMatchObject({
+    status: 'ready',
+    upstream_task_id: null,
+    charge_amount: task.estimate_amount,
+    charge_exactness: 'ESTIMATE',
+    needs_review: true,
+  });
+  expect(task.review_reason).toMatch(
+    /cut off before its end .* did not name the vendor's task; charged at the estimate/,
+  );
   expect(Number(task.charge_amount)).toBeGreaterThan(0);
   expect(await reconcile(gw.db)).toEqual([]);
 });
@@ -165,7 +201,11 @@ test('a client that hangs up mid-stream does not stop the settlement', async () 
 
 test('a stream slow to name its task keeps the task fresh: the abandoned-submission sweep leaves it alone', async () => {
   // SUBMIT_GRACE_MS=0 brings the relay's heartbeat down to its floor, one second.
-  const slow = await gateway(await freshDatabase(), { POLLER_ENABLED: 'false', SIMULATOR_DELAY_MS: '600000', SUBMIT_GRACE_MS: '0' });
+  const slow = await gateway(await freshDatabase(), {
+    POLLER_ENABLED: 'false',
+    SIMULATOR_DELAY_MS: '600000',
+    SUBMIT_GRACE_MS: '0',
+  });
   try {
     const { key: slowKey } = await projectWithKey(slow);
     // The vendor sends the stream's headers, then nothing for 3 s before the event naming the task.
@@ -194,7 +234,13 @@ test('a stream slow to name its task keeps the task fresh: the abandoned-submiss
     expect(await answer).toMatch(/data: \[DONE\]\n\n$/);
     // 10 × 1400/1M + 10 × 4900/1M = 0.014 + 0.049.
     const task = await eventually(
-      async () => (await sql(slow, `SELECT status, charge_amount::text, charge_exactness, needs_review FROM task WHERE settled_at IS NOT NULL`))[0],
+      async () =>
+        (
+          await sql(
+            slow,
+            `SELECT status, charge_amount::text, charge_exactness, needs_review FROM task WHERE settled_at IS NOT NULL`,
+          )
+        )[0],
     );
     expect(task).toEqual({ status: 'ready', charge_amount: '0.063', charge_exactness: 'EXACT', needs_review: false });
     expect(await reconcile(slow.db)).toEqual([]);
@@ -212,14 +258,18 @@ test('a poll answered with a stream is relayed and settles the task; the poller 
   expect(readEventStream(processing.text).status).toBe('processing');
   expect((await lastTask()).status).toBe('processing');
 
-  await http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, { body: { status: 'ready', usage: { prompt_tokens: 100, completion_tokens: 10 } } });
+  await http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, {
+    body: { status: 'ready', usage: { prompt_tokens: 100, completion_tokens: 10 } },
+  });
   const ready = await pollTask(gw, key, taskId);
   expect(ready.text).toMatch(/^data: \{"code":1000,"data":\{.*"status":"ready".*\}\}\n\ndata: \[DONE\]\n\n$/);
   // 100 × 1400/1M + 10 × 4900/1M = 0.14 + 0.049.
   expect(await lastTask()).toMatchObject({ status: 'ready', charge_amount: '0.189', charge_exactness: 'EXACT' });
 
   const second = await http(`${gw.url}/api-platform/v1/chat/completions`, { key, body: { ...GLM, stream: false } });
-  await http(`${gw.simulatorUrl}/__sim/tasks/${second.body.data.taskId}/complete`, { body: { status: 'ready', usage: { prompt_tokens: 1, completion_tokens: 1 } } });
+  await http(`${gw.simulatorUrl}/__sim/tasks/${second.body.data.taskId}/complete`, {
+    body: { status: 'ready', usage: { prompt_tokens: 1, completion_tokens: 1 } },
+  });
   await gw.app.get(TaskStore).pollAgainIn((await lastTask()).id, 0, 3_600_000, true);
   expect(await gw.app.get(PollerService).round()).toBe(1);
   // 1 × 1400/1M + 1 × 4900/1M = 0.0014 + 0.0049.
@@ -237,9 +287,17 @@ describe('EventStreamReader', () => {
     'data: {"usage":{"output_tokens":40,"cache_creation":{"ephemeral_1h_input_tokens":2}}}\n\n' +
     'data: [DONE]\n\n';
   const expected = {
-    acceptance: { id: 'ch_1', taskId: '7', body: '{"code":1000,"data":{"id":"ch_1","taskId":7,\n"status":"processing"}}' },
+    acceptance: {
+      id: 'ch_1',
+      taskId: '7',
+      body: '{"code":1000,"data":{"id":"ch_1","taskId":7,\n"status":"processing"}}',
+    },
     status: 'processing',
-    usage: { input_tokens: 12, output_tokens: 40, cache_creation: { ephemeral_5m_input_tokens: 3, ephemeral_1h_input_tokens: 2 } },
+    usage: {
+      input_tokens: 12,
+      output_tokens: 40,
+      cache_creation: { ephemeral_5m_input_tokens: 3, ephemeral_1h_input_tokens: 2 },
+    },
     events: 5,
     done: true,
   };

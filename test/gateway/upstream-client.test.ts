@@ -51,7 +51,11 @@ test('a buffered answer comes back whole, under the base URL path', async () => 
   const c = client();
   try {
     const res = await c.get('/json');
-    expect(res).toEqual({ status: 200, contentType: 'application/json', body: Buffer.from('{"code":200,"data":{"taskId":7}}') });
+    expect(res).toEqual({
+      status: 200,
+      contentType: 'application/json',
+      body: Buffer.from('{"code":200,"data":{"taskId":7}}'),
+    });
   } finally {
     await c.close();
   }
@@ -61,7 +65,10 @@ test('an answer that trickles past the deadline (timeout + connect timeout = 400
   const c = client();
   try {
     const started = Date.now();
-    const error = await c.get('/trickle').then(() => null, (e: unknown) => e);
+    const error = await c.get('/trickle').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({ outcome: 'unknown', message: 'upstream did not answer in time (TimeoutError)' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(380);

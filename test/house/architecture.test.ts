@@ -25,12 +25,16 @@ test('the money core (catalog, pricing) imports nothing from Nest or Prisma', ()
   for (const dir of ['src/catalog', 'src/pricing']) {
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.service.ts'))) {
       const text = readFileSync(path.join(dir, file), 'utf8');
-      expect({ file, nest: /from '@nestjs\//.test(text), prisma: /prisma/.test(text) }).toEqual({ file, nest: false, prisma: false });
+      expect({ file, nest: /from '@nestjs\//.test(text), prisma: /prisma/.test(text) }).toEqual({
+        file,
+        nest: false,
+        prisma: false,
+      });
     }
   }
 });
 
-test('no import cycles among src/ modules, nor among the console\'s (its pages read the session from signed.ts, not from the shell)', () => {
+test("no import cycles among src/ modules, nor among the console's (its pages read the session from signed.ts, not from the shell)", () => {
   expect(cycles(importGraph(path.resolve('src')))).toEqual([]);
   expect(cycles(importGraph(path.resolve('console/src')))).toEqual([]);
 });
@@ -44,7 +48,9 @@ test('tests live by capability (test/<capability>/), and code cites decisions se
   expect(top).toEqual([]);
   const cited: string[] = [];
   for (const dir of ['src', 'test', 'console/src', 'bench', 'prisma/functions']) {
-    for (const file of (readdirSync(dir, { recursive: true }) as string[]).filter((f) => /\.(ts|tsx|sql|css|mjs)$/.test(f))) {
+    for (const file of (readdirSync(dir, { recursive: true }) as string[]).filter((f) =>
+      /\.(ts|tsx|sql|css|mjs)$/.test(f),
+    )) {
       readFileSync(path.join(dir, file), 'utf8')
         .split('\n')
         .forEach((line, i) => /\bissues? \d+\b/i.test(line) && cited.push(`${dir}/${file}:${i + 1}`));

@@ -30,8 +30,12 @@ describe('health, readiness, metrics', () => {
     await submitGeneration(gw, key, { model: 'nope', prompt: 'x' });
     const metrics = await http(`${gw.url}/metrics`);
     expect(metrics.headers.get('content-type')).toMatch(/text\/plain/);
-    expect(metrics.text).toMatch(/spendgate_http_request_duration_seconds_count\{method="POST",route="\/api-platform\/v1\/generations",status="200"\} 1/);
-    expect(metrics.text).toMatch(/spendgate_http_request_duration_seconds_count\{method="POST",route="\/api-platform\/v1\/generations",status="400"\} 1/);
+    expect(metrics.text).toMatch(
+      /spendgate_http_request_duration_seconds_count\{method="POST",route="\/api-platform\/v1\/generations",status="200"\} 1/,
+    );
+    expect(metrics.text).toMatch(
+      /spendgate_http_request_duration_seconds_count\{method="POST",route="\/api-platform\/v1\/generations",status="400"\} 1/,
+    );
     expect(metrics.text).toMatch(/spendgate_holds_total\{outcome="held"\} 1/);
     expect(metrics.text).toMatch(/spendgate_settlements_total\{status="ready"\} 1/);
     expect(metrics.text).toMatch(/spendgate_spend_total\{unit="USD"\} 0.04/);
@@ -68,7 +72,10 @@ test('per-key rate limit → 429 in the error shape; other keys are not affected
 test('a vendor that refuses our key: the client gets a clear 502 and never the vendor key', async () => {
   const vendor = createSimulator({ apiKey: 'the-real-vendor-key' });
   const vendorUrl = await vendor.app.listen({ port: 0, host: '127.0.0.1' });
-  const gw = await gateway(await freshDatabase(), { UPSTREAM_BASE_URL: vendorUrl, UPSTREAM_API_KEY: 'a-wrong-vendor-key-123' });
+  const gw = await gateway(await freshDatabase(), {
+    UPSTREAM_BASE_URL: vendorUrl,
+    UPSTREAM_API_KEY: 'a-wrong-vendor-key-123',
+  });
   try {
     const { key } = await projectWithKey(gw);
     const res = await submitGeneration(gw, key, IMAGE);

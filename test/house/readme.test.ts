@@ -17,13 +17,21 @@ export function shellBlocks(markdown: string): string[] {
 
 test('every README example runs verbatim against a fresh sandbox, with no GraphQL error', async () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-readme-'));
-  const gw = await spawnGateway({ DATA_DIR: dataDir, SIMULATOR_DELAY_MS: '1000', POLL_INTERVAL_MS: '200', LOG_LEVEL: 'silent' });
+  const gw = await spawnGateway({
+    DATA_DIR: dataDir,
+    SIMULATOR_DELAY_MS: '1000',
+    POLL_INTERVAL_MS: '200',
+    LOG_LEVEL: 'silent',
+  });
   try {
     const blocks = shellBlocks(readFileSync('README.md', 'utf8'));
     expect(blocks.length).toBeGreaterThanOrEqual(7);
     const script = ['set -eu -o pipefail', ...blocks].join('\n');
     const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const bash = spawn('bash', ['-c', script], { env: { PATH: process.env.PATH, HOME: process.env.HOME, GW: gw.url, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const bash = spawn('bash', ['-c', script], {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, GW: gw.url, DATA_DIR: dataDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       bash.stdout.on('data', (d) => (out += d));
       bash.stderr.on('data', (d) => (out += d));

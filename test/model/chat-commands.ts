@@ -7,11 +7,19 @@ import { chatCharge, chatHold, chatMessages, vendorUsage, type ChatModel, type C
 import { expectEqual, pickOf, USERS, type Cmd, type Env } from './commands.js';
 import { call, expectStatus, type Real } from './real.js';
 
-const chatTasks = (env: Readonly<Env>) => env.model.tasks.filter((t) => t.unit === 'CREDITS' && t.vendor === 'processing' && /^\d+$/.test(t.ref));
+const chatTasks = (env: Readonly<Env>) =>
+  env.model.tasks.filter((t) => t.unit === 'CREDITS' && t.vendor === 'processing' && /^\d+$/.test(t.ref));
 
 /** A chat submission: admitted exactly when the model admits its hold (the estimate, §4). */
 export class ChatSubmit implements Cmd {
-  constructor(readonly at: number, readonly project: number, readonly model: ChatModel, readonly words: number, readonly maxTokens: number, readonly user: number) {}
+  constructor(
+    readonly at: number,
+    readonly project: number,
+    readonly model: ChatModel,
+    readonly words: number,
+    readonly maxTokens: number,
+    readonly user: number,
+  ) {}
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
@@ -30,14 +38,19 @@ export class ChatSubmit implements Cmd {
     env.model.accept({ ref, project: p.id, unit: 'CREDITS', user, tags, hold, viaKey: true });
     env.chat.set(ref, { model: this.model, words: this.words, maxTokens: this.maxTokens });
   }
-  toString = () => `chat(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${this.model}, ${this.words} words, max ${this.maxTokens}, user ${USERS[this.user]})`;
+  toString = () =>
+    `chat(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${this.model}, ${this.words} words, max ${this.maxTokens}, user ${USERS[this.user]})`;
 }
 
 export type ChatFate = 'within' | 'overrun' | 'long-context' | 'no-usage';
 
 /** The vendor finishes a chat task with the usage of its fate. */
 export class ChatOutcome implements Cmd {
-  constructor(readonly pick: number, readonly fate: ChatFate, readonly cached: number) {}
+  constructor(
+    readonly pick: number,
+    readonly fate: ChatFate,
+    readonly cached: number,
+  ) {}
   check = (env: Readonly<Env>) => chatTasks(env).length > 0;
   async run(env: Env, real: Real) {
     const t = pickOf(chatTasks(env), this.pick);

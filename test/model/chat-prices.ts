@@ -61,14 +61,26 @@ export function chatHold(model: ChatModel, words: number, maxTokens: number): De
 /** The charge: every class at its rate, at the tier all prompt tokens imply. */
 export function chatCharge(model: ChatModel, u: ChatUsage): Decimal {
   const r = ratesFor(model, u.input + u.cacheRead + u.cacheWrite);
-  return cost(u.input, r.input).plus(cost(u.output, r.output)).plus(cost(u.cacheRead, r.cacheRead)).plus(cost(u.cacheWrite, r.cacheWrite));
+  return cost(u.input, r.input)
+    .plus(cost(u.output, r.output))
+    .plus(cost(u.cacheRead, r.cacheRead))
+    .plus(cost(u.cacheWrite, r.cacheWrite));
 }
 
 /** The usage as the vendor's answer carries it, in the model family's own shape. */
 export function vendorUsage(model: ChatModel, u: ChatUsage): Record<string, unknown> {
   if (model === 'claude-sonnet-5') {
-    return { input_tokens: u.input, output_tokens: u.output, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite };
+    return {
+      input_tokens: u.input,
+      output_tokens: u.output,
+      cache_read_input_tokens: u.cacheRead,
+      cache_creation_input_tokens: u.cacheWrite,
+    };
   }
   // OpenAI's shape: prompt_tokens counts the cached ones too (GPT-5.6 has no separate cache-write count here).
-  return { prompt_tokens: u.input + u.cacheRead, completion_tokens: u.output, prompt_tokens_details: { cached_tokens: u.cacheRead } };
+  return {
+    prompt_tokens: u.input + u.cacheRead,
+    completion_tokens: u.output,
+    prompt_tokens_details: { cached_tokens: u.cacheRead },
+  };
 }

@@ -10,7 +10,13 @@ import { checkMoney, type CheckStats } from './check.js';
 import { Server } from './system.js';
 
 const { values } = parseArgs({
-  options: { seed: { type: 'string' }, path: { type: 'string' }, runs: { type: 'string' }, commands: { type: 'string' }, minutes: { type: 'string' } },
+  options: {
+    seed: { type: 'string' },
+    path: { type: 'string' },
+    runs: { type: 'string' },
+    commands: { type: 'string' },
+    minutes: { type: 'string' },
+  },
 });
 const number = (name: string, text: string | undefined, fallback: number) => {
   if (text === undefined) return fallback;
@@ -26,10 +32,19 @@ try {
     const seed = number('seed', values.seed, Date.now() % 2 ** 31);
     process.stdout.write(`check:money seed ${seed}\n`);
     const stats = await checkMoney(
-      { server, seed, runs: number('runs', values.runs, 20), maxCommands: commands, databaseFaults: true, ...(values.path ? { path: values.path } : {}) },
+      {
+        server,
+        seed,
+        runs: number('runs', values.runs, 20),
+        maxCommands: commands,
+        databaseFaults: true,
+        ...(values.path ? { path: values.path } : {}),
+      },
       { operations: 0, states: new Set(), kinds: new Map() },
     );
-    process.stdout.write(`check:money: ${stats.operations} operations, ${stats.states.size} distinct states, 0 disagreements\n${kindsOf(stats)}\n`);
+    process.stdout.write(
+      `check:money: ${stats.operations} operations, ${stats.states.size} distinct states, 0 disagreements\n${kindsOf(stats)}\n`,
+    );
   } else {
     const until = Date.now() + number('minutes', values.minutes, 10) * 60_000;
     const stats: CheckStats = { operations: 0, states: new Set(), kinds: new Map() };
@@ -44,7 +59,9 @@ try {
         process.stdout.write(`DISAGREEMENT ${disagreements.at(-1)}\n`);
       }
       runs += 1;
-      process.stdout.write(`soak: ${runs} sequences, ${stats.operations} operations, ${stats.states.size} distinct states, ${disagreements.length} disagreements\n`);
+      process.stdout.write(
+        `soak: ${runs} sequences, ${stats.operations} operations, ${stats.states.size} distinct states, ${disagreements.length} disagreements\n`,
+      );
     }
     process.stdout.write(`${kindsOf(stats)}\n`);
     code = disagreements.length ? 1 : 0;
@@ -59,7 +76,10 @@ process.exit(code);
 
 /** How often each kind of operation ran: what a run covered. */
 function kindsOf(stats: CheckStats): string {
-  return `by kind: ${[...(stats.kinds ?? new Map<string, number>())].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}`;
+  return `by kind: ${[...(stats.kinds ?? new Map<string, number>())]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')}`;
 }
 
 /** fast-check's report, and the disagreement itself (its cause). */

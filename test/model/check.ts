@@ -40,12 +40,23 @@ function months(now = new Date()): { current: string; previous: string } {
 /** A state, as distinct states are counted: what each kind of thing is, not the amounts. */
 function stateOf(env: Env): string {
   const m = env.model;
-  const count = <T>(xs: T[], key: (x: T) => string) => Object.entries(xs.reduce<Record<string, number>>((a, x) => ((a[key(x)] = (a[key(x)] ?? 0) + 1), a), {})).sort().join(',');
-  return [count(m.tasks, (t) => `${t.state}${t.resolved ? '+' : ''}`), count([...m.budgets.values()], (b) => `${b.period}${b.scope}${b.hard}`), count(m.items, (i) => `${i.class}/${i.state}`), [...m.closed].join()].join('|');
+  const count = <T>(xs: T[], key: (x: T) => string) =>
+    Object.entries(xs.reduce<Record<string, number>>((a, x) => ((a[key(x)] = (a[key(x)] ?? 0) + 1), a), {}))
+      .sort()
+      .join(',');
+  return [
+    count(m.tasks, (t) => `${t.state}${t.resolved ? '+' : ''}`),
+    count([...m.budgets.values()], (b) => `${b.period}${b.scope}${b.hard}`),
+    count(m.items, (i) => `${i.class}/${i.state}`),
+    [...m.closed].join(),
+  ].join('|');
 }
 
 /** Runs `runs` random sequences (or replays one); throws fast-check's report on a disagreement. */
-export async function checkMoney(options: CheckOptions, stats: CheckStats = { operations: 0, states: new Set() }): Promise<CheckStats> {
+export async function checkMoney(
+  options: CheckOptions,
+  stats: CheckStats = { operations: 0, states: new Set() },
+): Promise<CheckStats> {
   const { current, previous } = months();
   const after = async (env: Env, real: Real, what: string) => {
     stats.operations += 1;
@@ -55,17 +66,26 @@ export async function checkMoney(options: CheckOptions, stats: CheckStats = { op
     stats.states.add(stateOf(env));
   };
   await fc.assert(
-    fc.asyncProperty(commandsArb(options.databaseFaults ? options.server : null, options.maxCommands, after), async (commands) => {
-      const sys = await startSystem(options.server);
-      const real = new Real(sys);
-      const env: Env = { model: new MoneyModel(current, previous), keys: new Map(), files: new Set(), frozen: new Map(), chat: new Map() };
-      try {
-        await fc.asyncModelRun(() => ({ model: env, real }), commands);
-        await checkAtEnd(real);
-      } finally {
-        await sys.close();
-      }
-    }),
+    fc.asyncProperty(
+      commandsArb(options.databaseFaults ? options.server : null, options.maxCommands, after),
+      async (commands) => {
+        const sys = await startSystem(options.server);
+        const real = new Real(sys);
+        const env: Env = {
+          model: new MoneyModel(current, previous),
+          keys: new Map(),
+          files: new Set(),
+          frozen: new Map(),
+          chat: new Map(),
+        };
+        try {
+          await fc.asyncModelRun(() => ({ model: env, real }), commands);
+          await checkAtEnd(real);
+        } finally {
+          await sys.close();
+        }
+      },
+    ),
     { seed: options.seed, numRuns: options.runs, ...(options.path ? { path: options.path } : {}), endOnFailure: false },
   );
   return stats;

@@ -31,10 +31,18 @@ export type Cmd = fc.AsyncCommand<Env, Real>;
 export const USERS = [null, 'u1', 'u2'] as const;
 
 export const bodyArb: fc.Arbitrary<Submission> = fc.oneof(
-  fc.record({ model: fc.constant('seedream-4.0' as const), resolution: fc.constantFrom('1K', '2K', '4K'), n: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({
+    model: fc.constant('seedream-4.0' as const),
+    resolution: fc.constantFrom('1K', '2K', '4K'),
+    n: fc.integer({ min: 1, max: 3 }),
+  }),
   fc.record({ model: fc.constant('nano-banana-pro' as const), resolution: fc.constantFrom('1K', '2K', '4K') }),
   fc.record({ model: fc.constant('sora-2-pro' as const), duration: fc.constantFrom(10, 15) }),
-  fc.record({ model: fc.constant('wan2.7-video' as const), resolution: fc.constantFrom('720p', '1080p'), duration: fc.constant(5) }),
+  fc.record({
+    model: fc.constant('wan2.7-video' as const),
+    resolution: fc.constantFrom('720p', '1080p'),
+    duration: fc.constant(5),
+  }),
 );
 
 export const request = (s: Submission) => ({ ...s, prompt: 'model-based' });
@@ -42,7 +50,14 @@ export const cents = (min: number, max: number) => fc.integer({ min, max }).map(
 
 /** A submission through the vendor's path: admitted exactly when the model admits it (§4). */
 export class Submit implements Cmd {
-  constructor(readonly at: number, readonly project: number, readonly body: Submission, readonly user: number, readonly tags: number, readonly key: string | null) {}
+  constructor(
+    readonly at: number,
+    readonly project: number,
+    readonly body: Submission,
+    readonly user: number,
+    readonly tags: number,
+    readonly key: string | null,
+  ) {}
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
@@ -54,12 +69,24 @@ export class Submit implements Cmd {
     // What the key is bound to: the body and the attribution (decisions §4, §7).
     const bodyText = JSON.stringify([request(this.body), user, sent]);
     const bound = this.key ? env.keys.get(`${p.id}:${this.key}`) : undefined;
-    const res = await call(real, this.at, 'POST', '/api-platform/v1/generations', { key: p.key, body: request(this.body), headers: { ...(user ? { 'x-spendgate-user': user } : {}), ...(sent.length ? { 'x-spendgate-tags': sent.join(',') } : {}), ...(this.key ? { 'idempotency-key': this.key } : {}) } });
+    const res = await call(real, this.at, 'POST', '/api-platform/v1/generations', {
+      key: p.key,
+      body: request(this.body),
+      headers: {
+        ...(user ? { 'x-spendgate-user': user } : {}),
+        ...(sent.length ? { 'x-spendgate-tags': sent.join(',') } : {}),
+        ...(this.key ? { 'idempotency-key': this.key } : {}),
+      },
+    });
     if (bound) {
       // The same key: the first answer again (same body), or refused (another body); never a second task (§4).
       if (bound.body !== bodyText) return expectStatus(res, 409, `${this}: another request under a used key`);
       expectStatus(res, 200, `${this}: a replay`);
-      expectEqual(String((res.body as { data: { taskId: number } }).data.taskId), bound.ref, `${this}: the replay names the first task`);
+      expectEqual(
+        String((res.body as { data: { taskId: number } }).data.taskId),
+        bound.ref,
+        `${this}: the replay names the first task`,
+      );
       return;
     }
     const admitted = env.model.admits(p.id, { unit, user, tags, hold: amount });
@@ -69,34 +96,58 @@ export class Submit implements Cmd {
     env.model.accept({ ref, project: p.id, unit, user, tags, hold: amount, viaKey: true });
     if (this.key) env.keys.set(`${p.id}:${this.key}`, { body: bodyText, ref });
   }
-  toString = () => `submit(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${JSON.stringify(this.body)}, user ${USERS[this.user]}${this.tags ? ', tagged' : ''}${this.key ? `, key ${this.key}` : ''})`;
+  toString = () =>
+    `submit(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${JSON.stringify(this.body)}, user ${USERS[this.user]}${this.tags ? ', tagged' : ''}${this.key ? `, key ${this.key}` : ''})`;
 }
 
 /** The same submission n times at once over both instances: exactly as many admitted as fit. */
 export class Burst implements Cmd {
-  constructor(readonly project: number, readonly body: Submission, readonly n: number) {}
+  constructor(
+    readonly project: number,
+    readonly body: Submission,
+    readonly n: number,
+  ) {}
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
     const { unit, amount } = priceOf(this.body, env.model.seedream);
     const tags = p.name === 'beta' ? ['team=b'] : [];
-    const answers = await Promise.all(Array.from({ length: this.n }, (_, i) => call(real, i % 2, 'POST', '/api-platform/v1/generations', { key: p.key, body: request(this.body) })));
+    const answers = await Promise.all(
+      Array.from({ length: this.n }, (_, i) =>
+        call(real, i % 2, 'POST', '/api-platform/v1/generations', { key: p.key, body: request(this.body) }),
+      ),
+    );
     // n identical holds: k of them fit when one hold of k × the amount would (every hard budget counts them all).
     let fits = 0;
     while (fits < this.n && env.model.admits(p.id, { unit, user: null, tags, hold: amount.times(fits + 1) })) fits++;
     const admitted = answers.filter((a) => a.status === 200);
     for (const a of answers) if (a.status !== 200) expectStatus(a, 402, String(this));
     expectEqual(admitted.length, fits, `${this}: admitted`);
-    for (const a of admitted) env.model.accept({ ref: String((a.body as { data: { taskId: number } }).data.taskId), project: p.id, unit, user: null, tags, hold: amount, viaKey: true });
+    for (const a of admitted)
+      env.model.accept({
+        ref: String((a.body as { data: { taskId: number } }).data.taskId),
+        project: p.id,
+        unit,
+        user: null,
+        tags,
+        hold: amount,
+        viaKey: true,
+      });
   }
   toString = () => `burst(${['alpha', 'beta'][this.project]}, ${JSON.stringify(this.body)} × ${this.n})`;
 }
 
 /** The vendor decides a task's fate: ready, failed, or it never finishes. */
 export class VendorOutcome implements Cmd {
-  constructor(readonly pick: number, readonly fate: 'ready' | 'failed' | 'stall') {}
+  constructor(
+    readonly pick: number,
+    readonly fate: 'ready' | 'failed' | 'stall',
+  ) {}
   // A chat task's "ready" carries usage, which ChatOutcome makes: here only media tasks turn ready.
-  private readonly open = (env: Readonly<Env>) => env.model.tasks.filter((t) => t.vendor === 'processing' && /^\d+$/.test(t.ref) && (this.fate !== 'ready' || t.unit === 'USD'));
+  private readonly open = (env: Readonly<Env>) =>
+    env.model.tasks.filter(
+      (t) => t.vendor === 'processing' && /^\d+$/.test(t.ref) && (this.fate !== 'ready' || t.unit === 'USD'),
+    );
   check = (env: Readonly<Env>) => this.open(env).length > 0;
   async run(env: Env, real: Real) {
     const t = pickOf(this.open(env), this.pick);
@@ -104,7 +155,11 @@ export class VendorOutcome implements Cmd {
       await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/stall`, { method: 'POST' });
       t.vendor = 'stalled'; // the vendor's "never": no later outcome changes it
     } else {
-      await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: this.fate }) });
+      await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/complete`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ status: this.fate }),
+      });
       t.vendor = this.fate;
     }
   }
@@ -113,10 +168,16 @@ export class VendorOutcome implements Cmd {
 
 /** A client polls a task: a terminal answer settles it, exactly once, on whichever instance. */
 export class Poll implements Cmd {
-  constructor(readonly at: number, readonly pick: number) {}
+  constructor(
+    readonly at: number,
+    readonly pick: number,
+  ) {}
   check = (env: Readonly<Env>) => env.model.tasks.some((t) => /^\d+$/.test(t.ref) && t.project !== '');
   async run(env: Env, real: Real) {
-    const t = pickOf(env.model.tasks.filter((x) => /^\d+$/.test(x.ref)), this.pick);
+    const t = pickOf(
+      env.model.tasks.filter((x) => /^\d+$/.test(x.ref)),
+      this.pick,
+    );
     const key = real.sys.projects.find((p) => p.id === t.project)!.key;
     expectStatus(await call(real, this.at, 'GET', `/api-platform/v1/tasks/${t.ref}`, { key }), 200, String(this));
     env.model.settle(t);
@@ -126,19 +187,47 @@ export class Poll implements Cmd {
 
 /** A submission whose answer is lost (the vendor's connection reset): unknown, its hold kept (§4, §10). */
 export class LostAnswer implements Cmd {
-  constructor(readonly at: number, readonly project: number, readonly body: Submission) {}
+  constructor(
+    readonly at: number,
+    readonly project: number,
+    readonly body: Submission,
+  ) {}
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
     const { unit, amount } = priceOf(this.body, env.model.seedream);
     const tags = p.name === 'beta' ? ['team=b'] : [];
     const admitted = env.model.admits(p.id, { unit, user: null, tags, hold: amount });
-    await fetch(`${real.sys.simUrl}/__sim/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resetRate: 1 }) });
-    const res = await call(real, this.at, 'POST', '/api-platform/v1/generations', { key: p.key, body: request(this.body) }, [502, 504]);
-    await fetch(`${real.sys.simUrl}/__sim/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resetRate: 0 }) });
+    await fetch(`${real.sys.simUrl}/__sim/config`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ resetRate: 1 }),
+    });
+    const res = await call(
+      real,
+      this.at,
+      'POST',
+      '/api-platform/v1/generations',
+      { key: p.key, body: request(this.body) },
+      [502, 504],
+    );
+    await fetch(`${real.sys.simUrl}/__sim/config`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ resetRate: 0 }),
+    });
     if (!admitted) return expectStatus(res, 402, String(this));
-    if (res.status !== 502 && res.status !== 504) throw new Error(`${this}: expected 502 or 504 (outcome unknown), got ${res.status} ${res.text.slice(0, 200)}`);
-    const task = env.model.accept({ ref: (res.body as { details: { gatewayTaskId: string } }).details.gatewayTaskId, project: p.id, unit, user: null, tags, hold: amount, viaKey: true });
+    if (res.status !== 502 && res.status !== 504)
+      throw new Error(`${this}: expected 502 or 504 (outcome unknown), got ${res.status} ${res.text.slice(0, 200)}`);
+    const task = env.model.accept({
+      ref: (res.body as { details: { gatewayTaskId: string } }).details.gatewayTaskId,
+      project: p.id,
+      unit,
+      user: null,
+      tags,
+      hold: amount,
+      viaKey: true,
+    });
     task.state = 'unknown';
     task.vendor = 'none';
   }
@@ -147,11 +236,22 @@ export class LostAnswer implements Cmd {
 
 /** An operator resolves an unknown task: CHARGE (the hold, or an amount) or RELEASE (§10). */
 export class Resolve implements Cmd {
-  constructor(readonly pick: number, readonly outcome: 'CHARGE' | 'RELEASE', readonly amount: Decimal | null) {}
+  constructor(
+    readonly pick: number,
+    readonly outcome: 'CHARGE' | 'RELEASE',
+    readonly amount: Decimal | null,
+  ) {}
   check = (env: Readonly<Env>) => env.model.tasks.some((t) => env.model.underReview(t));
   async run(env: Env, real: Real) {
-    const t = pickOf(env.model.tasks.filter((x) => env.model.underReview(x)), this.pick);
-    const res = await gql(real, `mutation($t: ID!, $o: TaskResolution!, $a: Decimal) { resolveTask(taskId: $t, outcome: $o, reason: "model", amount: $a) { net } }`, { t: t.ref, o: this.outcome, a: this.outcome === 'CHARGE' && this.amount ? this.amount.toFixed() : null });
+    const t = pickOf(
+      env.model.tasks.filter((x) => env.model.underReview(x)),
+      this.pick,
+    );
+    const res = await gql(
+      real,
+      `mutation($t: ID!, $o: TaskResolution!, $a: Decimal) { resolveTask(taskId: $t, outcome: $o, reason: "model", amount: $a) { net } }`,
+      { t: t.ref, o: this.outcome, a: this.outcome === 'CHARGE' && this.amount ? this.amount.toFixed() : null },
+    );
     if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
     env.model.resolve(t, this.outcome, this.outcome === 'CHARGE' ? this.amount : null);
     env.model.afterResolution(t);
@@ -161,56 +261,128 @@ export class Resolve implements Cmd {
 
 /** A correction (§4): now, or dated last month (refused before the first month of activity, §16). */
 export class Adjust implements Cmd {
-  constructor(readonly project: number, readonly amount: Decimal, readonly withTask: number | null, readonly when: 'now' | 'last month' | '1970', readonly credits = false) {}
+  constructor(
+    readonly project: number,
+    readonly amount: Decimal,
+    readonly withTask: number | null,
+    readonly when: 'now' | 'last month' | '1970',
+    readonly credits = false,
+  ) {}
   check = () => true;
   async run(env: Env, real: Real) {
     const projects = [...real.sys.projects.map((p) => p.id), real.sys.past.id];
     const projectId = projects[this.project % projects.length]!;
-    const task = this.withTask === null ? null : (env.model.tasks.filter((t) => t.project === projectId)[this.withTask] ?? null);
+    const task =
+      this.withTask === null ? null : (env.model.tasks.filter((t) => t.project === projectId)[this.withTask] ?? null);
     const m = env.model;
-    const at = this.when === '1970' ? '1970-01-01T00:00:00Z' : this.when === 'last month' ? `${m.previous}-15T12:00:00Z` : null;
+    const at =
+      this.when === '1970' ? '1970-01-01T00:00:00Z' : this.when === 'last month' ? `${m.previous}-15T12:00:00Z` : null;
     // A task's correction is in the task's unit; one with no task in either (credits and USD never mix).
     const unit = task ? task.unit : this.credits ? 'CREDITS' : 'USD';
     if (this.when === '1970' && !task) {
-      const res = await gql(real, `mutation($p: ID!, $u: Unit!, $a: Decimal!, $at: DateTime) { adjustLedger(projectId: $p, unit: $u, amount: $a, reason: "model", effectiveAt: $at) }`, { p: projectId, u: unit, a: this.amount.toFixed(), at });
-      if (res.errors?.[0]?.extensions?.status !== 400) throw new Error(`${this}: a date before the first month of activity must be refused: ${JSON.stringify(res)}`);
+      const res = await gql(
+        real,
+        `mutation($p: ID!, $u: Unit!, $a: Decimal!, $at: DateTime) { adjustLedger(projectId: $p, unit: $u, amount: $a, reason: "model", effectiveAt: $at) }`,
+        { p: projectId, u: unit, a: this.amount.toFixed(), at },
+      );
+      if (res.errors?.[0]?.extensions?.status !== 400)
+        throw new Error(`${this}: a date before the first month of activity must be refused: ${JSON.stringify(res)}`);
       return;
     }
-    const res = await gql(real, `mutation($p: ID!, $u: Unit!, $a: Decimal!, $t: ID, $at: DateTime) { adjustLedger(projectId: $p, unit: $u, amount: $a, reason: "model", taskId: $t, effectiveAt: $at) }`, { p: projectId, u: unit, a: this.amount.toFixed(), t: task?.ref ?? null, at: task ? null : at });
+    const res = await gql(
+      real,
+      `mutation($p: ID!, $u: Unit!, $a: Decimal!, $t: ID, $at: DateTime) { adjustLedger(projectId: $p, unit: $u, amount: $a, reason: "model", taskId: $t, effectiveAt: $at) }`,
+      { p: projectId, u: unit, a: this.amount.toFixed(), t: task?.ref ?? null, at: task ? null : at },
+    );
     const firstMonth = m.tasks.some((t) => t.acceptedMonth === m.previous) ? m.previous : m.current;
     if (!task && this.when === 'last month' && firstMonth !== m.previous) {
-      if (res.errors?.[0]?.extensions?.status !== 400) throw new Error(`${this}: a date before the first month of activity must be refused: ${JSON.stringify(res)}`);
+      if (res.errors?.[0]?.extensions?.status !== 400)
+        throw new Error(`${this}: a date before the first month of activity must be refused: ${JSON.stringify(res)}`);
       return;
     }
     if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
-    m.adjust(projectId, unit, this.amount, task ? task.acceptedMonth : this.when === 'last month' ? m.previous : m.current, task);
+    m.adjust(
+      projectId,
+      unit,
+      this.amount,
+      task ? task.acceptedMonth : this.when === 'last month' ? m.previous : m.current,
+      task,
+    );
   }
-  toString = () => `adjust(project ${this.project}, ${this.amount.toFixed()}${this.credits && this.withTask === null ? ' credits' : ''}${this.withTask === null ? '' : `, task #${this.withTask}`}${this.when === 'now' ? '' : `, dated ${this.when}`})`;
+  toString = () =>
+    `adjust(project ${this.project}, ${this.amount.toFixed()}${this.credits && this.withTask === null ? ' credits' : ''}${this.withTask === null ? '' : `, task #${this.withTask}`}${this.when === 'now' ? '' : `, dated ${this.when}`})`;
 }
 
 /** A budget set (created, or its limit and kind changed) or deleted. */
 export class SetBudget implements Cmd {
-  constructor(readonly project: number, readonly period: 'MONTHLY' | 'LIFETIME', readonly scope: Scope, readonly limit: Decimal, readonly hard: boolean, readonly unit: Unit = 'USD') {}
+  constructor(
+    readonly project: number,
+    readonly period: 'MONTHLY' | 'LIFETIME',
+    readonly scope: Scope,
+    readonly limit: Decimal,
+    readonly hard: boolean,
+    readonly unit: Unit = 'USD',
+  ) {}
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
-    const value = this.scope === 'USER' ? 'u1' : this.scope === 'TAG' ? (p.name === 'beta' ? 'team=b' : 'team=a') : this.scope === 'API_KEY' ? p.key.split('_')[1]! : null;
-    const existing = [...env.model.budgets.values()].find((b) => b.project === p.id && b.unit === this.unit && b.period === this.period && b.scope === this.scope && b.value === value);
+    const value =
+      this.scope === 'USER'
+        ? 'u1'
+        : this.scope === 'TAG'
+          ? p.name === 'beta'
+            ? 'team=b'
+            : 'team=a'
+          : this.scope === 'API_KEY'
+            ? p.key.split('_')[1]!
+            : null;
+    const existing = [...env.model.budgets.values()].find(
+      (b) =>
+        b.project === p.id &&
+        b.unit === this.unit &&
+        b.period === this.period &&
+        b.scope === this.scope &&
+        b.value === value,
+    );
     if (existing) {
-      const res = await gql(real, `mutation($b: ID!, $l: Decimal!, $h: Boolean!) { updateBudget(budgetId: $b, limit: $l, hard: $h) }`, { b: existing.id, l: this.limit.toFixed(), h: this.hard });
+      const res = await gql(
+        real,
+        `mutation($b: ID!, $l: Decimal!, $h: Boolean!) { updateBudget(budgetId: $b, limit: $l, hard: $h) }`,
+        { b: existing.id, l: this.limit.toFixed(), h: this.hard },
+      );
       if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
       existing.limit = this.limit;
       existing.hard = this.hard;
       return;
     }
-    const res = await gql(real, `mutation($p: ID!, $u: Unit!, $l: Decimal!, $per: Period!, $h: Boolean!, $s: BudgetScope!, $v: String) { setBudget(projectId: $p, unit: $u, limit: $l, period: $per, hard: $h, scope: $s, scopeValue: $v) }`, {
-      u: this.unit, p: p.id, l: this.limit.toFixed(), per: this.period, h: this.hard, s: this.scope, v: value,
-    });
+    const res = await gql(
+      real,
+      `mutation($p: ID!, $u: Unit!, $l: Decimal!, $per: Period!, $h: Boolean!, $s: BudgetScope!, $v: String) { setBudget(projectId: $p, unit: $u, limit: $l, period: $per, hard: $h, scope: $s, scopeValue: $v) }`,
+      {
+        u: this.unit,
+        p: p.id,
+        l: this.limit.toFixed(),
+        per: this.period,
+        h: this.hard,
+        s: this.scope,
+        v: value,
+      },
+    );
     if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
     const id = (res.data as { setBudget: string }).setBudget;
-    env.model.budgets.set(id, { id, project: p.id, unit: this.unit, period: this.period, hard: this.hard, scope: this.scope, value, limit: this.limit });
+    env.model.budgets.set(id, {
+      id,
+      project: p.id,
+      unit: this.unit,
+      period: this.period,
+      hard: this.hard,
+      scope: this.scope,
+      value,
+      limit: this.limit,
+    });
   }
-  toString = () => `budget(${['alpha', 'beta'][this.project]}, ${this.period} ${this.scope}, ${this.limit.toFixed()} ${this.unit}, ${this.hard ? 'hard' : 'soft'})`;
+  toString = () =>
+    `budget(${['alpha', 'beta'][this.project]}, ${this.period} ${this.scope}, ${this.limit.toFixed()} ${this.unit}, ${this.hard ? 'hard' : 'soft'})`;
 }
 
 export class DeleteBudget implements Cmd {
@@ -225,18 +397,35 @@ export class DeleteBudget implements Cmd {
   toString = () => `delete-budget(#${this.pick})`;
 }
 
-/** A task of last month (the `past` project, held through the ledger as a submission then): settled then, or still open. */
+/**
+ * A task of last month (the `past` project, held through the ledger as a submission then): settled then, or still open.
+ */
 export class PastTask implements Cmd {
-  constructor(readonly body: Submission, readonly settled: boolean) {}
+  constructor(
+    readonly body: Submission,
+    readonly settled: boolean,
+  ) {}
   // A hold is never written into a closed month (§13): last month's tasks exist only while it is open.
   check = (env: Readonly<Env>) => !env.model.closed.has(env.model.previous);
   async run(env: Env, real: Real) {
     const m = env.model;
     const gw = real.sys.gateways[0]!;
     await gw.app.get(PriceBookService).refreshNow(); // a publication on the other instance, seen here
-    const held = await heldTask(gw, { projectId: real.sys.past.id, body: request(this.body), acceptedAt: new Date(`${m.previous}-10T12:00:00Z`) });
+    const held = await heldTask(gw, {
+      projectId: real.sys.past.id,
+      body: request(this.body),
+      acceptedAt: new Date(`${m.previous}-10T12:00:00Z`),
+    });
     const { unit, amount } = priceOf(this.body, env.model.seedream);
-    const task = m.accept({ ref: `gw-${held.taskId}`, project: real.sys.past.id, unit, user: null, tags: [], hold: amount, month: m.previous });
+    const task = m.accept({
+      ref: `gw-${held.taskId}`,
+      project: real.sys.past.id,
+      unit,
+      user: null,
+      tags: [],
+      hold: amount,
+      month: m.previous,
+    });
     task.vendor = 'none';
     if (this.settled) await settleInLedger(env, real, task);
   }
@@ -246,16 +435,28 @@ export class PastTask implements Cmd {
 /** Last month's open task settles late: a prior-period item once its month is closed (§13). */
 export class LateSettle implements Cmd {
   constructor(readonly pick: number) {}
-  check = (env: Readonly<Env>) => env.model.tasks.some((t) => t.acceptedMonth === env.model.previous && t.state === 'held');
+  check = (env: Readonly<Env>) =>
+    env.model.tasks.some((t) => t.acceptedMonth === env.model.previous && t.state === 'held');
   async run(env: Env, real: Real) {
-    await settleInLedger(env, real, pickOf(env.model.tasks.filter((t) => t.acceptedMonth === env.model.previous && t.state === 'held'), this.pick));
+    await settleInLedger(
+      env,
+      real,
+      pickOf(
+        env.model.tasks.filter((t) => t.acceptedMonth === env.model.previous && t.state === 'held'),
+        this.pick,
+      ),
+    );
   }
   toString = () => `late-settle(#${this.pick})`;
 }
 
 export async function settleInLedger(env: Env, real: Real, task: Task) {
   await real.sys.gateways[0]!.app.get(LedgerService).settle({
-    taskId: task.ref.slice(3), status: 'ready', charge: { unit: 'USD', exactness: 'EXACT', amount: task.hold, lines: [], warnings: [], needsReview: false }, usage: {}, rollup: { images: '1' },
+    taskId: task.ref.slice(3),
+    status: 'ready',
+    charge: { unit: 'USD', exactness: 'EXACT', amount: task.hold, lines: [], warnings: [], needsReview: false },
+    usage: {},
+    rollup: { images: '1' },
   });
   task.vendor = 'ready';
   env.model.settle(task);
@@ -267,8 +468,14 @@ export class PublishPrices implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
     const [r1, r2, r4] = this.rates;
-    const rates = [['1K', r1], ['2K', r2], ['4K', r4]].map(([key, rate]) => ({ model: 'seedream-4.0', component: 'image', key, rate, unit: 'USD' }));
-    const res = await gql(real, `mutation($r: [PriceRateInput!]!) { publishPrices(rates: $r, note: "model") }`, { r: rates });
+    const rates = [
+      ['1K', r1],
+      ['2K', r2],
+      ['4K', r4],
+    ].map(([key, rate]) => ({ model: 'seedream-4.0', component: 'image', key, rate, unit: 'USD' }));
+    const res = await gql(real, `mutation($r: [PriceRateInput!]!) { publishPrices(rates: $r, note: "model") }`, {
+      r: rates,
+    });
     if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
     env.model.seedream = { '1K': r1, '2K': r2, '4K': r4 };
   }
@@ -282,7 +489,8 @@ export class CloseMonth implements Cmd {
     const m = env.model;
     const res = await gql(real, `mutation($m: String!) { closeMonth(month: $m) { month } }`, { m: m.previous });
     if (m.closed.has(m.previous)) {
-      if (res.errors?.[0]?.extensions?.status !== 409) throw new Error(`closing a closed month must be refused: ${JSON.stringify(res)}`);
+      if (res.errors?.[0]?.extensions?.status !== 409)
+        throw new Error(`closing a closed month must be refused: ${JSON.stringify(res)}`);
       return;
     }
     if (res.errors) throw new Error(`close: ${JSON.stringify(res.errors)}`);
@@ -295,7 +503,9 @@ export class CloseMonth implements Cmd {
 export class ReopenMonth implements Cmd {
   check = (env: Readonly<Env>) => env.model.closed.has(env.model.previous);
   async run(env: Env, real: Real) {
-    const res = await gql(real, `mutation($m: String!) { reopenMonth(month: $m, reason: "model") }`, { m: env.model.previous });
+    const res = await gql(real, `mutation($m: String!) { reopenMonth(month: $m, reason: "model") }`, {
+      m: env.model.previous,
+    });
     if (res.errors) throw new Error(`reopen: ${JSON.stringify(res.errors)}`);
     env.model.reopen(env.model.previous);
     env.frozen.delete(env.model.previous);
@@ -303,7 +513,10 @@ export class ReopenMonth implements Cmd {
   toString = () => 'reopen-last-month';
 }
 
-/** Faults: an instance replaced (closed, a new one started on the same database); PostgreSQL stopped at once and started. */
+/**
+ * Faults: an instance replaced (closed, a new one started on the same database); PostgreSQL stopped at once and
+ * started.
+ */
 export class RestartGateway implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
@@ -331,7 +544,8 @@ export function pickOf<T>(list: T[], i: number): T {
 }
 
 export function expectEqual(actual: unknown, expected: unknown, what: string): void {
-  if (JSON.stringify(actual) !== JSON.stringify(expected)) throw new Error(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+  if (JSON.stringify(actual) !== JSON.stringify(expected))
+    throw new Error(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
 }
 
 /** A command, then the invariants (and the count of operations run). */

@@ -20,13 +20,24 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
   const problems: string[] = [];
   const same = (what: string, actual: string | Decimal | null | undefined, expected: Decimal | null) => {
     const a = actual === null || actual === undefined ? null : new Decimal(actual.toString());
-    if ((a === null) !== (expected === null) || (a && expected && !a.eq(expected))) problems.push(`${what}: the product says ${a?.toFixed() ?? 'null'}, the model ${expected?.toFixed() ?? 'null'}`);
+    if ((a === null) !== (expected === null) || (a && expected && !a.eq(expected)))
+      problems.push(`${what}: the product says ${a?.toFixed() ?? 'null'}, the model ${expected?.toFixed() ?? 'null'}`);
   };
 
   // Budgets.
   for (const project of real.sys.projects) {
-    const res = await gql(real, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId spent held users(first: 10) { edges { node { user spent held } } } } }`, { p: project.id }, 1);
-    const rows = (res.data?.budgetStatus ?? []) as Array<{ budgetId: string; spent: string; held: string; users: { edges: Array<{ node: { user: string; spent: string; held: string } }> } }>;
+    const res = await gql(
+      real,
+      `query($p: ID!) { budgetStatus(projectId: $p) { budgetId spent held users(first: 10) { edges { node { user spent held } } } } }`,
+      { p: project.id },
+      1,
+    );
+    const rows = (res.data?.budgetStatus ?? []) as Array<{
+      budgetId: string;
+      spent: string;
+      held: string;
+      users: { edges: Array<{ node: { user: string; spent: string; held: string } }> };
+    }>;
     for (const b of [...m.budgets.values()].filter((x) => x.project === project.id)) {
       const row = rows.find((r) => r.budgetId === b.id);
       if (!row) problems.push(`budget ${b.id} (${b.period} ${b.scope}) is missing from budgetStatus`);
@@ -50,19 +61,42 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
   for (const project of [...real.sys.projects, { id: real.sys.past.id, name: 'past' }]) {
     for (const month of [m.current, m.previous]) {
       const [from, to] = monthRange(month);
-      const res = await gql(real, `query($f: DateTime!, $t: DateTime!, $p: [ID!]) {
+      const res = await gql(
+        real,
+        `query($f: DateTime!, $t: DateTime!, $p: [ID!]) {
         r: spendReport(from: $f, to: $t, projectIds: $p, groupBy: ["project"]) { tasks totals { unit amount } }
-        d: taskTotals(filter: { projectIds: $p, postedFrom: $f, postedTo: $t }) { tasks totals { unit amount } withoutTask { unit amount } } }`, { f: from, t: to, p: [project.id] });
+        d: taskTotals(filter: { projectIds: $p, postedFrom: $f, postedTo: $t }) { tasks totals { unit amount } withoutTask { unit amount } } }`,
+        { f: from, t: to, p: [project.id] },
+      );
       if (res.errors) problems.push(`reading ${project.name} ${month}: ${JSON.stringify(res.errors)}`);
       const report = (res.data?.r ?? []) as Array<{ tasks: number; totals: Array<{ unit: string; amount: string }> }>;
-      const drill = res.data?.d as { tasks: number; totals: Array<{ unit: string; amount: string }>; withoutTask: Array<{ unit: string; amount: string }> } | undefined;
+      const drill = res.data?.d as
+        | {
+            tasks: number;
+            totals: Array<{ unit: string; amount: string }>;
+            withoutTask: Array<{ unit: string; amount: string }>;
+          }
+        | undefined;
       const expected = m.reported(project.id, month);
       for (const unit of ['USD', 'CREDITS'] as const) {
-        const drilled = new Decimal(drill?.totals.find((t) => t.unit === unit)?.amount ?? 0).plus(drill?.withoutTask.find((t) => t.unit === unit)?.amount ?? 0);
-        same(`spendReport ${project.name} ${month} ${unit}`, report[0]?.totals.find((t) => t.unit === unit)?.amount ?? '0', expected.get(unit) ?? new Decimal(0));
-        same(`taskTotals (posted, tasks and adjustments with no task) ${project.name} ${month} ${unit}`, drilled, expected.get(unit) ?? new Decimal(0));
+        const drilled = new Decimal(drill?.totals.find((t) => t.unit === unit)?.amount ?? 0).plus(
+          drill?.withoutTask.find((t) => t.unit === unit)?.amount ?? 0,
+        );
+        same(
+          `spendReport ${project.name} ${month} ${unit}`,
+          report[0]?.totals.find((t) => t.unit === unit)?.amount ?? '0',
+          expected.get(unit) ?? new Decimal(0),
+        );
+        same(
+          `taskTotals (posted, tasks and adjustments with no task) ${project.name} ${month} ${unit}`,
+          drilled,
+          expected.get(unit) ?? new Decimal(0),
+        );
       }
-      if ((report[0]?.tasks ?? 0) !== (drill?.tasks ?? 0)) problems.push(`${project.name} ${month}: spendReport counts ${report[0]?.tasks ?? 0} tasks, its drill-down ${drill?.tasks ?? 0}`);
+      if ((report[0]?.tasks ?? 0) !== (drill?.tasks ?? 0))
+        problems.push(
+          `${project.name} ${month}: spendReport counts ${report[0]?.tasks ?? 0} tasks, its drill-down ${drill?.tasks ?? 0}`,
+        );
     }
   }
 
@@ -76,28 +110,54 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
       const seen = (res.data?.[`t${j}`] ?? null) as { net: string | null; needsReview: boolean } | null;
       if (!seen) return void problems.push(`task ${t.ref} is not found`);
       same(`task ${t.ref} net`, seen.net, m.net(t));
-      const openItem = m.items.some((it) => it.task === t && it.state === 'open' && ['amount_differs', 'billed_again', 'pending'].includes(it.class));
-      if (openItem && !seen.needsReview) problems.push(`task ${t.ref}: an open vendor difference names it, but it is not under review`);
-      if (m.underReview(t) && !seen.needsReview) problems.push(`task ${t.ref} (${t.state}${t.review ? ', overrun or at its estimate' : ''}) awaits an operator, but it is not under review`);
-      if (seen.needsReview && !m.underReview(t) && !openItem) problems.push(`task ${t.ref} (${t.state}${t.resolved ? ', resolved' : ''}) is under review for no reason the model knows`);
+      const openItem = m.items.some(
+        (it) =>
+          it.task === t && it.state === 'open' && ['amount_differs', 'billed_again', 'pending'].includes(it.class),
+      );
+      if (openItem && !seen.needsReview)
+        problems.push(`task ${t.ref}: an open vendor difference names it, but it is not under review`);
+      if (m.underReview(t) && !seen.needsReview)
+        problems.push(
+          `task ${t.ref} (${t.state}${t.review ? ', overrun or at its estimate' : ''}) awaits an operator, but it is not under review`,
+        );
+      if (seen.needsReview && !m.underReview(t) && !openItem)
+        problems.push(
+          `task ${t.ref} (${t.state}${t.resolved ? ', resolved' : ''}) is under review for no reason the model knows`,
+        );
     });
   }
   const open = await gql(real, `{ vendorReconciliations(first: 100) { edges { node { id } } } }`);
-  const ids = ((open.data?.vendorReconciliations as { edges: Array<{ node: { id: string } }> } | undefined)?.edges ?? []).map((e) => e.node.id);
+  const ids = (
+    (open.data?.vendorReconciliations as { edges: Array<{ node: { id: string } }> } | undefined)?.edges ?? []
+  ).map((e) => e.node.id);
   const seenOpen: string[] = [];
   for (const id of ids) {
-    const items = await gql(real, `query($r: ID!) { vendorDifferences(reconciliationId: $r, state: "open", first: 500) { edges { node { class vendorTaskId } } } }`, { r: id });
-    for (const e of (items.data?.vendorDifferences as { edges: Array<{ node: { class: string; vendorTaskId: string } }> }).edges) seenOpen.push(`${e.node.class}:${e.node.vendorTaskId}`);
+    const items = await gql(
+      real,
+      `query($r: ID!) { vendorDifferences(reconciliationId: $r, state: "open", first: 500) { edges { node { class vendorTaskId } } } }`,
+      { r: id },
+    );
+    for (const e of (
+      items.data?.vendorDifferences as { edges: Array<{ node: { class: string; vendorTaskId: string } }> }
+    ).edges)
+      seenOpen.push(`${e.node.class}:${e.node.vendorTaskId}`);
   }
   const modelOpen = m.items.filter((i) => i.state === 'open').map((i) => `${i.class}:${i.vendorTaskId}`);
-  if (JSON.stringify(seenOpen.sort()) !== JSON.stringify(modelOpen.sort())) problems.push(`open vendor differences: the product has ${JSON.stringify(seenOpen)}, the model ${JSON.stringify(modelOpen)}`);
+  if (JSON.stringify(seenOpen.sort()) !== JSON.stringify(modelOpen.sort()))
+    problems.push(
+      `open vendor differences: the product has ${JSON.stringify(seenOpen)}, the model ${JSON.stringify(modelOpen)}`,
+    );
 
   // A closed month never changes.
-  for (const [month, figures] of env.frozen) if ((await real.figures(month)) !== figures) problems.push(`closed month ${month} changed`);
+  for (const [month, figures] of env.frozen)
+    if ((await real.figures(month)) !== figures) problems.push(`closed month ${month} changed`);
 
   // A refusal writes nothing: the task rows are the model's tasks, no more (§5).
   const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM task')).rows as [{ n: number }];
-  if (n !== m.tasks.length) problems.push(`the database holds ${n} tasks, the model ${m.tasks.length}: a refusal wrote a row, or a task was lost`);
+  if (n !== m.tasks.length)
+    problems.push(
+      `the database holds ${n} tasks, the model ${m.tasks.length}: a refusal wrote a row, or a task was lost`,
+    );
 
   const differences = await reconcile(db);
   if (differences.length) problems.push(`reconcile: ${JSON.stringify(differences.slice(0, 5))}`);

@@ -17,8 +17,12 @@ afterAll(() => server?.stop());
 test('random sequences of every operation over two instances and faults: the books agree with the model and with themselves', async () => {
   const seed = Number(process.env.MONEY_SEED ?? Date.now() % 2 ** 31);
   const runs = Number(process.env.MONEY_RUNS ?? 20);
-  process.stdout.write(`money model: seed ${seed}, ${runs} sequences (replay: npm run check:money -- --seed ${seed} --runs ${runs})\n`);
+  process.stdout.write(
+    `money model: seed ${seed}, ${runs} sequences (replay: npm run check:money -- --seed ${seed} --runs ${runs})\n`,
+  );
   const stats = await checkMoney({ server, seed, runs, maxCommands: 40, databaseFaults: true });
-  process.stdout.write(`money model: ${stats.operations} operations, ${stats.states.size} distinct states, 0 disagreements\n`);
+  process.stdout.write(
+    `money model: ${stats.operations} operations, ${stats.states.size} distinct states, 0 disagreements\n`,
+  );
   expect(stats.operations).toBeGreaterThan(runs);
 }, 600_000);

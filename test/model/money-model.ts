@@ -35,9 +35,13 @@ export interface Submission {
  * What a submission costs, exactly (media routes are priced exactly at submission: §3), with the
  * price book in force now (`published`: seedream-4.0's per-image rates of a later version).
  */
-export function priceOf(s: Submission, published: Record<string, string> = PER_IMAGE['seedream-4.0']!): { unit: Unit; amount: Decimal } {
+export function priceOf(
+  s: Submission,
+  published: Record<string, string> = PER_IMAGE['seedream-4.0']!,
+): { unit: Unit; amount: Decimal } {
   if (s.model === 'sora-2-pro') return { unit: 'USD', amount: new Decimal(SORA_PER_REQUEST[s.duration ?? 10]!) };
-  if (s.model === 'wan2.7-video') return { unit: 'USD', amount: new Decimal(WAN_PER_SECOND[s.resolution ?? '720p']!).times(s.duration ?? 5) };
+  if (s.model === 'wan2.7-video')
+    return { unit: 'USD', amount: new Decimal(WAN_PER_SECOND[s.resolution ?? '720p']!).times(s.duration ?? 5) };
   const table = s.model === 'seedream-4.0' ? published : PER_IMAGE[s.model]!;
   const rate = new Decimal(table[s.resolution ?? '1K']!);
   return { unit: 'USD', amount: s.model === 'nano-banana-pro' ? rate : rate.times(s.n ?? 1) };
@@ -92,7 +96,8 @@ export interface Posting {
   kind: 'charge' | 'adjustment';
 }
 
-export type ItemClass = 'amount_differs' | 'billed_again' | 'billed_not_ours' | 'ours_not_billed' | 'duplicate' | 'pending';
+export type ItemClass =
+  'amount_differs' | 'billed_again' | 'billed_not_ours' | 'ours_not_billed' | 'duplicate' | 'pending';
 export interface Item {
   statement: number;
   class: ItemClass;
@@ -145,13 +150,21 @@ export class MoneyModel {
     return b.period === 'LIFETIME' || month === this.current;
   }
 
-  /** A budget's spent and held in its current period (EACH_USER: `user`'s own), from the postings and the open holds. */
+  /**
+   * A budget's spent and held in its current period (EACH_USER: `user`'s own), from the postings and the open holds.
+   */
   balance(b: Budget, user: string | null = null): { spent: Decimal; held: Decimal } {
     let spent = new Decimal(0);
-    for (const p of this.postings) if (this.matches(b, p.project, p.unit, p.task, user) && this.inPeriod(b, p.month)) spent = spent.plus(p.amount);
+    for (const p of this.postings)
+      if (this.matches(b, p.project, p.unit, p.task, user) && this.inPeriod(b, p.month)) spent = spent.plus(p.amount);
     let held = new Decimal(0);
     for (const t of this.tasks) {
-      if ((t.state === 'held' || (t.state === 'unknown' && !t.resolved)) && this.matches(b, t.project, t.unit, t, user) && this.inPeriod(b, t.holdMonth)) held = held.plus(t.hold);
+      if (
+        (t.state === 'held' || (t.state === 'unknown' && !t.resolved)) &&
+        this.matches(b, t.project, t.unit, t, user) &&
+        this.inPeriod(b, t.holdMonth)
+      )
+        held = held.plus(t.hold);
     }
     return { spent, held };
   }
@@ -160,16 +173,31 @@ export class MoneyModel {
   admits(project: string, candidate: Pick<Task, 'unit' | 'user' | 'tags' | 'hold'>): boolean {
     const probe = { ...candidate, project, viaKey: true } as Task;
     for (const b of this.budgets.values()) {
-      if (!b.hard || !this.matches(b, project, candidate.unit, probe, candidate.user) || !this.inPeriod(b, this.current)) continue;
+      if (
+        !b.hard ||
+        !this.matches(b, project, candidate.unit, probe, candidate.user) ||
+        !this.inPeriod(b, this.current)
+      )
+        continue;
       const { spent, held } = this.balance(b, candidate.user);
       if (spent.plus(held).plus(candidate.hold).gt(b.limit)) return false;
     }
     return true;
   }
 
-  accept(task: Omit<Task, 'state' | 'resolved' | 'holdMonth' | 'acceptedMonth' | 'vendor' | 'review'> & { month?: Month }): Task {
+  accept(
+    task: Omit<Task, 'state' | 'resolved' | 'holdMonth' | 'acceptedMonth' | 'vendor' | 'review'> & { month?: Month },
+  ): Task {
     const month = task.month ?? this.current;
-    const made: Task = { ...task, state: 'held', resolved: false, acceptedMonth: month, holdMonth: this.postMonth(month), vendor: 'processing', review: false };
+    const made: Task = {
+      ...task,
+      state: 'held',
+      resolved: false,
+      acceptedMonth: month,
+      holdMonth: this.postMonth(month),
+      vendor: 'processing',
+      review: false,
+    };
     this.tasks.push(made);
     return made;
   }
@@ -208,12 +236,27 @@ export class MoneyModel {
       return target;
     }
     const charge = outcome === 'RELEASE' ? new Decimal(0) : (amount ?? task.hold);
-    if (!charge.isZero()) this.postings.push({ project: task.project, unit: task.unit, amount: charge, month: this.postMonth(task.holdMonth), task, kind: 'charge' });
+    if (!charge.isZero())
+      this.postings.push({
+        project: task.project,
+        unit: task.unit,
+        amount: charge,
+        month: this.postMonth(task.holdMonth),
+        task,
+        kind: 'charge',
+      });
     return charge;
   }
 
   adjust(project: string, unit: Unit, amount: Decimal, month: Month, task: Task | null): void {
-    this.postings.push({ project, unit, amount, month: this.postMonth(task ? task.acceptedMonth : month), task, kind: 'adjustment' });
+    this.postings.push({
+      project,
+      unit,
+      amount,
+      month: this.postMonth(task ? task.acceptedMonth : month),
+      task,
+      kind: 'adjustment',
+    });
   }
 
   /** charge + adjustments of a task; null until charged (resolved to 0 counts as charged 0). */
@@ -227,14 +270,18 @@ export class MoneyModel {
   /** What spendReport counts for a project and month, per unit (charges and adjustments posted in it). */
   reported(project: string, month: Month): Map<Unit, Decimal> {
     const out = new Map<Unit, Decimal>();
-    for (const p of this.postings) if (p.project === project && p.month === month) out.set(p.unit, (out.get(p.unit) ?? new Decimal(0)).plus(p.amount));
+    for (const p of this.postings)
+      if (p.project === project && p.month === month)
+        out.set(p.unit, (out.get(p.unit) ?? new Decimal(0)).plus(p.amount));
     return out;
   }
 
   close(month: Month): void {
     this.closed.add(month);
     // Holds still open are carried to the first open month (§13).
-    for (const t of this.tasks) if (t.holdMonth === month && (t.state === 'held' || (t.state === 'unknown' && !t.resolved))) t.holdMonth = this.current;
+    for (const t of this.tasks)
+      if (t.holdMonth === month && (t.state === 'held' || (t.state === 'unknown' && !t.resolved)))
+        t.holdMonth = this.current;
   }
 
   reopen(month: Month): void {
@@ -252,7 +299,9 @@ export class MoneyModel {
    */
   importStatement(lines: StatementLine[]): ItemClass[] {
     const statement = ++this.statements;
-    const fresh = lines.filter((l) => !this.lines.some((o) => o.vendorTaskId === l.vendorTaskId && o.at === l.at && o.amount.eq(l.amount)));
+    const fresh = lines.filter(
+      (l) => !this.lines.some((o) => o.vendorTaskId === l.vendorTaskId && o.at === l.at && o.amount.eq(l.amount)),
+    );
     const billedBefore = new Set(this.lines.map((l) => l.vendorTaskId));
     const counts = new Map<string, number>();
     for (const l of fresh) counts.set(l.vendorTaskId, (counts.get(l.vendorTaskId) ?? 0) + 1);
@@ -260,7 +309,9 @@ export class MoneyModel {
     const seen = new Set<string>();
     for (const l of fresh) {
       const task = this.byRef(l.vendorTaskId) ?? null;
-      const theirs = fresh.filter((x) => x.vendorTaskId === l.vendorTaskId).reduce((s, x) => s.plus(x.amount), new Decimal(0));
+      const theirs = fresh
+        .filter((x) => x.vendorTaskId === l.vendorTaskId)
+        .reduce((s, x) => s.plus(x.amount), new Decimal(0));
       let cls: ItemClass | 'matched';
       if ((counts.get(l.vendorTaskId) ?? 0) > 1) cls = 'duplicate';
       else if (!task) cls = 'billed_not_ours';
@@ -268,7 +319,8 @@ export class MoneyModel {
       else if (task.state === 'held' || (task.state === 'unknown' && !task.resolved)) cls = 'pending';
       else cls = this.net(task)!.eq(l.amount) ? 'matched' : 'amount_differs';
       const key = `${cls}:${l.vendorTaskId}`;
-      if (cls !== 'matched' && !seen.has(key)) made.push({ statement, class: cls, vendorTaskId: l.vendorTaskId, task, theirs, state: 'open' });
+      if (cls !== 'matched' && !seen.has(key))
+        made.push({ statement, class: cls, vendorTaskId: l.vendorTaskId, task, theirs, state: 'open' });
       seen.add(key);
     }
     for (const l of fresh) this.lines.push({ ...l, statement });
@@ -277,7 +329,15 @@ export class MoneyModel {
       const billed = new Set(this.lines.map((l) => l.vendorTaskId));
       for (const t of this.tasks) {
         const net = this.net(t);
-        if (t.acceptedMonth !== this.current || !/^\d+$/.test(t.ref) || t.state !== 'settled' || !net || net.isZero() || billed.has(t.ref)) continue;
+        if (
+          t.acceptedMonth !== this.current ||
+          !/^\d+$/.test(t.ref) ||
+          t.state !== 'settled' ||
+          !net ||
+          net.isZero() ||
+          billed.has(t.ref)
+        )
+          continue;
         if (this.items.some((i) => i.task === t && i.class === 'ours_not_billed')) continue;
         made.push({ statement, class: 'ours_not_billed', vendorTaskId: t.ref, task: t, theirs: null, state: 'open' });
       }
@@ -298,14 +358,24 @@ export class MoneyModel {
   /** Whether an item can be taken now (a pending item's task must have settled or been resolved). */
   acceptable(item: Item): boolean {
     if (item.state !== 'open') return false;
-    return !(item.task && (item.task.state === 'held' || (item.task.state === 'unknown' && !item.task.resolved)) && item.class !== 'billed_not_ours' && item.class !== 'duplicate');
+    return !(
+      item.task &&
+      (item.task.state === 'held' || (item.task.state === 'unknown' && !item.task.resolved)) &&
+      item.class !== 'billed_not_ours' &&
+      item.class !== 'duplicate'
+    );
   }
 
   /** After a resolution: open items whose figure the task's net now equals are closed (§14). */
   afterResolution(task: Task): void {
     const net = this.net(task);
     for (const i of this.items) {
-      if (i.task !== task || i.state !== 'open' || !['amount_differs', 'billed_again', 'pending', 'ours_not_billed'].includes(i.class)) continue;
+      if (
+        i.task !== task ||
+        i.state !== 'open' ||
+        !['amount_differs', 'billed_again', 'pending', 'ours_not_billed'].includes(i.class)
+      )
+        continue;
       const figure = i.class === 'ours_not_billed' ? new Decimal(0) : i.theirs!;
       if (net && figure.eq(net)) i.state = 'accepted';
     }

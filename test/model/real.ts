@@ -28,15 +28,28 @@ export class Real {
   /** Everything a reader sees of a month: spendReport by project, model and day, and the spend CSV. */
   async figures(month: string): Promise<string> {
     const [from, to] = monthRange(month);
-    const report = await gql(this, `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["project", "model", "day"]) { keys tasks totals { unit amount } } }`, { f: from, t: to });
-    const csv = await call(this, 1, 'GET', `/reports/spend.csv?from=${from}&to=${to}&groupBy=project,model,day`, { key: ADMIN });
+    const report = await gql(
+      this,
+      `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["project", "model", "day"]) { keys tasks totals { unit amount } } }`,
+      { f: from, t: to },
+    );
+    const csv = await call(this, 1, 'GET', `/reports/spend.csv?from=${from}&to=${to}&groupBy=project,model,day`, {
+      key: ADMIN,
+    });
     return JSON.stringify(report.data) + csv.text;
   }
 
   /** After a fault: until both instances answer a read again. */
   async untilReady(): Promise<void> {
     for (let i = 0; i < 200; i++) {
-      const ok = await Promise.all(this.sys.gateways.map((g) => fetch(`${g.url}/readyz`).then((r) => r.status === 200, () => false)));
+      const ok = await Promise.all(
+        this.sys.gateways.map((g) =>
+          fetch(`${g.url}/readyz`).then(
+            (r) => r.status === 200,
+            () => false,
+          ),
+        ),
+      );
       if (ok.every(Boolean)) return;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -50,7 +63,14 @@ export function monthRange(month: string): [string, string] {
 }
 
 /** An HTTP call to instance `at`: a 5xx is a defect unless `allowed` names it. */
-export async function call(real: Real, at: number, method: string, path: string, init: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}, allowed: number[] = []): Promise<Answer> {
+export async function call(
+  real: Real,
+  at: number,
+  method: string,
+  path: string,
+  init: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  allowed: number[] = [],
+): Promise<Answer> {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.key) headers.authorization = `Bearer ${init.key}`;
   let body = init.raw;
@@ -66,12 +86,14 @@ export async function call(real: Real, at: number, method: string, path: string,
   } catch {
     parsed = undefined;
   }
-  if (res.status >= 500 && !allowed.includes(res.status)) throw new Error(`${method} ${path} on gw${at}: ${res.status} ${text.slice(0, 300)}`);
+  if (res.status >= 500 && !allowed.includes(res.status))
+    throw new Error(`${method} ${path} on gw${at}: ${res.status} ${text.slice(0, 300)}`);
   return { status: res.status, body: parsed, text };
 }
 
 export function expectStatus(answer: Answer, status: number, what: string): void {
-  if (answer.status !== status) throw new Error(`${what}: expected ${status}, got ${answer.status} ${answer.text.slice(0, 300)}`);
+  if (answer.status !== status)
+    throw new Error(`${what}: expected ${status}, got ${answer.status} ${answer.text.slice(0, 300)}`);
 }
 
 export interface GraphqlAnswer {
@@ -79,7 +101,12 @@ export interface GraphqlAnswer {
   errors?: Array<{ message: string; extensions?: { code?: string; status?: number } }>;
 }
 
-export async function gql(real: Real, query: string, variables: Record<string, unknown> = {}, at = 0): Promise<GraphqlAnswer> {
+export async function gql(
+  real: Real,
+  query: string,
+  variables: Record<string, unknown> = {},
+  at = 0,
+): Promise<GraphqlAnswer> {
   const res = await call(real, at, 'POST', '/graphql', { key: real.token, body: { query, variables } });
   return res.body as GraphqlAnswer;
 }

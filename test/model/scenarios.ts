@@ -6,7 +6,20 @@
  */
 import { Decimal } from 'decimal.js';
 import type { Role } from '../../src/auth/permissions.js';
-import { Adjust, CloseMonth, DeleteBudget, pickOf, Poll, PublishPrices, ReopenMonth, Resolve, SetBudget, Submit, type Cmd, type Env } from './commands.js';
+import {
+  Adjust,
+  CloseMonth,
+  DeleteBudget,
+  pickOf,
+  Poll,
+  PublishPrices,
+  ReopenMonth,
+  Resolve,
+  SetBudget,
+  Submit,
+  type Cmd,
+  type Env,
+} from './commands.js';
 import { Decide, sendStatement } from './statement-commands.js';
 import { ChatOutcome, ChatSubmit } from './chat-commands.js';
 import type { ChatModel } from './chat-prices.js';
@@ -15,19 +28,37 @@ import { gql, type Real } from './real.js';
 
 /** A seedream task accepted, new rates published, then it finishes: priced with its own version (§3). */
 export class RepricedWhileRunning implements Cmd {
-  constructor(readonly at: number, readonly project: number, readonly resolution: string, readonly n: number, readonly rates: [string, string, string]) {}
+  constructor(
+    readonly at: number,
+    readonly project: number,
+    readonly resolution: string,
+    readonly n: number,
+    readonly rates: [string, string, string],
+  ) {}
   check = () => true;
   async run(env: Env, real: Real) {
     const before = env.model.tasks.length;
-    await new Submit(this.at, this.project, { model: 'seedream-4.0', resolution: this.resolution, n: this.n }, 0, 0, null).run(env, real);
+    await new Submit(
+      this.at,
+      this.project,
+      { model: 'seedream-4.0', resolution: this.resolution, n: this.n },
+      0,
+      0,
+      null,
+    ).run(env, real);
     if (env.model.tasks.length === before) return; // refused by a budget: nothing runs
     const task = env.model.tasks.at(-1)!;
     await new PublishPrices(this.rates).run(env, real);
-    await fetch(`${real.sys.simUrl}/__sim/tasks/${task.ref}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'ready' }) });
+    await fetch(`${real.sys.simUrl}/__sim/tasks/${task.ref}/complete`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'ready' }),
+    });
     task.vendor = 'ready';
     await new Poll(1 - this.at, env.model.tasks.filter((t) => /^\d+$/.test(t.ref)).indexOf(task)).run(env, real);
   }
-  toString = () => `repriced-while-running(gw${this.at}, ${['alpha', 'beta'][this.project]}, seedream ${this.resolution} × ${this.n}, then ${this.rates.join('/')})`;
+  toString = () =>
+    `repriced-while-running(gw${this.at}, ${['alpha', 'beta'][this.project]}, seedream ${this.resolution} × ${this.n}, then ${this.rates.join('/')})`;
 }
 
 /** A chat task past its hold (or with no usage), settled by a poll, then resolved by an operator (§6, §10). */
@@ -52,12 +83,20 @@ export class ReviewedChat implements Cmd {
     if (!m.underReview(task)) throw new Error(`${this}: the model put task ${task.ref} under review`);
     await new Resolve(m.tasks.filter((t) => m.underReview(t)).indexOf(task), this.outcome, this.amount).run(env, real);
   }
-  toString = () => `reviewed-chat(gw${this.at}, ${this.model}, ${this.fate}, ${this.outcome}${this.amount ? ` ${this.amount.toFixed()}` : ''})`;
+  toString = () =>
+    `reviewed-chat(gw${this.at}, ${this.model}, ${this.fate}, ${this.outcome}${this.amount ? ` ${this.amount.toFixed()}` : ''})`;
 }
 
-/** A settled task billed at its net + c1 cents, taken; billed again at + c2 more, taken: its net ends at the last figure (§14). */
+/**
+ * A settled task billed at its net + c1 cents, taken; billed again at + c2 more, taken: its net ends at the last figure
+ * (§14).
+ */
 export class DisputeTwice implements Cmd {
-  constructor(readonly pick: number, readonly c1: number, readonly c2: number) {}
+  constructor(
+    readonly pick: number,
+    readonly c1: number,
+    readonly c2: number,
+  ) {}
   check = (env: Readonly<Env>) => unbilled(env).length > 0;
   async run(env: Env, real: Real) {
     const m = env.model;
@@ -66,30 +105,51 @@ export class DisputeTwice implements Cmd {
     const at = (k: number) => `${today}T00:${String(10 + ((m.statements + k) % 50)).padStart(2, '0')}:07Z`;
     const first = { vendorTaskId: task.ref, at: at(0), amount: m.net(task)!.plus(new Decimal(this.c1).div(100)) };
     await this.billAndTake(env, real, first);
-    await this.billAndTake(env, real, { ...first, at: at(1), amount: first.amount.plus(new Decimal(this.c2).div(100)) });
+    await this.billAndTake(env, real, {
+      ...first,
+      at: at(1),
+      amount: first.amount.plus(new Decimal(this.c2).div(100)),
+    });
   }
   private async billAndTake(env: Env, real: Real, line: StatementLine) {
     const m = env.model;
     if (!(await sendStatement(env, real, m.statements % 2, [line], String(this)))) return;
-    const mine = m.items.filter((i) => i.statement === m.statements && i.vendorTaskId === line.vendorTaskId && m.acceptable(i));
-    for (const item of mine) await new Decide(m.items.filter((i) => i.state === 'open').indexOf(item), true).run(env, real);
+    const mine = m.items.filter(
+      (i) => i.statement === m.statements && i.vendorTaskId === line.vendorTaskId && m.acceptable(i),
+    );
+    for (const item of mine)
+      await new Decide(m.items.filter((i) => i.state === 'open').indexOf(item), true).run(env, real);
   }
   toString = () => `dispute-twice(#${this.pick}, ${this.c1}¢ then ${this.c2}¢ more)`;
 }
 
 const unbilled = (env: Readonly<Env>) =>
-  env.model.tasks.filter((t) => /^\d+$/.test(t.ref) && t.unit === 'USD' && t.state === 'settled' && !env.model.lines.some((l) => l.vendorTaskId === t.ref));
+  env.model.tasks.filter(
+    (t) =>
+      /^\d+$/.test(t.ref) &&
+      t.unit === 'USD' &&
+      t.state === 'settled' &&
+      !env.model.lines.some((l) => l.vendorTaskId === t.ref),
+  );
 
 /** One open difference taken on both instances at once: taken once, the other answered 409, the net moved once. */
 export class AcceptOnBoth implements Cmd {
   constructor(readonly pick: number) {}
   check = (env: Readonly<Env>) => env.model.items.some((i) => env.model.acceptable(i));
   async run(env: Env, real: Real) {
-    const item = pickOf(env.model.items.filter((i) => env.model.acceptable(i)), this.pick) as Item & { id: string };
-    const answers = await Promise.all([0, 1].map((at) => gql(real, `mutation($i: ID!) { acceptVendorDifference(id: $i) { state } }`, { i: item.id }, at)));
+    const item = pickOf(
+      env.model.items.filter((i) => env.model.acceptable(i)),
+      this.pick,
+    ) as Item & { id: string };
+    const answers = await Promise.all(
+      [0, 1].map((at) =>
+        gql(real, `mutation($i: ID!) { acceptVendorDifference(id: $i) { state } }`, { i: item.id }, at),
+      ),
+    );
     const taken = answers.filter((a) => !a.errors);
     const refused = answers.filter((a) => a.errors?.[0]?.extensions?.status === 409);
-    if (taken.length !== 1 || refused.length !== 1) throw new Error(`${this}: one accept must win and one be refused 409, got ${JSON.stringify(answers)}`);
+    if (taken.length !== 1 || refused.length !== 1)
+      throw new Error(`${this}: one accept must win and one be refused 409, got ${JSON.stringify(answers)}`);
     env.model.acceptItem(item);
   }
   toString = () => `accept-on-both(#${this.pick})`;
@@ -106,7 +166,10 @@ const MAY: Record<Exclude<Role, 'OWNER'>, ReadonlySet<string>> = {
 
 /** A change made by a finance, lead or viewer token: done where the role may, else refused 403 with nothing changed. */
 export class AsRole implements Cmd {
-  constructor(readonly role: Exclude<Role, 'OWNER'>, readonly inner: Guarded) {}
+  constructor(
+    readonly role: Exclude<Role, 'OWNER'>,
+    readonly inner: Guarded,
+  ) {}
   check = (env: Readonly<Env>) => this.inner.check(env);
   async run(env: Env, real: Real) {
     const [what, project] = this.target(env, real);
@@ -129,7 +192,14 @@ export class AsRole implements Cmd {
     if (c instanceof Adjust) return ['corrections', projects[c.project % projects.length]!];
     if (c instanceof SetBudget) return ['budgets', projects[c.project]!];
     if (c instanceof DeleteBudget) return ['budgets', pickOf([...env.model.budgets.values()], c.pick).project];
-    if (c instanceof Resolve) return ['corrections', pickOf(env.model.tasks.filter((t) => env.model.underReview(t)), c.pick).project];
+    if (c instanceof Resolve)
+      return [
+        'corrections',
+        pickOf(
+          env.model.tasks.filter((t) => env.model.underReview(t)),
+          c.pick,
+        ).project,
+      ];
     if (c instanceof CloseMonth || c instanceof Decide) return ['books', null];
     return ['admin', null];
   }

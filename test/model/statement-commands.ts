@@ -9,31 +9,58 @@ import { expectEqual, pickOf, type Cmd, type Env } from './commands.js';
 import type { Item, StatementLine } from './money-model.js';
 import { call, expectStatus, gql, type Real } from './real.js';
 
-/** A vendor statement of some settled tasks (each at its net, or off by a cent), maybe one not ours; a re-send is the same file. */
+/**
+ * A vendor statement of some settled tasks (each at its net, or off by a cent), maybe one not ours; a re-send is the
+ * same file.
+ */
 export class ImportStatement implements Cmd {
-  constructor(readonly picks: number[], readonly deltas: number[], readonly foreign: boolean, readonly minute: number) {}
+  constructor(
+    readonly picks: number[],
+    readonly deltas: number[],
+    readonly foreign: boolean,
+    readonly minute: number,
+  ) {}
   check = (env: Readonly<Env>) => env.model.tasks.some((t) => /^\d+$/.test(t.ref));
   async run(env: Env, real: Real) {
     const m = env.model;
     const ours = m.tasks.filter((t) => /^\d+$/.test(t.ref));
     const chosen = [...new Set(this.picks.map((i) => pickOf(ours, i)))];
-    const at = new Date(Date.UTC(Number(m.current.slice(0, 4)), Number(m.current.slice(5)) - 1, new Date().getUTCDate(), 0, this.minute)).toISOString().replace('.000', '');
-    const lines = chosen.map((t, i) => ({ vendorTaskId: t.ref, at, amount: (m.net(t) ?? t.hold).plus(new Decimal(this.deltas[i % this.deltas.length]!).div(100)) }));
+    const at = new Date(
+      Date.UTC(Number(m.current.slice(0, 4)), Number(m.current.slice(5)) - 1, new Date().getUTCDate(), 0, this.minute),
+    )
+      .toISOString()
+      .replace('.000', '');
+    const lines = chosen.map((t, i) => ({
+      vendorTaskId: t.ref,
+      at,
+      amount: (m.net(t) ?? t.hold).plus(new Decimal(this.deltas[i % this.deltas.length]!).div(100)),
+    }));
     if (this.foreign) lines.push({ vendorTaskId: '999999999', at, amount: new Decimal('0.04') });
     await sendStatement(env, real, 0, lines, String(this));
   }
-  toString = () => `statement(#${this.picks.join(',')}, ${this.deltas.join('/')}¢${this.foreign ? ', one not ours' : ''}, :${this.minute})`;
+  toString = () =>
+    `statement(#${this.picks.join(',')}, ${this.deltas.join('/')}¢${this.foreign ? ', one not ours' : ''}, :${this.minute})`;
 }
 
 /** A line of an earlier statement billed again, as a corrected re-send or a second month's file would (§14). */
 export class Rebill implements Cmd {
-  constructor(readonly pick: number, readonly cents: number) {}
+  constructor(
+    readonly pick: number,
+    readonly cents: number,
+  ) {}
   check = (env: Readonly<Env>) => env.model.lines.some((l) => env.model.byRef(l.vendorTaskId));
   async run(env: Env, real: Real) {
     const m = env.model;
-    const earlier = pickOf(m.lines.filter((l) => m.byRef(l.vendorTaskId)), this.pick);
+    const earlier = pickOf(
+      m.lines.filter((l) => m.byRef(l.vendorTaskId)),
+      this.pick,
+    );
     const at = new Date(Date.parse(earlier.at) + 60_000 * (1 + (m.statements % 50))).toISOString().replace('.000', '');
-    const line = { vendorTaskId: earlier.vendorTaskId, at, amount: earlier.amount.plus(new Decimal(this.cents).div(100)) };
+    const line = {
+      vendorTaskId: earlier.vendorTaskId,
+      at,
+      amount: earlier.amount.plus(new Decimal(this.cents).div(100)),
+    };
     await sendStatement(env, real, 1, [line], String(this));
   }
   toString = () => `rebill(#${this.pick}, ${this.cents >= 0 ? '+' : ''}${this.cents}¢)`;
@@ -44,10 +71,20 @@ export class Rebill implements Cmd {
  * credits for chat, USD for media): the same file again is the same statement (200); a new one is
  * imported (201) and names exactly the differences the model makes. Whether it was new.
  */
-export async function sendStatement(env: Env, real: Real, at: number, lines: StatementLine[], what: string): Promise<boolean> {
+export async function sendStatement(
+  env: Env,
+  real: Real,
+  at: number,
+  lines: StatementLine[],
+  what: string,
+): Promise<boolean> {
   const m = env.model;
   const csv = `task_id,model,time,amount,unit\n${lines.map((l) => `${l.vendorTaskId},seedream-4.0,${l.at},${l.amount.toFixed()},${m.byRef(l.vendorTaskId)?.unit ?? 'USD'}`).join('\n')}\n`;
-  const res = await call(real, at, 'POST', '/reports/vendor-statements', { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } });
+  const res = await call(real, at, 'POST', '/reports/vendor-statements', {
+    key: real.admin,
+    raw: csv,
+    headers: { 'content-type': 'text/csv' },
+  });
   if (env.files.has(csv)) {
     expectStatus(res, 200, `${what}: the same file again`);
     return false;
@@ -62,11 +99,22 @@ export async function sendStatement(env: Env, real: Real, at: number, lines: Sta
 /** The statement just imported names exactly the differences the model made; each keeps its id. */
 export async function expectItems(env: Env, real: Real, statementId: string, what: string): Promise<void> {
   const m = env.model;
-  const items = await gql(real, `query($r: ID!) { vendorDifferences(reconciliationId: $r, first: 500) { edges { node { id class vendorTaskId } } } }`, { r: statementId });
-  const seen = (items.data as { vendorDifferences: { edges: Array<{ node: { id: string; class: string; vendorTaskId: string } }> } }).vendorDifferences.edges.map((e) => e.node);
+  const items = await gql(
+    real,
+    `query($r: ID!) { vendorDifferences(reconciliationId: $r, first: 500) { edges { node { id class vendorTaskId } } } }`,
+    { r: statementId },
+  );
+  const seen = (
+    items.data as { vendorDifferences: { edges: Array<{ node: { id: string; class: string; vendorTaskId: string } }> } }
+  ).vendorDifferences.edges.map((e) => e.node);
   const made = m.items.filter((i) => i.statement === m.statements);
-  expectEqual(seen.map((i) => `${i.class}:${i.vendorTaskId}`).sort(), made.map((i) => `${i.class}:${i.vendorTaskId}`).sort(), `${what}: the statement's differences`);
-  for (const i of made) (i as Item & { id?: string }).id = seen.find((x) => x.class === i.class && x.vendorTaskId === i.vendorTaskId)!.id;
+  expectEqual(
+    seen.map((i) => `${i.class}:${i.vendorTaskId}`).sort(),
+    made.map((i) => `${i.class}:${i.vendorTaskId}`).sort(),
+    `${what}: the statement's differences`,
+  );
+  for (const i of made)
+    (i as Item & { id?: string }).id = seen.find((x) => x.class === i.class && x.vendorTaskId === i.vendorTaskId)!.id;
 }
 
 /** A statement whose mapping scales amounts out of bounds: refused, nothing stored (§16). */
@@ -76,7 +124,13 @@ export class HostileStatement implements Cmd {
   async run(_env: Env, real: Real) {
     // 0.04 scaled by 10^-18 has 20 decimals; 999999999999 scaled by 10^12 has 24 digits before the point.
     const csv = `task_id,model,time,amount,unit\n1,seedream-4.0,2026-11-02T10:00:00Z,${this.scale.startsWith('0.') ? '0.04' : '999999999999'},USD\n`;
-    const res = await call(real, 1, 'POST', `/reports/vendor-statements?mapping=${encodeURIComponent(JSON.stringify([{ field: 'amount', column: 'amount', scale: this.scale }]))}`, { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } });
+    const res = await call(
+      real,
+      1,
+      'POST',
+      `/reports/vendor-statements?mapping=${encodeURIComponent(JSON.stringify([{ field: 'amount', column: 'amount', scale: this.scale }]))}`,
+      { key: real.admin, raw: csv, headers: { 'content-type': 'text/csv' } },
+    );
     expectStatus(res, 400, String(this));
   }
   toString = () => `hostile-statement(scale ${this.scale})`;
@@ -84,15 +138,24 @@ export class HostileStatement implements Cmd {
 
 /** Finance takes the vendor's figure, or disputes it. */
 export class Decide implements Cmd {
-  constructor(readonly pick: number, readonly accept: boolean) {}
+  constructor(
+    readonly pick: number,
+    readonly accept: boolean,
+  ) {}
   check = (env: Readonly<Env>) => env.model.items.some((i) => i.state === 'open');
   async run(env: Env, real: Real) {
-    const item = pickOf(env.model.items.filter((i) => i.state === 'open'), this.pick) as Item & { id: string };
+    const item = pickOf(
+      env.model.items.filter((i) => i.state === 'open'),
+      this.pick,
+    ) as Item & { id: string };
     const res = this.accept
       ? await gql(real, `mutation($i: ID!) { acceptVendorDifference(id: $i) { state } }`, { i: item.id })
-      : await gql(real, `mutation($i: ID!) { disputeVendorDifference(id: $i, note: "model") { state } }`, { i: item.id });
+      : await gql(real, `mutation($i: ID!) { disputeVendorDifference(id: $i, note: "model") { state } }`, {
+          i: item.id,
+        });
     if (this.accept && !env.model.acceptable(item)) {
-      if (res.errors?.[0]?.extensions?.status !== 409) throw new Error(`${this}: a pending item's task is still held: ${JSON.stringify(res)}`);
+      if (res.errors?.[0]?.extensions?.status !== 409)
+        throw new Error(`${this}: a pending item's task is still held: ${JSON.stringify(res)}`);
       return;
     }
     if (res.errors) throw new Error(`${this} (${item.class} ${item.vendorTaskId}): ${JSON.stringify(res.errors)}`);

@@ -134,13 +134,22 @@ export async function startSystem(server: Server): Promise<System> {
 /** A service account with `role` (on every project, or on those named) and a token of it. */
 async function serviceToken(url: string, role: string, projectIds: string[] | null): Promise<string> {
   const ask = async (query: string, variables: Record<string, unknown>) => {
-    const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+    const res = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
     const body = (await res.json()) as { data?: Record<string, Record<string, unknown>>; errors?: unknown };
     if (body.errors) throw new Error(`${role}: ${JSON.stringify(body.errors)}`);
     return body.data!;
   };
-  const account = await ask(`mutation($n: String!, $r: Role!, $p: [ID!]) { createServiceAccount(name: $n, role: $r, projectIds: $p) { id } }`, { n: `model ${role.toLowerCase()}`, r: role, p: projectIds });
-  const token = await ask(`mutation($s: ID!) { createToken(name: "model", serviceAccountId: $s) { secret } }`, { s: account.createServiceAccount!.id });
+  const account = await ask(
+    `mutation($n: String!, $r: Role!, $p: [ID!]) { createServiceAccount(name: $n, role: $r, projectIds: $p) { id } }`,
+    { n: `model ${role.toLowerCase()}`, r: role, p: projectIds },
+  );
+  const token = await ask(`mutation($s: ID!) { createToken(name: "model", serviceAccountId: $s) { secret } }`, {
+    s: account.createServiceAccount!.id,
+  });
   return token.createToken!.secret as string;
 }
 

@@ -6,8 +6,27 @@
 import fc from 'fast-check';
 import { ChatOutcome, ChatSubmit } from './chat-commands.js';
 import {
-  Adjust, bodyArb, Burst, cents, Checked, CloseMonth, DeleteBudget, LateSettle, LostAnswer, PastTask, Poll,
-  PublishPrices, ReopenMonth, Resolve, RestartDatabase, RestartGateway, SetBudget, Submit, VendorOutcome, type Cmd, type Env,
+  Adjust,
+  bodyArb,
+  Burst,
+  cents,
+  Checked,
+  CloseMonth,
+  DeleteBudget,
+  LateSettle,
+  LostAnswer,
+  PastTask,
+  Poll,
+  PublishPrices,
+  ReopenMonth,
+  Resolve,
+  RestartDatabase,
+  RestartGateway,
+  SetBudget,
+  Submit,
+  VendorOutcome,
+  type Cmd,
+  type Env,
 } from './commands.js';
 import { Decide, HostileStatement, ImportStatement, Rebill } from './statement-commands.js';
 import type { Scope, Unit } from './money-model.js';
@@ -15,40 +34,101 @@ import type { Real } from './real.js';
 import { AcceptOnBoth, AsRole, DisputeTwice, RepricedWhileRunning, ReviewedChat } from './scenarios.js';
 import type { Server } from './system.js';
 
-export function commandsArb(server: Server | null, maxCommands: number, after: (env: Env, real: Real, what: string) => Promise<void>): fc.Arbitrary<Iterable<Cmd>> {
+export function commandsArb(
+  server: Server | null,
+  maxCommands: number,
+  after: (env: Env, real: Real, what: string) => Promise<void>,
+): fc.Arbitrary<Iterable<Cmd>> {
   const at = fc.integer({ min: 0, max: 1 });
   const project = fc.integer({ min: 0, max: 1 });
   const pick = fc.nat(50);
   const user = fc.integer({ min: 0, max: 2 });
   const idempotencyKey = fc.option(fc.constantFrom('k1', 'k2'), { freq: 3 });
-  const seedreamRates = fc.tuple(fc.constantFrom('0.040', '0.045', '0.050'), fc.constantFrom('0.060', '0.065'), fc.constantFrom('0.070', '0.080'));
-  const submit = fc.tuple(at, project, bodyArb, user, fc.integer({ min: 0, max: 1 }), idempotencyKey).map(([a, p, b, u, t, k]) => new Submit(a, p, b, u, t, k));
+  const seedreamRates = fc.tuple(
+    fc.constantFrom('0.040', '0.045', '0.050'),
+    fc.constantFrom('0.060', '0.065'),
+    fc.constantFrom('0.070', '0.080'),
+  );
+  const submit = fc
+    .tuple(at, project, bodyArb, user, fc.integer({ min: 0, max: 1 }), idempotencyKey)
+    .map(([a, p, b, u, t, k]) => new Submit(a, p, b, u, t, k));
   const chat = fc
-    .tuple(at, project, fc.constantFrom('claude-sonnet-5' as const, 'gpt-5.6-luna' as const), fc.integer({ min: 1, max: 400 }), fc.constantFrom(16, 256, 4096), user)
+    .tuple(
+      at,
+      project,
+      fc.constantFrom('claude-sonnet-5' as const, 'gpt-5.6-luna' as const),
+      fc.integer({ min: 1, max: 400 }),
+      fc.constantFrom(16, 256, 4096),
+      user,
+    )
     .map(([a, p, m, w, x, u]) => new ChatSubmit(a, p, m, w, x, u));
   const adjust = fc
-    .tuple(fc.integer({ min: 0, max: 2 }), cents(-150, 150).filter((d) => !d.isZero()), fc.option(fc.nat(20)), fc.constantFrom('now' as const, 'last month' as const, '1970' as const), fc.boolean())
+    .tuple(
+      fc.integer({ min: 0, max: 2 }),
+      cents(-150, 150).filter((d) => !d.isZero()),
+      fc.option(fc.nat(20)),
+      fc.constantFrom('now' as const, 'last month' as const, '1970' as const),
+      fc.boolean(),
+    )
     .map(([p, a, t, w, c]) => new Adjust(p, a, t, w, c));
   const setBudget = fc
-    .tuple(project, fc.constantFrom('MONTHLY' as const, 'LIFETIME' as const), fc.constantFrom<Scope>('PROJECT', 'PROJECT', 'USER', 'TAG', 'API_KEY', 'EACH_USER'), cents(5, 300), fc.boolean(), fc.constantFrom<Unit>('USD', 'USD', 'CREDITS'))
+    .tuple(
+      project,
+      fc.constantFrom('MONTHLY' as const, 'LIFETIME' as const),
+      fc.constantFrom<Scope>('PROJECT', 'PROJECT', 'USER', 'TAG', 'API_KEY', 'EACH_USER'),
+      cents(5, 300),
+      fc.boolean(),
+      fc.constantFrom<Unit>('USD', 'USD', 'CREDITS'),
+    )
     .map(([p, per, s, l, h, u]) => new SetBudget(p, per, s, u === 'CREDITS' ? l.times(10) : l, h, u));
-  const resolve = fc.tuple(pick, fc.constantFrom('CHARGE' as const, 'RELEASE' as const), fc.option(cents(0, 200), { freq: 2 })).map(([i, o, a]) => new Resolve(i, o, a));
+  const resolve = fc
+    .tuple(pick, fc.constantFrom('CHARGE' as const, 'RELEASE' as const), fc.option(cents(0, 200), { freq: 2 }))
+    .map(([i, o, a]) => new Resolve(i, o, a));
   const decide = fc.tuple(pick, fc.boolean()).map(([i, a]) => new Decide(i, a));
-  const guarded = fc.oneof(adjust, setBudget, resolve, decide, pick.map((i) => new DeleteBudget(i)), fc.constant(new CloseMonth()), fc.constant(new ReopenMonth()), seedreamRates.map((r) => new PublishPrices(r)));
+  const guarded = fc.oneof(
+    adjust,
+    setBudget,
+    resolve,
+    decide,
+    pick.map((i) => new DeleteBudget(i)),
+    fc.constant(new CloseMonth()),
+    fc.constant(new ReopenMonth()),
+    seedreamRates.map((r) => new PublishPrices(r)),
+  );
   const ops: Array<fc.Arbitrary<Cmd>> = [
     submit,
     submit,
     chat,
     chat,
     fc.tuple(project, bodyArb, fc.integer({ min: 2, max: 12 })).map(([p, b, n]) => new Burst(p, b, n)),
-    fc.tuple(pick, fc.constantFrom('ready' as const, 'ready' as const, 'failed' as const, 'stall' as const)).map(([i, f]) => new VendorOutcome(i, f)),
-    fc.tuple(pick, fc.constantFrom('within' as const, 'within' as const, 'overrun' as const, 'long-context' as const, 'no-usage' as const), fc.integer({ min: 0, max: 9 })).map(([i, f, c]) => new ChatOutcome(i, f, c)),
+    fc
+      .tuple(pick, fc.constantFrom('ready' as const, 'ready' as const, 'failed' as const, 'stall' as const))
+      .map(([i, f]) => new VendorOutcome(i, f)),
+    fc
+      .tuple(
+        pick,
+        fc.constantFrom(
+          'within' as const,
+          'within' as const,
+          'overrun' as const,
+          'long-context' as const,
+          'no-usage' as const,
+        ),
+        fc.integer({ min: 0, max: 9 }),
+      )
+      .map(([i, f, c]) => new ChatOutcome(i, f, c)),
     fc.tuple(at, pick).map(([a, i]) => new Poll(a, i)),
     fc.tuple(at, pick).map(([a, i]) => new Poll(a, i)),
     fc.tuple(at, project, bodyArb).map(([a, p, b]) => new LostAnswer(a, p, b)),
     resolve,
     fc
-      .tuple(at, fc.constantFrom('claude-sonnet-5' as const, 'gpt-5.6-luna' as const), fc.constantFrom('overrun' as const, 'no-usage' as const), fc.constantFrom('CHARGE' as const, 'CHARGE' as const, 'RELEASE' as const), fc.option(cents(0, 300), { freq: 2 }))
+      .tuple(
+        at,
+        fc.constantFrom('claude-sonnet-5' as const, 'gpt-5.6-luna' as const),
+        fc.constantFrom('overrun' as const, 'no-usage' as const),
+        fc.constantFrom('CHARGE' as const, 'CHARGE' as const, 'RELEASE' as const),
+        fc.option(cents(0, 300), { freq: 2 }),
+      )
       .map(([a, m, f, o, x]) => new ReviewedChat(a, m, f, o, o === 'CHARGE' ? x : null)),
     adjust,
     setBudget,
@@ -56,19 +136,33 @@ export function commandsArb(server: Server | null, maxCommands: number, after: (
     fc.tuple(bodyArb, fc.boolean()).map(([b, s]) => new PastTask(b, s)),
     pick.map((i) => new LateSettle(i)),
     seedreamRates.map((r) => new PublishPrices(r)),
-    fc.tuple(at, project, fc.constantFrom('1K', '2K', '4K'), fc.integer({ min: 1, max: 3 }), seedreamRates).map(([a, p, r, n, rates]) => new RepricedWhileRunning(a, p, r, n, rates)),
+    fc
+      .tuple(at, project, fc.constantFrom('1K', '2K', '4K'), fc.integer({ min: 1, max: 3 }), seedreamRates)
+      .map(([a, p, r, n, rates]) => new RepricedWhileRunning(a, p, r, n, rates)),
     fc.constant(new CloseMonth()),
     fc.constant(new ReopenMonth()),
-    fc.tuple(fc.array(pick, { minLength: 1, maxLength: 5 }), fc.array(fc.constantFrom(0, 0, 1, -1), { minLength: 1, maxLength: 5 }), fc.boolean(), fc.integer({ min: 0, max: 2 })).map(([p, d, f, mi]) => new ImportStatement(p, d, f, mi)),
+    fc
+      .tuple(
+        fc.array(pick, { minLength: 1, maxLength: 5 }),
+        fc.array(fc.constantFrom(0, 0, 1, -1), { minLength: 1, maxLength: 5 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 2 }),
+      )
+      .map(([p, d, f, mi]) => new ImportStatement(p, d, f, mi)),
     fc.tuple(pick, fc.constantFrom(0, 0, 1, -1)).map(([i, c]) => new Rebill(i, c)),
     fc.tuple(pick, fc.constantFrom(1, -1, 3), fc.constantFrom(1, -2, 5)).map(([i, a, b]) => new DisputeTwice(i, a, b)),
     fc.constantFrom('0.000000000000000001', '999999999999').map((s) => new HostileStatement(s)),
     decide,
     fc.tuple(pick, fc.constant(true)).map(([i, a]) => new Decide(i, a)),
     pick.map((i) => new AcceptOnBoth(i)),
-    fc.tuple(fc.constantFrom('FINANCE' as const, 'LEAD' as const, 'VIEWER' as const), guarded).map(([r, c]) => new AsRole(r, c)),
+    fc
+      .tuple(fc.constantFrom('FINANCE' as const, 'LEAD' as const, 'VIEWER' as const), guarded)
+      .map(([r, c]) => new AsRole(r, c)),
     fc.constant(new RestartGateway()),
   ];
   if (server) ops.push(fc.constant(new RestartDatabase(server)));
-  return fc.commands(ops.map((op) => op.map((c) => new Checked(c, after))), { maxCommands, size: 'large' });
+  return fc.commands(
+    ops.map((op) => op.map((c) => new Checked(c, after))),
+    { maxCommands, size: 'large' },
+  );
 }

@@ -11,13 +11,23 @@ import { dec, Money } from '../../src/pricing/money.js';
 import { buildPriceBook, SPEC_PRICE_ROWS } from '../../src/pricing/price-book.js';
 
 const book = buildPriceBook(1, new Date('2026-01-01T00:00:00Z'), SPEC_PRICE_ROWS);
-const chat = (model: string) => ({ model, unit: 'CREDITS' as const, basis: { kind: 'chat', inputTokensEstimate: 0, maxTokens: 4096, maxTokensSource: 'route default' } as PriceBasis });
-const media = (model: string, body: Record<string, unknown>) => quote({ route: findRoute(model)!, body: { model, prompt: 'p', ...body } }, book);
+const chat = (model: string) => ({
+  model,
+  unit: 'CREDITS' as const,
+  basis: { kind: 'chat', inputTokensEstimate: 0, maxTokens: 4096, maxTokensSource: 'route default' } as PriceBasis,
+});
+const media = (model: string, body: Record<string, unknown>) =>
+  quote({ route: findRoute(model)!, body: { model, prompt: 'p', ...body } }, book);
 
 describe('worked examples (decisions §3 table)', () => {
   test('gpt-5.6-sol, OpenAI usage, prompt 272,000 (cached 72,000), completion 10,000 → 987.19712 credits, base tier', () => {
-    // input 200,000 × 3694.6 / 1M = 738.92 ; cache read 72,000 × 369.46 / 1M = 26.60112 ; output 10,000 × 22167.6 / 1M = 221.676
-    const c = price(chat('gpt-5.6-sol'), { prompt_tokens: 272_000, completion_tokens: 10_000, prompt_tokens_details: { cached_tokens: 72_000 } }, book);
+    // input 200,000 × 3694.6 / 1M = 738.92 ; cache read 72,000 × 369.46 / 1M = 26.60112 ; output 10,000 × 22167.6 / 1M
+    // = 221.676
+    const c = price(
+      chat('gpt-5.6-sol'),
+      { prompt_tokens: 272_000, completion_tokens: 10_000, prompt_tokens_details: { cached_tokens: 72_000 } },
+      book,
+    );
     expect(c.amount.toFixed()).toBe('987.19712');
     expect(c.tier).toBe('base');
     expect(c.unit).toBe('CREDITS');
@@ -29,8 +39,13 @@ describe('worked examples (decisions §3 table)', () => {
   });
 
   test('same with prompt 272,001 → 1863.5636292 credits, long tier on every class', () => {
-    // input 200,001 × 7389.2 / 1M = 1477.8473892 ; cache read 72,000 × 738.92 / 1M = 53.20224 ; output 10,000 × 33251.4 / 1M = 332.514
-    const c = price(chat('gpt-5.6-sol'), { prompt_tokens: 272_001, completion_tokens: 10_000, prompt_tokens_details: { cached_tokens: 72_000 } }, book);
+    // input 200,001 × 7389.2 / 1M = 1477.8473892 ; cache read 72,000 × 738.92 / 1M = 53.20224 ; output 10,000 × 33251.4
+    // / 1M = 332.514
+    const c = price(
+      chat('gpt-5.6-sol'),
+      { prompt_tokens: 272_001, completion_tokens: 10_000, prompt_tokens_details: { cached_tokens: 72_000 } },
+      book,
+    );
     expect(c.amount.toFixed()).toBe('1863.5636292');
     expect(c.tier).toBe('long');
     expect(c.lines.map((l) => l.rate.toFixed())).toEqual(['7389.2', '33251.4', '738.92']);
@@ -62,13 +77,32 @@ describe('worked examples (decisions §3 table)', () => {
 
   test('claude cache writes without a breakdown are priced at the 5-minute rate', () => {
     // 12,000 × 4777.5 / 1M = 57.33 replaces 47.775 + 15.288 → 4.5864 + 19.11 + 57.33 + 57.33 = 138.3564
-    const c = price(chat('claude-opus-4-8'), { input_tokens: 1_200, output_tokens: 3_000, cache_read_input_tokens: 50_000, cache_creation_input_tokens: 12_000 }, book);
+    const c = price(
+      chat('claude-opus-4-8'),
+      {
+        input_tokens: 1_200,
+        output_tokens: 3_000,
+        cache_read_input_tokens: 50_000,
+        cache_creation_input_tokens: 12_000,
+      },
+      book,
+    );
     expect(c.amount.toFixed()).toBe('138.3564');
   });
 
   test('gemini-3.8-flash, Gemini usage: prompt 20,000 (cached 8,000), candidates 1,500, thoughts 2,500 → 31.9956 credits', () => {
-    // input 12,000 × 955.5 / 1M = 11.466 ; cache read 8,000 × 109.2 / 1M = 0.8736 ; output (1,500 + 2,500) × 4914 / 1M = 19.656
-    const c = price(chat('gemini-3.8-flash'), { promptTokenCount: 20_000, cachedContentTokenCount: 8_000, candidatesTokenCount: 1_500, thoughtsTokenCount: 2_500 }, book);
+    // input 12,000 × 955.5 / 1M = 11.466 ; cache read 8,000 × 109.2 / 1M = 0.8736 ; output (1,500 + 2,500) × 4914 / 1M
+    // = 19.656
+    const c = price(
+      chat('gemini-3.8-flash'),
+      {
+        promptTokenCount: 20_000,
+        cachedContentTokenCount: 8_000,
+        candidatesTokenCount: 1_500,
+        thoughtsTokenCount: 2_500,
+      },
+      book,
+    );
     expect(c.amount.toFixed()).toBe('31.9956');
   });
 
@@ -107,7 +141,11 @@ describe('worked examples (decisions §3 table)', () => {
 
 describe('usage semantics and warnings', () => {
   test('missing usage on a ready chat task is charged at the estimate, flagged for review', () => {
-    const task = { model: 'glm-5.3', unit: 'CREDITS' as const, basis: { kind: 'chat', inputTokensEstimate: 1000, maxTokens: 100, maxTokensSource: 'request' } as PriceBasis };
+    const task = {
+      model: 'glm-5.3',
+      unit: 'CREDITS' as const,
+      basis: { kind: 'chat', inputTokensEstimate: 1000, maxTokens: 100, maxTokensSource: 'request' } as PriceBasis,
+    };
     const c = price(task, undefined, book);
     // 1,000 × 1400 / 1M = 1.4 ; 100 × 4900 / 1M = 0.49
     expect(c.amount.toFixed()).toBe('1.89');
@@ -116,17 +154,26 @@ describe('usage semantics and warnings', () => {
   });
 
   test('a token class with no rate is recorded as a warning, not dropped silently', () => {
-    const c = price(chat('glm-5.3'), { prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cache_write_tokens: 50 } }, book);
+    const c = price(
+      chat('glm-5.3'),
+      { prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cache_write_tokens: 50 } },
+      book,
+    );
     expect(c.warnings.join()).toMatch(/50 cache_write tokens reported but glm-5.3 has no cache_write rate/);
     expect(c.needsReview).toBe(true);
   });
 
   test('the chat estimate uses max_tokens at output rates, at the tier its input implies', () => {
     const route = findRoute('gpt-5.6-luna')!;
-    const q = quote({ route, body: { model: route.id, messages: [{ role: 'user', content: 'x'.repeat(300) }], max_tokens: 1000 } }, book);
+    const q = quote(
+      { route, body: { model: route.id, messages: [{ role: 'user', content: 'x'.repeat(300) }], max_tokens: 1000 } },
+      book,
+    );
     // input estimate: 4 + 300/3 = 104 tokens × 147.784 / 1M ; output 1,000 × 886.704 / 1M
     expect(q.exactness).toBe('ESTIMATE');
-    expect(q.amount.toFixed()).toBe(dec(104).times('147.784').div(1e6).plus(dec(1000).times('886.704').div(1e6)).toFixed());
+    expect(q.amount.toFixed()).toBe(
+      dec(104).times('147.784').div(1e6).plus(dec(1000).times('886.704').div(1e6)).toFixed(),
+    );
   });
 });
 
@@ -139,15 +186,20 @@ describe('properties (fast-check)', () => {
 
   test('cost never decreases as a token count grows, except across the tier jump at exactly 272,000', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 600_000 }), fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 0, max: 50_000 }), (prompt, step, completion) => {
-        const a = price(chat('gpt-5.6-terra'), openai(prompt, 0, completion), book);
-        const b = price(chat('gpt-5.6-terra'), openai(prompt + step, 0, completion), book);
-        // Growing input never lowers the price; the higher tier starts strictly above 272,000.
-        expect(b.amount.gte(a.amount)).toBe(true);
-        expect(a.tier).toBe(prompt <= 272_000 ? 'base' : 'long');
-        const more = price(chat('gpt-5.6-terra'), openai(prompt, 0, completion + step), book);
-        expect(more.amount.gte(a.amount)).toBe(true);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 600_000 }),
+        fc.integer({ min: 1, max: 5_000 }),
+        fc.integer({ min: 0, max: 50_000 }),
+        (prompt, step, completion) => {
+          const a = price(chat('gpt-5.6-terra'), openai(prompt, 0, completion), book);
+          const b = price(chat('gpt-5.6-terra'), openai(prompt + step, 0, completion), book);
+          // Growing input never lowers the price; the higher tier starts strictly above 272,000.
+          expect(b.amount.gte(a.amount)).toBe(true);
+          expect(a.tier).toBe(prompt <= 272_000 ? 'base' : 'long');
+          const more = price(chat('gpt-5.6-terra'), openai(prompt, 0, completion + step), book);
+          expect(more.amount.gte(a.amount)).toBe(true);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -155,17 +207,28 @@ describe('properties (fast-check)', () => {
   test('lines always sum to the total, for every route and usage shape', () => {
     const models = ['claude-sonnet-5', 'gemini-3.6-flash', 'glm-5.3', 'gpt-5.6-luna'];
     fc.assert(
-      fc.property(fc.constantFrom(...models), fc.nat(400_000), fc.nat(100_000), fc.nat(50_000), fc.nat(20_000), (model, a, b, c, d) => {
-        const usage =
-          model.startsWith('claude')
+      fc.property(
+        fc.constantFrom(...models),
+        fc.nat(400_000),
+        fc.nat(100_000),
+        fc.nat(50_000),
+        fc.nat(20_000),
+        (model, a, b, c, d) => {
+          const usage = model.startsWith('claude')
             ? { input_tokens: a, output_tokens: c, cache_read_input_tokens: b, cache_creation_input_tokens: d }
             : model.startsWith('gemini')
               ? { promptTokenCount: a + b, cachedContentTokenCount: b, candidatesTokenCount: c, thoughtsTokenCount: d }
               : openai(a + b, b, c);
-        const charge = price(chat(model), usage, book);
-        expect(Money.total(charge.unit, charge.lines.map((l) => Money.of(charge.unit, l.amount))).amount.eq(charge.amount)).toBe(true);
-        for (const l of charge.lines) expect(l.quantity.times(l.rate).div(l.per).eq(l.amount)).toBe(true);
-      }),
+          const charge = price(chat(model), usage, book);
+          expect(
+            Money.total(
+              charge.unit,
+              charge.lines.map((l) => Money.of(charge.unit, l.amount)),
+            ).amount.eq(charge.amount),
+          ).toBe(true);
+          for (const l of charge.lines) expect(l.quantity.times(l.rate).div(l.per).eq(l.amount)).toBe(true);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -18,7 +18,16 @@ import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
 import type { Gateway } from '../../src/bootstrap.js';
 import { readFileSync } from 'node:fs';
-import { freshDatabase, gateway, http, projectWithKey, spawnGateway, ADMIN, sql, submitGeneration } from '../support/harness.js';
+import {
+  freshDatabase,
+  gateway,
+  http,
+  projectWithKey,
+  spawnGateway,
+  ADMIN,
+  sql,
+  submitGeneration,
+} from '../support/harness.js';
 
 const READ_POOL_SIZE = 4;
 
@@ -56,12 +65,21 @@ beforeAll(async () => {
   gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '0', POLLER_ENABLED: 'false' }); // quiet: only the child gateway under test works
   reader = await projectWithKey(gw);
   other = await projectWithKey(gw);
-  for (let i = 0; i < 40; i++) await Promise.all(Array.from({ length: 25 }, () => submitGeneration(gw, reader.key, IMAGE)));
+  for (let i = 0; i < 40; i++)
+    await Promise.all(Array.from({ length: 25 }, () => submitGeneration(gw, reader.key, IMAGE)));
 }, 120_000);
 afterAll(() => gw.close());
 
 test('60 concurrent heavy reads: every submission of another project answered; reads only through their bounded, low-priority pools', async () => {
-  const child = await spawnGateway({ DATABASE_URL: gw.databaseUrl, ADMIN_TOKEN: ADMIN, SIMULATOR_DELAY_MS: '0', LOG_LEVEL: 'silent', POLLER_ENABLED: 'false', READ_POOL_SIZE: String(READ_POOL_SIZE), DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-child-')) }); // its own simulator's journal
+  const child = await spawnGateway({
+    DATABASE_URL: gw.databaseUrl,
+    ADMIN_TOKEN: ADMIN,
+    SIMULATOR_DELAY_MS: '0',
+    LOG_LEVEL: 'silent',
+    POLLER_ENABLED: 'false',
+    READ_POOL_SIZE: String(READ_POOL_SIZE),
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-child-')),
+  }); // its own simulator's journal
   try {
     const submit = () => http(`${child.url}/api-platform/v1/generations`, { key: other.key, body: IMAGE });
     const latencies = async (n: number) => {
@@ -99,22 +117,31 @@ test('60 concurrent heavy reads: every submission of another project answered; r
     // Quiet again, after: the machine's own drift within the run falls on both sides of the comparison.
     const after = await latencies(1000);
     const quietP99 = (p(quiet, 0.99) + p(after, 0.99)) / 2;
-    const statuses = new Map(Object.entries(JSON.parse(report) as Record<string, number>).map(([k, v]) => [Number(k), v]));
+    const statuses = new Map(
+      Object.entries(JSON.parse(report) as Record<string, number>).map(([k, v]) => [Number(k), v]),
+    );
     process.stdout.write(
       `read isolation: submission p50 ${p(quiet, 0.5).toFixed(1)} → ${p(busy, 0.5).toFixed(1)} ms, p99 ${quietP99.toFixed(1)} (quiet, before and after) → ${p(busy, 0.99).toFixed(1)} ms ` +
         `with 60 readers; read answers by status ${JSON.stringify(Object.fromEntries(statuses))}\n`,
     );
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
-    if (statuses.has(503)) expect(statuses.get(503)).toBeLessThan(statuses.get(200)!); // busy now and then, not refused wholesale
+    // busy now and then, not refused wholesale
+    if (statuses.has(503)) expect(statuses.get(503)).toBeLessThan(statuses.get(200)!);
     expect([...statuses.keys()].every((s) => s === 200 || s === 503)).toBe(true);
     // The bulkhead: reads were at work on their own pools, never more connections than the pool has,
     // every one of their backends at nice 19 (PostgreSQL runs here, on this machine).
     expect(samples.length).toBeGreaterThan(0);
-    const most = (name: string) => Math.max(0, ...samples.map((s) => s.filter((b) => b.name === name && b.busy).length));
+    const most = (name: string) =>
+      Math.max(0, ...samples.map((s) => s.filter((b) => b.name === name && b.busy).length));
     expect(Math.max(most('spendgate-reads'), most('spendgate-reports'))).toBeGreaterThan(0);
     expect(most('spendgate-reads')).toBeLessThanOrEqual(READ_POOL_SIZE);
     expect(most('spendgate-reports')).toBeLessThanOrEqual(READ_POOL_SIZE);
-    const niceOf = new Set(samples.flat().map((b) => b.nice).filter((n): n is number => n !== null));
+    const niceOf = new Set(
+      samples
+        .flat()
+        .map((b) => b.nice)
+        .filter((n): n is number => n !== null),
+    );
     expect([...niceOf]).toEqual([19]);
   } finally {
     child.proc.kill('SIGTERM');
@@ -135,8 +162,13 @@ function sampleReadBackends(): { stop: () => Promise<ReadBackend[][]> } {
   const loop = (async () => {
     while (going) {
       // Busy ones only: the quiet in-process gateway's pools are connected too, idle.
-      const rows = await sql(gw, `SELECT pid, application_name AS name, state FROM pg_stat_activity WHERE application_name IN ('spendgate-reads', 'spendgate-reports')`);
-      samples.push(rows.map((r) => ({ name: r.name as string, nice: niceOf(r.pid as number), busy: r.state !== 'idle' })));
+      const rows = await sql(
+        gw,
+        `SELECT pid, application_name AS name, state FROM pg_stat_activity WHERE application_name IN ('spendgate-reads', 'spendgate-reports')`,
+      );
+      samples.push(
+        rows.map((r) => ({ name: r.name as string, nice: niceOf(r.pid as number), busy: r.state !== 'idle' })),
+      );
       await new Promise((r) => setTimeout(r, 50));
     }
   })();

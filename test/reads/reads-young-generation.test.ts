@@ -68,6 +68,8 @@ test('after the worker is online, later isolates get what node was started with,
     console.log(JSON.stringify({ reads, after, mainKept: main() <= Math.max(mainBefore, 32) }));`;
   // In a process of its own: this thread's heap is then only what the mechanism does to it (in the
   // suite's process, other tests' allocations grew it while the flags were set).
-  const out = execFileSync(process.execPath, ['--min_semi_space_size=8', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--min_semi_space_size=8', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
   expect(JSON.parse(out)).toEqual({ reads: 64, after: 8, mainKept: true });
 });

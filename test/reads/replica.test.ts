@@ -16,7 +16,17 @@ import type { Gateway } from '../../src/bootstrap.js';
 import { Database } from '../../src/database/database.js';
 import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/database/embedded.js';
 import { migrate } from '../../src/database/migrate.js';
-import { ADMIN, eventually, gateway, graphql, http, pollTask, projectWithKey, sql, submitChat } from '../support/harness.js';
+import {
+  ADMIN,
+  eventually,
+  gateway,
+  graphql,
+  http,
+  pollTask,
+  projectWithKey,
+  sql,
+  submitChat,
+} from '../support/harness.js';
 
 const dirs: string[] = [];
 let primary: EmbeddedDatabase;
@@ -70,11 +80,16 @@ async function startStandby(dataDir: string, primaryPort: number): Promise<strin
       persistent: true,
       createPostgresUser: true,
       postgresFlags: [
-        '-c', 'listen_addresses=127.0.0.1',
-        '-c', 'unix_socket_directories=',
-        '-c', 'max_connections=300', // a standby needs at least the primary's (startEmbeddedPostgres sets 300)
-        '-c', `primary_conninfo=host=127.0.0.1 port=${primaryPort} user=spendgate password=${password}`,
-        '-c', 'fsync=off',
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'max_connections=300', // a standby needs at least the primary's (startEmbeddedPostgres sets 300)
+        '-c',
+        `primary_conninfo=host=127.0.0.1 port=${primaryPort} user=spendgate password=${password}`,
+        '-c',
+        'fsync=off',
       ],
       onLog: (line) => {
         log = (log + line).slice(-4000);
@@ -93,12 +108,19 @@ async function startStandby(dataDir: string, primaryPort: number): Promise<strin
     const url = new URL(primary.url);
     url.port = String(port);
     const outcome = await eventually(
-      async () => (exited ? 'exited' : query(url.toString(), 'SELECT pg_is_in_recovery() AS r').then((rows) => rows[0].r === true && 'ready', () => false)),
+      async () =>
+        exited
+          ? 'exited'
+          : query(url.toString(), 'SELECT pg_is_in_recovery() AS r').then(
+              (rows) => rows[0].r === true && 'ready',
+              () => false,
+            ),
       30_000,
       200,
     );
     if (outcome === 'ready') return url.toString();
-    if (!/could not bind|Address already in use/.test(log) || attempt === 3) throw new Error(`the standby exited; its log ends:\n${log}`);
+    if (!/could not bind|Address already in use/.test(log) || attempt === 3)
+      throw new Error(`the standby exited; its log ends:\n${log}`);
   }
 }
 
@@ -116,7 +138,21 @@ const from = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMon
 const to = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1)).toISOString();
 
 async function reportTotals(): Promise<Record<string, string>> {
-  const res = await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t) { totals { unit amount } } }`, { f: from, t: to });
+  const res = await graphql(
+    gw,
+    ADMIN,
+    `
+      query ($f: DateTime!, $t: DateTime!) {
+        spendReport(from: $f, to: $t) {
+          totals {
+            unit
+            amount
+          }
+        }
+      }
+    `,
+    { f: from, t: to },
+  );
   expect(res.body.errors).toBeUndefined();
   const rows = res.body.data.spendReport as Array<{ totals: Array<{ unit: string; amount: string }> }>;
   return Object.fromEntries(rows.flatMap((r) => r.totals.map((t) => [t.unit, t.amount])));
@@ -136,7 +172,16 @@ const sameTotals = (a: Record<string, string>, b: Record<string, string>) =>
   Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([unit, amount]) => b[unit] === amount);
 
 const adjust = (projectId: string, amount: string) =>
-  graphql(gw, ADMIN, `mutation($p: ID!, $a: Decimal!) { adjustLedger(projectId: $p, unit: USD, amount: $a, reason: "replica test") }`, { p: projectId, a: amount });
+  graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($p: ID!, $a: Decimal!) {
+        adjustLedger(projectId: $p, unit: USD, amount: $a, reason: "replica test")
+      }
+    `,
+    { p: projectId, a: amount },
+  );
 
 test('/readyz reports the reports database beside the primary', async () => {
   const res = await http(`${gw.url}/readyz`);
@@ -147,7 +192,11 @@ test('/readyz reports the reports database beside the primary', async () => {
 test('reports read the replica: a settled task and adjustments appear once replayed, and stop moving while replay is paused', async () => {
   const { projectId, key } = await projectWithKey(gw, 'replica-team');
   // A chat task, submitted and settled on the primary.
-  const submitted = await submitChat(gw, key, { model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 50 });
+  const submitted = await submitChat(gw, key, {
+    model: 'gpt-5.6-luna',
+    messages: [{ role: 'user', content: 'Hello' }],
+    max_tokens: 50,
+  });
   expect(submitted.status).toBe(200);
   const taskId = submitted.body.data.taskId;
   await eventually(async () => ['ready', 'failed'].includes((await pollTask(gw, key, taskId)).body?.data?.status));
@@ -160,7 +209,9 @@ test('reports read the replica: a settled task and adjustments appear once repla
   // Replay paused: the primary moves on (12.5 + 1.25 = 13.75 USD), the report does not.
   await query(standbyUrl, 'SELECT pg_wal_replay_pause()');
   // A pause is requested, not immediate: wait until the standby says it is paused.
-  await eventually(async () => (await query(standbyUrl, 'SELECT pg_get_wal_replay_pause_state() AS s'))[0].s === 'paused');
+  await eventually(
+    async () => (await query(standbyUrl, 'SELECT pg_get_wal_replay_pause_state() AS s'))[0].s === 'paused',
+  );
   try {
     expect((await adjust(projectId, '1.25')).body.errors).toBeUndefined();
     expect((await ledgerTotals()).USD).toBe('13.75');
@@ -180,9 +231,13 @@ test('reports read the replica: a settled task and adjustments appear once repla
 });
 
 test('`spendgate report` reads REPORTS_DATABASE_URL without migrating it', async () => {
-  const { stdout } = await promisify(execFile)(process.execPath, ['dist/src/cli/main.js', 'report', '--from', from, '--to', to, '--group-by', 'project', '--format', 'json'], {
-    env: { PATH: process.env.PATH, REPORTS_DATABASE_URL: standbyUrl, DATABASE_URL: primary.url },
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['dist/src/cli/main.js', 'report', '--from', from, '--to', to, '--group-by', 'project', '--format', 'json'],
+    {
+      env: { PATH: process.env.PATH, REPORTS_DATABASE_URL: standbyUrl, DATABASE_URL: primary.url },
+    },
+  );
   const rows = JSON.parse(stdout) as Array<{ unit: string; amount: string }>;
   const expected = await ledgerTotals();
   expect(Object.fromEntries(rows.map((r) => [r.unit, r.amount]))).toEqual(expected);
@@ -205,12 +260,32 @@ test('the replica down: /readyz stays 200 but says "degraded" and names it; subm
   expect(ready.status).toBe(200); // the money path serves: a load balancer must keep this instance
   expect(ready.body).toMatchObject({ status: 'degraded', database: 'ok', upstream: 'ok' });
   expect(ready.body.reportsDatabase).toMatch(/^unreachable: /);
-  const submitted = await submitChat(gw, key, { model: 'gpt-5.6-luna', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 });
+  const submitted = await submitChat(gw, key, {
+    model: 'gpt-5.6-luna',
+    messages: [{ role: 'user', content: 'Hi' }],
+    max_tokens: 20,
+  });
   expect(submitted.status).toBe(200);
   // A report now fails as any database outage does: said so, no figures made up, no internal address.
-  const report = await graphql(gw, ADMIN, `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t) { keys } }`, { f: from, t: to });
+  const report = await graphql(
+    gw,
+    ADMIN,
+    `
+      query ($f: DateTime!, $t: DateTime!) {
+        spendReport(from: $f, to: $t) {
+          keys
+        }
+      }
+    `,
+    { f: from, t: to },
+  );
   expect(report.body.data).toBeNull();
-  expect(report.body.errors).toMatchObject([{ message: expect.stringMatching(/^the database is unavailable/), extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 } }]);
+  expect(report.body.errors).toMatchObject([
+    {
+      message: expect.stringMatching(/^the database is unavailable/),
+      extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 },
+    },
+  ]);
   const csv = await http(`${gw.url}/reports/spend.csv?from=${from}&to=${to}`, { key: ADMIN });
   expect(csv.status).toBe(503);
   expect(csv.body).toMatchObject({ code: 5030 });

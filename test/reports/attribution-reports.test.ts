@@ -10,7 +10,19 @@ import type { Gateway } from '../../src/bootstrap.js';
 import { FOCUS_COLUMNS } from '../../src/reports/focus-export.js';
 import { dec, type Decimal } from '../../src/pricing/money.js';
 import { imageBody } from '../support/builders.js';
-import { ADMIN, freshDatabase, gateway, graphql, http, keyWithTags, pollTask, projectWithKey, sql, submitChat, submitGeneration } from '../support/harness.js';
+import {
+  ADMIN,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  keyWithTags,
+  pollTask,
+  projectWithKey,
+  sql,
+  submitChat,
+  submitGeneration,
+} from '../support/harness.js';
 
 let url: string;
 let gw: Gateway;
@@ -23,12 +35,22 @@ const tomorrow = new Date(today.getTime() + 86_400_000);
 const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
 const monthEnd = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
 const CHAT = { model: 'gemini-3.8-flash', messages: [{ role: 'user', content: 'hi' }] };
-const CHAT_USAGE = { promptTokenCount: 20_000, cachedContentTokenCount: 8_000, candidatesTokenCount: 1_500, thoughtsTokenCount: 2_500 }; // 31.9956 credits
+const CHAT_USAGE = {
+  promptTokenCount: 20_000,
+  cachedContentTokenCount: 8_000,
+  candidatesTokenCount: 1_500,
+  thoughtsTokenCount: 2_500,
+}; // 31.9956 credits
 
-const who = (user?: string, tags?: string) => ({ ...(user ? { 'x-spendgate-user': user } : {}), ...(tags ? { 'x-spendgate-tags': tags } : {}) });
+const who = (user?: string, tags?: string) => ({
+  ...(user ? { 'x-spendgate-user': user } : {}),
+  ...(tags ? { 'x-spendgate-tags': tags } : {}),
+});
 
 async function settle(key: string, taskId: number, status: 'ready' | 'failed', usage?: unknown) {
-  await http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, { body: usage === undefined ? { status } : { status, usage } });
+  await http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, {
+    body: usage === undefined ? { status } : { status, usage },
+  });
   expect((await pollTask(gw, key, taskId)).body.data.status).toBe(status);
 }
 
@@ -37,7 +59,8 @@ beforeAll(async () => {
   gw = await gateway(url, { SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false' });
   ({ projectId, key: plain } = await projectWithKey(gw, 'acme'));
   ml = await keyWithTags(gw, projectId, ['team=ml']);
-  const image = (key: string, headers: Record<string, string>) => submitGeneration(gw, key, imageBody({ n: 3 }), headers); // 0.12 USD
+  const image = (key: string, headers: Record<string, string>) =>
+    submitGeneration(gw, key, imageBody({ n: 3 }), headers); // 0.12 USD
   const tasks: Array<[string, Promise<{ body: { data: { taskId: number } } }>, 'ready' | 'failed', unknown?]> = [
     [ml, image(ml, who('alice', 'feature=search')), 'ready'],
     [ml, image(ml, who('bob')), 'ready'],
@@ -47,9 +70,19 @@ beforeAll(async () => {
     [plain, image(plain, {}), 'failed'],
     [plain, submitChat(gw, plain, CHAT, {}), 'ready', CHAT_USAGE],
   ];
-  for (const [key, submitted, status, usage] of tasks) await settle(key, (await submitted).body.data.taskId, status, usage);
+  for (const [key, submitted, status, usage] of tasks)
+    await settle(key, (await submitted).body.data.taskId, status, usage);
   // A correction without a task: in no key's, user's or tag's group but (none).
-  const adjusted = await graphql(gw, ADMIN, `mutation($p: ID!) { adjustLedger(projectId: $p, unit: USD, amount: "-0.0125", reason: "goodwill") }`, { p: projectId });
+  const adjusted = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($p: ID!) {
+        adjustLedger(projectId: $p, unit: USD, amount: "-0.0125", reason: "goodwill")
+      }
+    `,
+    { p: projectId },
+  );
   expect(adjusted.body.errors).toBeUndefined();
 });
 afterAll(() => gw.close());
@@ -58,19 +91,59 @@ type Totals = Record<string, string>;
 
 /** What the ledger says was spent (charges and adjustments), per unit, for the tasks a condition picks. */
 async function ledger(where = 'true', values: unknown[] = []): Promise<Totals> {
-  const rows = await sql<{ unit: string; amount: string }>(gw,
+  const rows = await sql<{ unit: string; amount: string }>(
+    gw,
     `SELECT le.unit::text AS unit, sum(le.amount)::text AS amount FROM ledger_entry le LEFT JOIN task t ON t.id = le.task_id
      LEFT JOIN api_key k ON k.id = t.api_key_id
-     WHERE le.kind IN ('charge', 'adjustment') AND (${where}) GROUP BY le.unit`, values);
+     WHERE le.kind IN ('charge', 'adjustment') AND (${where}) GROUP BY le.unit`,
+    values,
+  );
   return Object.fromEntries(rows.map((r) => [r.unit, dec(r.amount).toFixed()]));
 }
 
-interface ReportRow { keys: string[]; totals: Array<{ unit: string; amount: string }>; tasks: number }
+interface ReportRow {
+  keys: string[];
+  totals: Array<{ unit: string; amount: string }>;
+  tasks: number;
+}
 async function report(vars: Record<string, unknown>, month = false): Promise<ReportRow[]> {
-  const res = await graphql<{ spendReport: ReportRow[] }>(gw, ADMIN,
-    `query($from: DateTime!, $to: DateTime!, $g: [String!], $k: [String!], $u: [String!], $t: [String!], $unit: Unit, $o: SpendOrder, $n: Int) {
-       spendReport(from: $from, to: $to, groupBy: $g, apiKeys: $k, users: $u, tags: $t, unit: $unit, orderBy: $o, first: $n) { keys totals { unit amount } tasks } }`,
-    { from: (month ? monthStart : today).toISOString(), to: (month ? monthEnd : tomorrow).toISOString(), ...vars });
+  const res = await graphql<{ spendReport: ReportRow[] }>(
+    gw,
+    ADMIN,
+    `
+      query (
+        $from: DateTime!
+        $to: DateTime!
+        $g: [String!]
+        $k: [String!]
+        $u: [String!]
+        $t: [String!]
+        $unit: Unit
+        $o: SpendOrder
+        $n: Int
+      ) {
+        spendReport(
+          from: $from
+          to: $to
+          groupBy: $g
+          apiKeys: $k
+          users: $u
+          tags: $t
+          unit: $unit
+          orderBy: $o
+          first: $n
+        ) {
+          keys
+          totals {
+            unit
+            amount
+          }
+          tasks
+        }
+      }
+    `,
+    { from: (month ? monthStart : today).toISOString(), to: (month ? monthEnd : tomorrow).toISOString(), ...vars },
+  );
   expect(res.body.errors).toBeUndefined();
   return res.body.data.spendReport;
 }
@@ -78,7 +151,8 @@ async function report(vars: Record<string, unknown>, month = false): Promise<Rep
 /** Per group, per unit, as exact decimal strings. */
 const byGroup = (rows: ReportRow[]) => {
   const out: Record<string, Totals> = {};
-  for (const row of rows) for (const t of row.totals) (out[row.keys.join('|')] ??= {})[t.unit] = dec(t.amount).toFixed();
+  for (const row of rows)
+    for (const t of row.totals) (out[row.keys.join('|')] ??= {})[t.unit] = dec(t.amount).toFixed();
   return out;
 };
 const sumOf = (rows: ReportRow[]): Totals => {
@@ -130,15 +204,19 @@ describe('spendReport by who agrees with the ledger to the last decimal', () => 
 
   test('filters pick the same tasks the ledger does, with other groupings', async () => {
     expect(sumOf(await report({ g: ['project'], u: ['alice'] }, true))).toEqual(await ledger(`t.end_user = 'alice'`));
-    expect(sumOf(await report({ g: ['day'], t: ['team=ml'] }))).toEqual(await ledger('k.prefix = $1', [ml.slice(3, 15)]));
+    expect(sumOf(await report({ g: ['day'], t: ['team=ml'] }))).toEqual(
+      await ledger('k.prefix = $1', [ml.slice(3, 15)]),
+    );
     expect(sumOf(await report({ g: ['project'], k: ['(none)'] }))).toEqual(await ledger('le.task_id IS NULL'));
-    expect(sumOf(await report({ g: ['tag:feature'], t: ['feature=search'] }))).toEqual(await ledger(`'feature=search' = ANY(t.tags)`));
+    expect(sumOf(await report({ g: ['tag:feature'], t: ['feature=search'] }))).toEqual(
+      await ledger(`'feature=search' = ANY(t.tags)`),
+    );
     expect(sumOf(await report({ g: ['month'], u: ['(none)'] }, true))).toEqual(await ledger('t.end_user IS NULL'));
   });
 });
 
 describe('the top spenders: orderBy AMOUNT_DESC with a unit, first N', () => {
-  test('a month\'s top users by USD, ties by name; the same by CREDITS', async () => {
+  test("a month's top users by USD, ties by name; the same by CREDITS", async () => {
     const top = await report({ g: ['user'], unit: 'USD', o: 'AMOUNT_DESC', n: 2 }, true);
     expect(top.map((r) => [r.keys[0], r.totals])).toEqual([
       ['alice', [{ unit: 'USD', amount: '0.24' }]],
@@ -147,12 +225,18 @@ describe('the top spenders: orderBy AMOUNT_DESC with a unit, first N', () => {
     const all = await report({ g: ['user'], unit: 'USD', o: 'AMOUNT_DESC' }, true);
     expect(all.map((r) => r.keys[0])).toEqual(['alice', 'bob', 'carol, jr.', '(none)']);
     const credits = await report({ g: ['user'], unit: 'CREDITS', o: 'AMOUNT_DESC', n: 10 }, true);
-    expect(credits.map((r) => [r.keys[0], r.totals[0]!.amount])).toEqual([['(none)', '31.9956'], ['alice', '31.9956']]);
+    expect(credits.map((r) => [r.keys[0], r.totals[0]!.amount])).toEqual([
+      ['(none)', '31.9956'],
+      ['alice', '31.9956'],
+    ]);
   });
 
-  test('a tag\'s values with (none), by amount: the (none) group competes like any other', async () => {
+  test("a tag's values with (none), by amount: the (none) group competes like any other", async () => {
     const top = await report({ g: ['tag:feature'], unit: 'USD', o: 'AMOUNT_DESC', n: 2 });
-    expect(top.map((r) => [r.keys[0], r.totals[0]!.amount])).toEqual([['search', '0.24'], ['(none)', '0.2275']]);
+    expect(top.map((r) => [r.keys[0], r.totals[0]!.amount])).toEqual([
+      ['search', '0.24'],
+      ['(none)', '0.2275'],
+    ]);
   });
 
   test('first with the default order: the first groups by keys, every unit of each', async () => {
@@ -168,43 +252,137 @@ describe('the top spenders: orderBy AMOUNT_DESC with a unit, first N', () => {
     ['first 0', { n: 0 }, /^first: must be a whole number from 1 to 10000$/],
     ['first 10001', { n: 10_001 }, /^first: must be a whole number from 1 to 10000$/],
   ])('refused: %s', async (_name, vars, message) => {
-    const res = await graphql(gw, ADMIN, `query($from: DateTime!, $to: DateTime!, $o: SpendOrder, $n: Int) { spendReport(from: $from, to: $to, groupBy: ["user"], orderBy: $o, first: $n) { keys } }`,
-      { from: monthStart.toISOString(), to: monthEnd.toISOString(), ...vars });
+    const res = await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($from: DateTime!, $to: DateTime!, $o: SpendOrder, $n: Int) {
+          spendReport(from: $from, to: $to, groupBy: ["user"], orderBy: $o, first: $n) {
+            keys
+          }
+        }
+      `,
+      { from: monthStart.toISOString(), to: monthEnd.toISOString(), ...vars },
+    );
     expect(res.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
     expect(res.body.errors?.[0]?.message).toMatch(message);
   });
 
   test('spend.csv and the CLI take the same: unit, orderBy, first', async () => {
-    const csv = await http(`${gw.url}/reports/spend.csv?from=${monthStart.toISOString()}&to=${monthEnd.toISOString()}&groupBy=user&unit=USD&orderBy=amount&first=1`, { key: ADMIN });
-    expect(csv.text.trim().split('\n').slice(1).map((l) => l.split(',').slice(0, 3).join(','))).toEqual(['alice,USD,0.24']);
-    const { stdout } = await promisify(execFile)(process.execPath,
-      ['dist/src/cli/main.js', 'report', '--from', monthStart.toISOString(), '--to', monthEnd.toISOString(), '--group-by', 'user', '--unit', 'USD', '--order-by', 'amount', '--first', '1', '--format', 'json'],
-      { env: { PATH: process.env.PATH, DATABASE_URL: url } });
-    expect((JSON.parse(stdout) as Array<{ keys: string[]; amount: string }>).map((r) => [r.keys[0], r.amount])).toEqual([['alice', '0.24']]);
+    const csv = await http(
+      `${gw.url}/reports/spend.csv?from=${monthStart.toISOString()}&to=${monthEnd.toISOString()}&groupBy=user&unit=USD&orderBy=amount&first=1`,
+      { key: ADMIN },
+    );
+    expect(
+      csv.text
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split(',').slice(0, 3).join(',')),
+    ).toEqual(['alice,USD,0.24']);
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        'dist/src/cli/main.js',
+        'report',
+        '--from',
+        monthStart.toISOString(),
+        '--to',
+        monthEnd.toISOString(),
+        '--group-by',
+        'user',
+        '--unit',
+        'USD',
+        '--order-by',
+        'amount',
+        '--first',
+        '1',
+        '--format',
+        'json',
+      ],
+      { env: { PATH: process.env.PATH, DATABASE_URL: url } },
+    );
+    expect((JSON.parse(stdout) as Array<{ keys: string[]; amount: string }>).map((r) => [r.keys[0], r.amount])).toEqual(
+      [['alice', '0.24']],
+    );
   });
 });
 
 test.each([
   ['two who-dimensions', { groupBy: ['apiKey', 'user'] }, /^groupBy: one of apiKey, user, tag:<name> at a time/],
-  ['a user filter with an apiKey grouping', { groupBy: ['apiKey'], users: ['alice'] }, /^groupBy: one of apiKey, user, tag:<name> at a time/],
-  ['tags of two names', { groupBy: ['project'], tags: ['a=1', 'b=2'] }, /^tags: filter by values of one tag name at a time$/],
-  ['a tag filter of another name than grouped', { groupBy: ['tag:feature'], tags: ['team=ml'] }, /^tags: when grouping by tag:<name>, filter only by values of that tag$/],
+  [
+    'a user filter with an apiKey grouping',
+    { groupBy: ['apiKey'], users: ['alice'] },
+    /^groupBy: one of apiKey, user, tag:<name> at a time/,
+  ],
+  [
+    'tags of two names',
+    { groupBy: ['project'], tags: ['a=1', 'b=2'] },
+    /^tags: filter by values of one tag name at a time$/,
+  ],
+  [
+    'a tag filter of another name than grouped',
+    { groupBy: ['tag:feature'], tags: ['team=ml'] },
+    /^tags: when grouping by tag:<name>, filter only by values of that tag$/,
+  ],
   ['a tag without a value', { groupBy: ['project'], tags: ['team'] }, /^tags: each is name=value$/],
   ['users by day', { groupBy: ['user', 'day'], month: true }, /^groupBy: user reports are kept per month/],
-  ['users by model', { groupBy: ['user', 'model'], month: true }, /^groupBy: user reports are kept per project and month, not per model$/],
-  ['a user report filtered by model', { groupBy: ['user'], models: ['seedream-4.0'], month: true }, /^models: user reports are kept per project and month, not per model$/],
-  ['users over a range that is not whole months', { groupBy: ['user'] }, /user reports are kept per month: (from|to) must be the first of a month/],
+  [
+    'users by model',
+    { groupBy: ['user', 'model'], month: true },
+    /^groupBy: user reports are kept per project and month, not per model$/,
+  ],
+  [
+    'a user report filtered by model',
+    { groupBy: ['user'], models: ['seedream-4.0'], month: true },
+    /^models: user reports are kept per project and month, not per model$/,
+  ],
+  [
+    'users over a range that is not whole months',
+    { groupBy: ['user'] },
+    /user reports are kept per month: (from|to) must be the first of a month/,
+  ],
   ['a bad tag name', { groupBy: ['tag:Feature'] }, /^groupBy: "tag:Feature" is not one of/],
-  ['statuses with a who-report', { groupBy: ['apiKey'], statuses: ['ready'] }, /^statuses: not with apiKey, user or tag reports/],
+  [
+    'statuses with a who-report',
+    { groupBy: ['apiKey'], statuses: ['ready'] },
+    /^statuses: not with apiKey, user or tag reports/,
+  ],
 ])('refused with a 400 that says why: %s', async (_name, q, message) => {
   const { month, ...args } = q as { month?: boolean; groupBy: string[] };
   // The 1st of a month would make "not whole months" pass; the test needs a range that is not.
   const from = month ? monthStart : today.getUTCDate() === 1 ? tomorrow : today;
   const to = month ? monthEnd : new Date(from.getTime() + 86_400_000);
-  const res = await graphql(gw, ADMIN,
-    `query($from: DateTime!, $to: DateTime!, $groupBy: [String!], $apiKeys: [String!], $users: [String!], $tags: [String!], $statuses: [String!], $models: [String!]) {
-       spendReport(from: $from, to: $to, groupBy: $groupBy, apiKeys: $apiKeys, users: $users, tags: $tags, statuses: $statuses, models: $models) { keys } }`,
-    { from: from.toISOString(), to: to.toISOString(), ...args });
+  const res = await graphql(
+    gw,
+    ADMIN,
+    `
+      query (
+        $from: DateTime!
+        $to: DateTime!
+        $groupBy: [String!]
+        $apiKeys: [String!]
+        $users: [String!]
+        $tags: [String!]
+        $statuses: [String!]
+        $models: [String!]
+      ) {
+        spendReport(
+          from: $from
+          to: $to
+          groupBy: $groupBy
+          apiKeys: $apiKeys
+          users: $users
+          tags: $tags
+          statuses: $statuses
+          models: $models
+        ) {
+          keys
+        }
+      }
+    `,
+    { from: from.toISOString(), to: to.toISOString(), ...args },
+  );
   expect(res.body.data).toBeNull();
   expect(res.body.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
   expect(res.body.errors?.[0]?.message).toMatch(message);
@@ -217,18 +395,37 @@ test('spend.csv carries the new keys and filters (a user with a comma by repeati
   const lines = res.text.trim().split('\n');
   expect(lines[0]!.startsWith('user,unit,amount,')).toBe(true);
   expect(lines.slice(1).map((l) => l.split(',unit')[0]!.replace(/,USD,.*/, ''))).toEqual(['bob', '"carol, jr."']);
-  const tags = await http(`${gw.url}/reports/spend.csv?from=${today.toISOString()}&to=${tomorrow.toISOString()}&groupBy=tag:feature`, { key: ADMIN });
+  const tags = await http(
+    `${gw.url}/reports/spend.csv?from=${today.toISOString()}&to=${tomorrow.toISOString()}&groupBy=tag:feature`,
+    { key: ADMIN },
+  );
   expect(tags.text.split('\n')[0]!.startsWith('tag:feature,unit,amount,')).toBe(true);
   expect(tags.text).toMatch(/^\(none\),CREDITS,31\.9956,/m);
 });
 
 test('`spendgate report --group-by tag:<name>` and `--group-by user` print the same groups', async () => {
-  const run = (groupBy: string, month: boolean) => promisify(execFile)(process.execPath,
-    ['dist/src/cli/main.js', 'report', '--from', (month ? monthStart : today).toISOString(), '--to', (month ? monthEnd : tomorrow).toISOString(), '--group-by', groupBy, '--format', 'json'],
-    { env: { PATH: process.env.PATH, DATABASE_URL: url } });
+  const run = (groupBy: string, month: boolean) =>
+    promisify(execFile)(
+      process.execPath,
+      [
+        'dist/src/cli/main.js',
+        'report',
+        '--from',
+        (month ? monthStart : today).toISOString(),
+        '--to',
+        (month ? monthEnd : tomorrow).toISOString(),
+        '--group-by',
+        groupBy,
+        '--format',
+        'json',
+      ],
+      { env: { PATH: process.env.PATH, DATABASE_URL: url } },
+    );
   const users = JSON.parse((await run('user', true)).stdout) as Array<{ keys: string[]; unit: string; amount: string }>;
   const graph = await report({ g: ['user'] }, true);
-  expect(users.map((r) => [r.keys[0], r.unit, dec(r.amount).toFixed()])).toEqual(graph.flatMap((r) => r.totals.map((t) => [r.keys[0], t.unit, dec(t.amount).toFixed()])));
+  expect(users.map((r) => [r.keys[0], r.unit, dec(r.amount).toFixed()])).toEqual(
+    graph.flatMap((r) => r.totals.map((t) => [r.keys[0], t.unit, dec(t.amount).toFixed()])),
+  );
   const tags = JSON.parse((await run('tag:team', false)).stdout) as Array<{ keys: string[] }>;
   expect(tags.map((r) => r.keys[0])).toEqual(expect.arrayContaining(['ml', '(none)']));
 });
@@ -243,24 +440,68 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
     for (let i = 0; i < text.length; i++) {
       const c = text[i]!;
       if (quoted) {
-        if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
+        if (c === '"' && text[i + 1] === '"') {
+          cell += '"';
+          i++;
+        } else if (c === '"') quoted = false;
+        else cell += c;
       } else if (c === '"') quoted = true;
-      else if (c === ',') { row.push(cell); cell = ''; } else if (c === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; } else cell += c;
+      else if (c === ',') {
+        row.push(cell);
+        cell = '';
+      } else if (c === '\n') {
+        row.push(cell);
+        rows.push(row);
+        row = [];
+        cell = '';
+      } else cell += c;
     }
     return rows;
   }
   async function focus(g: Gateway): Promise<Array<Record<string, string>>> {
-    const res = await http(`${g.url}/reports/focus.csv?from=${monthStart.toISOString()}&to=${monthEnd.toISOString()}`, { key: ADMIN });
+    const res = await http(`${g.url}/reports/focus.csv?from=${monthStart.toISOString()}&to=${monthEnd.toISOString()}`, {
+      key: ADMIN,
+    });
     expect(res.status).toBe(200);
     const [header, ...rows] = parseCsv(res.text);
     expect(header).toEqual([...FOCUS_COLUMNS]);
-    return rows.map((r) => { expect(r).toHaveLength(header!.length); return Object.fromEntries(header!.map((h, i) => [h, r[i]!])); });
+    return rows.map((r) => {
+      expect(r).toHaveLength(header!.length);
+      return Object.fromEntries(header!.map((h, i) => [h, r[i]!]));
+    });
   }
   // FOCUS 1.2 column ids this export uses (the specification's names, letter for letter).
-  const FOCUS_1_2 = new Set(['BilledCost', 'BillingAccountId', 'BillingAccountName', 'BillingCurrency', 'BillingPeriodEnd', 'BillingPeriodStart',
-    'ChargeCategory', 'ChargeClass', 'ChargeDescription', 'ChargeFrequency', 'ChargePeriodEnd', 'ChargePeriodStart', 'ConsumedQuantity',
-    'ConsumedUnit', 'ContractedCost', 'EffectiveCost', 'InvoiceIssuerName', 'ListCost', 'PricingQuantity', 'PricingUnit', 'ProviderName',
-    'PublisherName', 'ServiceCategory', 'ServiceName', 'SkuId', 'SkuPriceId', 'SubAccountId', 'SubAccountName', 'Tags']);
+  const FOCUS_1_2 = new Set([
+    'BilledCost',
+    'BillingAccountId',
+    'BillingAccountName',
+    'BillingCurrency',
+    'BillingPeriodEnd',
+    'BillingPeriodStart',
+    'ChargeCategory',
+    'ChargeClass',
+    'ChargeDescription',
+    'ChargeFrequency',
+    'ChargePeriodEnd',
+    'ChargePeriodStart',
+    'ConsumedQuantity',
+    'ConsumedUnit',
+    'ContractedCost',
+    'EffectiveCost',
+    'InvoiceIssuerName',
+    'ListCost',
+    'PricingQuantity',
+    'PricingUnit',
+    'ProviderName',
+    'PublisherName',
+    'ServiceCategory',
+    'ServiceName',
+    'SkuId',
+    'SkuPriceId',
+    'SubAccountId',
+    'SubAccountName',
+    'Tags',
+  ]);
   const NUMERIC = /^-?(0|[1-9]\d*)(\.\d+)?$/; // FOCUS numeric format: no exponent, no sign on positives, no separators
   const DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
   const UNIT = /^(\d+ )?[A-Z][A-Za-z]*$/; // FOCUS unit format: "<quantity> <plural units>" or "<plural units>"
@@ -272,7 +513,8 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
     expect(rows.length).toBeGreaterThanOrEqual(5);
     for (const r of rows) {
       for (const c of ['BilledCost', 'EffectiveCost', 'ListCost', 'ContractedCost']) expect(r[c]).toMatch(NUMERIC);
-      for (const c of ['BillingPeriodStart', 'BillingPeriodEnd', 'ChargePeriodStart', 'ChargePeriodEnd']) expect(r[c]).toMatch(DATETIME);
+      for (const c of ['BillingPeriodStart', 'BillingPeriodEnd', 'ChargePeriodStart', 'ChargePeriodEnd'])
+        expect(r[c]).toMatch(DATETIME);
       expect(r.ChargePeriodStart! < r.ChargePeriodEnd!).toBe(true);
       expect(r.BillingPeriodStart! <= r.ChargePeriodStart! && r.ChargePeriodEnd! <= r.BillingPeriodEnd!).toBe(true);
       expect(r.BillingCurrency).toBe('USD'); // ISO 4217
@@ -280,10 +522,22 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
       expect(r.ChargeClass).toBe(''); // null: no corrections of invoiced periods
       expect(['One-Time', 'Recurring', 'Usage-Based']).toContain(r.ChargeFrequency);
       expect(r.ServiceCategory).toBe('AI and Machine Learning');
-      for (const c of ['ProviderName', 'PublisherName', 'InvoiceIssuerName', 'ServiceName', 'SubAccountId', 'SubAccountName', 'BillingAccountId', 'ChargeDescription']) expect(r[c]).not.toBe('');
+      for (const c of [
+        'ProviderName',
+        'PublisherName',
+        'InvoiceIssuerName',
+        'ServiceName',
+        'SubAccountId',
+        'SubAccountName',
+        'BillingAccountId',
+        'ChargeDescription',
+      ])
+        expect(r[c]).not.toBe('');
       const tags = JSON.parse(r.Tags!) as Record<string, unknown>;
       expect(typeof tags).toBe('object');
-      expect(Object.values(tags).every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v))).toBe(true);
+      expect(Object.values(tags).every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v))).toBe(
+        true,
+      );
       expect(tags['spendgate/project']).toBe('acme');
       if (r.ChargeCategory === 'Usage') {
         // Not null for Usage (ChargeClass is not Correction).
@@ -299,7 +553,11 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
     }
     // The key's default tags are user tags (unprefixed); the key itself is spendgate's.
     const mlRow = rows.find((r) => r.x_ApiKeyPrefix === ml.slice(3, 15))!;
-    expect(JSON.parse(mlRow.Tags!)).toEqual({ team: 'ml', 'spendgate/project': 'acme', 'spendgate/api-key': ml.slice(3, 15) });
+    expect(JSON.parse(mlRow.Tags!)).toEqual({
+      team: 'ml',
+      'spendgate/project': 'acme',
+      'spendgate/api-key': ml.slice(3, 15),
+    });
     expect(rows.filter((r) => r.ChargeCategory === 'Adjustment').map((r) => r.BilledCost)).toEqual(['-0.0125']);
     // USD rows: the exact amounts; their sum is the ledger's.
     const usd = rows.filter((r) => r.x_Unit === 'USD').reduce((s, r) => s.plus(dec(r.BilledCost!)), dec(0));
@@ -308,23 +566,49 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
     const credits = rows.filter((r) => r.x_Unit === 'CREDITS');
     expect(credits).toHaveLength(2);
     for (const r of credits) {
-      expect(r).toMatchObject({ BilledCost: '0', EffectiveCost: '0', ListCost: '0', x_Credits: '31.9956', x_CreditsPerUsd: '', x_CostStatus: 'credits not converted: set CREDITS_PER_USD for a cost' });
-      expect(r).toMatchObject({ ConsumedUnit: 'Tokens', ConsumedQuantity: '24000', PricingUnit: '1000000 Tokens', PricingQuantity: '0.024' }); // 12,000 input + 8,000 cached + 4,000 output
+      expect(r).toMatchObject({
+        BilledCost: '0',
+        EffectiveCost: '0',
+        ListCost: '0',
+        x_Credits: '31.9956',
+        x_CreditsPerUsd: '',
+        x_CostStatus: 'credits not converted: set CREDITS_PER_USD for a cost',
+      });
+      expect(r).toMatchObject({
+        ConsumedUnit: 'Tokens',
+        ConsumedQuantity: '24000',
+        PricingUnit: '1000000 Tokens',
+        PricingQuantity: '0.024',
+      }); // 12,000 input + 8,000 cached + 4,000 output
     }
     const images = rows.find((r) => r.x_Unit === 'USD' && r.x_ApiKeyPrefix === ml.slice(3, 15))!;
     expect(images).toMatchObject({ BilledCost: '0.24', ConsumedUnit: 'Images', ConsumedQuantity: '6', x_Tasks: '2' });
   });
 
   test('with CREDITS_PER_USD, credit rows carry their cost: credits ÷ rate, 10 places half-even, the rate shown', async () => {
-    const converting = await gateway(url, { SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false', CREDITS_PER_USD: '3' });
+    const converting = await gateway(url, {
+      SIMULATOR_DELAY_MS: '600000',
+      POLLER_ENABLED: 'false',
+      CREDITS_PER_USD: '3',
+    });
     try {
       const credits = (await focus(converting)).filter((r) => r.x_Unit === 'CREDITS');
       const expected = '10.6652'; // 31.9956 / 3, exact
       for (const r of credits) {
-        expect(r).toMatchObject({ BilledCost: expected, EffectiveCost: expected, ListCost: expected, x_Credits: '31.9956', x_CreditsPerUsd: '3' });
+        expect(r).toMatchObject({
+          BilledCost: expected,
+          EffectiveCost: expected,
+          ListCost: expected,
+          x_Credits: '31.9956',
+          x_CreditsPerUsd: '3',
+        });
         expect(r.x_CostStatus).toMatch(/^converted at 3 credits per USD/);
       }
-      const inexact = await gateway(url, { SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false', CREDITS_PER_USD: '9' });
+      const inexact = await gateway(url, {
+        SIMULATOR_DELAY_MS: '600000',
+        POLLER_ENABLED: 'false',
+        CREDITS_PER_USD: '9',
+      });
       try {
         const ninth = (await focus(inexact)).find((r) => r.x_Unit === 'CREDITS')!;
         expect(ninth.BilledCost).toBe('3.5550666667'); // 31.9956 / 9 = 3.55506666…, rounded at the 10th place
@@ -349,18 +633,35 @@ test('an end user is summed over projects; grouping or filtering by project spli
     await settle(other.key, submitted.body.data.taskId, 'ready');
   }
   const ask = async (vars: Record<string, unknown>) => {
-    const res = await graphql<{ spendReport: ReportRow[] }>(gw, ADMIN,
-      `query($from: DateTime!, $to: DateTime!, $g: [String!], $p: [ID!], $o: SpendOrder, $n: Int) {
-         spendReport(from: $from, to: $to, groupBy: $g, projectIds: $p, unit: USD, orderBy: $o, first: $n) { keys totals { unit amount } } }`,
-      { from: monthStart.toISOString(), to: monthEnd.toISOString(), ...vars });
+    const res = await graphql<{ spendReport: ReportRow[] }>(
+      gw,
+      ADMIN,
+      `
+        query ($from: DateTime!, $to: DateTime!, $g: [String!], $p: [ID!], $o: SpendOrder, $n: Int) {
+          spendReport(from: $from, to: $to, groupBy: $g, projectIds: $p, unit: USD, orderBy: $o, first: $n) {
+            keys
+            totals {
+              unit
+              amount
+            }
+          }
+        }
+      `,
+      { from: monthStart.toISOString(), to: monthEnd.toISOString(), ...vars },
+    );
     expect(res.body.errors).toBeUndefined();
     return res.body.data.spendReport.map((r) => [...r.keys, r.totals[0]!.amount].join(' '));
   };
   const aliceEverywhere = (await ledger(`t.end_user = 'alice'`)).USD;
   expect(aliceEverywhere).toBe('0.36');
   expect(await ask({ g: ['user'], o: 'AMOUNT_DESC', n: 1 })).toEqual(['alice 0.36']);
-  expect(await ask({ g: ['project', 'user'], o: 'AMOUNT_DESC', n: 3 })).toEqual(['acme alice 0.24', 'acme bob 0.12', 'acme carol, jr. 0.12']);
+  expect(await ask({ g: ['project', 'user'], o: 'AMOUNT_DESC', n: 3 })).toEqual([
+    'acme alice 0.24',
+    'acme bob 0.12',
+    'acme carol, jr. 0.12',
+  ]);
   expect(await ask({ g: ['user'], p: [other.projectId] })).toEqual(['alice 0.12', 'dave 0.12']);
-  expect(await ask({ g: ['project', 'user'], p: [other.projectId], o: 'AMOUNT_DESC', n: 1 })).toEqual(['globex alice 0.12']);
+  expect(await ask({ g: ['project', 'user'], p: [other.projectId], o: 'AMOUNT_DESC', n: 1 })).toEqual([
+    'globex alice 0.12',
+  ]);
 });
-

@@ -34,7 +34,8 @@ test('setBudget and updateBudget with an inline limit keep it exactly, compiled 
   const { projectId } = await projectWithKey(gw);
   const set = `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "5.25", period: MONTHLY, hard: true) }`;
   const [first] = await thrice(set, { p: projectId });
-  const limit = async () => (await sql(gw, `SELECT "limit"::text AS l FROM budget WHERE id = $1`, [first!.setBudget]))[0]!.l;
+  const limit = async () =>
+    (await sql(gw, `SELECT "limit"::text AS l FROM budget WHERE id = $1`, [first!.setBudget]))[0]!.l;
   expect(await limit()).toBe('5.25');
   await thrice(`mutation($b: ID!) { updateBudget(budgetId: $b, limit: "7.000001") }`, { b: first!.setBudget });
   expect(await limit()).toBe('7.000001');
@@ -42,14 +43,23 @@ test('setBudget and updateBudget with an inline limit keep it exactly, compiled 
 
 test('adjustLedger with an inline amount below 1e-7 posts that amount on every run (no exponent form)', async () => {
   const { projectId } = await projectWithKey(gw);
-  await thrice(`mutation($p: ID!) { adjustLedger(projectId: $p, unit: USD, amount: "0.00000001", reason: "rounding credit") }`, { p: projectId });
-  const amounts = await sql(gw, `SELECT amount::text AS a FROM ledger_entry WHERE project_id = $1 AND kind = 'adjustment' ORDER BY id`, [projectId]);
+  await thrice(
+    `mutation($p: ID!) { adjustLedger(projectId: $p, unit: USD, amount: "0.00000001", reason: "rounding credit") }`,
+    { p: projectId },
+  );
+  const amounts = await sql(
+    gw,
+    `SELECT amount::text AS a FROM ledger_entry WHERE project_id = $1 AND kind = 'adjustment' ORDER BY id`,
+    [projectId],
+  );
   expect(amounts.map((r) => r.a)).toEqual(['0.00000001', '0.00000001', '0.00000001']);
 });
 
 test('setProjectPolicies with an inline chatHoldMultiplier, and resolveTask with an inline amount', async () => {
   const { projectId } = await projectWithKey(gw);
-  const [policy] = await thrice(`mutation($p: ID!) { setProjectPolicies(projectId: $p, chatHoldMultiplier: "1.5") }`, { p: projectId });
+  const [policy] = await thrice(`mutation($p: ID!) { setProjectPolicies(projectId: $p, chatHoldMultiplier: "1.5") }`, {
+    p: projectId,
+  });
   expect(policy).toBeDefined();
   const multiplier = await sql(gw, `SELECT chat_hold_multiplier::text AS m FROM project WHERE id = $1`, [projectId]);
   expect(multiplier[0]!.m).toBe('1.5');
@@ -58,7 +68,18 @@ test('setProjectPolicies with an inline chatHoldMultiplier, and resolveTask with
   for (let i = 0; i < 3; i++) {
     const held = await heldTask(gw, { projectId });
     await sql(gw, `UPDATE task SET status = 'unknown', needs_review = true WHERE id = $1`, [held.taskId]);
-    const res = await graphql(gw, ADMIN, `mutation($t: ID!) { resolveTask(taskId: $t, outcome: CHARGE, amount: "0.0125", reason: "agreed") { net } }`, { t: `gw-${held.taskId}` });
+    const res = await graphql(
+      gw,
+      ADMIN,
+      `
+        mutation ($t: ID!) {
+          resolveTask(taskId: $t, outcome: CHARGE, amount: "0.0125", reason: "agreed") {
+            net
+          }
+        }
+      `,
+      { t: `gw-${held.taskId}` },
+    );
     expect(res.body.errors).toBeUndefined();
     charged.push(String(res.body.data.resolveTask.net));
   }
@@ -69,7 +90,12 @@ test('a bad inline Decimal is refused as bad input on every run, and writes noth
   const { projectId } = await projectWithKey(gw);
   for (const literal of ['"1e5"', '"12.5.1"', '1.5', `"${'9'.repeat(40)}"`]) {
     for (let i = 0; i < 3; i++) {
-      const res = await graphql(gw, ADMIN, `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: ${literal}, period: MONTHLY, hard: true) }`, { p: projectId });
+      const res = await graphql(
+        gw,
+        ADMIN,
+        `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: ${literal}, period: MONTHLY, hard: true) }`,
+        { p: projectId },
+      );
       expect([literal, i, res.status]).toEqual([literal, i, 400]);
       expect(res.body.data ?? null).toBeNull();
       expect(res.body.errors?.[0]?.message).toMatch(/decimal|Decimal|digits/);
@@ -98,12 +124,24 @@ test('the schema keeps no generated property readers: plain fields are read by G
   // The transform removes exactly Nest's readers and leaves written resolvers alone.
   const rootFieldResolver = (root: Record<string, unknown>) => root.a;
   const written = () => 'written';
-  const schema = withPlainFieldReads(new GraphQLSchema({ query: new GraphQLObjectType({ name: 'Query', fields: { a: { type: GraphQLString, resolve: rootFieldResolver }, b: { type: GraphQLString, resolve: written } } }) }));
+  const schema = withPlainFieldReads(
+    new GraphQLSchema({
+      query: new GraphQLObjectType({
+        name: 'Query',
+        fields: {
+          a: { type: GraphQLString, resolve: rootFieldResolver },
+          b: { type: GraphQLString, resolve: written },
+        },
+      }),
+    }),
+  );
   expect(schema.getQueryType()!.getFields().a!.resolve).toBeUndefined();
   expect(schema.getQueryType()!.getFields().b!.resolve).toBe(written);
   // The transform knows Nest's readers by their name: an upgrade that renames them fails here, not silently.
   const { readFileSync } = await import('node:fs');
   const { createRequire } = await import('node:module');
-  const factory = createRequire(import.meta.url).resolve('@nestjs/graphql/dist/schema-builder/factories/object-type-definition.factory.js');
+  const factory = createRequire(import.meta.url).resolve(
+    '@nestjs/graphql/dist/schema-builder/factories/object-type-definition.factory.js',
+  );
   expect(readFileSync(factory, 'utf8')).toContain('const rootFieldResolver = (root) =>');
 });

@@ -14,10 +14,23 @@ import type { Gateway } from '../../src/bootstrap.js';
 import { ReadGate } from '../../src/common/read-gate.js';
 import { Database } from '../../src/database/database.js';
 import { MAX_COST } from '../../src/graphql/limits.js';
-import { ADMIN, freshDatabase, gateway, graphql, http, projectWithKey, spawnGateway, submitGeneration, type GatewayAnswer, type GraphqlAnswer, type HttpResult } from '../support/harness.js';
+import {
+  ADMIN,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  projectWithKey,
+  spawnGateway,
+  submitGeneration,
+  type GatewayAnswer,
+  type GraphqlAnswer,
+  type HttpResult,
+} from '../support/harness.js';
 
 const IMAGE = { model: 'seedream-4.0', prompt: 'reads' };
-const ALIASED = (n: number, first: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: tasks(first: ${first}) { edges { node { ledgerEntries { amount } } } }`).join(' ')} }`;
+const ALIASED = (n: number, first: number) =>
+  `{ ${Array.from({ length: n }, (_, i) => `a${i}: tasks(first: ${first}) { edges { node { ledgerEntries { amount } } } }`).join(' ')} }`;
 const FULL_PAGE = `query($first: Int!) { tasks(first: $first) { edges { cursor node { taskId status model held overrun needsReview
   estimate { amount unit lines { component quantity rate per amount } warnings }
   charge { amount unit lines { component quantity rate per amount } warnings }
@@ -32,7 +45,8 @@ beforeAll(async () => {
   reader = await projectWithKey(gw);
   other = await projectWithKey(gw);
   // ~470 tasks with their ledger entries, as in the report.
-  for (let i = 0; i < 47; i++) await Promise.all(Array.from({ length: 10 }, () => submitGeneration(gw, reader.key, IMAGE)));
+  for (let i = 0; i < 47; i++)
+    await Promise.all(Array.from({ length: 10 }, () => submitGeneration(gw, reader.key, IMAGE)));
 }, 120_000);
 afterAll(() => gw.close());
 
@@ -49,14 +63,47 @@ test('the amplified query is refused by its cost before it runs; a full page wit
   const viaVariable = await graphql(gw, reader.key, FULL_PAGE, { first: 200 });
   expect(viaVariable.body.errors).toBeUndefined();
   expect(viaVariable.body.data.tasks.edges).toHaveLength(200);
-  const tooMany = await graphql(gw, reader.key, `query($f: Int!) { a: tasks(first: $f) { edges { node { taskId } } } b: tasks(first: $f) { edges { node { taskId } } } }`, { f: 200 * 30 });
+  const tooMany = await graphql(
+    gw,
+    reader.key,
+    `
+      query ($f: Int!) {
+        a: tasks(first: $f) {
+          edges {
+            node {
+              taskId
+            }
+          }
+        }
+        b: tasks(first: $f) {
+          edges {
+            node {
+              taskId
+            }
+          }
+        }
+      }
+    `,
+    { f: 200 * 30 },
+  );
   expect(tooMany.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
 });
 
-test('another project\'s submissions keep their latency while the largest allowed reads run (the bulkhead, measured)', async () => {
+test("another project's submissions keep their latency while the largest allowed reads run (the bulkhead, measured)", async () => {
   // The gateway in its own process, as in production: the readers here do not share its event loop.
-  const child = await spawnGateway({ DATABASE_URL: gw.databaseUrl, ADMIN_TOKEN: ADMIN, SIMULATOR_DELAY_MS: '0', LOG_LEVEL: 'silent', POLLER_ENABLED: 'false', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-child-')) }); // its own simulator's journal
-  const post = (path: string, key: string, body: unknown): Promise<HttpResult<GatewayAnswer & Partial<GraphqlAnswer<unknown>>>> => http(`${child.url}${path}`, { key, body });
+  const child = await spawnGateway({
+    DATABASE_URL: gw.databaseUrl,
+    ADMIN_TOKEN: ADMIN,
+    SIMULATOR_DELAY_MS: '0',
+    LOG_LEVEL: 'silent',
+    POLLER_ENABLED: 'false',
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-child-')),
+  }); // its own simulator's journal
+  const post = (
+    path: string,
+    key: string,
+    body: unknown,
+  ): Promise<HttpResult<GatewayAnswer & Partial<GraphqlAnswer<unknown>>>> => http(`${child.url}${path}`, { key, body });
   try {
     const latencies = async (n: number) => {
       const out: number[] = [];
@@ -78,7 +125,11 @@ test('another project\'s submissions keep their latency while the largest allowe
     const readers = Array.from({ length: 8 }, async (_, i) => {
       while (reading) {
         // Half ask for the heaviest page allowed, half send the amplified query (refused by its cost).
-        const res = await post('/graphql', reader.key, i % 2 === 0 ? { query: FULL_PAGE, variables: { first: 200 } } : { query: ALIASED(160, 200) });
+        const res = await post(
+          '/graphql',
+          reader.key,
+          i % 2 === 0 ? { query: FULL_PAGE, variables: { first: 200 } } : { query: ALIASED(160, 200) },
+        );
         if (res.body?.errors) refused += 1;
         else answered += 1;
       }
@@ -116,7 +167,11 @@ test('reads run on their own named pools (read-only, with a statement timeout), 
   expect(byName.get('spendgate-reads')).toBeLessThanOrEqual(gw.config.READ_POOL_SIZE);
   expect(byName.get('spendgate-reports')).toBeGreaterThan(0);
   // The same pool options, checked on a pool of their own: read-only, cut off by the timeout.
-  const reads = new Database(gw.databaseUrl, 1, { readOnly: true, statementTimeoutMs: 500, applicationName: 'spendgate-reads' });
+  const reads = new Database(gw.databaseUrl, 1, {
+    readOnly: true,
+    statementTimeoutMs: 500,
+    applicationName: 'spendgate-reads',
+  });
   try {
     await expect(reads.query('SELECT pg_sleep(2)')).rejects.toThrow(/statement timeout/);
     await expect(reads.query('CREATE TABLE nope (x int)')).rejects.toThrow(/read-only transaction/);
@@ -154,10 +209,32 @@ test('the cost counts objects and multiplies lists by `first`, even beyond what 
 
 describe('tasks paging (item 8)', () => {
   const page = async (first: number, after?: string) => {
-    const res = await graphql(gw, ADMIN, `query($p: [ID!], $f: Int!, $a: String) { tasks(filter: { projectIds: $p }, first: $f, after: $a) {
-      edges { cursor node { taskId } } pageInfo { hasNextPage endCursor } } }`, { p: [reader.projectId], f: first, a: after ?? null });
+    const res = await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($p: [ID!], $f: Int!, $a: String) {
+          tasks(filter: { projectIds: $p }, first: $f, after: $a) {
+            edges {
+              cursor
+              node {
+                taskId
+              }
+            }
+            pageInfo {
+              hasNextPage
+              endCursor
+            }
+          }
+        }
+      `,
+      { p: [reader.projectId], f: first, a: after ?? null },
+    );
     expect(res.body.errors).toBeUndefined();
-    return res.body.data.tasks as { edges: Array<{ node: { taskId: string } }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+    return res.body.data.tasks as {
+      edges: Array<{ node: { taskId: string } }>;
+      pageInfo: { hasNextPage: boolean; endCursor: string | null };
+    };
   };
   const all = async (first: number) => {
     const ids: string[] = [];
@@ -171,7 +248,12 @@ describe('tasks paging (item 8)', () => {
   };
 
   test('newest first by acceptance order, across pages of 3, 7 and 100, every task exactly once', async () => {
-    const expected = (await gw.db.query<{ id: string }>('SELECT t.upstream_task_id::text AS id FROM task t WHERE t.project_id = $1 ORDER BY t.id DESC', [reader.projectId])).rows.map((r) => r.id);
+    const expected = (
+      await gw.db.query<{ id: string }>(
+        'SELECT t.upstream_task_id::text AS id FROM task t WHERE t.project_id = $1 ORDER BY t.id DESC',
+        [reader.projectId],
+      )
+    ).rows.map((r) => r.id);
     expect(expected.length).toBe(470);
     for (const first of [3, 7, 100]) expect(await all(first)).toEqual(expected);
     // The first page holds the newest tasks (the bug sorted ids as text: 9 before 10, and lost them).
@@ -179,7 +261,11 @@ describe('tasks paging (item 8)', () => {
   });
 
   test('paging while new tasks arrive: every task that existed when paging began comes exactly once', async () => {
-    const before = (await gw.db.query<{ id: string }>('SELECT upstream_task_id::text AS id FROM task WHERE project_id = $1', [reader.projectId])).rows.map((r) => r.id);
+    const before = (
+      await gw.db.query<{ id: string }>('SELECT upstream_task_id::text AS id FROM task WHERE project_id = $1', [
+        reader.projectId,
+      ])
+    ).rows.map((r) => r.id);
     let adding = true;
     const adder = (async () => {
       while (adding) await submitGeneration(gw, reader.key, IMAGE);
@@ -193,7 +279,9 @@ describe('tasks paging (item 8)', () => {
 });
 
 test('/reports CSV takes its turn too, and answers', async () => {
-  const csv = await http(`${gw.url}/reports/spend.csv?from=2026-11-01T00:00:00Z&to=2027-01-01T00:00:00Z`, { key: reader.key });
+  const csv = await http(`${gw.url}/reports/spend.csv?from=2026-11-01T00:00:00Z&to=2027-01-01T00:00:00Z`, {
+    key: reader.key,
+  });
   expect(csv.status).toBe(200);
 });
 
@@ -217,7 +305,12 @@ test('an unexpected failure in a resolver is "internal error", never the driver\
   try {
     await own.db.query('ALTER TABLE project RENAME TO project_elsewhere');
     const res = await graphql(own, ADMIN, '{ projects { id name } }');
-    expect(res.body.errors).toEqual([expect.objectContaining({ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 } })]);
+    expect(res.body.errors).toEqual([
+      expect.objectContaining({
+        message: 'internal error',
+        extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 },
+      }),
+    ]);
     expect(JSON.stringify(res.body)).not.toMatch(/relation|project_elsewhere|does not exist/);
   } finally {
     await own.db.query('ALTER TABLE project_elsewhere RENAME TO project');

@@ -7,7 +7,21 @@
  * goes through GraphQL). Selections it cannot write (fragments, directives, a key twice) get no writer.
  */
 import fc from 'fast-check';
-import { execute, GraphQLEnumType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLString, parse, type FieldNode, type GraphQLNullableType, type OperationDefinitionNode } from 'graphql';
+import {
+  execute,
+  GraphQLEnumType,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLScalarType,
+  GraphQLSchema,
+  GraphQLString,
+  parse,
+  type FieldNode,
+  type GraphQLNullableType,
+  type OperationDefinitionNode,
+} from 'graphql';
 import { jsonWriter } from '../../src/graphql/json-writer.js';
 import { DecimalScalar, isDecimalText } from '../../src/graphql/scalars.js';
 
@@ -15,8 +29,14 @@ const decimalScalar = new DecimalScalar();
 const Decimal = new GraphQLScalarType({ name: 'Decimal', serialize: (v) => decimalScalar.serialize(v) });
 const Unit = new GraphQLEnumType({ name: 'Unit', values: { USD: { value: 'USD' }, CREDITS: { value: 'CREDITS' } } });
 const nn = <T extends GraphQLNullableType>(t: T) => new GraphQLNonNull(t);
-const Money = new GraphQLObjectType({ name: 'Money', fields: { unit: { type: nn(Unit) }, amount: { type: nn(Decimal) } } });
-const Tokens = new GraphQLObjectType({ name: 'TokenSums', fields: { input: { type: nn(Decimal) }, output: { type: nn(Decimal) } } });
+const Money = new GraphQLObjectType({
+  name: 'Money',
+  fields: { unit: { type: nn(Unit) }, amount: { type: nn(Decimal) } },
+});
+const Tokens = new GraphQLObjectType({
+  name: 'TokenSums',
+  fields: { input: { type: nn(Decimal) }, output: { type: nn(Decimal) } },
+});
 const Row = new GraphQLObjectType({
   name: 'SpendRow',
   fields: {
@@ -29,12 +49,21 @@ const Row = new GraphQLObjectType({
   },
 });
 let rows: unknown = [];
-const schema = new GraphQLSchema({ query: new GraphQLObjectType({ name: 'Query', fields: { report: { type: nn(new GraphQLList(nn(Row))), resolve: () => rows } } }) });
+const schema = new GraphQLSchema({
+  query: new GraphQLObjectType({
+    name: 'Query',
+    fields: { report: { type: nn(new GraphQLList(nn(Row))), resolve: () => rows } },
+  }),
+});
 
 function writerFor(query: string) {
   const document = parse(query);
   const field = (document.definitions[0] as OperationDefinitionNode).selectionSet.selections[0] as FieldNode;
-  return { document, write: jsonWriter(schema.getQueryType()!.getFields().report!.type, field.selectionSet), key: field.alias?.value ?? 'report' };
+  return {
+    document,
+    write: jsonWriter(schema.getQueryType()!.getFields().report!.type, field.selectionSet),
+    key: field.alias?.value ?? 'report',
+  };
 }
 
 const SELECTIONS = [
@@ -50,13 +79,35 @@ const decimal = fc.oneof(
   }),
   fc.constantFrom('0', '0.000', '1e5', 'NaN', ' 1', '', '1.', '.5', '-0'),
 );
-const int = fc.oneof(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), fc.constantFrom(2 ** 31, -(2 ** 31) - 1, 1.5, Number.NaN));
-const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('"', '\\', '\n', '\u2028', '\u0000', '✓ Ünïcode', '🔥'));
+const int = fc.oneof(
+  fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+  fc.constantFrom(2 ** 31, -(2 ** 31) - 1, 1.5, Number.NaN),
+);
+const text = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'binary' }),
+  fc.constantFrom('"', '\\', '\n', '\u2028', '\u0000', '✓ Ünïcode', '🔥'),
+);
 const row = fc.record({
-  keys: fc.oneof({ weight: 9, arbitrary: fc.array(text, { maxLength: 4 }) }, { weight: 1, arbitrary: fc.constant([null]) }),
-  totals: fc.array(fc.record({ unit: fc.oneof({ weight: 9, arbitrary: fc.constantFrom('USD', 'CREDITS') }, { weight: 1, arbitrary: fc.constant('EUR') }), amount: decimal }), { maxLength: 2 }),
+  keys: fc.oneof(
+    { weight: 9, arbitrary: fc.array(text, { maxLength: 4 }) },
+    { weight: 1, arbitrary: fc.constant([null]) },
+  ),
+  totals: fc.array(
+    fc.record({
+      unit: fc.oneof(
+        { weight: 9, arbitrary: fc.constantFrom('USD', 'CREDITS') },
+        { weight: 1, arbitrary: fc.constant('EUR') },
+      ),
+      amount: decimal,
+    }),
+    { maxLength: 2 },
+  ),
   tasks: int,
-  tokens: fc.oneof({ weight: 9, arbitrary: fc.record({ input: decimal, output: decimal }) }, { weight: 1, arbitrary: fc.constant(null) }),
+  tokens: fc.oneof(
+    { weight: 9, arbitrary: fc.record({ input: decimal, output: decimal }) },
+    { weight: 1, arbitrary: fc.constant(null) },
+  ),
   videoSeconds: decimal,
   apiKeyName: fc.option(text),
 });
@@ -112,6 +163,13 @@ test('selections that GraphQL answers otherwise get no writer: fragments, direct
 
 test('the Decimal check by hand accepts exactly what /^-?\\d+(\\.\\d+)?$/ accepts (fast-check)', () => {
   const expression = /^-?\d+(\.\d+)?$/;
-  const near = fc.array(fc.constantFrom('-', '.', '0', '1', '9', 'e', ' ', '+', '٣', '/', ':'), { maxLength: 8 }).map((c) => c.join(''));
-  fc.assert(fc.property(fc.oneof(near, fc.string(), decimal), (text) => expect(isDecimalText(text)).toBe(expression.test(text))), { numRuns: 20_000 });
+  const near = fc
+    .array(fc.constantFrom('-', '.', '0', '1', '9', 'e', ' ', '+', '٣', '/', ':'), { maxLength: 8 })
+    .map((c) => c.join(''));
+  fc.assert(
+    fc.property(fc.oneof(near, fc.string(), decimal), (text) =>
+      expect(isDecimalText(text)).toBe(expression.test(text)),
+    ),
+    { numRuns: 20_000 },
+  );
 });

@@ -15,8 +15,11 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 test('zeros and days read exactly as the roll-up has them, per row and summed', async () => {
-  const { rows: [p] } = await db.query<{ id: string }>(`INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'cells') RETURNING id`);
-  // (day, model, amount, video seconds, images, input tokens, unpriced): zeros of every kind, with and without decimals.
+  const {
+    rows: [p],
+  } = await db.query<{ id: string }>(`INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'cells') RETURNING id`);
+  // (day, model, amount, video seconds, images, input tokens, unpriced): zeros of every kind, with and without
+  // decimals.
   const rollup: Array<[string, string, string, string, number, number, number]> = [
     ['1970-01-01', 'veo-3.1', '0.000', '0.0', 0, 0, 0],
     ['1970-01-02', 'veo-3.1', '1.5', '0', 0, 0, 1],
@@ -32,16 +35,39 @@ test('zeros and days read exactly as the roll-up has them, per row and summed', 
     );
   }
   const range = { from: new Date('1970-01-01T00:00:00Z'), to: new Date('2027-01-01T00:00:00Z'), projectIds: [p!.id] };
-  const fields = (r: Awaited<ReturnType<typeof spendReport>>[number]) => [r.keys.join('|'), r.amount, r.videoSeconds, r.images, r.inputTokens, r.outputTokens, r.unpricedTasks, r.tasks];
+  const fields = (r: Awaited<ReturnType<typeof spendReport>>[number]) => [
+    r.keys.join('|'),
+    r.amount,
+    r.videoSeconds,
+    r.images,
+    r.inputTokens,
+    r.outputTokens,
+    r.unpricedTasks,
+    r.tasks,
+  ];
 
   const perRow = await spendReport(db, { ...range, groupBy: ['project', 'model', 'day'] });
-  const { rows: expected } = await db.query<{ k: string; amount: string; seconds: string; images: number; input: string; unpriced: number }>(
+  const { rows: expected } = await db.query<{
+    k: string;
+    amount: string;
+    seconds: string;
+    images: number;
+    input: string;
+    unpriced: number;
+  }>(
     `SELECT 'cells|' || model || '|' || to_char(day, 'YYYY-MM-DD') AS k, amount::text, video_seconds::text AS seconds, images, input_tokens::text AS input, unpriced_tasks AS unpriced
      FROM spend_rollup_total WHERE project_id = $1 ORDER BY model COLLATE "C", day`,
     [p!.id],
   );
-  expect(perRow.map(fields)).toEqual(expected.map((e) => [e.k, e.amount, e.seconds, e.images, e.input, '0', e.unpriced, 1]));
-  expect(perRow.find((r) => r.keys[2] === '1970-01-01')).toMatchObject({ amount: '0.000', videoSeconds: '0.0', images: 0, inputTokens: '0' });
+  expect(perRow.map(fields)).toEqual(
+    expected.map((e) => [e.k, e.amount, e.seconds, e.images, e.input, '0', e.unpriced, 1]),
+  );
+  expect(perRow.find((r) => r.keys[2] === '1970-01-01')).toMatchObject({
+    amount: '0.000',
+    videoSeconds: '0.0',
+    images: 0,
+    inputTokens: '0',
+  });
 
   const summed = await spendReport(db, { ...range, groupBy: ['model'] });
   expect(summed.map(fields)).toEqual([

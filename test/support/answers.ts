@@ -115,11 +115,20 @@ export interface Ranked {
 /** The schema's root fields, as the tests query them (an aliased query names its own type). */
 export interface GraphqlData {
   task: TaskResult;
-  tasks: { edges: Array<{ cursor: string; node: TaskResult }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+  tasks: {
+    edges: Array<{ cursor: string; node: TaskResult }>;
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  };
   projects: Array<{ id: string; name: string; chatHoldMultiplier: string; [field: string]: unknown }>;
   budgetStatus: BudgetResult[];
   spendReport: SpendRowResult[];
-  dashboard: { today: Money[]; monthToDate: Money[]; topModels: Ranked[]; topProjects: Ranked[]; budgetsAbove80: Array<Record<string, string>> };
+  dashboard: {
+    today: Money[];
+    monthToDate: Money[];
+    topModels: Ranked[];
+    topProjects: Ranked[];
+    budgetsAbove80: Array<Record<string, string>>;
+  };
   priceBook: { version: number; rates: Array<Record<string, string>> } | null;
   priceBookVersions: Array<{ version: number; effectiveAt: string }>;
   createProject: string;
@@ -133,14 +142,32 @@ export interface GraphqlData {
   resolveTask: TaskResult;
   __schema: { queryType: { name: string }; types?: Array<{ name: string; fields: Array<{ name: string }> | null }> };
   rotateApiKey: string;
-  viewer: { kind: string; role: string | null; email: string | null; name: string | null; pages: string[]; can: string[]; [field: string]: unknown };
-  auditLog: { edges: Array<{ cursor: string; node: AuditRecordResult }>; pageInfo: { hasNextPage: boolean; endCursor: string } };
+  viewer: {
+    kind: string;
+    role: string | null;
+    email: string | null;
+    name: string | null;
+    pages: string[];
+    can: string[];
+    [field: string]: unknown;
+  };
+  auditLog: {
+    edges: Array<{ cursor: string; node: AuditRecordResult }>;
+    pageInfo: { hasNextPage: boolean; endCursor: string };
+  };
   invitePerson: { id: string; [field: string]: unknown };
   disablePerson: { id: string; state: string; [field: string]: unknown };
   createServiceAccount: { id: string };
   createToken: { secret: string; token: { id: string } };
   closeMonth: { month: string; carriedTasks: number; statements: number; closedBy: string };
-  statement: { totals: Money[]; entries: number; ledgerDigest: string; version: number; earlierVersions: number[]; lines: Array<{ section: string }> };
+  statement: {
+    totals: Money[];
+    entries: number;
+    ledgerDigest: string;
+    version: number;
+    earlierVersions: number[];
+    lines: Array<{ section: string }>;
+  };
   [field: string]: unknown;
 }
 

@@ -49,7 +49,10 @@ export async function heldTask(
 }
 
 /** The ledger's answer to a submission's hold, whatever it is (held, refused, replay…). */
-export async function holdFor(gw: Gateway, options: { projectId: string; body?: Body; idempotencyKey?: string; acceptedAt?: Date }): Promise<HoldOutcome> {
+export async function holdFor(
+  gw: Gateway,
+  options: { projectId: string; body?: Body; idempotencyKey?: string; acceptedAt?: Date },
+): Promise<HoldOutcome> {
   const body = options.body ?? imageBody();
   const route = findRoute(String(body.model))!;
   const books = gw.app.get(PriceBookService);
@@ -64,19 +67,27 @@ export async function holdFor(gw: Gateway, options: { projectId: string; body?: 
     hold: Money.of(q.unit, q.amount),
     quote: q,
     priceBookVersion: books.inForce().version,
-    ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey, requestHash: requestHash(endpoint, body) } : {}),
+    ...(options.idempotencyKey
+      ? { idempotencyKey: options.idempotencyKey, requestHash: requestHash(endpoint, body) }
+      : {}),
     ...(options.acceptedAt ? { acceptedAt: options.acceptedAt } : {}),
   });
 }
 
 /** A held task the vendor accepted as `upstreamTaskId` (`processing`), recorded as the gateway records it. */
-export async function acceptedTask(gw: Gateway, options: { projectId: string; upstreamTaskId: string; body?: Body; acceptedAt?: Date }): Promise<HeldTask> {
+export async function acceptedTask(
+  gw: Gateway,
+  options: { projectId: string; upstreamTaskId: string; body?: Body; acceptedAt?: Date },
+): Promise<HeldTask> {
   const held = await heldTask(gw, options);
   const recorded = await gw.app.get(TaskStore).recordAccepted({
     taskId: held.taskId,
     upstreamId: `vd_${options.upstreamTaskId}`,
     upstreamTaskId: options.upstreamTaskId,
-    responseBody: JSON.stringify({ code: 1000, data: { id: `vd_${options.upstreamTaskId}`, taskId: Number(options.upstreamTaskId), status: 'processing' } }),
+    responseBody: JSON.stringify({
+      code: 1000,
+      data: { id: `vd_${options.upstreamTaskId}`, taskId: Number(options.upstreamTaskId), status: 'processing' },
+    }),
   });
   if (!recorded) throw new Error(`task ${held.taskId} was not recorded`);
   return held;

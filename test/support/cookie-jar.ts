@@ -14,7 +14,8 @@ export class CookieJar {
       const at = pair!.indexOf('=');
       const name = pair!.slice(0, at).trim();
       const value = pair!.slice(at + 1).trim();
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line) || /max-age=0\b/i.test(line)) this.cookies.delete(name);
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line) || /max-age=0\b/i.test(line))
+        this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
   }
@@ -29,7 +30,11 @@ export class CookieJar {
 
   /** fetch with this jar's cookies, keeping what the answer sets. */
   async fetch(url: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
-    const response = await fetch(url, { ...init, headers: { ...(init.headers ?? {}), ...(this.cookies.size ? { cookie: this.header() } : {}) }, redirect: 'manual' });
+    const response = await fetch(url, {
+      ...init,
+      headers: { ...(init.headers ?? {}), ...(this.cookies.size ? { cookie: this.header() } : {}) },
+      redirect: 'manual',
+    });
     this.take(response);
     return response;
   }

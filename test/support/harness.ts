@@ -52,7 +52,10 @@ export async function gateway(databaseUrl: string, env: Record<string, string> =
   });
 }
 
-export async function projectWithKey(gw: Gateway, name = `p-${randomBytes(4).toString('hex')}`): Promise<{ projectId: string; key: string }> {
+export async function projectWithKey(
+  gw: Gateway,
+  name = `p-${randomBytes(4).toString('hex')}`,
+): Promise<{ projectId: string; key: string }> {
   const projects = new ProjectsService(gw.db);
   const project = await projects.create(name);
   return { projectId: project.id, key: await projects.issueKey(project.id) };
@@ -99,7 +102,12 @@ export const submitGeneration = (gw: Gateway, key: string, body: unknown, header
 export const pollTask = (gw: Gateway, key: string, taskId: string | number) =>
   http(`${gw.url}/api-platform/v1/tasks/${taskId}`, { key });
 
-export async function graphql<T = GraphqlData>(gw: Gateway, token: string, query: string, variables?: Record<string, unknown>) {
+export async function graphql<T = GraphqlData>(
+  gw: Gateway,
+  token: string,
+  query: string,
+  variables?: Record<string, unknown>,
+) {
   return http<GraphqlAnswer<T>>(`${gw.url}/graphql`, {
     key: token,
     body: { query, variables },
@@ -107,7 +115,11 @@ export async function graphql<T = GraphqlData>(gw: Gateway, token: string, query
 }
 
 /** Polls `check` until it returns a truthy value (which it resolves with) or the time runs out. */
-export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000, everyMs = 50): Promise<NonNullable<T>> {
+export async function eventually<T>(
+  check: () => Promise<T>,
+  timeoutMs = 10_000,
+  everyMs = 50,
+): Promise<NonNullable<T>> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -117,7 +129,11 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000,
   }
 }
 
-export async function sql<R extends pg.QueryResultRow = Row>(gw: Gateway, text: string, values?: unknown[]): Promise<R[]> {
+export async function sql<R extends pg.QueryResultRow = Row>(
+  gw: Gateway,
+  text: string,
+  values?: unknown[],
+): Promise<R[]> {
   return (await gw.db.query<R>(text, values)).rows;
 }
 
@@ -135,16 +151,32 @@ export async function spawnGateway(env: Record<string, string>): Promise<ChildGa
   const port = await freePort();
   let out = '';
   const proc = spawn(process.execPath, ['dist/src/main.js'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), LOG_LEVEL: 'info', POLL_INTERVAL_MS: '100', NODE_ENV: 'test', AUTH_FAILURES_PER_MINUTE: '1000000', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      POLL_INTERVAL_MS: '100',
+      NODE_ENV: 'test',
+      AUTH_FAILURES_PER_MINUTE: '1000000',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  await eventually(async () => {
-    if (proc.exitCode !== null) throw new Error(`gateway exited: ${out}`);
-    return fetch(`${url}/healthz`).then((r) => r.ok, () => false);
-  }, 30_000, 100);
+  await eventually(
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`gateway exited: ${out}`);
+      return fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+    },
+    30_000,
+    100,
+  );
   return { url, proc, output: () => out, exited };
 }

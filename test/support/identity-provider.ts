@@ -27,7 +27,15 @@ export async function identityProvider(gatewayUrl: string): Promise<IdentityProv
   const clientId = 'spendgate';
   const clientSecret = 'a-client-secret-for-tests-only-7d1f0b';
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [`${gatewayUrl}/auth/callback`], grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: [`${gatewayUrl}/auth/callback`],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     cookies: { keys: ['cookie-key-for-tests-only-0123456789'] },
     features: { devInteractions: { enabled: true } },
@@ -38,16 +46,19 @@ export async function identityProvider(gatewayUrl: string): Promise<IdentityProv
     },
   });
   // oidc-provider refuses http issuers outside of development unless proxies are declared; loopback is fine.
-  provider.on('server_error', (_ctx, error) => process.stderr.write(`identity provider: ${(error as Error).message}\n`));
+  provider.on('server_error', (_ctx, error) =>
+    process.stderr.write(`identity provider: ${(error as Error).message}\n`),
+  );
   const server: Server = provider.listen(port, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   return {
     issuer,
     clientId,
     clientSecret,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -32,4 +32,3 @@ export async function receiver(answer: (n: number) => number | 'hang' = () => 20
     },
   };
 }
-

@@ -16,7 +16,6 @@ const HOUR = 3_600_000;
 const KEY_SHARES = [0.7, 0.3];
 const USER_SHARES = [0.5, 0.3, 0.2];
 
-
 export interface Project {
   id: string;
   unit: 'USD' | 'CREDITS';
@@ -44,10 +43,22 @@ export function expected(level: number, drift: number, t: number): number {
 }
 
 /** Writes the history; returns the projects and, per project, its spend per hour. */
-export async function writeHistory(client: pg.ClientBase, projects: Project[], spikes: Spike[] = [], seed = 20261125): Promise<Map<string, Map<number, number>>> {
+export async function writeHistory(
+  client: pg.ClientBase,
+  projects: Project[],
+  spikes: Spike[] = [],
+  seed = 20261125,
+): Promise<Map<string, Map<number, number>>> {
   const random = prng(seed);
   const byProject = new Map<string, Map<number, number>>();
-  const cols: { hour: Date[]; dimension: string[]; project: string[]; value: string[]; unit: string[]; amount: string[] } = { hour: [], dimension: [], project: [], value: [], unit: [], amount: [] };
+  const cols: {
+    hour: Date[];
+    dimension: string[];
+    project: string[];
+    value: string[];
+    unit: string[];
+    amount: string[];
+  } = { hour: [], dimension: [], project: [], value: [], unit: [], amount: [] };
   const push = (hour: number, dimension: string, p: Project, value: string, amount: number) => {
     cols.hour.push(new Date(hour));
     cols.dimension.push(dimension);

@@ -7,7 +7,10 @@ import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 
 export function runCli(databaseUrl: string, args: string[]): { code: number | null; out: string } {
-  const run = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl }, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
   return { code: run.status, out: `${run.stdout}${run.stderr}` };
 }
 

@@ -13,7 +13,20 @@ import { reconcile } from '../../src/ledger/reconcile.js';
 import { createSimulator } from '../../src/simulator/simulator.js';
 import { nextPollDelay } from '../../src/tasks/poller.service.js';
 import { acceptedTask, imageBody } from '../support/builders.js';
-import { ADMIN, eventually, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, spawnGateway, sql, submitGeneration, type ChildGateway } from '../support/harness.js';
+import {
+  ADMIN,
+  eventually,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  pollTask,
+  projectWithKey,
+  spawnGateway,
+  sql,
+  submitGeneration,
+  type ChildGateway,
+} from '../support/harness.js';
 
 const VENDOR_KEY = 'vk-ghost-0123456789';
 
@@ -25,7 +38,13 @@ describe('a task the vendor keeps processing, and one it forgot (two instances)'
   beforeAll(async () => {
     simUrl = await sim.app.listen({ port: 0, host: '127.0.0.1' });
     const url = await freshDatabase();
-    const env = { UPSTREAM_BASE_URL: simUrl, UPSTREAM_API_KEY: VENDOR_KEY, TASK_REVIEW_AFTER_MS: '2000', TASK_NOT_FOUND_AFTER_MS: '1000', POLL_INTERVAL_MS: '200' };
+    const env = {
+      UPSTREAM_BASE_URL: simUrl,
+      UPSTREAM_API_KEY: VENDOR_KEY,
+      TASK_REVIEW_AFTER_MS: '2000',
+      TASK_NOT_FOUND_AFTER_MS: '1000',
+      POLL_INTERVAL_MS: '200',
+    };
     a = await gateway(url, env);
     b = await gateway(url, env);
   });
@@ -36,7 +55,16 @@ describe('a task the vendor keeps processing, and one it forgot (two instances)'
 
   test('flagged with a reason and one event within 10 s, still held; the forgotten one unknown; resolving both works; reconcile clean', async () => {
     const { projectId, key } = await projectWithKey(a);
-    const budget = await graphql(a, ADMIN, `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "10", period: MONTHLY, hard: true) }`, { p: projectId });
+    const budget = await graphql(
+      a,
+      ADMIN,
+      `
+        mutation ($p: ID!) {
+          setBudget(projectId: $p, unit: USD, limit: "10", period: MONTHLY, hard: true)
+        }
+      `,
+      { p: projectId },
+    );
     expect(budget.body.errors).toBeUndefined();
     const stuck = await submitGeneration(a, key, imageBody({ resolution: '2K' }));
     const lost = await submitGeneration(b, key, imageBody({ resolution: '4K' }));
@@ -47,35 +75,91 @@ describe('a task the vendor keeps processing, and one it forgot (two instances)'
     // The client's poll of the forgotten task: our record, 200, never a 5xx.
     const polled = await pollTask(b, key, lostId);
     expect(polled.status).toBe(200);
-    expect(polled.body).toMatchObject({ code: 1000, data: { taskId: lostId, model: 'seedream-4.0', type: 'image' }, gateway: { reason: expect.stringMatching(/not found/) } });
+    expect(polled.body).toMatchObject({
+      code: 1000,
+      data: { taskId: lostId, model: 'seedream-4.0', type: 'image' },
+      gateway: { reason: expect.stringMatching(/not found/) },
+    });
 
-    const row = (id: number) => sql(a, `SELECT status::text, needs_review, review_reason, hold_amount::text, settled_at FROM task WHERE upstream_task_id = $1`, [id]).then((r) => r[0]!);
-    const flagged = await eventually(async () => ((await row(stuckId)).needs_review ? row(stuckId) : undefined), 10_000, 100);
+    const row = (id: number) =>
+      sql(
+        a,
+        `SELECT status::text, needs_review, review_reason, hold_amount::text, settled_at FROM task WHERE upstream_task_id = $1`,
+        [id],
+      ).then((r) => r[0]!);
+    const flagged = await eventually(
+      async () => ((await row(stuckId)).needs_review ? row(stuckId) : undefined),
+      10_000,
+      100,
+    );
     expect(flagged).toMatchObject({ status: 'processing', settled_at: null });
-    expect(flagged.review_reason).toMatch(/^still processing at the vendor .* after it was accepted \(\d+ polls\); its hold is kept until it settles or an operator resolves it$/);
-    const gone = await eventually(async () => ((await row(lostId)).status === 'unknown' ? row(lostId) : undefined), 10_000, 100);
+    expect(flagged.review_reason).toMatch(
+      /^still processing at the vendor .* after it was accepted \(\d+ polls\); its hold is kept until it settles or an operator resolves it$/,
+    );
+    const gone = await eventually(
+      async () => ((await row(lostId)).status === 'unknown' ? row(lostId) : undefined),
+      10_000,
+      100,
+    );
     expect(gone.needs_review).toBe(true);
-    expect(gone.review_reason).toMatch(/^the vendor answered "not found" to \d+ polls over .*: the task is unknown, its hold is kept for review$/);
-    expect((await pollTask(a, key, lostId)).body).toMatchObject({ data: { status: 'unknown' }, gateway: { status: 'unknown', needsReview: true } });
+    expect(gone.review_reason).toMatch(
+      /^the vendor answered "not found" to \d+ polls over .*: the task is unknown, its hold is kept for review$/,
+    );
+    expect((await pollTask(a, key, lostId)).body).toMatchObject({
+      data: { status: 'unknown' },
+      gateway: { status: 'unknown', needsReview: true },
+    });
 
     // Still held, and the budget says so; exactly one review event each, whatever both pollers saw.
     await new Promise((r) => setTimeout(r, 1500));
     const events = await sql(a, `SELECT cause FROM outbox_event WHERE type = 'task.needs_review' ORDER BY cause`);
     expect(events).toHaveLength(2);
-    const status = await graphql(a, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { held heldUnderReview } }`, { p: projectId });
+    const status = await graphql(
+      a,
+      ADMIN,
+      `
+        query ($p: ID!) {
+          budgetStatus(projectId: $p) {
+            held
+            heldUnderReview
+          }
+        }
+      `,
+      { p: projectId },
+    );
     expect(status.body.data.budgetStatus).toEqual([{ held: '0.13', heldUnderReview: '0.13' }]); // 0.06 + 0.07
 
     const resolve = (id: number, outcome: string) =>
-      graphql(b, ADMIN, `mutation($t: ID!) { resolveTask(taskId: $t, outcome: ${outcome}, reason: "vendor support ticket 7") { status needsReview held net } }`, { t: String(id) });
+      graphql(
+        b,
+        ADMIN,
+        `mutation($t: ID!) { resolveTask(taskId: $t, outcome: ${outcome}, reason: "vendor support ticket 7") { status needsReview held net } }`,
+        { t: String(id) },
+      );
     const released = await resolve(lostId, 'RELEASE');
     expect(released.body.errors).toBeUndefined();
     expect(released.body.data.resolveTask).toEqual({ status: 'unknown', needsReview: false, held: '0', net: '0' });
     const charged = await resolve(stuckId, 'CHARGE');
     expect(charged.body.data.resolveTask).toEqual({ status: 'unknown', needsReview: false, held: '0', net: '0.06' });
-    const after = await graphql(a, ADMIN, `query($p: ID!) { budgetStatus(projectId: $p) { spent held heldUnderReview } }`, { p: projectId });
+    const after = await graphql(
+      a,
+      ADMIN,
+      `
+        query ($p: ID!) {
+          budgetStatus(projectId: $p) {
+            spent
+            held
+            heldUnderReview
+          }
+        }
+      `,
+      { p: projectId },
+    );
     expect(after.body.data.budgetStatus).toEqual([{ spent: '0.06', held: '0', heldUnderReview: '0' }]);
     // Resolved: no longer polled, never flagged again.
-    const polls = await sql(a, `SELECT next_poll_at FROM task WHERE upstream_task_id = ANY($1::bigint[])`, [[stuckId, lostId]]);
+    const polls = await sql(a, `SELECT next_poll_at FROM task WHERE upstream_task_id = ANY($1::bigint[])`, [
+      [stuckId, lostId],
+    ]);
     expect(polls).toEqual([{ next_poll_at: null }, { next_poll_at: null }]);
     expect(await reconcile(a.db)).toEqual([]);
   });
@@ -99,7 +183,16 @@ describe('20,000 tasks stuck at the vendor and 100 fresh ones, two instances, PO
   vendor.post('/api-platform/v1/generations', async (req) => {
     const taskId = ++next;
     readyAt.set(taskId, Date.now() + READY_AFTER_MS);
-    return { code: 1000, data: { id: `im_${taskId}`, taskId, type: 'image', model: (req.body as { model: string }).model, status: 'processing' } };
+    return {
+      code: 1000,
+      data: {
+        id: `im_${taskId}`,
+        taskId,
+        type: 'image',
+        model: (req.body as { model: string }).model,
+        status: 'processing',
+      },
+    };
   });
   vendor.get<{ Params: { id: string } }>('/api-platform/v1/tasks/:id', async (req) => {
     pollsAt.push(Date.now());
@@ -120,9 +213,22 @@ describe('20,000 tasks stuck at the vendor and 100 fresh ones, two instances, PO
     // Stuck for an hour already: accepted then, the vendor answers "processing" to every poll.
     const since = new Date(Date.now() - 3_600_000);
     for (let i = 0; i < 20_000; i += 1_000) {
-      await Promise.all(Array.from({ length: 1_000 }, (_, j) => acceptedTask(db, { projectId, upstreamTaskId: String(100_000_000 + i + j), acceptedAt: since })));
+      await Promise.all(
+        Array.from({ length: 1_000 }, (_, j) =>
+          acceptedTask(db, { projectId, upstreamTaskId: String(100_000_000 + i + j), acceptedAt: since }),
+        ),
+      );
     }
-    const env = { DATABASE_URL: url, ADMIN_TOKEN: ADMIN, UPSTREAM_BASE_URL: vendorUrl, UPSTREAM_API_KEY: VENDOR_KEY, POLL_INTERVAL_MS: '250', POLL_MAX_PER_SECOND: String(CAP), TASK_REVIEW_AFTER_MS: '36000000', LOG_LEVEL: 'silent' };
+    const env = {
+      DATABASE_URL: url,
+      ADMIN_TOKEN: ADMIN,
+      UPSTREAM_BASE_URL: vendorUrl,
+      UPSTREAM_API_KEY: VENDOR_KEY,
+      POLL_INTERVAL_MS: '250',
+      POLL_MAX_PER_SECOND: String(CAP),
+      TASK_REVIEW_AFTER_MS: '36000000',
+      LOG_LEVEL: 'silent',
+    };
     [a, b] = await Promise.all([spawnGateway(env), spawnGateway(env)]);
   }, 120_000);
   afterAll(async () => {
@@ -135,19 +241,35 @@ describe('20,000 tasks stuck at the vendor and 100 fresh ones, two instances, PO
   test('the vendor sees at most the cap each second, and every fresh task settles within 10 s of the vendor finishing', async () => {
     const { key } = await projectWithKey(db);
     const start = Date.now();
-    const fresh = await Promise.all(Array.from({ length: 100 }, (_, i) => http(`${(i % 2 ? a : b).url}/api-platform/v1/generations`, { key, body: imageBody() })));
+    const fresh = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        http(`${(i % 2 ? a : b).url}/api-platform/v1/generations`, { key, body: imageBody() }),
+      ),
+    );
     const ids = fresh.map((r) => r.body.data.taskId as number);
     expect(fresh.every((r) => r.status === 200)).toBe(true);
-    const settled = await eventually(async () => {
-      const rows = await sql(db, `SELECT upstream_task_id::text AS id, settled_at FROM task WHERE upstream_task_id = ANY($1::bigint[]) AND settled_at IS NOT NULL`, [ids]);
-      return rows.length === 100 ? rows : undefined;
-    }, 30_000, 200);
-    for (const row of settled) expect((row.settled_at as Date).getTime() - readyAt.get(Number(row.id))!).toBeLessThan(10_000);
+    const settled = await eventually(
+      async () => {
+        const rows = await sql(
+          db,
+          `SELECT upstream_task_id::text AS id, settled_at FROM task WHERE upstream_task_id = ANY($1::bigint[]) AND settled_at IS NOT NULL`,
+          [ids],
+        );
+        return rows.length === 100 ? rows : undefined;
+      },
+      30_000,
+      200,
+    );
+    for (const row of settled)
+      expect((row.settled_at as Date).getTime() - readyAt.get(Number(row.id))!).toBeLessThan(10_000);
     await new Promise((r) => setTimeout(r, 2_000)); // and the stuck ones keep being polled, paced
     const bySecond = new Map<number, number>();
-    for (const t of pollsAt.filter((t) => t >= start)) bySecond.set(Math.floor(t / 1000), (bySecond.get(Math.floor(t / 1000)) ?? 0) + 1);
+    for (const t of pollsAt.filter((t) => t >= start))
+      bySecond.set(Math.floor(t / 1000), (bySecond.get(Math.floor(t / 1000)) ?? 0) + 1);
     const slowest = Math.max(...settled.map((r) => (r.settled_at as Date).getTime() - readyAt.get(Number(r.id))!));
-    process.stdout.write(`poll pace: at most ${Math.max(...bySecond.values())} polls in a second (cap ${CAP}); fresh tasks settled at most ${slowest} ms after the vendor finished\n`);
+    process.stdout.write(
+      `poll pace: at most ${Math.max(...bySecond.values())} polls in a second (cap ${CAP}); fresh tasks settled at most ${slowest} ms after the vendor finished\n`,
+    );
     // The cap is kept on send slots: spendgate_claim_polls spaces them 1.02 / cap s apart over both
     // instances (its own test below pins that), and a poll whose slot passed is not sent late. What
     // the vendor counts per calendar second adds each gateway's timer jitter and a loaded machine's
@@ -164,7 +286,7 @@ describe('20,000 tasks stuck at the vendor and 100 fresh ones, two instances, PO
   }, 60_000);
 });
 
-describe('the shared pace, when a claim waits for another instance\'s', () => {
+describe("the shared pace, when a claim waits for another instance's", () => {
   // Regression (a fresh-clone CI run, 2026-11-27: 43 polls in one second against a cap of 40): the
   // claim measured its slots from when it began, so one that waited for the pace's lock answered
   // its first slot as "now" and the gateway sent it that much late, unseen by LATE_MS, bunched with
@@ -176,20 +298,27 @@ describe('the shared pace, when a claim waits for another instance\'s', () => {
     try {
       const { projectId } = await projectWithKey(gw);
       for (let i = 0; i < 3; i++) await acceptedTask(gw, { projectId, upstreamTaskId: String(300_000_000 + i) });
-      await sql(gw, `UPDATE task SET next_poll_at = clock_timestamp() - interval '1 second' WHERE status = 'processing'`);
+      await sql(
+        gw,
+        `UPDATE task SET next_poll_at = clock_timestamp() - interval '1 second' WHERE status = 'processing'`,
+      );
       await Promise.all([other.connect(), claimer.connect()]);
       // Another instance's claim holds the pace for 300 ms.
       await other.query('BEGIN');
       await other.query('SELECT next_at FROM poll_pace WHERE id = 1 FOR UPDATE');
       const began = Date.now();
-      const claim = claimer.query<{ slot_ms: number }>('SELECT slot_ms FROM spendgate_claim_polls($1, 50, 10, 30)', ['pace-test']);
+      const claim = claimer.query<{ slot_ms: number }>('SELECT slot_ms FROM spendgate_claim_polls($1, 50, 10, 30)', [
+        'pace-test',
+      ]);
       await new Promise((r) => setTimeout(r, 300));
       await other.query('COMMIT');
       const { rows } = await claim;
       const answeredAt = Date.now();
       expect(rows).toHaveLength(3);
       // Where the pace put the first slot: its next free slot, less the three this claim took (1.02 s / 10 apart).
-      const { rows: [pace] } = await claimer.query<{ next_at: Date }>('SELECT next_at FROM poll_pace WHERE id = 1');
+      const {
+        rows: [pace],
+      } = await claimer.query<{ next_at: Date }>('SELECT next_at FROM poll_pace WHERE id = 1');
       const firstSlot = pace!.next_at.getTime() - 3 * 102;
       expect(firstSlot).toBeGreaterThanOrEqual(began + 290); // not before the lock was granted
       // Where the gateway puts it (the answer's arrival + slot_ms): the same moment, give or take the

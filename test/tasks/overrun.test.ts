@@ -7,7 +7,18 @@
 import type { Gateway } from '../../src/bootstrap.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { dec } from '../../src/pricing/money.js';
-import { ADMIN, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, sql, submitChat, submitGeneration } from '../support/harness.js';
+import {
+  ADMIN,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  pollTask,
+  projectWithKey,
+  sql,
+  submitChat,
+  submitGeneration,
+} from '../support/harness.js';
 
 const TASK = `query($id: ID!) { task(taskId: $id) { status needsReview reviewReason overrun held
   estimate { amount } charge { amount warnings } resolution { outcome reason } ledgerEntries { kind amount reason } } }`;
@@ -15,20 +26,35 @@ const BUDGETS = `query($p: ID!) { budgetStatus(projectId: $p) { budgetId limit s
 
 let gw: Gateway;
 beforeAll(async () => {
-  gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000', UPSTREAM_TIMEOUT_MS: '400', UPSTREAM_CONNECT_TIMEOUT_MS: '200' });
+  gw = await gateway(await freshDatabase(), {
+    SIMULATOR_DELAY_MS: '600000',
+    UPSTREAM_TIMEOUT_MS: '400',
+    UPSTREAM_CONNECT_TIMEOUT_MS: '200',
+  });
 });
 afterAll(() => gw.close());
 
-const complete = (taskId: number, usage: unknown) => http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, { body: { status: 'ready', usage } });
+const complete = (taskId: number, usage: unknown) =>
+  http(`${gw.simulatorUrl}/__sim/tasks/${taskId}/complete`, { body: { status: 'ready', usage } });
 const taskOf = async (id: string | number) => (await graphql(gw, ADMIN, TASK, { id: String(id) })).body.data.task;
-const budgetsOf = async (projectId: string) => (await graphql(gw, ADMIN, BUDGETS, { p: projectId })).body.data.budgetStatus;
+const budgetsOf = async (projectId: string) =>
+  (await graphql(gw, ADMIN, BUDGETS, { p: projectId })).body.data.budgetStatus;
 const setBudget = (projectId: string, unit: string, limit: string) =>
-  graphql(gw, ADMIN, `mutation($p: ID!, $l: Decimal!) { setBudget(projectId: $p, unit: ${unit}, limit: $l, period: MONTHLY, hard: true) }`, { p: projectId, l: limit });
+  graphql(
+    gw,
+    ADMIN,
+    `mutation($p: ID!, $l: Decimal!) { setBudget(projectId: $p, unit: ${unit}, limit: $l, period: MONTHLY, hard: true) }`,
+    { p: projectId, l: limit },
+  );
 
 test('the issue\'s case: gemini-3.8-flash, max_tokens 16, 24,000 thought tokens → charged, flagged, counted; the budget then refuses "overrun by"', async () => {
   const { key, projectId } = await projectWithKey(gw);
   await setBudget(projectId, 'CREDITS', '100');
-  const submitted = await submitChat(gw, key, { model: 'gemini-3.8-flash', messages: [{ role: 'user', content: 'think hard' }], max_tokens: 16 });
+  const submitted = await submitChat(gw, key, {
+    model: 'gemini-3.8-flash',
+    messages: [{ role: 'user', content: 'think hard' }],
+    max_tokens: 16,
+  });
   expect(submitted.status).toBe(200);
   const taskId = submitted.body.data.taskId;
   await complete(taskId, { promptTokenCount: 20, candidatesTokenCount: 16, thoughtsTokenCount: 24_000 });
@@ -45,9 +71,18 @@ test('the issue\'s case: gemini-3.8-flash, max_tokens 16, 24,000 thought tokens 
   expect(task.reviewReason).toBe(warning);
 
   const [budget] = await budgetsOf(projectId);
-  expect(budget).toMatchObject({ limit: '100', spent: task.charge.amount, held: '0', remaining: dec(100).minus(charge).toFixed() });
+  expect(budget).toMatchObject({
+    limit: '100',
+    spent: task.charge.amount,
+    held: '0',
+    remaining: dec(100).minus(charge).toFixed(),
+  });
   const over = charge.minus(100).toFixed();
-  const refused = await submitChat(gw, key, { model: 'glm-5.3', messages: [{ role: 'user', content: 'x' }], max_tokens: 1 });
+  const refused = await submitChat(gw, key, {
+    model: 'glm-5.3',
+    messages: [{ role: 'user', content: 'x' }],
+    max_tokens: 1,
+  });
   expect(refused.status).toBe(402);
   expect(refused.body.message).toBe(
     `budget ${budget.budgetId} (monthly, hard limit 100 CREDITS) is overrun by ${over} CREDITS: it refuses every submission in CREDITS until its next period or a higher limit`,
@@ -64,10 +99,26 @@ test('the issue\'s case: gemini-3.8-flash, max_tokens 16, 24,000 thought tokens 
 
 test('chatHoldMultiplier: a project holds its chat estimates × the multiplier; 0.5 is refused', async () => {
   const { key, projectId } = await projectWithKey(gw);
-  const set = (m: string) => graphql(gw, ADMIN, `mutation($p: ID!, $m: Decimal!) { setProjectPolicies(projectId: $p, chatHoldMultiplier: $m) }`, { p: projectId, m });
-  expect((await set('0.5')).body.errors?.[0]?.message).toBe('chatHoldMultiplier: must be between 1 and 1000 (1 holds exactly the estimate)');
+  const set = (m: string) =>
+    graphql(
+      gw,
+      ADMIN,
+      `
+        mutation ($p: ID!, $m: Decimal!) {
+          setProjectPolicies(projectId: $p, chatHoldMultiplier: $m)
+        }
+      `,
+      { p: projectId, m },
+    );
+  expect((await set('0.5')).body.errors?.[0]?.message).toBe(
+    'chatHoldMultiplier: must be between 1 and 1000 (1 holds exactly the estimate)',
+  );
   expect((await set('2.5')).body.data.setProjectPolicies).toBe(true);
-  const res = await submitChat(gw, key, { model: 'glm-5.3', messages: [{ role: 'user', content: 'hello' }], max_tokens: 1000 });
+  const res = await submitChat(gw, key, {
+    model: 'glm-5.3',
+    messages: [{ role: 'user', content: 'hello' }],
+    max_tokens: 1000,
+  });
   const task = await taskOf(res.body.data.taskId);
   expect(task.held).toBe(dec(task.estimate.amount).times('2.5').toFixed());
   expect(task.ledgerEntries).toEqual([{ kind: 'hold', amount: task.held, reason: null }]);
@@ -80,11 +131,16 @@ test('chatHoldMultiplier: a project holds its chat estimates × the multiplier; 
 
 describe('resolveTask (decisions §10)', () => {
   const resolve = (taskId: string, outcome: string, reason: string, amount?: string, token = ADMIN) =>
-    graphql(gw, token, `mutation($t: ID!, $r: String!, $a: Decimal) { resolveTask(taskId: $t, outcome: ${outcome}, reason: $r, amount: $a) { status needsReview held resolution { outcome reason } ledgerEntries { kind amount } } }`, {
-      t: taskId,
-      r: reason,
-      a: amount ?? null,
-    });
+    graphql(
+      gw,
+      token,
+      `mutation($t: ID!, $r: String!, $a: Decimal) { resolveTask(taskId: $t, outcome: ${outcome}, reason: $r, amount: $a) { status needsReview held resolution { outcome reason } ledgerEntries { kind amount } } }`,
+      {
+        t: taskId,
+        r: reason,
+        a: amount ?? null,
+      },
+    );
   const knobs = (body: Record<string, number>) => http(`${gw.simulatorUrl}/__sim/config`, { body });
   const unknownTask = async (key: string): Promise<string> => {
     await knobs({ resetRate: 1 });
@@ -103,8 +159,16 @@ describe('resolveTask (decisions §10)', () => {
 
     const released = await resolve(a, 'RELEASE', 'vendor confirmed it never ran');
     expect(released.body.errors).toBeUndefined();
-    expect(released.body.data.resolveTask).toMatchObject({ status: 'unknown', needsReview: false, held: '0', resolution: { outcome: 'RELEASE', reason: 'vendor confirmed it never ran' } });
-    expect(released.body.data.resolveTask.ledgerEntries).toEqual([{ kind: 'hold', amount: '0.08' }, { kind: 'release', amount: '0.08' }]);
+    expect(released.body.data.resolveTask).toMatchObject({
+      status: 'unknown',
+      needsReview: false,
+      held: '0',
+      resolution: { outcome: 'RELEASE', reason: 'vendor confirmed it never ran' },
+    });
+    expect(released.body.data.resolveTask.ledgerEntries).toEqual([
+      { kind: 'hold', amount: '0.08' },
+      { kind: 'release', amount: '0.08' },
+    ]);
 
     const charged = await resolve(b, 'CHARGE', 'vendor invoice line 42');
     expect(charged.body.data.resolveTask.ledgerEntries).toEqual([
@@ -116,26 +180,44 @@ describe('resolveTask (decisions §10)', () => {
     expect(await reconcile(gw.db)).toEqual([]);
   });
 
-  test('an overrun task: CHARGE without an amount accepts the vendor\'s charge; an explicit lower amount is a credit (an adjustment); nothing is edited', async () => {
+  test("an overrun task: CHARGE without an amount accepts the vendor's charge; an explicit lower amount is a credit (an adjustment); nothing is edited", async () => {
     const { key } = await projectWithKey(gw);
     const overrun = async () => {
-      const res = await submitChat(gw, key, { model: 'gemini-3.8-flash', messages: [{ role: 'user', content: 'x' }], max_tokens: 16 });
-      await complete(res.body.data.taskId, { promptTokenCount: 10, candidatesTokenCount: 16, thoughtsTokenCount: 1_000 });
+      const res = await submitChat(gw, key, {
+        model: 'gemini-3.8-flash',
+        messages: [{ role: 'user', content: 'x' }],
+        max_tokens: 16,
+      });
+      await complete(res.body.data.taskId, {
+        promptTokenCount: 10,
+        candidatesTokenCount: 16,
+        thoughtsTokenCount: 1_000,
+      });
       await pollTask(gw, key, res.body.data.taskId);
       return { id: String(res.body.data.taskId), before: await taskOf(res.body.data.taskId) };
     };
     const accepted = await overrun();
     const kept = await resolve(accepted.id, 'CHARGE', 'the vendor bills the usage');
     expect(kept.body.errors).toBeUndefined();
-    expect(kept.body.data.resolveTask.ledgerEntries.at(-1)).toEqual({ kind: 'charge', amount: accepted.before.charge.amount });
+    expect(kept.body.data.resolveTask.ledgerEntries.at(-1)).toEqual({
+      kind: 'charge',
+      amount: accepted.before.charge.amount,
+    });
     expect(kept.body.data.resolveTask.ledgerEntries.some((e: { kind: string }) => e.kind === 'adjustment')).toBe(false);
 
     const forgiven = await overrun();
-    const credited = await resolve(forgiven.id, 'CHARGE', 'customer goodwill: charge what was held', forgiven.before.estimate.amount);
+    const credited = await resolve(
+      forgiven.id,
+      'CHARGE',
+      'customer goodwill: charge what was held',
+      forgiven.before.estimate.amount,
+    );
     expect(credited.body.errors).toBeUndefined();
     const entries = credited.body.data.resolveTask.ledgerEntries;
     expect(entries.at(-1)).toEqual({ kind: 'adjustment', amount: `-${forgiven.before.overrun}` });
-    const net = entries.filter((e: { kind: string }) => e.kind === 'charge' || e.kind === 'adjustment').reduce((s: ReturnType<typeof dec>, e: { amount: string }) => s.plus(e.amount), dec(0));
+    const net = entries
+      .filter((e: { kind: string }) => e.kind === 'charge' || e.kind === 'adjustment')
+      .reduce((s: ReturnType<typeof dec>, e: { amount: string }) => s.plus(e.amount), dec(0));
     expect(net.toFixed()).toBe(forgiven.before.estimate.amount);
     expect(await reconcile(gw.db)).toEqual([]);
   });
@@ -144,9 +226,13 @@ describe('resolveTask (decisions §10)', () => {
     const { key } = await projectWithKey(gw);
     const t = await unknownTask(key);
     expect((await resolve(t, 'CHARGE', ' ')).body.errors?.[0]?.message).toBe('reason: must be 1 to 1000 characters');
-    expect((await resolve(t, 'RELEASE', 'x', '1')).body.errors?.[0]?.message).toMatch(/^amount: RELEASE charges nothing/);
+    expect((await resolve(t, 'RELEASE', 'x', '1')).body.errors?.[0]?.message).toMatch(
+      /^amount: RELEASE charges nothing/,
+    );
     expect((await resolve(t, 'CHARGE', 'x', '-1')).body.errors?.[0]?.message).toMatch(/^amount: must not be negative/);
-    expect((await resolve(t, 'CHARGE', 'x', undefined, key)).body.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN' });
+    expect((await resolve(t, 'CHARGE', 'x', undefined, key)).body.errors?.[0]?.extensions).toMatchObject({
+      code: 'FORBIDDEN',
+    });
     // Two operators at once: exactly one resolution lands.
     const both = await Promise.all([resolve(t, 'CHARGE', 'first'), resolve(t, 'RELEASE', 'second')]);
     expect(both.filter((r) => !r.body.errors)).toHaveLength(1);
@@ -156,32 +242,84 @@ describe('resolveTask (decisions §10)', () => {
       message: expect.stringMatching(/is not under review/),
       extensions: { code: 'CONFLICT' },
     });
-    const rows = await sql(gw, `SELECT count(*)::int AS n FROM ledger_entry WHERE reason LIKE 'resolved%' AND task_id = $1`, [t.slice(3)]);
+    const rows = await sql(
+      gw,
+      `SELECT count(*)::int AS n FROM ledger_entry WHERE reason LIKE 'resolved%' AND task_id = $1`,
+      [t.slice(3)],
+    );
     expect(rows[0].n).toBeGreaterThan(0);
     expect(await reconcile(gw.db)).toEqual([]);
   });
 });
 
-test('a resolution\'s stated amount is what a settled task costs all told: corrected before it was resolved, its net ends at the amount (decisions §10, §16)', async () => {
+test("a resolution's stated amount is what a settled task costs all told: corrected before it was resolved, its net ends at the amount (decisions §10, §16)", async () => {
   const { key, projectId } = await projectWithKey(gw);
-  const submitted = await submitChat(gw, key, { model: 'glm-5.3', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
+  const submitted = await submitChat(gw, key, {
+    model: 'glm-5.3',
+    messages: [{ role: 'user', content: 'hi' }],
+    max_tokens: 4,
+  });
   const taskId = String(submitted.body.data.taskId);
   await complete(Number(taskId), { prompt_tokens: 10, completion_tokens: 4000 });
   expect((await pollTask(gw, key, Number(taskId))).status).toBe(200);
   expect((await taskOf(taskId)).needsReview).toBe(true);
   // A correction of the task first (a credit of 1), then the operator charges 5 for it.
-  const corrected = await graphql(gw, ADMIN, `mutation($p: ID!, $t: ID!) { adjustLedger(projectId: $p, unit: CREDITS, amount: "-1", reason: "goodwill", taskId: $t) }`, { p: projectId, t: taskId });
+  const corrected = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($p: ID!, $t: ID!) {
+        adjustLedger(projectId: $p, unit: CREDITS, amount: "-1", reason: "goodwill", taskId: $t)
+      }
+    `,
+    { p: projectId, t: taskId },
+  );
   expect(corrected.body.errors).toBeUndefined();
-  const resolved = await graphql(gw, ADMIN, `mutation($t: ID!) { resolveTask(taskId: $t, outcome: CHARGE, amount: "5", reason: "agreed with the team") { net } }`, { t: taskId });
+  const resolved = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($t: ID!) {
+        resolveTask(taskId: $t, outcome: CHARGE, amount: "5", reason: "agreed with the team") {
+          net
+        }
+      }
+    `,
+    { t: taskId },
+  );
   expect(resolved.body.errors).toBeUndefined();
   // Before: the adjustment was counted from the charge alone, and the net ended at 5 − 1 = 4.
   expect(resolved.body.data.resolveTask.net).toBe('5');
-  const other = await submitChat(gw, key, { model: 'glm-5.3', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 });
+  const other = await submitChat(gw, key, {
+    model: 'glm-5.3',
+    messages: [{ role: 'user', content: 'hi' }],
+    max_tokens: 4,
+  });
   await complete(other.body.data.taskId, { prompt_tokens: 10, completion_tokens: 4000 });
   await pollTask(gw, key, other.body.data.taskId);
-  await graphql(gw, ADMIN, `mutation($p: ID!, $t: ID!) { adjustLedger(projectId: $p, unit: CREDITS, amount: "-1", reason: "goodwill", taskId: $t) }`, { p: projectId, t: String(other.body.data.taskId) });
+  await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($p: ID!, $t: ID!) {
+        adjustLedger(projectId: $p, unit: CREDITS, amount: "-1", reason: "goodwill", taskId: $t)
+      }
+    `,
+    { p: projectId, t: String(other.body.data.taskId) },
+  );
   // CHARGE with no amount keeps what the task stands at: nothing moves.
-  const kept = await graphql(gw, ADMIN, `mutation($t: ID!) { resolveTask(taskId: $t, outcome: CHARGE, reason: "the vendor's usage") { net } }`, { t: String(other.body.data.taskId) });
+  const kept = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($t: ID!) {
+        resolveTask(taskId: $t, outcome: CHARGE, reason: "the vendor's usage") {
+          net
+        }
+      }
+    `,
+    { t: String(other.body.data.taskId) },
+  );
   const before = await taskOf(other.body.data.taskId);
   expect(kept.body.data.resolveTask.net).toBe(dec(before.charge.amount).minus(1).toFixed());
   expect(await reconcile(gw.db)).toEqual([]);

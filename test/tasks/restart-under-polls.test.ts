@@ -48,11 +48,20 @@ test('600 tasks polled by two gateways, PostgreSQL stopped for 5 s and started: 
     const projects = new ProjectsService(db);
     const key = await projects.issueKey((await projects.create('restart')).id);
     for (let i = 0; i < 600; i += 30) {
-      const answers = await Promise.all(Array.from({ length: 30 }, (_, j) => http(`${gateways[(i + j) % 2]!.url}/api-platform/v1/generations`, { key, body: IMAGE })));
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, j) =>
+          http(`${gateways[(i + j) % 2]!.url}/api-platform/v1/generations`, { key, body: IMAGE }),
+        ),
+      );
       expect(answers.map((a) => a.status)).toEqual(Array(30).fill(200));
     }
     // The pollers are at work on all 600 (the vendor answers "processing" for 30 s).
-    await eventually(async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM task WHERE poll_attempts > 0')).rows[0]!.n > 100, 20_000, 100);
+    await eventually(
+      async () =>
+        (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM task WHERE poll_attempts > 0')).rows[0]!.n > 100,
+      20_000,
+      100,
+    );
     await db.close();
 
     // An immediate shutdown, as a machine's crash or `pg_ctl -m immediate` leaves it.
@@ -72,13 +81,19 @@ test('600 tasks polled by two gateways, PostgreSQL stopped for 5 s and started: 
     server = await startEmbeddedPostgres({ dataDir: dir, port, settings });
 
     for (const gw of gateways) {
-      const ok = await eventually(async () => ((await http(`${gw.url}/api-platform/v1/generations`, { key, body: IMAGE })).status === 200 ? true : undefined), 30_000, 250);
+      const ok = await eventually(
+        async () =>
+          (await http(`${gw.url}/api-platform/v1/generations`, { key, body: IMAGE })).status === 200 ? true : undefined,
+        30_000,
+        250,
+      );
       expect(ok).toBe(true);
     }
     // Polling goes on after the restart: the pollers record polls again.
     const check = new pg.Client({ connectionString: server.url });
     await check.connect();
-    const attempts = async () => (await check.query<{ n: string }>('SELECT sum(poll_attempts)::text AS n FROM task')).rows[0]!.n;
+    const attempts = async () =>
+      (await check.query<{ n: string }>('SELECT sum(poll_attempts)::text AS n FROM task')).rows[0]!.n;
     const before = BigInt(await attempts());
     await eventually(async () => BigInt(await attempts()) > before + 100n, 20_000, 200);
     await check.end();

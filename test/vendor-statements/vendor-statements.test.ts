@@ -17,7 +17,17 @@ import { promisify } from 'node:util';
 import type { Gateway } from '../../src/bootstrap.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { Decimal } from '../../src/pricing/money.js';
-import { ADMIN, eventually, freshDatabase, gateway, graphql, http, projectWithKey, sql, submitGeneration } from '../support/harness.js';
+import {
+  ADMIN,
+  eventually,
+  freshDatabase,
+  gateway,
+  graphql,
+  http,
+  projectWithKey,
+  sql,
+  submitGeneration,
+} from '../support/harness.js';
 
 const run = promisify(execFile);
 
@@ -27,20 +37,42 @@ const DAY0 = Date.UTC(2026, 10, 2);
 
 let gw: Gateway;
 let projectId: string;
-interface Task { id: string; vendor: string; model: string; at: string; unit: string; amount: string }
+interface Task {
+  id: string;
+  vendor: string;
+  model: string;
+  at: string;
+  unit: string;
+  amount: string;
+}
 let tasks: Task[];
 
 async function post(csv: string | Readable, mapping?: unknown) {
-  const res = await fetch(`${gw.url}/reports/vendor-statements${mapping ? `?mapping=${encodeURIComponent(JSON.stringify(mapping))}` : ''}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' },
-    body: typeof csv === 'string' ? csv : (Readable.toWeb(csv) as ReadableStream),
-    ...(typeof csv === 'string' ? {} : { duplex: 'half' }),
-  } as RequestInit);
-  return { status: res.status, body: (await res.json()) as { id: string; created: boolean; rows: number; repeated: number; classes: Array<{ class: string; unit: string; count: number; theirs: string; ours: string }>; message?: string; code?: number } };
+  const res = await fetch(
+    `${gw.url}/reports/vendor-statements${mapping ? `?mapping=${encodeURIComponent(JSON.stringify(mapping))}` : ''}`,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' },
+      body: typeof csv === 'string' ? csv : (Readable.toWeb(csv) as ReadableStream),
+      ...(typeof csv === 'string' ? {} : { duplex: 'half' }),
+    } as RequestInit,
+  );
+  return {
+    status: res.status,
+    body: (await res.json()) as {
+      id: string;
+      created: boolean;
+      rows: number;
+      repeated: number;
+      classes: Array<{ class: string; unit: string; count: number; theirs: string; ours: string }>;
+      message?: string;
+      code?: number;
+    },
+  };
 }
 
-const line = (t: Pick<Task, 'vendor' | 'model' | 'at' | 'amount' | 'unit'>) => `${t.vendor},${t.model},${t.at},${t.amount},${t.unit}`;
+const line = (t: Pick<Task, 'vendor' | 'model' | 'at' | 'amount' | 'unit'>) =>
+  `${t.vendor},${t.model},${t.at},${t.amount},${t.unit}`;
 
 beforeAll(async () => {
   gw = await gateway(await freshDatabase(), { POLLER_ENABLED: 'false', EARLY_WARNING_MS: '0', LEDGER_SEAL_MS: '0' });
@@ -62,14 +94,21 @@ beforeAll(async () => {
      FROM t, (VALUES ('hold'), ('release'), ('charge')) k(kind)`,
     [projectId, new Date(DAY0), N],
   );
-  tasks = (await sql(gw, `SELECT id::text, upstream_task_id::text AS vendor, model, to_char(accepted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS at, unit::text, charge_amount::text AS amount FROM task ORDER BY id`)) as unknown as Task[];
+  tasks = (await sql(
+    gw,
+    `SELECT id::text, upstream_task_id::text AS vendor, model, to_char(accepted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS at, unit::text, charge_amount::text AS amount FROM task ORDER BY id`,
+  )) as unknown as Task[];
 }, 120_000);
 afterAll(() => gw.close());
 
 test('50,000 tasks, 37 discrepancies of each class: exactly those found with their differences; the same statement again changes nothing; accepting makes both sides agree', async () => {
   // Held tasks the statement bills (pending), and the statement itself with its injected faults.
-  const held = await sql(gw, `INSERT INTO task (project_id, model, family, kind, unit, status, upstream_task_id, price_basis, price_book_version, exactness, estimate_amount, hold_amount, accepted_at)
-    SELECT $1, 'seedream-4.0', 'seedream', 'image', 'USD', 'processing', 8000000 + g, '{}', 1, 'EXACT', 0.04, 0, $2::timestamptz + make_interval(hours => g) FROM generate_series(1, $3) g RETURNING upstream_task_id::text AS vendor`, [projectId, new Date(DAY0), K]);
+  const held = await sql(
+    gw,
+    `INSERT INTO task (project_id, model, family, kind, unit, status, upstream_task_id, price_basis, price_book_version, exactness, estimate_amount, hold_amount, accepted_at)
+    SELECT $1, 'seedream-4.0', 'seedream', 'image', 'USD', 'processing', 8000000 + g, '{}', 1, 'EXACT', 0.04, 0, $2::timestamptz + make_interval(hours => g) FROM generate_series(1, $3) g RETURNING upstream_task_id::text AS vendor`,
+    [projectId, new Date(DAY0), K],
+  );
   const lines: string[] = [];
   const differs = new Map<string, string>();
   const notBilled = new Set<string>();
@@ -99,11 +138,30 @@ test('50,000 tasks, 37 discrepancies of each class: exactly those found with the
   expect(first.status).toBe(201);
   const id = first.body.id;
   const count = (c: string) => first.body.classes.filter((x) => x.class === c).reduce((n, x) => n + x.count, 0);
-  expect({ differs: count('amount_differs'), notOurs: count('billed_not_ours'), notBilled: count('ours_not_billed'), pending: count('pending') }).toEqual({ differs: K, notOurs: K, notBilled: K, pending: K });
+  expect({
+    differs: count('amount_differs'),
+    notOurs: count('billed_not_ours'),
+    notBilled: count('ours_not_billed'),
+    pending: count('pending'),
+  }).toEqual({ differs: K, notOurs: K, notBilled: K, pending: K });
   expect(count('duplicate')).toBe(2 * K); // two lines each
-  const items = await sql(gw, `SELECT class, vendor_task_id::text AS vendor, difference::text AS difference FROM vendor_recon_item WHERE statement_id = $1`, [id]);
-  expect(items.filter((i) => i.class === 'duplicate').map((i) => i.vendor).sort()).toEqual([...dup].sort());
-  expect(items.filter((i) => i.class === 'ours_not_billed').map((i) => i.vendor).sort()).toEqual([...notBilled].sort());
+  const items = await sql(
+    gw,
+    `SELECT class, vendor_task_id::text AS vendor, difference::text AS difference FROM vendor_recon_item WHERE statement_id = $1`,
+    [id],
+  );
+  expect(
+    items
+      .filter((i) => i.class === 'duplicate')
+      .map((i) => i.vendor)
+      .sort(),
+  ).toEqual([...dup].sort());
+  expect(
+    items
+      .filter((i) => i.class === 'ours_not_billed')
+      .map((i) => i.vendor)
+      .sort(),
+  ).toEqual([...notBilled].sort());
   const diffs = items.filter((i) => i.class === 'amount_differs');
   expect(diffs).toHaveLength(K);
   for (const d of diffs) expect(new Decimal(d.difference as string).eq(differs.get(d.vendor as string)!)).toBe(true);
@@ -115,25 +173,108 @@ test('50,000 tasks, 37 discrepancies of each class: exactly those found with the
   const reordered = await post(`task_id,model,time,amount,unit\r\n${lines.join('\r\n')}\r\n`);
   expect(reordered.status).toBe(201);
   expect(reordered.body.repeated).toBe(lines.length);
-  expect((await sql(gw, `SELECT count(*)::int AS n FROM vendor_recon_item WHERE statement_id = $1`, [reordered.body.id]))[0]!.n).toBe(0);
+  expect(
+    (await sql(gw, `SELECT count(*)::int AS n FROM vendor_recon_item WHERE statement_id = $1`, [reordered.body.id]))[0]!
+      .n,
+  ).toBe(0);
 
   // Accept every amount that differs (through GraphQL, audited): the ledger now says what the vendor billed.
-  const open = (await graphql(gw, ADMIN, `query($r: ID!) { vendorDifferences(reconciliationId: $r, classes: ["amount_differs"], first: 100) { edges { node { id difference } } } }`, { r: id })).body.data.vendorDifferences as { edges: Array<{ node: { id: string } }> };
+  const open = (
+    await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($r: ID!) {
+          vendorDifferences(reconciliationId: $r, classes: ["amount_differs"], first: 100) {
+            edges {
+              node {
+                id
+                difference
+              }
+            }
+          }
+        }
+      `,
+      { r: id },
+    )
+  ).body.data.vendorDifferences as { edges: Array<{ node: { id: string } }> };
   for (const e of open.edges) {
-    const r = await graphql(gw, ADMIN, `mutation($d: ID!) { acceptVendorDifference(id: $d, note: "their meter") { state } }`, { d: e.node.id });
+    const r = await graphql(
+      gw,
+      ADMIN,
+      `
+        mutation ($d: ID!) {
+          acceptVendorDifference(id: $d, note: "their meter") {
+            state
+          }
+        }
+      `,
+      { d: e.node.id },
+    );
     expect(r.body.data).toEqual({ acceptVendorDifference: { state: 'accepted' } });
   }
-  const disputed = await graphql(gw, ADMIN, `query($r: ID!) { vendorDifferences(reconciliationId: $r, classes: ["billed_not_ours"], first: 1) { edges { node { id } } } }`, { r: id });
+  const disputed = await graphql(
+    gw,
+    ADMIN,
+    `
+      query ($r: ID!) {
+        vendorDifferences(reconciliationId: $r, classes: ["billed_not_ours"], first: 1) {
+          edges {
+            node {
+              id
+            }
+          }
+        }
+      }
+    `,
+    { r: id },
+  );
   const d = (disputed.body.data.vendorDifferences as { edges: Array<{ node: { id: string } }> }).edges[0]!.node.id;
-  expect((await graphql(gw, ADMIN, `mutation($d: ID!) { disputeVendorDifference(id: $d, note: "not our task") { state note } }`, { d })).body.data).toEqual({ disputeVendorDifference: { state: 'disputed', note: 'not our task' } });
-  expect((await graphql(gw, ADMIN, `mutation($d: ID!) { acceptVendorDifference(id: $d) { state } }`, { d })).body.errors?.[0]?.message).toMatch(/already disputed/);
-  const [agree] = await sql(gw,
+  expect(
+    (
+      await graphql(
+        gw,
+        ADMIN,
+        `
+          mutation ($d: ID!) {
+            disputeVendorDifference(id: $d, note: "not our task") {
+              state
+              note
+            }
+          }
+        `,
+        { d },
+      )
+    ).body.data,
+  ).toEqual({ disputeVendorDifference: { state: 'disputed', note: 'not our task' } });
+  expect(
+    (
+      await graphql(
+        gw,
+        ADMIN,
+        `
+          mutation ($d: ID!) {
+            acceptVendorDifference(id: $d) {
+              state
+            }
+          }
+        `,
+        { d },
+      )
+    ).body.errors?.[0]?.message,
+  ).toMatch(/already disputed/);
+  const [agree] = await sql(
+    gw,
     `SELECT count(*)::int AS n FROM vendor_statement_line l JOIN task t ON t.upstream_task_id = l.vendor_task_id
      WHERE l.statement_id = $1 AND t.settled_at IS NOT NULL AND l.vendor_task_id NOT IN (SELECT vendor_task_id FROM vendor_recon_item WHERE class = 'duplicate' AND statement_id = $1)
-       AND coalesce(t.charge_amount, 0) + coalesce((SELECT sum(amount) FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'adjustment'), 0) <> l.amount`, [id]);
+       AND coalesce(t.charge_amount, 0) + coalesce((SELECT sum(amount) FROM ledger_entry e WHERE e.task_id = t.id AND e.kind = 'adjustment'), 0) <> l.amount`,
+    [id],
+  );
   expect(agree!.n).toBe(0);
   expect(await reconcile(gw.db)).toEqual([]);
-  expect((await sql(gw, `SELECT count(*)::int AS n FROM audit_record WHERE action = 'vendor-difference.accept'`))[0]!.n).toBe(K);
+  expect(
+    (await sql(gw, `SELECT count(*)::int AS n FROM audit_record WHERE action = 'vendor-difference.accept'`))[0]!.n,
+  ).toBe(K);
   const csvOut = await http(`${gw.url}/reports/vendor-statements/${id}/differences.csv`, { key: ADMIN });
   expect(csvOut.text.split('\n')[0]).toBe('class,vendor_task_id,task_id,model,unit,ours,theirs,difference,state,note');
   expect(csvOut.text.trim().split('\n')).toHaveLength(1 + 4 * K + K); // the items: differs, not ours, not billed, duplicates, pending
@@ -144,11 +285,26 @@ test('hostile statements: a clear 400 naming the line and column, or read as CSV
   const before = await statements();
   const refused: Array<[string, RegExp]> = [
     ['id,cost\n1,2\n', /no column "task_id" for taskId/],
-    ['task_id,model,time,amount,unit\n7000001,x,2026-11-02T00:00:00Z,1e400,USD\n', /line 2, column "amount": "1e400" is not an amount/],
-    ['task_id,model,time,amount,unit\n7000001,x,2026-11-02T00:00:00Z,NaN,USD\n', /line 2, column "amount": "NaN" is not an amount/],
-    ['task_id,model,time,amount,unit\n7000001,x,2026-11-02T00:00:00Z,0.04,USD\n7000002,x,2026-11-02T00:00:00Z,"1,2,3",USD\n', /line 3, column "amount": "1,2,3" is not an amount/],
-    ['task_id,model,time,amount,unit\n7000001,x,03/04/2026,0.04,USD\n', /line 2, column "time": .* could be day\/month or month\/day/],
-    ['task_id,model,time,amount,unit\n7000001,x,2026-11-02T00:00:00Z,0.04,EUR\n', /line 2, column "unit": "EUR" is not a unit/],
+    [
+      'task_id,model,time,amount,unit\n7000001,x,2026-11-02T00:00:00Z,1e400,USD\n',
+      /line 2, column "amount": "1e400" is not an amount/,
+    ],
+    [
+      'task_id,model,time,amount,unit\n7000001,x,2026-11-02T00:00:00Z,NaN,USD\n',
+      /line 2, column "amount": "NaN" is not an amount/,
+    ],
+    [
+      'task_id,model,time,amount,unit\n7000001,x,2026-11-02T00:00:00Z,0.04,USD\n7000002,x,2026-11-02T00:00:00Z,"1,2,3",USD\n',
+      /line 3, column "amount": "1,2,3" is not an amount/,
+    ],
+    [
+      'task_id,model,time,amount,unit\n7000001,x,03/04/2026,0.04,USD\n',
+      /line 2, column "time": .* could be day\/month or month\/day/,
+    ],
+    [
+      'task_id,model,time,amount,unit\n7000001,x,2026-11-02T00:00:00Z,0.04,EUR\n',
+      /line 2, column "unit": "EUR" is not a unit/,
+    ],
     ['task_id,model,time,amount,unit\n"7000001,x\n', /not CSV as written/],
     ['', /it is empty/],
   ];
@@ -172,16 +328,35 @@ test('hostile statements: a clear 400 naming the line and column, or read as CSV
   expect(await statements()).toBe(before);
 
   // Read correctly: a BOM, CRLF, a quoted newline and a formula in a field; cents with a mapping, US dates.
-  const ok = await post('\uFEFFTask ID,Model,Billed,Cost (cents),Currency\r\n7000004,"=HYPERLINK(""http://x"")\r\nsecond line",11/30/2026 10:00,"1,204",usd\r\n', [
-    { field: 'taskId', column: 'Task ID' }, { field: 'model', column: 'Model' }, { field: 'time', column: 'Billed', format: 'MM/DD/YYYY' }, { field: 'amount', column: 'Cost (cents)', scale: '0.01' }, { field: 'currency', column: 'Currency' },
-  ]);
+  const ok = await post(
+    '\uFEFFTask ID,Model,Billed,Cost (cents),Currency\r\n7000004,"=HYPERLINK(""http://x"")\r\nsecond line",11/30/2026 10:00,"1,204",usd\r\n',
+    [
+      { field: 'taskId', column: 'Task ID' },
+      { field: 'model', column: 'Model' },
+      { field: 'time', column: 'Billed', format: 'MM/DD/YYYY' },
+      { field: 'amount', column: 'Cost (cents)', scale: '0.01' },
+      { field: 'currency', column: 'Currency' },
+    ],
+  );
   expect(ok.status).toBe(201);
-  const [row] = await sql(gw, `SELECT model, amount::text, billed_at, unit::text FROM vendor_statement_line WHERE statement_id = $1`, [ok.body.id]);
-  expect(row).toEqual({ model: '=HYPERLINK("http://x")\r\nsecond line', amount: '12.04', billed_at: new Date('2026-11-30T10:00:00Z'), unit: 'USD' });
+  const [row] = await sql(
+    gw,
+    `SELECT model, amount::text, billed_at, unit::text FROM vendor_statement_line WHERE statement_id = $1`,
+    [ok.body.id],
+  );
+  expect(row).toEqual({
+    model: '=HYPERLINK("http://x")\r\nsecond line',
+    amount: '12.04',
+    billed_at: new Date('2026-11-30T10:00:00Z'),
+    unit: 'USD',
+  });
   const exported = await http(`${gw.url}/reports/vendor-statements/${ok.body.id}/differences.csv`, { key: ADMIN });
   expect(exported.text).toContain(`"'=HYPERLINK(""http://x"")`); // neutralised in what we export
   // Nobody but finance and owners: a viewer is refused.
-  expect((await graphql(gw, 'sg_nobody', '{ vendorReconciliations { edges { node { id } } } }')).body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  expect(
+    (await graphql(gw, 'sg_nobody', '{ vendorReconciliations { edges { node { id } } } }')).body.errors?.[0]?.extensions
+      ?.code,
+  ).toBe('UNAUTHENTICATED');
 }, 120_000);
 
 test('the sandbox walkthrough: `simulate --statement --discrepancies` then `vendor import` finds the three; a difference in a closed month is taken as a prior-period item', async () => {
@@ -189,41 +364,107 @@ test('the sandbox walkthrough: `simulate --statement --discrepancies` then `vend
   const sb = await gateway(url, { EARLY_WARNING_MS: '0', LEDGER_SEAL_MS: '0' });
   try {
     const { projectId: p, key } = await projectWithKey(sb, 'sandbox-recon');
-    for (let i = 0; i < 5; i++) expect((await submitGeneration(sb, key, { model: 'seedream-4.0', prompt: `p${i}` })).status).toBe(200);
-    await eventually(async () => ((await sql(sb, 'SELECT count(*)::int AS n FROM task WHERE settled_at IS NOT NULL'))[0]!.n === 5 ? true : undefined), 20_000);
+    for (let i = 0; i < 5; i++)
+      expect((await submitGeneration(sb, key, { model: 'seedream-4.0', prompt: `p${i}` })).status).toBe(200);
+    await eventually(
+      async () =>
+        (await sql(sb, 'SELECT count(*)::int AS n FROM task WHERE settled_at IS NOT NULL'))[0]!.n === 5
+          ? true
+          : undefined,
+      20_000,
+    );
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: url };
     const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
-    const statement = await run(process.execPath, ['dist/src/cli/main.js', 'simulate', '--statement', day(-1), day(1), '--discrepancies'], { env });
+    const statement = await run(
+      process.execPath,
+      ['dist/src/cli/main.js', 'simulate', '--statement', day(-1), day(1), '--discrepancies'],
+      { env },
+    );
     expect(statement.stdout.split('\n')[0]).toBe('task_id,model,time,amount,unit');
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'spendgate-statement-')), 'statement.csv');
     writeFileSync(file, statement.stdout);
     const imported = await run(process.execPath, ['dist/src/cli/main.js', 'vendor', 'import', file], { env });
     expect(imported.stdout.trim()).toMatch(/^[0-9a-f-]{36}$/);
     expect(imported.stderr).toMatch(/^imported: 5 rows\n/);
-    for (const c of ['amount_differs', 'billed_not_ours', 'ours_not_billed']) expect(imported.stderr).toMatch(new RegExp(`  ${c} +1  theirs `));
+    for (const c of ['amount_differs', 'billed_not_ours', 'ours_not_billed'])
+      expect(imported.stderr).toMatch(new RegExp(`  ${c} +1  theirs `));
     const again = await run(process.execPath, ['dist/src/cli/main.js', 'vendor', 'import', file], { env });
     expect([again.stdout, again.stderr.split('\n')[0]]).toEqual([imported.stdout, 'already imported: 5 rows']);
-    const unreadable = await run(process.execPath, ['dist/src/cli/main.js', 'vendor', 'import', file, '--mapping', '[{"field":"amount","column":"cost"}]'], { env }).then(
+    const unreadable = await run(
+      process.execPath,
+      ['dist/src/cli/main.js', 'vendor', 'import', file, '--mapping', '[{"field":"amount","column":"cost"}]'],
+      { env },
+    ).then(
       () => ({ code: 0, stderr: '' }),
       (e: { code: number; stderr: string }) => e,
     );
     expect(unreadable.code).not.toBe(0);
     expect(unreadable.stderr).toMatch(/no column "cost" for amount/);
 
-    // An October task, October closed, then the vendor bills it 0.01 more: the adjustment is November's prior-period item.
-    const [old] = await sql(sb,
+    // An October task, October closed, then the vendor bills it 0.01 more: the adjustment is November's prior-period
+    // item.
+    const [old] = await sql(
+      sb,
       `INSERT INTO task (project_id, model, family, kind, unit, status, upstream_task_id, price_basis, price_book_version, exactness, estimate_amount, hold_amount, charge_amount, charge_exactness, accepted_at, settled_at)
-       VALUES ($1, 'seedream-4.0', 'seedream', 'image', 'USD', 'ready', 6000001, '{}', 1, 'EXACT', 0.04, 0.04, 0.04, 'EXACT', '2026-10-15T10:00:00Z', '2026-10-15T10:00:05Z') RETURNING id::text`, [p]);
-    await sql(sb, `INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at) SELECT $1, $2, k::"LedgerKind", 'USD', 0.04, '2026-10-15T10:00:00Z' FROM unnest(ARRAY['hold', 'release', 'charge']) k`, [p, old!.id]);
-    expect((await graphql(sb, ADMIN, 'mutation { closeMonth(month: "2026-10") { month } }')).body.data).toEqual({ closeMonth: { month: '2026-10' } });
-    const late = await fetch(`${sb.url}/reports/vendor-statements`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' }, body: 'task_id,model,time,amount,unit\n6000001,seedream-4.0,2026-10-15T10:00:00Z,0.05,USD\n' });
+       VALUES ($1, 'seedream-4.0', 'seedream', 'image', 'USD', 'ready', 6000001, '{}', 1, 'EXACT', 0.04, 0.04, 0.04, 'EXACT', '2026-10-15T10:00:00Z', '2026-10-15T10:00:05Z') RETURNING id::text`,
+      [p],
+    );
+    await sql(
+      sb,
+      `INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at) SELECT $1, $2, k::"LedgerKind", 'USD', 0.04, '2026-10-15T10:00:00Z' FROM unnest(ARRAY['hold', 'release', 'charge']) k`,
+      [p, old!.id],
+    );
+    expect((await graphql(sb, ADMIN, 'mutation { closeMonth(month: "2026-10") { month } }')).body.data).toEqual({
+      closeMonth: { month: '2026-10' },
+    });
+    const late = await fetch(`${sb.url}/reports/vendor-statements`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' },
+      body: 'task_id,model,time,amount,unit\n6000001,seedream-4.0,2026-10-15T10:00:00Z,0.05,USD\n',
+    });
     expect(late.status).toBe(201);
     const r = (await late.json()) as { id: string };
-    const items = await graphql(sb, ADMIN, `query($r: ID!) { vendorDifferences(reconciliationId: $r, classes: ["amount_differs"]) { edges { node { id difference } } } }`, { r: r.id });
-    const item = (items.body.data.vendorDifferences as { edges: Array<{ node: { id: string; difference: string } }> }).edges[0]!.node;
+    const items = await graphql(
+      sb,
+      ADMIN,
+      `
+        query ($r: ID!) {
+          vendorDifferences(reconciliationId: $r, classes: ["amount_differs"]) {
+            edges {
+              node {
+                id
+                difference
+              }
+            }
+          }
+        }
+      `,
+      { r: r.id },
+    );
+    const item = (items.body.data.vendorDifferences as { edges: Array<{ node: { id: string; difference: string } }> })
+      .edges[0]!.node;
     expect(item.difference).toBe('0.01');
-    expect((await graphql(sb, ADMIN, `mutation($d: ID!) { acceptVendorDifference(id: $d) { state } }`, { d: item.id })).body.data).toEqual({ acceptVendorDifference: { state: 'accepted' } });
-    const [entry] = await sql(sb, `SELECT amount::text, effective_at >= '2026-11-01' AS november, belongs_to IS NOT NULL AS prior FROM ledger_entry WHERE task_id = $1 AND kind = 'adjustment'`, [old!.id]);
+    expect(
+      (
+        await graphql(
+          sb,
+          ADMIN,
+          `
+            mutation ($d: ID!) {
+              acceptVendorDifference(id: $d) {
+                state
+              }
+            }
+          `,
+          { d: item.id },
+        )
+      ).body.data,
+    ).toEqual({ acceptVendorDifference: { state: 'accepted' } });
+    const [entry] = await sql(
+      sb,
+      `SELECT amount::text, effective_at >= '2026-11-01' AS november, belongs_to IS NOT NULL AS prior FROM ledger_entry WHERE task_id = $1 AND kind = 'adjustment'`,
+      [old!.id],
+    );
     expect(entry).toEqual({ amount: '0.01', november: true, prior: true });
     expect(await reconcile(sb.db)).toEqual([]);
   } finally {

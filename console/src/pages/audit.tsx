@@ -49,12 +49,36 @@ export function Audit() {
   const [typed, setTyped] = useState<Filters>({ actor: '', action: '', from: '', to: '' });
   const [filters, setFilters] = useState<Filters>(typed);
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const variables = { actor: filters.actor || null, action: filters.action || null, projectId, from: dayStart(filters.from), to: dayAfter(filters.to), after: cursors.at(-1) ?? null };
-  const [{ data, error, fetching }] = useQuery<{ auditLog: { edges: { node: Record }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }>({ query: AUDIT, variables });
-  const csv = new URLSearchParams(Object.entries({ actor: variables.actor, action: variables.action, projectId, from: variables.from, to: variables.to }).filter((e): e is [string, string] => !!e[1]));
+  const variables = {
+    actor: filters.actor || null,
+    action: filters.action || null,
+    projectId,
+    from: dayStart(filters.from),
+    to: dayAfter(filters.to),
+    after: cursors.at(-1) ?? null,
+  };
+  const [{ data, error, fetching }] = useQuery<{
+    auditLog: { edges: { node: Record }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+  }>({ query: AUDIT, variables });
+  const csv = new URLSearchParams(
+    Object.entries({
+      actor: variables.actor,
+      action: variables.action,
+      projectId,
+      from: variables.from,
+      to: variables.to,
+    }).filter((e): e is [string, string] => !!e[1]),
+  );
   const field = (name: keyof Filters, label: string, type = 'text', placeholder = '') => (
     <label>
-      {label} <input name={name} type={type} value={typed[name]} placeholder={placeholder} onInput={(e) => setTyped({ ...typed, [name]: (e.target as HTMLInputElement).value })} />
+      {label}{' '}
+      <input
+        name={name}
+        type={type}
+        value={typed[name]}
+        placeholder={placeholder}
+        onInput={(e) => setTyped({ ...typed, [name]: (e.target as HTMLInputElement).value })}
+      />
     </label>
   );
   return (
@@ -78,9 +102,15 @@ export function Audit() {
         {field('from', 'From (UTC day)', 'date')}
         {field('to', 'To (UTC day, included)', 'date')}
         <button type="submit">Filter</button>
-        <p class="hint">Project: the one picked at the top ({projectId ? projectName(projects, projectId) : 'all you may see'}).</p>
+        <p class="hint">
+          Project: the one picked at the top ({projectId ? projectName(projects, projectId) : 'all you may see'}).
+        </p>
       </form>
-      {error && <p class="error" role="alert">{errorText(error)}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {errorText(error)}
+        </p>
+      )}
       {!data && !error && <p class="loading">Loading…</p>}
       {data && data.auditLog.edges.length === 0 && <Empty>No record matches these filters.</Empty>}
       {data && data.auditLog.edges.length > 0 && (
@@ -123,7 +153,12 @@ export function Audit() {
           </button>
         )}
         {data?.auditLog.pageInfo.hasNextPage && (
-          <button type="button" class="link" disabled={fetching} onClick={() => setCursors([...cursors, data.auditLog.pageInfo.endCursor])}>
+          <button
+            type="button"
+            class="link"
+            disabled={fetching}
+            onClick={() => setCursors([...cursors, data.auditLog.pageInfo.endCursor])}
+          >
             older →
           </button>
         )}
@@ -145,7 +180,9 @@ function Change({ before, after }: { before: string | null; after: string | null
   const b = parse(before);
   const a = parse(after);
   if (!b && !a) return <span class="hint">—</span>;
-  const keys = [...new Set([...Object.keys(b ?? {}), ...Object.keys(a ?? {})])].filter((k) => JSON.stringify(b?.[k]) !== JSON.stringify(a?.[k]));
+  const keys = [...new Set([...Object.keys(b ?? {}), ...Object.keys(a ?? {})])].filter(
+    (k) => JSON.stringify(b?.[k]) !== JSON.stringify(a?.[k]),
+  );
   const show = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
   return (
     <ul class="diff">

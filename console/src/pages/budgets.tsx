@@ -32,7 +32,10 @@ interface Budget {
   periodStart: string | null;
   periodEnd: string | null;
   user: string | null;
-  users: { edges: { node: { user: string; spent: string; held: string; remaining: string } }[]; pageInfo: { hasNextPage: boolean } };
+  users: {
+    edges: { node: { user: string; spent: string; held: string; remaining: string } }[];
+    pageInfo: { hasNextPage: boolean };
+  };
   events: { kind: 'THRESHOLD' | 'REFUSED'; at: string; threshold: number | null; user: string | null }[];
 }
 
@@ -51,14 +54,17 @@ export function Budgets() {
     if (projects.length === 0) {
       return (
         <Empty>
-          No projects yet. Create one and a key: <code>npm run cli -- project create my-team</code>, then <code>npm run cli -- key create --project my-team</code>.
+          No projects yet. Create one and a key: <code>npm run cli -- project create my-team</code>, then{' '}
+          <code>npm run cli -- key create --project my-team</code>.
         </Empty>
       );
     }
     return (
       <section data-ready="budgets">
         <h1>Budgets</h1>
-        <p class="hint">Every project's budgets, one after another; choose a project in the bar at the top to see only its own.</p>
+        <p class="hint">
+          Every project's budgets, one after another; choose a project in the bar at the top to see only its own.
+        </p>
         <ul class="projects">
           {projects.map((p) => (
             <li>
@@ -72,7 +78,10 @@ export function Budgets() {
   return (
     <section data-ready="budgets">
       <h1>Budgets</h1>
-      <ProjectBudgets projectId={projectId} title={viewer.kind === 'PROJECT_KEY' ? (viewer.projectName ?? '') : projectName(projects, projectId)} />
+      <ProjectBudgets
+        projectId={projectId}
+        title={viewer.kind === 'PROJECT_KEY' ? (viewer.projectName ?? '') : projectName(projects, projectId)}
+      />
     </section>
   );
 }
@@ -82,13 +91,22 @@ function ProjectBudgets({ projectId, title }: { projectId: string; title: string
   const [{ data, error }, reload] = useQuery<{ budgetStatus: Budget[] }>({ query: BUDGETS, variables: { projectId } });
   const manage = may(viewer, 'budgets') && viewer.kind !== 'PROJECT_KEY';
   const refresh = () => reload({ requestPolicy: 'network-only' });
-  if (error) return <p class="error" role="alert">{errorText(error)}</p>;
+  if (error)
+    return (
+      <p class="error" role="alert">
+        {errorText(error)}
+      </p>
+    );
   if (!data) return <p class="loading">Loading…</p>;
   return (
     <div class="project-budgets" data-testid={`budgets-${projectId}`}>
       <h2>{title}</h2>
       {data.budgetStatus.length === 0 && (
-        <Empty>{manage ? 'No budget yet: set one below.' : 'No budget yet. An owner, finance or this project\'s lead can set one here.'}</Empty>
+        <Empty>
+          {manage
+            ? 'No budget yet: set one below.'
+            : "No budget yet. An owner, finance or this project's lead can set one here."}
+        </Empty>
       )}
       {data.budgetStatus.map((b) => (
         <BudgetCard budget={b} manage={manage} onChanged={refresh} />
@@ -98,12 +116,18 @@ function ProjectBudgets({ projectId, title }: { projectId: string; title: string
   );
 }
 
-const share = (part: string, limit: string) => Math.max(0, Math.min(100, (Number(part) / Math.max(Number(limit), 1e-12)) * 100));
+const share = (part: string, limit: string) =>
+  Math.max(0, Math.min(100, (Number(part) / Math.max(Number(limit), 1e-12)) * 100));
 
 function BudgetCard({ budget: b, manage, onChanged }: { budget: Budget; manage: boolean; onChanged(): void }) {
   const projects = useProjects();
   const value = b.scope === 'API_KEY' ? keyLabel(projects, b.scopeValue) : (b.scopeValue ?? '');
-  const scope = b.scope === 'PROJECT' ? 'whole project' : b.scope === 'EACH_USER' ? 'each end user' : `${b.scope.toLowerCase().replace('_', ' ')} ${value}`;
+  const scope =
+    b.scope === 'PROJECT'
+      ? 'whole project'
+      : b.scope === 'EACH_USER'
+        ? 'each end user'
+        : `${b.scope.toLowerCase().replace('_', ' ')} ${value}`;
   const refusals = b.events.filter((e) => e.kind === 'REFUSED');
   return (
     <article class="card budget" data-testid={`budget-${b.budgetId}`}>
@@ -113,8 +137,15 @@ function BudgetCard({ budget: b, manage, onChanged }: { budget: Budget; manage: 
         </h3>
         <span class={b.hard ? 'badge hard' : 'badge'}>{b.hard ? 'hard: refuses' : 'soft: alerts only'}</span>
       </header>
-      {b.scope === 'EACH_USER' && <p class="hint">Bar: the user nearest the limit{b.user ? ` (${b.user})` : ' (none yet)'}.</p>}
-      <div class={`bar ${Number(b.percentUsed) >= 100 ? 'level-over' : Number(b.percentUsed) >= 80 ? 'level-warn' : ''}`} role="img" aria-label={`${b.percentUsed} % used`} data-level={Number(b.percentUsed) >= 100 ? 'over' : Number(b.percentUsed) >= 80 ? 'warn' : 'ok'}>
+      {b.scope === 'EACH_USER' && (
+        <p class="hint">Bar: the user nearest the limit{b.user ? ` (${b.user})` : ' (none yet)'}.</p>
+      )}
+      <div
+        class={`bar ${Number(b.percentUsed) >= 100 ? 'level-over' : Number(b.percentUsed) >= 80 ? 'level-warn' : ''}`}
+        role="img"
+        aria-label={`${b.percentUsed} % used`}
+        data-level={Number(b.percentUsed) >= 100 ? 'over' : Number(b.percentUsed) >= 80 ? 'warn' : 'ok'}
+      >
         <span class="spent" style={{ width: `${share(b.spent, b.limit)}%` }} />
         <span class="held" style={{ width: `${Math.min(share(b.held, b.limit), 100 - share(b.spent, b.limit))}%` }} />
         {b.thresholds.map((t) => (
@@ -125,11 +156,18 @@ function BudgetCard({ budget: b, manage, onChanged }: { budget: Budget; manage: 
         <dt>Used</dt>
         <dd data-testid="percent">{b.percentUsed} %</dd>
         <dt>Spent</dt>
-        <dd data-amount={b.spent}><Amount amount={b.spent} unit={b.unit} /></dd>
+        <dd data-amount={b.spent}>
+          <Amount amount={b.spent} unit={b.unit} />
+        </dd>
         <dt>Held</dt>
         <dd data-amount={b.held}>
           <Amount amount={b.held} unit={b.unit} />
-          {b.heldUnderReview !== '0' && <span class="badge hard" data-testid="under-review"> <Amount amount={b.heldUnderReview} unit={b.unit} /> under review</span>}
+          {b.heldUnderReview !== '0' && (
+            <span class="badge hard" data-testid="under-review">
+              {' '}
+              <Amount amount={b.heldUnderReview} unit={b.unit} /> under review
+            </span>
+          )}
         </dd>
         <dt>Remaining</dt>
         <dd data-amount={b.remaining} data-testid="remaining">
@@ -161,7 +199,12 @@ function BudgetCard({ budget: b, manage, onChanged }: { budget: Budget; manage: 
             ))}
           </ul>
         )}
-        {refusals.length > 0 && <p class="hint">A refusal is recorded once per window{b.scope === 'EACH_USER' ? ' and user' : ''}; later ones answer 402 the same way.</p>}
+        {refusals.length > 0 && (
+          <p class="hint">
+            A refusal is recorded once per window{b.scope === 'EACH_USER' ? ' and user' : ''}; later ones answer 402 the
+            same way.
+          </p>
+        )}
       </div>
       {manage && <ChangeBudget budget={b} onDone={onChanged} />}
       {b.scope === 'EACH_USER' && b.users.edges.length > 0 && (
@@ -178,13 +221,21 @@ function BudgetCard({ budget: b, manage, onChanged }: { budget: Budget; manage: 
             {b.users.edges.map(({ node: u }) => (
               <tr>
                 <td>{u.user}</td>
-                <td class="num"><Amount amount={u.spent} unit={b.unit} /></td>
-                <td class="num"><Amount amount={u.held} unit={b.unit} /></td>
-                <td class="num"><Amount amount={u.remaining} unit={b.unit} /></td>
+                <td class="num">
+                  <Amount amount={u.spent} unit={b.unit} />
+                </td>
+                <td class="num">
+                  <Amount amount={u.held} unit={b.unit} />
+                </td>
+                <td class="num">
+                  <Amount amount={u.remaining} unit={b.unit} />
+                </td>
               </tr>
             ))}
           </tbody>
-          {b.users.pageInfo.hasNextPage && <caption>first 20 users by id; the API pages through all (budgetStatus → users)</caption>}
+          {b.users.pageInfo.hasNextPage && (
+            <caption>first 20 users by id; the API pages through all (budgetStatus → users)</caption>
+          )}
         </table>
       )}
     </article>

@@ -38,11 +38,16 @@ const PRIOR = `query Prior($from: DateTime!, $to: DateTime!) { spendReport(from:
 
 /** The last twelve months, newest first, as YYYY-MM. */
 function lastMonths(now = new Date()): string[] {
-  return Array.from({ length: 12 }, (_, i) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - i, 1)).toISOString().slice(0, 7));
+  return Array.from({ length: 12 }, (_, i) =>
+    new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - i, 1)).toISOString().slice(0, 7),
+  );
 }
 const bounds = (month: string) => {
   const start = new Date(`${month}-01T00:00:00Z`);
-  return { from: start.toISOString(), to: new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)).toISOString() };
+  return {
+    from: start.toISOString(),
+    to: new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)).toISOString(),
+  };
 };
 
 export function Months() {
@@ -51,7 +56,12 @@ export function Months() {
   const [{ data, error }, reload] = useQuery<{ closedMonths: Close[]; monthToClose: string | null }>({ query: CLOSES });
   const [failure, setFailure] = useState<CombinedError | undefined>();
   const [open, setOpen] = useState<string | null>(null);
-  if (error) return <p class="error" role="alert">{errorText(error)}</p>;
+  if (error)
+    return (
+      <p class="error" role="alert">
+        {errorText(error)}
+      </p>
+    );
   if (!data) return <p class="loading">Loading…</p>;
   const inForce = new Map(data.closedMonths.filter((c) => c.inForce).map((c) => [c.month, c]));
   const latestClosed = [...inForce.keys()].sort().at(-1);
@@ -65,10 +75,14 @@ export function Months() {
     <section data-ready="months">
       <h1>Months</h1>
       <p class="hint">
-        A closed month is final: its reports, exports and statements never change. Anything that happens later to its tasks is posted in the first open month as a
-        prior-period item.
+        A closed month is final: its reports, exports and statements never change. Anything that happens later to its
+        tasks is posted in the first open month as a prior-period item.
       </p>
-      {failure && <p class="error" role="alert">{errorText(failure)}</p>}
+      {failure && (
+        <p class="error" role="alert">
+          {errorText(failure)}
+        </p>
+      )}
       <table data-testid="months">
         <thead>
           <tr>
@@ -85,7 +99,9 @@ export function Months() {
               <>
                 <tr data-month={month}>
                   <td>{month}</td>
-                  <td>{c ? <span class="badge">closed · final</span> : month === current ? 'open (in progress)' : 'open'}</td>
+                  <td>
+                    {c ? <span class="badge">closed · final</span> : month === current ? 'open (in progress)' : 'open'}
+                  </td>
                   <td>
                     {c
                       ? `${dateTime(c.closedAt)} by ${c.closedBy}${c.version > 1 ? ` (close ${c.version}, after a reopening)` : ''}${c.carriedTasks ? `; ${plural(c.carriedTasks, 'open hold')} carried` : ''}`
@@ -100,7 +116,13 @@ export function Months() {
                       </button>
                     )}{' '}
                     {!c && month === data.monthToClose && may(viewer, 'books') && (
-                      <button type="button" onClick={() => confirm(`Close ${month}? Its figures become final.`) && void act('mutation($m: String!) { closeMonth(month: $m) { month } }', { m: month })}>
+                      <button
+                        type="button"
+                        onClick={() =>
+                          confirm(`Close ${month}? Its figures become final.`) &&
+                          void act('mutation($m: String!) { closeMonth(month: $m) { month } }', { m: month })
+                        }
+                      >
                         Close {month}
                       </button>
                     )}
@@ -110,7 +132,11 @@ export function Months() {
                         class="link"
                         onClick={() => {
                           const reason = prompt(`Why reopen ${month}? (kept in the audit trail)`);
-                          if (reason?.trim()) void act('mutation($m: String!, $r: String!) { reopenMonth(month: $m, reason: $r) }', { m: month, r: reason.trim() });
+                          if (reason?.trim())
+                            void act('mutation($m: String!, $r: String!) { reopenMonth(month: $m, reason: $r) }', {
+                              m: month,
+                              r: reason.trim(),
+                            });
                         }}
                       >
                         reopen
@@ -130,17 +156,22 @@ export function Months() {
           })}
         </tbody>
       </table>
-      <PriorPeriod month={[...lastMonths()].reverse().find((m) => !inForce.has(m) && m > (latestClosed ?? '')) ?? current} />
+      <PriorPeriod
+        month={[...lastMonths()].reverse().find((m) => !inForce.has(m) && m > (latestClosed ?? '')) ?? current}
+      />
       {data.closedMonths.some((c) => c.reopenedAt) && (
         <>
           <h2>Reopenings</h2>
           <ul>
-            {data.closedMonths.filter((c) => c.reopenedAt).map((c) => (
-              <li>
-                {c.month}, close {c.version}: closed {dateTime(c.closedAt)}, reopened {dateTime(c.reopenedAt)} by {c.reopenedBy}: {c.reopenReason}. Its{' '}
-                {plural(c.statements, 'statement')} kept beside the later close's.
-              </li>
-            ))}
+            {data.closedMonths
+              .filter((c) => c.reopenedAt)
+              .map((c) => (
+                <li>
+                  {c.month}, close {c.version}: closed {dateTime(c.closedAt)}, reopened {dateTime(c.reopenedAt)} by{' '}
+                  {c.reopenedBy}: {c.reopenReason}. Its {plural(c.statements, 'statement')} kept beside the later
+                  close's.
+                </li>
+              ))}
           </ul>
         </>
       )}
@@ -179,7 +210,9 @@ function Statements({ month }: { month: string }) {
 
 /** The prior-period items the first open month received: movements of closed months' tasks. */
 function PriorPeriod({ month }: { month: string }) {
-  const [{ data }] = useQuery<{ spendReport: { keys: string[]; totals: { unit: Unit; amount: string }[]; tasks: number }[] }>({ query: PRIOR, variables: bounds(month) });
+  const [{ data }] = useQuery<{
+    spendReport: { keys: string[]; totals: { unit: Unit; amount: string }[]; tasks: number }[];
+  }>({ query: PRIOR, variables: bounds(month) });
   if (!data || data.spendReport.length === 0) return null;
   return (
     <>

@@ -86,55 +86,109 @@ export function Overview() {
     UNITS.flatMap((u) => (source?.[`${name}${u}`] as Row[] | undefined) ?? []);
   const shown: Record<Dimension, string[]> = {
     model: rowsOf('model').map((r) => r.keys[0]!),
-    project: rowsOf('project').map((r) => projects.find((p) => p.name === r.keys[0])?.id).filter((id): id is string => !!id),
+    project: rowsOf('project')
+      .map((r) => projects.find((p) => p.name === r.keys[0])?.id)
+      .filter((id): id is string => !!id),
     apiKey: rowsOf('apiKey').map((r) => r.keys[0]!),
     user: rowsOf('user').map((r) => r.keys[0]!),
-    tag: tagName ? rowsOf('tag', tags.data).map((r) => `${tagName}=${r.keys[0]!}`).filter((t) => !t.endsWith('=(none)')) : [],
+    tag: tagName
+      ? rowsOf('tag', tags.data)
+          .map((r) => `${tagName}=${r.keys[0]!}`)
+          .filter((t) => !t.endsWith('=(none)'))
+      : [],
   };
   const before = usePrevious(shown, previous, previousOf(users), variables.projects, tagName);
 
-  if (error) return <p class="error" role="alert">{errorText(error)}</p>;
+  if (error)
+    return (
+      <p class="error" role="alert">
+        {errorText(error)}
+      </p>
+    );
   if (!data || !early.answered) return <p class="loading">Loading…</p>;
   const rows = (name: string) => (data[name] as Row[] | undefined) ?? [];
   const first = (name: string): Money[] => rows(name)[0]?.totals ?? [];
   const project = projectId ? projects.find((p) => p.id === projectId) : undefined;
   // A bar or a row opens the tasks whose money it counts: posted in its days (decisions §9, §13).
   const base = { from: range.from, to: range.to, project: projectId, posted: 'yes' };
-  const tasksOf = (extra: Record<string, string>, r: DayRange = range) => href('tasks', { ...base, from: r.from, to: r.to, ...extra });
-  const ranked = (name: Dimension, link: (key: string) => string | null, label: (key: string) => string = (k) => k, source = data): Ranked[] =>
+  const tasksOf = (extra: Record<string, string>, r: DayRange = range) =>
+    href('tasks', { ...base, from: r.from, to: r.to, ...extra });
+  const ranked = (
+    name: Dimension,
+    link: (key: string) => string | null,
+    label: (key: string) => string = (k) => k,
+    source = data,
+  ): Ranked[] =>
     rowsOf(name, source).map((r) => {
       const key = r.keys[0]!;
       const money = r.totals[0]!;
-      return { key, label: label(key), tasks: r.tasks, money, href: link(key), previous: before.amountOf(name, key, money.unit) };
+      return {
+        key,
+        label: label(key),
+        tasks: r.tasks,
+        money,
+        href: link(key),
+        previous: before.amountOf(name, key, money.unit),
+      };
     });
   const projectIdOf = (name: string) => projects.find((p) => p.name === name)?.id;
   const nothing = rows('range').length === 0 && rows('monthToDate').length === 0;
-  const query = new URLSearchParams({ from: variables.from, to: variables.to, ...(projectId ? { projectIds: projectId } : {}) });
-  const fileName = (kind: string) => `${kind}-${range.from}-to-${range.to}${project ? `-${project.name.replace(/[^\w.-]+/g, '_')}` : ''}.csv`;
+  const query = new URLSearchParams({
+    from: variables.from,
+    to: variables.to,
+    ...(projectId ? { projectIds: projectId } : {}),
+  });
+  const fileName = (kind: string) =>
+    `${kind}-${range.from}-to-${range.to}${project ? `-${project.name.replace(/[^\w.-]+/g, '_')}` : ''}.csv`;
 
   return (
-    <section data-ready={fetching ? undefined : 'overview'} data-compared={!fetching && before.ready && (!tagName || tags.data) ? 'yes' : undefined}>
+    <section
+      data-ready={fetching ? undefined : 'overview'}
+      data-compared={!fetching && before.ready && (!tagName || tags.data) ? 'yes' : undefined}
+    >
       <div class="page-head">
         <h1>Overview</h1>
         <RangePicker range={range} />
         <label>
           Stack by{' '}
-          <select name="stack" value={stack} onChange={(e) => setParams({ stack: (e.target as HTMLSelectElement).value })}>
+          <select
+            name="stack"
+            value={stack}
+            onChange={(e) => setParams({ stack: (e.target as HTMLSelectElement).value })}
+          >
             <option value="model">model</option>
             {viewer.kind !== 'PROJECT_KEY' && !projectId && <option value="project">project</option>}
           </select>
         </label>
         <span class="downloads">
-          <a class="button" data-testid="download-csv" href={`/reports/spend.csv?${query}&groupBy=day,${stack}`} download={fileName('spend')}>
+          <a
+            class="button"
+            data-testid="download-csv"
+            href={`/reports/spend.csv?${query}&groupBy=day,${stack}`}
+            download={fileName('spend')}
+          >
             Download CSV
           </a>
-          <a class="button" data-testid="download-focus" href={`/reports/focus.csv?${query}`} download={fileName('focus')}>
+          <a
+            class="button"
+            data-testid="download-focus"
+            href={`/reports/focus.csv?${query}`}
+            download={fileName('focus')}
+          >
             Download FOCUS
           </a>
         </span>
       </div>
-      {problem && <p class="error" role="alert">{problem}</p>}
-      {before.error && <p class="error" role="alert">The previous period could not be read: {before.error}</p>}
+      {problem && (
+        <p class="error" role="alert">
+          {problem}
+        </p>
+      )}
+      {before.error && (
+        <p class="error" role="alert">
+          The previous period could not be read: {before.error}
+        </p>
+      )}
       <div class="cards">
         <Amounts id="today" title="Today (UTC)" totals={first('today')} />
         <Amounts id="month" title="Month to date" totals={first('monthToDate')} />
@@ -143,7 +197,8 @@ export function Overview() {
       {viewer.kind !== 'PROJECT_KEY' && <EarlyWarning data={early.data} />}
       {nothing ? (
         <Empty>
-          No spend yet. Send a request through the gateway with a project key (<code>Authorization: Bearer sg_…</code>); it shows here once it settles.
+          No spend yet. Send a request through the gateway with a project key (<code>Authorization: Bearer sg_…</code>);
+          it shows here once it settles.
         </Empty>
       ) : (
         <>
@@ -153,21 +208,55 @@ export function Overview() {
               from={range.start}
               days={range.days}
               rows={rows('series')}
-              link={(d, key) => (key === ADJUSTMENT_LABEL || / others$/.test(key) ? null : stack === 'model' ? tasksOf({ model: key, from: d, to: d }) : projectIdOf(key) ? tasksOf({ project: projectIdOf(key)!, from: d, to: d }) : null)}
+              link={(d, key) =>
+                key === ADJUSTMENT_LABEL || / others$/.test(key)
+                  ? null
+                  : stack === 'model'
+                    ? tasksOf({ model: key, from: d, to: d })
+                    : projectIdOf(key)
+                      ? tasksOf({ project: projectIdOf(key)!, from: d, to: d })
+                      : null
+              }
             />
           ))}
           <div class="tops">
-            <TopList id="models" title="Top models" rows={ranked('model', (k) => (k === ADJUSTMENT ? null : tasksOf({ model: k })), modelLabel)} />
-            {viewer.kind !== 'PROJECT_KEY' && !projectId && <TopList id="projects" title="Top projects" rows={ranked('project', (k) => (projectIdOf(k) ? tasksOf({ project: projectIdOf(k)! }) : null))} />}
-            <TopList id="keys" title="Top API keys" rows={ranked('apiKey', (k) => tasksOf({ key: k }), (k) => (k === '(none)' ? 'no key' : keyLabel(projects, k)))} />
-            <TopList id="users" title={`Top end users (${rangeLabel(users)})`} rows={ranked('user', (k) => tasksOf({ user: k }, users))} />
+            <TopList
+              id="models"
+              title="Top models"
+              rows={ranked('model', (k) => (k === ADJUSTMENT ? null : tasksOf({ model: k })), modelLabel)}
+            />
+            {viewer.kind !== 'PROJECT_KEY' && !projectId && (
+              <TopList
+                id="projects"
+                title="Top projects"
+                rows={ranked('project', (k) => (projectIdOf(k) ? tasksOf({ project: projectIdOf(k)! }) : null))}
+              />
+            )}
+            <TopList
+              id="keys"
+              title="Top API keys"
+              rows={ranked(
+                'apiKey',
+                (k) => tasksOf({ key: k }),
+                (k) => (k === '(none)' ? 'no key' : keyLabel(projects, k)),
+              )}
+            />
+            <TopList
+              id="users"
+              title={`Top end users (${rangeLabel(users)})`}
+              rows={ranked('user', (k) => tasksOf({ user: k }, users))}
+            />
             <TopList
               id="tags"
               title={
                 tagNames.length ? (
                   <label>
                     Top by tag{' '}
-                    <select name="tag" value={tagName} onChange={(e) => setParams({ tag: (e.target as HTMLSelectElement).value })}>
+                    <select
+                      name="tag"
+                      value={tagName}
+                      onChange={(e) => setParams({ tag: (e.target as HTMLSelectElement).value })}
+                    >
                       {tagNames.map((t) => (
                         <option value={t}>{t}</option>
                       ))}
@@ -177,7 +266,16 @@ export function Overview() {
                   'Top tags'
                 )
               }
-              rows={tagName ? ranked('tag', (k) => (k === '(none)' ? null : tasksOf({ tag: `${tagName}=${k}` })), (k) => k, tags.data) : []}
+              rows={
+                tagName
+                  ? ranked(
+                      'tag',
+                      (k) => (k === '(none)' ? null : tasksOf({ tag: `${tagName}=${k}` })),
+                      (k) => k,
+                      tags.data,
+                    )
+                  : []
+              }
               empty="No tagged tasks in this range: send X-Spendgate-Tags: team=search, or issue a key with default tags."
             />
           </div>

@@ -48,7 +48,11 @@ const SERVICE_TOKEN = `mutation ServiceToken($id: ID, $name: String!) { createTo
 const REVOKE = `mutation RevokeToken($id: ID!) { revokeToken(tokenId: $id) }`;
 
 export function People() {
-  const [{ data, error }, reload] = useQuery<{ people: PersonRow[]; serviceAccounts: ServiceRow[]; tokens: TokenRow[] }>({ query: PEOPLE });
+  const [{ data, error }, reload] = useQuery<{
+    people: PersonRow[];
+    serviceAccounts: ServiceRow[];
+    tokens: TokenRow[];
+  }>({ query: PEOPLE });
   const client = useClient();
   const [failure, setFailure] = useState<CombinedError | undefined>();
   const [secret, setSecret] = useState('');
@@ -60,20 +64,36 @@ export function People() {
     if (!done.error) refresh();
     return done;
   };
-  if (error) return <p class="error" role="alert">{errorText(error)}</p>;
+  if (error)
+    return (
+      <p class="error" role="alert">
+        {errorText(error)}
+      </p>
+    );
   if (!data) return <p class="loading">Loading…</p>;
-  const grantText = (g: Grant) => (g.allProjects ? 'every project' : g.projectIds.length ? g.projectIds.map((id) => projectName(projects, id)).join(', ') : 'no project yet');
+  const grantText = (g: Grant) =>
+    g.allProjects
+      ? 'every project'
+      : g.projectIds.length
+        ? g.projectIds.map((id) => projectName(projects, id)).join(', ')
+        : 'no project yet';
   const serviceTokens = data.tokens.filter((t) => data.serviceAccounts.some((s) => s.name === t.holder));
   return (
     <section data-ready="people">
       <h1>People</h1>
-      {failure && <p class="error" role="alert">{errorText(failure)}</p>}
+      {failure && (
+        <p class="error" role="alert">
+          {errorText(failure)}
+        </p>
+      )}
       <GrantForm
         title="Invite a person"
         nameLabel="Email"
         nameField="email"
         projects={projects}
-        onSubmit={(email, grant) => run(INVITE, { email, role: grant.role, projectIds: grant.allProjects ? null : grant.projectIds })}
+        onSubmit={(email, grant) =>
+          run(INVITE, { email, role: grant.role, projectIds: grant.allProjects ? null : grant.projectIds })
+        }
       />
       <table data-testid="people">
         <thead>
@@ -104,13 +124,26 @@ export function People() {
                       name="role"
                       aria-label={`role of ${p.email}`}
                       value={p.role}
-                      onChange={(e) => void run(SET_ROLE, { id: p.id, role: (e.target as HTMLSelectElement).value, projectIds: p.allProjects ? null : p.projectIds })}
+                      onChange={(e) =>
+                        void run(SET_ROLE, {
+                          id: p.id,
+                          role: (e.target as HTMLSelectElement).value,
+                          projectIds: p.allProjects ? null : p.projectIds,
+                        })
+                      }
                     >
                       {ROLES.map((r) => (
                         <option value={r}>{r.toLowerCase()}</option>
                       ))}
                     </select>{' '}
-                    <button type="button" class="link" onClick={() => confirm(`Disable ${p.email}? Their tokens and sessions stop at once.`) && void run(DISABLE, { id: p.id })}>
+                    <button
+                      type="button"
+                      class="link"
+                      onClick={() =>
+                        confirm(`Disable ${p.email}? Their tokens and sessions stop at once.`) &&
+                        void run(DISABLE, { id: p.id })
+                      }
+                    >
                       disable
                     </button>
                   </>
@@ -122,7 +155,15 @@ export function People() {
       </table>
 
       <h2>Service accounts</h2>
-      <GrantForm title="New service account" nameLabel="Name" nameField="serviceName" projects={projects} onSubmit={(name, grant) => run(NEW_SERVICE, { name, role: grant.role, projectIds: grant.allProjects ? null : grant.projectIds })} />
+      <GrantForm
+        title="New service account"
+        nameLabel="Name"
+        nameField="serviceName"
+        projects={projects}
+        onSubmit={(name, grant) =>
+          run(NEW_SERVICE, { name, role: grant.role, projectIds: grant.allProjects ? null : grant.projectIds })
+        }
+      />
       {secret && <NewSecret secret={secret} what="service account token" onDone={() => setSecret('')} />}
       <table data-testid="service-accounts">
         <thead>
@@ -146,7 +187,10 @@ export function People() {
                   type="button"
                   class="link"
                   onClick={async () => {
-                    const done = await run(SERVICE_TOKEN, { id: s.id, name: `${s.name} ${new Date().toISOString().slice(0, 10)}` });
+                    const done = await run(SERVICE_TOKEN, {
+                      id: s.id,
+                      name: `${s.name} ${new Date().toISOString().slice(0, 10)}`,
+                    });
                     if (done.data) setSecret((done.data as { createToken: { secret: string } }).createToken.secret);
                   }}
                 >
@@ -157,12 +201,26 @@ export function People() {
           ))}
         </tbody>
       </table>
-      {serviceTokens.length > 0 && <TokenTable tokens={serviceTokens} showHolder onRevoke={(id) => void run(REVOKE, { id })} />}
+      {serviceTokens.length > 0 && (
+        <TokenTable tokens={serviceTokens} showHolder onRevoke={(id) => void run(REVOKE, { id })} />
+      )}
     </section>
   );
 }
 
-function GrantForm({ title, nameLabel, nameField, projects, onSubmit }: { title: string; nameLabel: string; nameField: string; projects: { id: string; name: string }[]; onSubmit(name: string, grant: Grant): Promise<{ error?: unknown }> }) {
+function GrantForm({
+  title,
+  nameLabel,
+  nameField,
+  projects,
+  onSubmit,
+}: {
+  title: string;
+  nameLabel: string;
+  nameField: string;
+  projects: { id: string; name: string }[];
+  onSubmit(name: string, grant: Grant): Promise<{ error?: unknown }>;
+}) {
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('VIEWER');
   const [picked, setPicked] = useState<string[]>([]);
@@ -182,11 +240,16 @@ function GrantForm({ title, nameLabel, nameField, projects, onSubmit }: { title:
     >
       <h2>{title}</h2>
       <label>
-        {nameLabel} <input name={nameField} required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        {nameLabel}{' '}
+        <input name={nameField} required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
       </label>
       <label>
         Role{' '}
-        <select name={`${nameField}Role`} value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as Role)}>
+        <select
+          name={`${nameField}Role`}
+          value={role}
+          onChange={(e) => setRole((e.target as HTMLSelectElement).value as Role)}
+        >
           {ROLES.map((r) => (
             <option value={r}>{r.toLowerCase()}</option>
           ))}
@@ -197,7 +260,18 @@ function GrantForm({ title, nameLabel, nameField, projects, onSubmit }: { title:
           <legend>On projects (none ticked: every project)</legend>
           {projects.map((p) => (
             <label class="check">
-              <input type="checkbox" name={`${nameField}Project`} value={p.id} checked={picked.includes(p.id)} onChange={(e) => setPicked((e.target as HTMLInputElement).checked ? [...picked, p.id] : picked.filter((x) => x !== p.id))} /> {p.name}
+              <input
+                type="checkbox"
+                name={`${nameField}Project`}
+                value={p.id}
+                checked={picked.includes(p.id)}
+                onChange={(e) =>
+                  setPicked(
+                    (e.target as HTMLInputElement).checked ? [...picked, p.id] : picked.filter((x) => x !== p.id),
+                  )
+                }
+              />{' '}
+              {p.name}
             </label>
           ))}
         </fieldset>

@@ -18,26 +18,44 @@ const PUBLISH = `mutation Publish($effectiveAt: DateTime, $note: String, $rates:
 
 const id = (r: Rate) => `${r.model} · ${r.component} · ${r.key}${r.tier ? ` · ${r.tier}` : ''}`;
 
-export function diffRates(a: Rate[], b: Rate[]): { key: string; before: string | null; after: string | null; unit: string }[] {
+export function diffRates(
+  a: Rate[],
+  b: Rate[],
+): { key: string; before: string | null; after: string | null; unit: string }[] {
   const before = new Map(a.map((r) => [id(r), r]));
   const after = new Map(b.map((r) => [id(r), r]));
   const keys = [...new Set([...before.keys(), ...after.keys()])].sort();
   return keys
-    .map((k) => ({ key: k, before: before.get(k)?.rate ?? null, after: after.get(k)?.rate ?? null, unit: (after.get(k) ?? before.get(k))!.unit }))
+    .map((k) => ({
+      key: k,
+      before: before.get(k)?.rate ?? null,
+      after: after.get(k)?.rate ?? null,
+      unit: (after.get(k) ?? before.get(k))!.unit,
+    }))
     .filter((d) => d.before !== d.after);
 }
 
 export function PriceBook() {
   const { viewer } = useSigned();
-  const [{ data, error }, reload] = useQuery<{ priceBookVersions: { version: number; effectiveAt: string }[] }>({ query: VERSIONS });
+  const [{ data, error }, reload] = useQuery<{ priceBookVersions: { version: number; effectiveAt: string }[] }>({
+    query: VERSIONS,
+  });
   const versions = data?.priceBookVersions ?? [];
   const latest = versions.at(-1)?.version ?? 1;
   const [picked, setPicked] = useState<{ a?: number; b?: number }>({});
   const b = picked.b ?? latest;
   const a = picked.a ?? Math.max(1, b - 1);
-  const [two] = useQuery<{ a: { rates: Rate[] } | null; b: { version: number; note: string | null; rates: Rate[] } | null }>({ query: TWO, variables: { a, b }, pause: !data });
+  const [two] = useQuery<{
+    a: { rates: Rate[] } | null;
+    b: { version: number; note: string | null; rates: Rate[] } | null;
+  }>({ query: TWO, variables: { a, b }, pause: !data });
   const [inForce] = useQuery({ query: IN_FORCE }); // the same request as RatesInForce's: the page is ready with both
-  if (error) return <p class="error" role="alert">{errorText(error)}</p>;
+  if (error)
+    return (
+      <p class="error" role="alert">
+        {errorText(error)}
+      </p>
+    );
   const changes = two.data?.a && two.data?.b ? diffRates(two.data.a.rates, two.data.b.rates) : [];
   const pick = (name: string, value: number | undefined, set: (v: number) => void) => (
     <label>
@@ -78,9 +96,15 @@ export function PriceBook() {
         {pick('to', b, (v) => setPicked({ a, b: v }))}
       </div>
       {a === b ? (
-        <p class="none">{versions.length < 2 ? 'Only one version so far: the rates above are all there is; a new version shows its changes here.' : 'Pick two different versions.'}</p>
+        <p class="none">
+          {versions.length < 2
+            ? 'Only one version so far: the rates above are all there is; a new version shows its changes here.'
+            : 'Pick two different versions.'}
+        </p>
       ) : changes.length === 0 ? (
-        <p class="none">No rate differs between v{a} and v{b}.</p>
+        <p class="none">
+          No rate differs between v{a} and v{b}.
+        </p>
       ) : (
         <table data-testid="price-diff">
           <thead>
@@ -118,8 +142,17 @@ export function parseRates(text: string): Array<Record<string, string | number>>
     .filter((l) => l && !l.startsWith('#'))
     .map((line, i) => {
       const [model, component, key, rate, unit, tier, max] = line.split(',').map((s) => s.trim());
-      if (!model || !component || !key || !rate || !unit) throw new Error(`line ${i + 1}: write model,component,key,rate,unit[,tier[,tierMaxInput]]`);
-      return { model, component, key, rate, unit, ...(tier ? { tier } : {}), ...(max ? { tierMaxInput: Number(max) } : {}) };
+      if (!model || !component || !key || !rate || !unit)
+        throw new Error(`line ${i + 1}: write model,component,key,rate,unit[,tier[,tierMaxInput]]`);
+      return {
+        model,
+        component,
+        key,
+        rate,
+        unit,
+        ...(tier ? { tier } : {}),
+        ...(max ? { tierMaxInput: Number(max) } : {}),
+      };
     });
 }
 
@@ -147,16 +180,31 @@ function Publish({ onDone }: { onDone(): void }) {
       }}
     >
       <h2>Publish a new version</h2>
-      <p class="hint">Models you list get these rates from the moment given (UTC; empty: now); every other rate carries over. Tasks already accepted keep their version.</p>
+      <p class="hint">
+        Models you list get these rates from the moment given (UTC; empty: now); every other rate carries over. Tasks
+        already accepted keep their version.
+      </p>
       <label>
-        Effective at (UTC) <input type="datetime-local" name="effectiveAt" value={effectiveAt} onInput={(e) => setEffectiveAt((e.target as HTMLInputElement).value)} />
+        Effective at (UTC){' '}
+        <input
+          type="datetime-local"
+          name="effectiveAt"
+          value={effectiveAt}
+          onInput={(e) => setEffectiveAt((e.target as HTMLInputElement).value)}
+        />
       </label>
       <label>
         Note <input name="note" value={note} onInput={(e) => setNote((e.target as HTMLInputElement).value)} />
       </label>
       <label>
         Rates, one per line: model,component,key,rate,unit[,tier[,tierMaxInput]] (a token rate is per 1,000,000 tokens)
-        <textarea name="rates" rows={4} value={text} placeholder="gpt-5.6-sol,token,input,1.25,USD" onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+        <textarea
+          name="rates"
+          rows={4}
+          value={text}
+          placeholder="gpt-5.6-sol,token,input,1.25,USD"
+          onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+        />
       </label>
       <button type="submit" disabled={result.fetching || !text.trim()}>
         Publish
@@ -166,7 +214,9 @@ function Publish({ onDone }: { onDone(): void }) {
           {problem || errorText(result.error)}
         </p>
       )}
-      {result.data && <p class="ok">Published version {String((result.data as { publishPrices: number }).publishPrices)}.</p>}
+      {result.data && (
+        <p class="ok">Published version {String((result.data as { publishPrices: number }).publishPrices)}.</p>
+      )}
     </form>
   );
 }

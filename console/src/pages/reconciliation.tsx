@@ -14,8 +14,21 @@ import { may, useSigned } from '../signed';
 import { dateTime, day, groupDigits, exactMoney } from '../format';
 import { StatementUpload } from '../parts/statement-upload';
 
-interface ClassTotal { class: string; unit: Unit; count: number; theirs: string; ours: string }
-interface DayModel { day: string; model: string; unit: Unit; theirs: string; ours: string; difference: string }
+interface ClassTotal {
+  class: string;
+  unit: Unit;
+  count: number;
+  theirs: string;
+  ours: string;
+}
+interface DayModel {
+  day: string;
+  model: string;
+  unit: Unit;
+  theirs: string;
+  ours: string;
+  difference: string;
+}
 interface Recon {
   id: string;
   importedAt: string;
@@ -43,7 +56,8 @@ interface Difference {
   resolvedBy: string | null;
 }
 
-const FIELDS = 'id importedAt importedBy rows repeated periodFrom periodTo classes { class unit count theirs ours } byDayModel { day model unit theirs ours difference } differencesCsvPath';
+const FIELDS =
+  'id importedAt importedBy rows repeated periodFrom periodTo classes { class unit count theirs ours } byDayModel { day model unit theirs ours difference } differencesCsvPath';
 const LIST = `query Recons { vendorReconciliations(first: 20) { edges { node { ${FIELDS} } } } }`;
 const DIFFERENCES = `query Differences($r: ID!, $classes: [String!], $state: String) { vendorDifferences(reconciliationId: $r, classes: $classes, state: $state, first: 200) {
   edges { node { id class vendorTaskId taskId model unit ours theirs difference state note resolvedBy } } pageInfo { hasNextPage } } }`;
@@ -62,7 +76,12 @@ const CLASS_NAMES: Record<string, string> = {
 export function Reconciliation() {
   const [{ data, error }, reload] = useQuery<{ vendorReconciliations: { edges: { node: Recon }[] } }>({ query: LIST });
   const [chosen, setChosen] = useState<string | null>(null);
-  if (error) return <p class="error" role="alert">{errorText(error)}</p>;
+  if (error)
+    return (
+      <p class="error" role="alert">
+        {errorText(error)}
+      </p>
+    );
   if (!data) return <p class="loading">Loading…</p>;
   const recons = data.vendorReconciliations.edges.map((e) => e.node);
   const current = recons.find((r) => r.id === chosen) ?? recons[0];
@@ -70,8 +89,9 @@ export function Reconciliation() {
     <section data-ready="reconciliation">
       <h1>Reconciliation</h1>
       <p class="hint">
-        The vendor's statement, task by task, against what spendgate charged. Default columns: <code>task_id,model,time,amount,unit</code> (or <code>currency</code>). The same
-        file imported twice changes nothing.
+        The vendor's statement, task by task, against what spendgate charged. Default columns:{' '}
+        <code>task_id,model,time,amount,unit</code> (or <code>currency</code>). The same file imported twice changes
+        nothing.
       </p>
       <StatementUpload
         done={(id) => {
@@ -106,7 +126,9 @@ export function Reconciliation() {
                   <td>{r.periodFrom ? `${day(r.periodFrom)} – ${day(r.periodTo!)}` : '—'}</td>
                   <td class="num">
                     {groupDigits(String(r.rows - r.repeated))}
-                    {r.repeated ? ` (+${groupDigits(String(r.repeated))} skipped: an earlier statement holds them)` : ''}
+                    {r.repeated
+                      ? ` (+${groupDigits(String(r.repeated))} skipped: an earlier statement holds them)`
+                      : ''}
                   </td>
                   <td class="num">{matchedShare(r)}</td>
                 </tr>
@@ -128,7 +150,7 @@ const matchedShare = (r: Recon) => {
 };
 
 function Summary({ recon }: { recon: Recon }) {
-  const differing = recon.byDayModel.filter((d) => !/^-?0(\.0*)?$/.test(d.difference)) // a decimal string, never a float;
+  const differing = recon.byDayModel.filter((d) => !/^-?0(\.0*)?$/.test(d.difference)); // a decimal string, never a float;
   return (
     <>
       <h2>Summary · {matchedShare(recon)} matched</h2>
@@ -191,7 +213,9 @@ function Differences({ recon }: { recon: Recon }) {
   const [state, setState] = useState('open');
   const [failure, setFailure] = useState<CombinedError | undefined>();
   const variables = { r: recon.id, classes: kind ? [kind] : null, state: state || null };
-  const [{ data, error }, reload] = useQuery<{ vendorDifferences: { edges: { node: Difference }[]; pageInfo: { hasNextPage: boolean } } }>({ query: DIFFERENCES, variables });
+  const [{ data, error }, reload] = useQuery<{
+    vendorDifferences: { edges: { node: Difference }[]; pageInfo: { hasNextPage: boolean } };
+  }>({ query: DIFFERENCES, variables });
   const act = async (query: string, vars: Record<string, string>) => {
     const done = await client.mutation(query, vars).toPromise();
     setFailure(done.error);
@@ -204,16 +228,26 @@ function Differences({ recon }: { recon: Recon }) {
       <p class="filters">
         <label>
           Class{' '}
-          <select value={kind} onChange={(e) => setKind((e.currentTarget as HTMLSelectElement).value)} data-testid="class-filter">
+          <select
+            value={kind}
+            onChange={(e) => setKind((e.currentTarget as HTMLSelectElement).value)}
+            data-testid="class-filter"
+          >
             <option value="">all</option>
-            {Object.entries(CLASS_NAMES).filter(([c]) => c !== 'matched').map(([c, name]) => (
-              <option value={c}>{name}</option>
-            ))}
+            {Object.entries(CLASS_NAMES)
+              .filter(([c]) => c !== 'matched')
+              .map(([c, name]) => (
+                <option value={c}>{name}</option>
+              ))}
           </select>
         </label>{' '}
         <label>
           State{' '}
-          <select value={state} onChange={(e) => setState((e.currentTarget as HTMLSelectElement).value)} data-testid="state-filter">
+          <select
+            value={state}
+            onChange={(e) => setState((e.currentTarget as HTMLSelectElement).value)}
+            data-testid="state-filter"
+          >
             <option value="">all</option>
             <option value="open">open</option>
             <option value="accepted">accepted</option>
@@ -224,8 +258,16 @@ function Differences({ recon }: { recon: Recon }) {
           Differences as CSV (for the vendor)
         </a>
       </p>
-      {failure && <p class="error" role="alert">{errorText(failure)}</p>}
-      {error && <p class="error" role="alert">{errorText(error)}</p>}
+      {failure && (
+        <p class="error" role="alert">
+          {errorText(failure)}
+        </p>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {errorText(error)}
+        </p>
+      )}
       {data && items.length === 0 && <p class="none">No difference here.</p>}
       {items.length > 0 && (
         <table data-testid="differences">
@@ -258,15 +300,28 @@ function Differences({ recon }: { recon: Recon }) {
                 <td>
                   {i.state === 'open' && may(viewer, 'books') && i.class !== 'pending' && (
                     <>
-                      <button type="button" onClick={() => void act('mutation($d: ID!) { acceptVendorDifference(id: $d) { id } }', { d: i.id })}>
-                        {i.class === 'billed_not_ours' || i.class === 'duplicate' ? 'Looked at' : "Take vendor's figure"}
+                      <button
+                        type="button"
+                        onClick={() =>
+                          void act('mutation($d: ID!) { acceptVendorDifference(id: $d) { id } }', { d: i.id })
+                        }
+                      >
+                        {i.class === 'billed_not_ours' || i.class === 'duplicate'
+                          ? 'Looked at'
+                          : "Take vendor's figure"}
                       </button>{' '}
                       <button
                         type="button"
                         class="link"
                         onClick={() => {
-                          const note = prompt('What is disputed? (sent to the vendor with the CSV, kept in the audit trail)');
-                          if (note?.trim()) void act('mutation($d: ID!, $n: String!) { disputeVendorDifference(id: $d, note: $n) { id } }', { d: i.id, n: note.trim() });
+                          const note = prompt(
+                            'What is disputed? (sent to the vendor with the CSV, kept in the audit trail)',
+                          );
+                          if (note?.trim())
+                            void act(
+                              'mutation($d: ID!, $n: String!) { disputeVendorDifference(id: $d, note: $n) { id } }',
+                              { d: i.id, n: note.trim() },
+                            );
                         }}
                       >
                         dispute
@@ -279,7 +334,9 @@ function Differences({ recon }: { recon: Recon }) {
           </tbody>
         </table>
       )}
-      {data?.vendorDifferences.pageInfo.hasNextPage && <p class="hint">The first 200 are shown: narrow the filters, or download the CSV for all.</p>}
+      {data?.vendorDifferences.pageInfo.hasNextPage && (
+        <p class="hint">The first 200 are shown: narrow the filters, or download the CSV for all.</p>
+      )}
     </>
   );
 }

@@ -106,8 +106,10 @@ export function SignIn({ onSignedIn }: { onSignedIn(viewer: Viewer): void }) {
         )}
       </form>
       <p class="hint">
-        An owner gives you a personal access token (<code>npm run cli -- token create --name laptop --email you@example.com</code>); a project key
-        shows its own project, read-only; the ADMIN_TOKEN is for emergencies and every use is audited. The session ends when you sign out.
+        An owner gives you a personal access token (
+        <code>npm run cli -- token create --name laptop --email you@example.com</code>); a project key shows its own
+        project, read-only; the ADMIN_TOKEN is for emergencies and every use is audited. The session ends when you sign
+        out.
       </p>
     </div>
   );

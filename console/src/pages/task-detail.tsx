@@ -19,6 +19,40 @@ interface Charge {
   lines: { component: string; quantity: string; rate: string; per: string; amount: string }[];
 }
 
+interface LedgerEntry {
+  id: string;
+  kind: string;
+  amount: string;
+  unit: Unit;
+  createdAt: string;
+  effectiveAt: string;
+  reason: string | null;
+}
+interface TaskView {
+  taskId: string;
+  projectId: string;
+  model: string;
+  kind: string;
+  status: string;
+  acceptedAt: string;
+  settledAt: string | null;
+  held: string;
+  overrun: string | null;
+  net: string;
+  adjustments: string;
+  priceBookVersion: number | null;
+  needsReview: boolean;
+  reviewReason: string | null;
+  exactness: string;
+  user: string | null;
+  apiKeyPrefix: string | null;
+  tags: string[];
+  estimate: Charge | null;
+  charge: Charge | null;
+  ledgerEntries: LedgerEntry[];
+  resolution: { outcome: string; reason: string; resolvedAt: string } | null;
+}
+
 const CHARGE = 'unit amount exactness tier warnings lines { component quantity rate per amount }';
 const TASK = `query Task($taskId: ID!) {
   task(taskId: $taskId) {
@@ -34,9 +68,17 @@ const RESOLVE = `mutation Resolve($taskId: ID!, $outcome: TaskResolution!, $reas
 }`;
 
 export function TaskDetail({ taskId }: { taskId: string }) {
-  const [{ data, error }, refetch] = useQuery<{ task: Record<string, any> | null }>({ query: TASK, variables: { taskId } });
+  const [{ data, error }, refetch] = useQuery<{ task: TaskView | null }>({
+    query: TASK,
+    variables: { taskId },
+  });
   const projects = useProjects();
-  if (error) return <p class="error" role="alert">{errorText(error)}</p>;
+  if (error)
+    return (
+      <p class="error" role="alert">
+        {errorText(error)}
+      </p>
+    );
   if (!data) return <p class="loading">Loading…</p>;
   const t = data.task;
   if (!t) return <p class="empty">Task {taskId} is not there, or belongs to another project.</p>;
@@ -66,9 +108,17 @@ export function TaskDetail({ taskId }: { taskId: string }) {
         <dt>Overrun</dt>
         <dd>{t.overrun ? exactMoney(t.overrun, unit) : '—'}</dd>
         <dt>Adjustments</dt>
-        <dd data-testid="adjustments">{t.adjustments === '0' ? '—' : t.adjustments.startsWith('-') ? `credit of ${exactMoney(t.adjustments.slice(1), unit)}` : exactMoney(t.adjustments, unit)}</dd>
+        <dd data-testid="adjustments">
+          {t.adjustments === '0'
+            ? '—'
+            : t.adjustments.startsWith('-')
+              ? `credit of ${exactMoney(t.adjustments.slice(1), unit)}`
+              : exactMoney(t.adjustments, unit)}
+        </dd>
         <dt>Net (charge and adjustments)</dt>
-        <dd data-testid="net" data-amount={t.net ?? ''}>{t.net === null ? '— (not charged yet)' : exactMoney(t.net, unit)}</dd>
+        <dd data-testid="net" data-amount={t.net ?? ''}>
+          {t.net === null ? '— (not charged yet)' : exactMoney(t.net, unit)}
+        </dd>
         <dt>Price book</dt>
         <dd>version {t.priceBookVersion}</dd>
         <dt>API key</dt>
@@ -91,7 +141,7 @@ export function TaskDetail({ taskId }: { taskId: string }) {
           </tr>
         </thead>
         <tbody>
-          {t.ledgerEntries.map((e: any) => (
+          {t.ledgerEntries.map((e) => (
             <tr>
               <td>{dateTime(e.createdAt)}</td>
               <td>{e.kind}</td>
@@ -108,7 +158,15 @@ export function TaskDetail({ taskId }: { taskId: string }) {
           Resolved {dateTime(t.resolution.resolvedAt)}: {t.resolution.outcome.toLowerCase()} — {t.resolution.reason}
         </p>
       )}
-      {t.needsReview && <Resolve taskId={t.taskId} standing={t.charge?.amount ?? t.held} settled={Boolean(t.charge)} unit={unit} onDone={() => refetch({ requestPolicy: 'network-only' })} />}
+      {t.needsReview && (
+        <Resolve
+          taskId={t.taskId}
+          standing={t.charge?.amount ?? t.held}
+          settled={Boolean(t.charge)}
+          unit={unit}
+          onDone={() => refetch({ requestPolicy: 'network-only' })}
+        />
+      )}
     </section>
   );
 }
@@ -151,38 +209,83 @@ function ChargeTable({ title, charge }: { title: string; charge: Charge | null }
 }
 
 /** `standing`: what CHARGE without an amount keeps: the settled charge, or the hold when unsettled. */
-function Resolve({ taskId, standing, settled, unit, onDone }: { taskId: string; standing: string; settled: boolean; unit: Unit; onDone(): void }) {
+function Resolve({
+  taskId,
+  standing,
+  settled,
+  unit,
+  onDone,
+}: {
+  taskId: string;
+  standing: string;
+  settled: boolean;
+  unit: Unit;
+  onDone(): void;
+}) {
   const { viewer } = useSigned();
   const [outcome, setOutcome] = useState<'CHARGE' | 'RELEASE'>('CHARGE');
   const [amount, setAmount] = useState('');
   const [reason, setReason] = useState('');
   const [result, resolve] = useMutation(RESOLVE);
-  if (!may(viewer, 'corrections')) return <p class="hint">Your role cannot resolve a task under review: an owner, finance or the project's lead can.</p>;
+  if (!may(viewer, 'corrections'))
+    return (
+      <p class="hint">Your role cannot resolve a task under review: an owner, finance or the project's lead can.</p>
+    );
   return (
     <form
       class="card resolve"
       onSubmit={async (e) => {
         e.preventDefault();
-        const done = await resolve({ taskId, outcome, reason, amount: outcome === 'CHARGE' && amount.trim() ? amount.trim() : null });
+        const done = await resolve({
+          taskId,
+          outcome,
+          reason,
+          amount: outcome === 'CHARGE' && amount.trim() ? amount.trim() : null,
+        });
         if (!done.error) onDone();
       }}
     >
       <h2>Resolve</h2>
       <label>
-        <input type="radio" name="outcome" value="CHARGE" checked={outcome === 'CHARGE'} onChange={() => setOutcome('CHARGE')} /> charge
+        <input
+          type="radio"
+          name="outcome"
+          value="CHARGE"
+          checked={outcome === 'CHARGE'}
+          onChange={() => setOutcome('CHARGE')}
+        />{' '}
+        charge
       </label>
       <label>
-        <input type="radio" name="outcome" value="RELEASE" checked={outcome === 'RELEASE'} onChange={() => setOutcome('RELEASE')} /> release (charge nothing)
+        <input
+          type="radio"
+          name="outcome"
+          value="RELEASE"
+          checked={outcome === 'RELEASE'}
+          onChange={() => setOutcome('RELEASE')}
+        />{' '}
+        release (charge nothing)
       </label>
       {outcome === 'CHARGE' && (
         <label>
           Amount ({unit}){' '}
-          <input name="amount" inputMode="decimal" value={amount} placeholder={`${standing} (${settled ? 'the charge as settled' : 'the hold'})`} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
+          <input
+            name="amount"
+            inputMode="decimal"
+            value={amount}
+            placeholder={`${standing} (${settled ? 'the charge as settled' : 'the hold'})`}
+            onInput={(e) => setAmount((e.target as HTMLInputElement).value)}
+          />
         </label>
       )}
-      {outcome === 'CHARGE' && settled && <p class="hint">An amount below the settled charge is a credit to the project: the vendor still bills its usage.</p>}
+      {outcome === 'CHARGE' && settled && (
+        <p class="hint">
+          An amount below the settled charge is a credit to the project: the vendor still bills its usage.
+        </p>
+      )}
       <label>
-        Reason (required) <input name="reason" required value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+        Reason (required){' '}
+        <input name="reason" required value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
       </label>
       <button type="submit" disabled={result.fetching || !reason.trim()}>
         Resolve

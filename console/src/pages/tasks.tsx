@@ -65,7 +65,11 @@ const CHIPS: Array<[string, string]> = [
  * API's `to` is the next midnight, exclusive). `posted=yes` (a drill-down from the overview): the
  * days are when money was posted, as spendReport counts it, not when tasks were accepted.
  */
-export function taskFilter(params: URLSearchParams, pickedProject: string | null, review: boolean): Record<string, unknown> {
+export function taskFilter(
+  params: URLSearchParams,
+  pickedProject: string | null,
+  review: boolean,
+): Record<string, unknown> {
   const one = (name: string) => params.get(name)?.trim() || null;
   const project = one('project') ?? pickedProject;
   const from = one('from');
@@ -81,7 +85,9 @@ export function taskFilter(params: URLSearchParams, pickedProject: string | null
     ...(one('charged') === 'yes' ? { charged: true } : {}),
     ...(review || one('review') === 'yes' ? { needsReview: true } : {}),
     ...(isDay(from) ? { [posted ? 'postedFrom' : 'from']: `${from}T00:00:00.000Z` } : {}),
-    ...(isDay(to) ? { [posted ? 'postedTo' : 'to']: new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString() } : {}),
+    ...(isDay(to)
+      ? { [posted ? 'postedTo' : 'to']: new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString() }
+      : {}),
   };
 }
 
@@ -96,26 +102,47 @@ export function Tasks({ review }: { review: boolean }) {
   const cursors = paging.key === key ? paging.cursors : [null];
   const setCursors = (next: (string | null)[]) => setPaging({ key, cursors: next });
   const after = cursors.at(-1) ?? null;
-  const [{ data, error, fetching }] = useQuery<{ tasks: { edges: { node: TaskRow }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } }>({
+  const [{ data, error, fetching }] = useQuery<{
+    tasks: { edges: { node: TaskRow }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+  }>({
     query: TASKS,
     variables: { first: PAGE, after, filter },
   });
-  const [totals] = useQuery<{ taskTotals: { tasks: number; totals: Money[]; withoutTask: Money[] } }>({ query: TOTALS, variables: { filter } });
+  const [totals] = useQuery<{ taskTotals: { tasks: number; totals: Money[]; withoutTask: Money[] } }>({
+    query: TOTALS,
+    variables: { filter },
+  });
   const edges = data?.tasks.edges ?? [];
   const chips = CHIPS.filter(([name]) => params.get(name) && !(review && name === 'review'));
   const chipText = (name: string, value: string) =>
-    name === 'project' ? projectName(projects, value) : name === 'key' ? keyLabel(projects, value) : name === 'charged' || name === 'review' || name === 'posted' ? '' : value;
+    name === 'project'
+      ? projectName(projects, value)
+      : name === 'key'
+        ? keyLabel(projects, value)
+        : name === 'charged' || name === 'review' || name === 'posted'
+          ? ''
+          : value;
 
   return (
     <section data-ready={fetching || !data || !totals.data ? undefined : review ? 'review' : 'tasks'}>
       <div class="page-head">
         <h1>{review ? 'Review queue' : 'Tasks'}</h1>
         <label>
-          Model <input name="model" value={params.get('model') ?? ''} onChange={(e) => setParams({ model: (e.target as HTMLInputElement).value.trim() || null })} placeholder="any" />
+          Model{' '}
+          <input
+            name="model"
+            value={params.get('model') ?? ''}
+            onChange={(e) => setParams({ model: (e.target as HTMLInputElement).value.trim() || null })}
+            placeholder="any"
+          />
         </label>
         <label>
           Status{' '}
-          <select name="status" value={params.get('status') ?? ''} onChange={(e) => setParams({ status: (e.target as HTMLSelectElement).value || null })}>
+          <select
+            name="status"
+            value={params.get('status') ?? ''}
+            onChange={(e) => setParams({ status: (e.target as HTMLSelectElement).value || null })}
+          >
             <option value="">any</option>
             {STATUSES.map((s) => (
               <option value={s}>{s}</option>
@@ -124,7 +151,13 @@ export function Tasks({ review }: { review: boolean }) {
         </label>
         {!review && (
           <label>
-            <input type="checkbox" name="needsReview" checked={params.get('review') === 'yes'} onChange={(e) => setParams({ review: (e.target as HTMLInputElement).checked ? 'yes' : null })} /> needs review
+            <input
+              type="checkbox"
+              name="needsReview"
+              checked={params.get('review') === 'yes'}
+              onChange={(e) => setParams({ review: (e.target as HTMLInputElement).checked ? 'yes' : null })}
+            />{' '}
+            needs review
           </label>
         )}
       </div>
@@ -134,7 +167,12 @@ export function Tasks({ review }: { review: boolean }) {
             <li data-filter={name}>
               {label}
               {chipText(name, params.get(name)!) ? `: ${chipText(name, params.get(name)!)}` : ''}
-              <button type="button" class="chip-remove" aria-label={`remove the filter ${label}`} onClick={() => setParams({ [name]: null })}>
+              <button
+                type="button"
+                class="chip-remove"
+                aria-label={`remove the filter ${label}`}
+                onClick={() => setParams({ [name]: null })}
+              >
                 ×
               </button>
             </li>
@@ -160,57 +198,75 @@ export function Tasks({ review }: { review: boolean }) {
       )}
       {review && (
         <p class="hint">
-          Tasks whose charge an operator must decide: an unknown outcome, a charge settled at its estimate, or an overrun. {may(viewer, 'corrections') ? 'Open one to charge or release it.' : 'Your role cannot resolve them: an owner, finance or the project\'s lead can.'}
+          Tasks whose charge an operator must decide: an unknown outcome, a charge settled at its estimate, or an
+          overrun.{' '}
+          {may(viewer, 'corrections')
+            ? 'Open one to charge or release it.'
+            : "Your role cannot resolve them: an owner, finance or the project's lead can."}
         </p>
       )}
-      {error && <p class="error" role="alert">{errorText(error)}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {errorText(error)}
+        </p>
+      )}
       {data && edges.length === 0 && (
-        <Empty>{review ? 'Nothing needs review.' : 'No tasks match. Tasks appear here as soon as a client submits one through the gateway.'}</Empty>
+        <Empty>
+          {review
+            ? 'Nothing needs review.'
+            : 'No tasks match. Tasks appear here as soon as a client submits one through the gateway.'}
+        </Empty>
       )}
       {edges.length > 0 && (
         <div class="scroll">
-        <table class="tasks">
-          <thead>
-            <tr>
-              <th>Task</th>
-              <th>Accepted (UTC)</th>
-              <th>Model</th>
-              <th>Status</th>
-              <th class="num">Held</th>
-              <th class="num">Charge (net)</th>
-              <th>User</th>
-              <th>Key</th>
-              <th>Review</th>
-            </tr>
-          </thead>
-          <tbody>
-            {edges.map(({ node: t }) => {
-              const unit = t.charge?.unit ?? t.estimate?.unit ?? 'USD';
-              return (
-                <tr data-testid={`task-${t.taskId}`}>
-                  <td>
-                    <a href={`#/tasks/${encodeURIComponent(t.taskId)}`}>{t.taskId}</a>
-                  </td>
-                  <td>{dateTime(t.acceptedAt)}</td>
-                  <td>{t.model}</td>
-                  <td>{t.status}</td>
-                  <td class="num"><Amount amount={t.held} unit={unit} /></td>
-                  <td class="num">{t.charge ? <NetCharge task={t} /> : '—'}</td>
-                  <td>{t.user ?? '—'}</td>
-                  <td>{keyLabel(projects, t.apiKeyPrefix)}</td>
-                  <td>{t.needsReview ? <span class="badge hard">{t.reviewReason ?? 'needs review'}</span> : ''}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+          <table class="tasks">
+            <thead>
+              <tr>
+                <th>Task</th>
+                <th>Accepted (UTC)</th>
+                <th>Model</th>
+                <th>Status</th>
+                <th class="num">Held</th>
+                <th class="num">Charge (net)</th>
+                <th>User</th>
+                <th>Key</th>
+                <th>Review</th>
+              </tr>
+            </thead>
+            <tbody>
+              {edges.map(({ node: t }) => {
+                const unit = t.charge?.unit ?? t.estimate?.unit ?? 'USD';
+                return (
+                  <tr data-testid={`task-${t.taskId}`}>
+                    <td>
+                      <a href={`#/tasks/${encodeURIComponent(t.taskId)}`}>{t.taskId}</a>
+                    </td>
+                    <td>{dateTime(t.acceptedAt)}</td>
+                    <td>{t.model}</td>
+                    <td>{t.status}</td>
+                    <td class="num">
+                      <Amount amount={t.held} unit={unit} />
+                    </td>
+                    <td class="num">{t.charge ? <NetCharge task={t} /> : '—'}</td>
+                    <td>{t.user ?? '—'}</td>
+                    <td>{keyLabel(projects, t.apiKeyPrefix)}</td>
+                    <td>{t.needsReview ? <span class="badge hard">{t.reviewReason ?? 'needs review'}</span> : ''}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
         </div>
       )}
       <div class="pager">
         <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
           ← Newer
         </button>
-        <button type="button" disabled={!data?.tasks.pageInfo.hasNextPage} onClick={() => setCursors([...cursors, data!.tasks.pageInfo.endCursor])}>
+        <button
+          type="button"
+          disabled={!data?.tasks.pageInfo.hasNextPage}
+          onClick={() => setCursors([...cursors, data!.tasks.pageInfo.endCursor])}
+        >
           Older →
         </button>
       </div>
@@ -222,12 +278,25 @@ export function Tasks({ review }: { review: boolean }) {
 export function NetCharge({ task }: { task: Pick<TaskRow, 'charge' | 'net' | 'adjustments'> }) {
   const charge = task.charge!;
   const label = charge.exactness === 'ESTIMATE' ? ' (estimate)' : '';
-  if (task.adjustments === '0' || task.net === null) return <span data-net={task.net ?? charge.amount}><Amount amount={charge.amount} unit={charge.unit} />{label}</span>;
+  if (task.adjustments === '0' || task.net === null)
+    return (
+      <span data-net={task.net ?? charge.amount}>
+        <Amount amount={charge.amount} unit={charge.unit} />
+        {label}
+      </span>
+    );
   const credit = task.adjustments.startsWith('-');
   return (
-    <span data-net={task.net} title={`charge ${charge.amount}, ${credit ? 'credit' : 'adjustment'} ${task.adjustments}`}>
+    <span
+      data-net={task.net}
+      title={`charge ${charge.amount}, ${credit ? 'credit' : 'adjustment'} ${task.adjustments}`}
+    >
       <Amount amount={task.net} unit={charge.unit} />
-      {label} <small>({credit ? 'after a credit of' : 'after an adjustment of'} <Amount amount={credit ? task.adjustments.slice(1) : task.adjustments} unit={charge.unit} />)</small>
+      {label}{' '}
+      <small>
+        ({credit ? 'after a credit of' : 'after an adjustment of'}{' '}
+        <Amount amount={credit ? task.adjustments.slice(1) : task.adjustments} unit={charge.unit} />)
+      </small>
     </span>
   );
 }

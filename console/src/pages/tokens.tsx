@@ -51,7 +51,10 @@ export function Tokens() {
         class="card inline-form"
         onSubmit={async (e) => {
           e.preventDefault();
-          const done = await create({ name: name.trim(), expiresAt: expires ? new Date(`${expires}T00:00:00Z`).toISOString() : null });
+          const done = await create({
+            name: name.trim(),
+            expiresAt: expires ? new Date(`${expires}T00:00:00Z`).toISOString() : null,
+          });
           if (done.data) {
             setSecret(done.data.createToken.secret);
             setName('');
@@ -60,24 +63,58 @@ export function Tokens() {
         }}
       >
         <label>
-          Name <input name="tokenName" required maxLength={100} value={name} placeholder="laptop, grafana…" onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          Name{' '}
+          <input
+            name="tokenName"
+            required
+            maxLength={100}
+            value={name}
+            placeholder="laptop, grafana…"
+            onInput={(e) => setName((e.target as HTMLInputElement).value)}
+          />
         </label>
         <label>
-          Expires (UTC day, optional) <input name="tokenExpires" type="date" value={expires} onInput={(e) => setExpires((e.target as HTMLInputElement).value)} />
+          Expires (UTC day, optional){' '}
+          <input
+            name="tokenExpires"
+            type="date"
+            value={expires}
+            onInput={(e) => setExpires((e.target as HTMLInputElement).value)}
+          />
         </label>
         <button type="submit" disabled={created.fetching || !name.trim()}>
           Create token
         </button>
-        {created.error && <p class="error" role="alert">{errorText(created.error)}</p>}
+        {created.error && (
+          <p class="error" role="alert">
+            {errorText(created.error)}
+          </p>
+        )}
       </form>
       {secret && <NewSecret secret={secret} what="token" onDone={() => setSecret('')} />}
-      {revoked.error && <p class="error" role="alert">{errorText(revoked.error)}</p>}
-      {data.tokens.length === 0 ? <Empty>No tokens yet. Create one above to use the API or the CLI as yourself.</Empty> : <TokenTable tokens={data.tokens} onRevoke={async (id) => (await revoke({ id }), refresh())} />}
+      {revoked.error && (
+        <p class="error" role="alert">
+          {errorText(revoked.error)}
+        </p>
+      )}
+      {data.tokens.length === 0 ? (
+        <Empty>No tokens yet. Create one above to use the API or the CLI as yourself.</Empty>
+      ) : (
+        <TokenTable tokens={data.tokens} onRevoke={async (id) => (await revoke({ id }), refresh())} />
+      )}
     </section>
   );
 }
 
-export function TokenTable({ tokens, onRevoke, showHolder }: { tokens: TokenRow[]; onRevoke(id: string): void; showHolder?: boolean }) {
+export function TokenTable({
+  tokens,
+  onRevoke,
+  showHolder,
+}: {
+  tokens: TokenRow[];
+  onRevoke(id: string): void;
+  showHolder?: boolean;
+}) {
   return (
     <table data-testid="tokens">
       <thead>
@@ -106,7 +143,11 @@ export function TokenTable({ tokens, onRevoke, showHolder }: { tokens: TokenRow[
               {t.revokedAt ? (
                 `revoked ${dateTime(t.revokedAt)}`
               ) : (
-                <button type="button" class="link" onClick={() => confirm(`Revoke ${t.name}? Whatever uses it stops at once.`) && onRevoke(t.id)}>
+                <button
+                  type="button"
+                  class="link"
+                  onClick={() => confirm(`Revoke ${t.name}? Whatever uses it stops at once.`) && onRevoke(t.id)}
+                >
                   revoke
                 </button>
               )}

@@ -11,7 +11,17 @@ export function Amount({ amount, unit, testid }: Money & { testid?: string }) {
 }
 
 /** A card of amounts, one line per unit, each with the previous period's change when given. */
-export function Amounts({ id, title, totals, previous }: { id: string; title: string; totals: Money[]; previous?: Money[] | undefined }) {
+export function Amounts({
+  id,
+  title,
+  totals,
+  previous,
+}: {
+  id: string;
+  title: string;
+  totals: Money[];
+  previous?: Money[] | undefined;
+}) {
   return (
     <div class="card" data-testid={`card-${id}`}>
       <h2>{title}</h2>

@@ -17,11 +17,17 @@ const NEEDS_VALUE: Record<string, string> = { API_KEY: "the key's prefix", TAG: 
 
 /** "50, 80, 100" → [50, 80, 100]; anything else is left for the API to refuse by name. */
 function thresholdList(text: string): number[] | string {
-  const parts = text.split(',').map((t) => t.trim()).filter(Boolean);
-  return parts.every((p) => /^\d{1,3}$/.test(p)) ? parts.map(Number) : `thresholds: "${text}" is not a list of whole percentages (50, 80, 100)`;
+  const parts = text
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  return parts.every((p) => /^\d{1,3}$/.test(p))
+    ? parts.map(Number)
+    : `thresholds: "${text}" is not a list of whole percentages (50, 80, 100)`;
 }
 
-const value = (form: HTMLFormElement, name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement | null)?.value ?? '';
+const value = (form: HTMLFormElement, name: string) =>
+  (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement | null)?.value ?? '';
 
 export function NewBudget({ projectId, onDone }: { projectId: string; onDone(): void }) {
   const [result, set] = useMutation(SET);
@@ -94,13 +100,23 @@ export function NewBudget({ projectId, onDone }: { projectId: string; onDone(): 
       <button type="submit" disabled={result.fetching}>
         Set budget
       </button>
-      {problem && <p class="error" role="alert">{problem}</p>}
+      {problem && (
+        <p class="error" role="alert">
+          {problem}
+        </p>
+      )}
     </form>
   );
 }
 
 /** Change a budget's limit, kind or thresholds; delete it (after a confirmation). */
-export function ChangeBudget({ budget, onDone }: { budget: { budgetId: string; limit: string; hard: boolean; thresholds: number[]; unit: Unit }; onDone(): void }) {
+export function ChangeBudget({
+  budget,
+  onDone,
+}: {
+  budget: { budgetId: string; limit: string; hard: boolean; thresholds: number[]; unit: Unit };
+  onDone(): void;
+}) {
   const [result, update] = useMutation(UPDATE);
   const [deleted, remove] = useMutation(DELETE);
   const [problem, setProblem] = useState('');
@@ -115,7 +131,12 @@ export function ChangeBudget({ budget, onDone }: { budget: { budgetId: string; l
           const form = e.currentTarget;
           const thresholds = thresholdList(value(form, 'thresholds'));
           if (typeof thresholds === 'string') return setProblem(thresholds);
-          const answer = await update({ budgetId: budget.budgetId, limit: value(form, 'limit').trim(), hard: (form.elements.namedItem('hard') as HTMLInputElement).checked, thresholds });
+          const answer = await update({
+            budgetId: budget.budgetId,
+            limit: value(form, 'limit').trim(),
+            hard: (form.elements.namedItem('hard') as HTMLInputElement).checked,
+            thresholds,
+          });
           setProblem(answer.error ? errorText(answer.error) : '');
           if (!answer.error) onDone();
         }}
@@ -145,7 +166,11 @@ export function ChangeBudget({ budget, onDone }: { budget: { budgetId: string; l
         >
           Delete budget
         </button>
-        {problem && <p class="error" role="alert">{problem}</p>}
+        {problem && (
+          <p class="error" role="alert">
+            {problem}
+          </p>
+        )}
       </form>
     </details>
   );

@@ -7,7 +7,12 @@ import type { Stacked } from './spend-chart';
 const COLORS = ['#2563eb', '#16a34a', '#ea580c', '#9333ea', '#0891b2', '#ca8a04', '#db2777', '#4b5563', '#94a3b8'];
 
 /** Draws the chart; a click on a bar calls `onPick` with its day and series (the drill-down). */
-export function drawStacked(host: HTMLElement, data: Stacked, unit: Unit, onPick?: (day: string, series: string) => void): () => void {
+export function drawStacked(
+  host: HTMLElement,
+  data: Stacked,
+  unit: Unit,
+  onPick?: (day: string, series: string) => void,
+): () => void {
   const xs = data.days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
   // Cumulative sums, drawn largest first so each band shows on top of the one below.
   const cumulative: number[][] = [];
@@ -29,7 +34,8 @@ export function drawStacked(host: HTMLElement, data: Stacked, unit: Unit, onPick
           stroke: COLORS[k % COLORS.length],
           paths: bars,
           points: { show: false },
-          value: (_u: uPlot, _v: number | null, _s: number, i: number | null) => (i === null ? '' : String(Number(data.series[k]!.values[i]!.toPrecision(12)))),
+          value: (_u: uPlot, _v: number | null, _s: number, i: number | null) =>
+            i === null ? '' : String(Number(data.series[k]!.values[i]!.toPrecision(12))),
         })),
       ],
       scales: { x: { time: true } },
@@ -44,7 +50,9 @@ export function drawStacked(host: HTMLElement, data: Stacked, unit: Unit, onPick
     const top = plot.cursor.top;
     if (i === null || i === undefined || top === undefined || top < 0) return;
     const y = plot.posToVal(top, 'y');
-    const k = cumulative.findIndex((c, n) => y <= c[i]! && y >= (n ? cumulative[n - 1]![i]! : 0) && data.series[n]!.values[i]! > 0);
+    const k = cumulative.findIndex(
+      (c, n) => y <= c[i]! && y >= (n ? cumulative[n - 1]![i]! : 0) && data.series[n]!.values[i]! > 0,
+    );
     if (k >= 0) onPick?.(data.days[i]!, data.series[k]!.name);
   };
   plot.over.addEventListener('click', pick);

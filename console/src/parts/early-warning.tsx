@@ -11,10 +11,35 @@ import { keyLabel, useProjects } from './project-picker';
 const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeValue unit period limit used usedPercent forecastSpend runsOutAt }
   anomalies(first: 5) { eventId projectName scope scopeValue hour unit spend baseline multiple } }`;
 
-interface Risk { budgetId: string; projectName: string; scope: string; scopeValue: string | null; unit: Unit; period: string; limit: string; used: string; usedPercent: string; forecastSpend: string | null; runsOutAt: string | null }
-interface Spike { eventId: string; projectName: string; scope: string; scopeValue: string | null; hour: string; unit: Unit; spend: string; baseline: string; multiple: string }
+interface Risk {
+  budgetId: string;
+  projectName: string;
+  scope: string;
+  scopeValue: string | null;
+  unit: Unit;
+  period: string;
+  limit: string;
+  used: string;
+  usedPercent: string;
+  forecastSpend: string | null;
+  runsOutAt: string | null;
+}
+interface Spike {
+  eventId: string;
+  projectName: string;
+  scope: string;
+  scopeValue: string | null;
+  hour: string;
+  unit: Unit;
+  spend: string;
+  baseline: string;
+  multiple: string;
+}
 
-export interface Early { budgetsAtRisk: Risk[]; anomalies: Spike[] }
+export interface Early {
+  budgetsAtRisk: Risk[];
+  anomalies: Spike[];
+}
 
 /**
  * Asked by the page beside its own query, and the page shows once both answered: a warning that
@@ -27,7 +52,8 @@ export function useEarlyWarning(wanted: boolean): { data: Early | undefined; ans
 
 export function EarlyWarning({ data }: { data: Early | undefined }) {
   const projects = useProjects();
-  const valueOf = (scope: string, value: string | null) => (scope === 'API_KEY' || scope === 'apiKey' ? keyLabel(projects, value) : (value ?? ''));
+  const valueOf = (scope: string, value: string | null) =>
+    scope === 'API_KEY' || scope === 'apiKey' ? keyLabel(projects, value) : (value ?? '');
   if (!data || (data.budgetsAtRisk.length === 0 && data.anomalies.length === 0)) return null;
   return (
     <div class="tops" data-testid="early-warning">
@@ -40,10 +66,13 @@ export function EarlyWarning({ data }: { data: Early | undefined }) {
                 <tr>
                   <td>
                     {b.projectName}, {b.period.toLowerCase()}
-                    {b.scope === 'PROJECT' ? '' : ` (${b.scope.toLowerCase().replace('_', ' ')} ${valueOf(b.scope, b.scopeValue)})`}
+                    {b.scope === 'PROJECT'
+                      ? ''
+                      : ` (${b.scope.toLowerCase().replace('_', ' ')} ${valueOf(b.scope, b.scopeValue)})`}
                   </td>
                   <td class="num" data-used-percent={b.usedPercent}>
-                    <span class={Number(b.usedPercent) >= 100 ? 'error' : ''}>{b.usedPercent} %</span> of <Amount amount={b.limit} unit={b.unit} />
+                    <span class={Number(b.usedPercent) >= 100 ? 'error' : ''}>{b.usedPercent} %</span> of{' '}
+                    <Amount amount={b.limit} unit={b.unit} />
                     {b.forecastSpend !== null && (
                       <>
                         {', forecast '}
@@ -66,11 +95,14 @@ export function EarlyWarning({ data }: { data: Early | undefined }) {
               {data.anomalies.map((a) => (
                 <tr>
                   <td>
-                    {a.scope === 'project' ? a.projectName : `${a.scope === 'apiKey' ? 'key' : 'user'} ${valueOf(a.scope, a.scopeValue)} (${a.projectName})`}
+                    {a.scope === 'project'
+                      ? a.projectName
+                      : `${a.scope === 'apiKey' ? 'key' : 'user'} ${valueOf(a.scope, a.scopeValue)} (${a.projectName})`}
                   </td>
                   <td>{dateTime(a.hour).slice(0, 16)}</td>
                   <td class="num">
-                    <Amount amount={a.spend} unit={a.unit} />, {a.multiple}× the usual <Amount amount={a.baseline} unit={a.unit} />
+                    <Amount amount={a.spend} unit={a.unit} />, {a.multiple}× the usual{' '}
+                    <Amount amount={a.baseline} unit={a.unit} />
                   </td>
                 </tr>
               ))}

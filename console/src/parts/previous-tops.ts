@@ -33,7 +33,13 @@ export interface Previous {
   error?: string | undefined;
 }
 
-export function usePrevious(shown: Record<Dimension, string[]>, previous: DayRange, previousUsers: DayRange, projects: string[] | null, tagName: string | undefined): Previous {
+export function usePrevious(
+  shown: Record<Dimension, string[]>,
+  previous: DayRange,
+  previousUsers: DayRange,
+  projects: string[] | null,
+  tagName: string | undefined,
+): Previous {
   const dims = (Object.keys(FILTERS) as Dimension[]).filter((d) => shown[d].length > 0);
   const fields = dims.flatMap((d) =>
     UNITS.map((u) => {
@@ -58,9 +64,12 @@ export function usePrevious(shown: Record<Dimension, string[]>, previous: DayRan
   const [{ data, fetching, error }] = useQuery<Record<string, Row[]>>({ query, variables, pause: dims.length === 0 });
   const ready = dims.length === 0 || ((!!data || !!error) && !fetching);
   if (!data) return { amountOf: () => undefined, ready, error: error ? errorText(error) : undefined };
-  return { ready, amountOf: (dim, key, unit) => {
-    if (!dims.includes(dim) || (dim === 'tag' && key === '(none)')) return undefined;
-    const rows = data[`${dim}${unit}`] ?? [];
-    return rows.find((r) => r.keys[0] === key)?.totals.find((t) => t.unit === unit)?.amount ?? '0';
-  } };
+  return {
+    ready,
+    amountOf: (dim, key, unit) => {
+      if (!dims.includes(dim) || (dim === 'tag' && key === '(none)')) return undefined;
+      const rows = data[`${dim}${unit}`] ?? [];
+      return rows.find((r) => r.keys[0] === key)?.totals.find((t) => t.unit === unit)?.amount ?? '0';
+    },
+  };
 }

@@ -1,4 +1,6 @@
-/** A person picks the project that budgets and filters apply to (among those they may read); a project key has its own. */
+/**
+ * A person picks the project that budgets and filters apply to (among those they may read); a project key has its own.
+ */
 import { useQuery } from '@urql/preact';
 import { useSigned } from '../signed';
 
@@ -30,7 +32,11 @@ export function ProjectPicker() {
   return (
     <label class="picker">
       Project{' '}
-      <select name="project" value={projectId ?? ''} onChange={(e) => pickProject((e.target as HTMLSelectElement).value || null)}>
+      <select
+        name="project"
+        value={projectId ?? ''}
+        onChange={(e) => pickProject((e.target as HTMLSelectElement).value || null)}
+      >
         <option value="">all projects</option>
         {projects.map((p) => (
           <option value={p.id}>{p.name}</option>

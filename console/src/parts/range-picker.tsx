@@ -25,7 +25,11 @@ export function RangePicker({ range }: { range: DayRange }) {
       <legend class="visually-hidden">Date range (UTC, whole days)</legend>
       <label>
         Range{' '}
-        <select name="preset" value={preset ?? ''} onChange={(e) => pick(PRESETS.find(([n]) => n === (e.target as HTMLSelectElement).value)![1]())}>
+        <select
+          name="preset"
+          value={preset ?? ''}
+          onChange={(e) => pick(PRESETS.find(([n]) => n === (e.target as HTMLSelectElement).value)![1]())}
+        >
           {!preset && <option value="">custom</option>}
           {PRESETS.map(([name]) => (
             <option value={name}>{name}</option>
@@ -34,13 +38,40 @@ export function RangePicker({ range }: { range: DayRange }) {
       </label>
       <label>
         Month{' '}
-        <input type="month" name="month" value={isWholeMonths(range) && range.days <= 31 ? range.from.slice(0, 7) : ''} onChange={(e) => (e.target as HTMLInputElement).value && pick(monthRange((e.target as HTMLInputElement).value))} />
+        <input
+          type="month"
+          name="month"
+          value={isWholeMonths(range) && range.days <= 31 ? range.from.slice(0, 7) : ''}
+          onChange={(e) =>
+            (e.target as HTMLInputElement).value && pick(monthRange((e.target as HTMLInputElement).value))
+          }
+        />
       </label>
       <label>
-        From <input type="date" name="from" value={range.from} max={range.to} onChange={(e) => (e.target as HTMLInputElement).value && setParams({ from: (e.target as HTMLInputElement).value, to: range.to })} />
+        From{' '}
+        <input
+          type="date"
+          name="from"
+          value={range.from}
+          max={range.to}
+          onChange={(e) =>
+            (e.target as HTMLInputElement).value &&
+            setParams({ from: (e.target as HTMLInputElement).value, to: range.to })
+          }
+        />
       </label>
       <label>
-        to (included) <input type="date" name="to" value={range.to} min={range.from} onChange={(e) => (e.target as HTMLInputElement).value && setParams({ from: range.from, to: (e.target as HTMLInputElement).value })} />
+        to (included){' '}
+        <input
+          type="date"
+          name="to"
+          value={range.to}
+          min={range.from}
+          onChange={(e) =>
+            (e.target as HTMLInputElement).value &&
+            setParams({ from: range.from, to: (e.target as HTMLInputElement).value })
+          }
+        />
       </label>
     </fieldset>
   );

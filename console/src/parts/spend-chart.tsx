@@ -45,7 +45,11 @@ export function stack(rows: Row[], unit: Unit, from: Date, days: number): Stacke
   const ordered = [...byKey.entries()].sort((a, b) => total(b[1]) - total(a[1]) || a[0].localeCompare(b[0]));
   const series = ordered.slice(0, MAX_SERIES).map(([name, values]) => ({ name, values }));
   const rest = ordered.slice(MAX_SERIES);
-  if (rest.length) series.push({ name: `${rest.length} others`, values: dayList.map((_, i) => rest.reduce((s, [, v]) => s + v[i]!, 0)) });
+  if (rest.length)
+    series.push({
+      name: `${rest.length} others`,
+      values: dayList.map((_, i) => rest.reduce((s, [, v]) => s + v[i]!, 0)),
+    });
   return { days: dayList, series };
 }
 
@@ -53,7 +57,19 @@ export function stack(rows: Row[], unit: Unit, from: Date, days: number): Stacke
  * `pick(day, key)` opens the tasks behind a bar; the table under the chart (folded) holds the exact
  * figures and the same links for the keyboard and screen readers.
  */
-export function SpendChart({ unit, from, days, rows, link }: { unit: Unit; from: Date; days: number; rows: Row[]; link?: ((day: string, key: string) => string | null) | undefined }) {
+export function SpendChart({
+  unit,
+  from,
+  days,
+  rows,
+  link,
+}: {
+  unit: Unit;
+  from: Date;
+  days: number;
+  rows: Row[];
+  link?: ((day: string, key: string) => string | null) | undefined;
+}) {
   const host = useRef<HTMLDivElement>(null);
   const [drawn, setDrawn] = useState(false);
   const [tableOpen, setTableOpen] = useState(false); // the table is built when first opened, not on every load
@@ -81,36 +97,41 @@ export function SpendChart({ unit, from, days, rows, link }: { unit: Unit; from:
   return (
     <div class="card chart" data-testid={`chart-${unit}`} data-drawn={drawn ? 'yes' : undefined}>
       <h2>Spend per day · {unit === 'USD' ? 'USD' : 'credits'}</h2>
-      <div ref={host} class="plot" role="img" aria-label={`spend per day in ${unit}, stacked; the table below lists the same figures`} />
+      <div
+        ref={host}
+        class="plot"
+        role="img"
+        aria-label={`spend per day in ${unit}, stacked; the table below lists the same figures`}
+      />
       <details onToggle={(e) => setTableOpen((e.currentTarget as HTMLDetailsElement).open)}>
         <summary>The figures as a table</summary>
         {tableOpen && (
-        <div class="scroll">
-          <table data-testid={`chart-table-${unit}`}>
-            <thead>
-              <tr>
-                <th>Day</th>
-                <th>Series</th>
-                <th class="num">Amount</th>
-              </tr>
-            </thead>
-            <tbody>
-              {own.map((r) => {
-                const m = r.totals.find((t) => t.unit === unit)!;
-                const to = link?.(r.keys[0]!.slice(0, 10), r.keys[1]!);
-                return (
-                  <tr>
-                    <td>{r.keys[0]!.slice(0, 10)}</td>
-                    <td>{to ? <a href={to}>{r.keys[1]}</a> : r.keys[1]}</td>
-                    <td class="num">
-                      <Amount amount={m.amount} unit={unit} />
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+          <div class="scroll">
+            <table data-testid={`chart-table-${unit}`}>
+              <thead>
+                <tr>
+                  <th>Day</th>
+                  <th>Series</th>
+                  <th class="num">Amount</th>
+                </tr>
+              </thead>
+              <tbody>
+                {own.map((r) => {
+                  const m = r.totals.find((t) => t.unit === unit)!;
+                  const to = link?.(r.keys[0]!.slice(0, 10), r.keys[1]!);
+                  return (
+                    <tr>
+                      <td>{r.keys[0]!.slice(0, 10)}</td>
+                      <td>{to ? <a href={to}>{r.keys[1]}</a> : r.keys[1]}</td>
+                      <td class="num">
+                        <Amount amount={m.amount} unit={unit} />
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
         )}
       </details>
     </div>

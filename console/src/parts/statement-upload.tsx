@@ -24,9 +24,20 @@ export function StatementUpload({ done }: { done: (id: string) => void }) {
         headers: { 'content-type': 'text/csv', 'x-csrf-token': session.csrf() },
         body: file,
       });
-      const answer = (await response.json().catch(() => ({}))) as { id?: string; rows?: number; repeated?: number; created?: boolean; message?: string };
+      const answer = (await response.json().catch(() => ({}))) as {
+        id?: string;
+        rows?: number;
+        repeated?: number;
+        created?: boolean;
+        message?: string;
+      };
       if (!response.ok) throw new Error(answer.message ?? `the gateway answered ${response.status}`);
-      setMessage({ error: false, text: answer.created ? importedText(answer.rows ?? 0, answer.repeated ?? 0) : 'This file was imported before: nothing changed.' });
+      setMessage({
+        error: false,
+        text: answer.created
+          ? importedText(answer.rows ?? 0, answer.repeated ?? 0)
+          : 'This file was imported before: nothing changed.',
+      });
       done(answer.id!);
     } catch (e) {
       setMessage({ error: true, text: (e as Error).message });
@@ -43,11 +54,23 @@ export function StatementUpload({ done }: { done: (id: string) => void }) {
       }}
     >
       <label>
-        Statement (CSV) <input type="file" accept=".csv,text/csv" data-testid="statement-file" onChange={(e) => setFile((e.currentTarget as HTMLInputElement).files?.[0] ?? null)} />
+        Statement (CSV){' '}
+        <input
+          type="file"
+          accept=".csv,text/csv"
+          data-testid="statement-file"
+          onChange={(e) => setFile((e.currentTarget as HTMLInputElement).files?.[0] ?? null)}
+        />
       </label>
       <details>
         <summary>Another layout: column mapping</summary>
-        <textarea rows={3} cols={70} value={mapping} onInput={(e) => setMapping((e.currentTarget as HTMLTextAreaElement).value)} placeholder='[{"field":"amount","column":"Cost (cents)","scale":"0.01"}]' />
+        <textarea
+          rows={3}
+          cols={70}
+          value={mapping}
+          onInput={(e) => setMapping((e.currentTarget as HTMLTextAreaElement).value)}
+          placeholder='[{"field":"amount","column":"Cost (cents)","scale":"0.01"}]'
+        />
       </details>
       <button type="submit" disabled={!file || busy}>
         {busy ? 'Importing…' : 'Import'}
@@ -64,6 +87,8 @@ export function StatementUpload({ done }: { done: (id: string) => void }) {
 /** "Imported 1 new row; 5 an earlier statement holds were skipped." */
 export function importedText(rows: number, repeated: number): string {
   const fresh = rows - repeated;
-  const skipped = repeated ? `; ${groupDigits(String(repeated))} ${repeated === 1 ? 'row' : 'rows'} an earlier statement holds ${repeated === 1 ? 'was' : 'were'} skipped` : '';
+  const skipped = repeated
+    ? `; ${groupDigits(String(repeated))} ${repeated === 1 ? 'row' : 'rows'} an earlier statement holds ${repeated === 1 ? 'was' : 'were'} skipped`
+    : '';
   return `Imported ${groupDigits(String(fresh))} new ${fresh === 1 ? 'row' : 'rows'}${skipped}.`;
 }

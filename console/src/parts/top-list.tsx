@@ -16,7 +16,17 @@ export interface Ranked {
   href?: string | null;
 }
 
-export function TopList({ id, title, rows, empty }: { id: string; title: ComponentChildren; rows: Ranked[]; empty?: string }) {
+export function TopList({
+  id,
+  title,
+  rows,
+  empty,
+}: {
+  id: string;
+  title: ComponentChildren;
+  rows: Ranked[];
+  empty?: string;
+}) {
   return (
     <div class="card ranked" data-testid={`top-${id}`}>
       <h2>{title}</h2>
@@ -27,13 +37,17 @@ export function TopList({ id, title, rows, empty }: { id: string; title: Compone
           <tbody>
             {rows.map((r) => (
               <tr data-key={r.key}>
-                <td class="key">{r.href ? <a href={r.href}>{r.label ?? r.key}</a> : r.label ?? r.key}</td>
+                <td class="key">{r.href ? <a href={r.href}>{r.label ?? r.key}</a> : (r.label ?? r.key)}</td>
                 <td class="num">{plural(r.tasks, 'task')}</td>
                 <td class="num" data-amount={r.money.amount} data-unit={r.money.unit}>
                   <Amount amount={r.money.amount} unit={r.money.unit} />
                 </td>
                 {r.previous !== undefined && (
-                  <td class="num change" data-previous={r.previous} title={`previous period: ${money(r.previous, r.money.unit)}`}>
+                  <td
+                    class="num change"
+                    data-previous={r.previous}
+                    title={`previous period: ${money(r.previous, r.money.unit)}`}
+                  >
                     {change(r.money.amount, r.previous, r.money.unit)}
                   </td>
                 )}

@@ -10,7 +10,15 @@ import { NewSecret } from './new-secret';
 const CREATE = `mutation CreateEndpoint($url: String!, $events: [String!], $projectId: ID, $format: WebhookFormat!) {
   createWebhookEndpoint(url: $url, events: $events, projectId: $projectId, format: $format) { secret endpoint { id } }
 }`;
-const EVENTS = ['budget.threshold_crossed', 'budget.exhausted', 'task.overrun', 'task.needs_review', 'budget.forecast_exceeded', 'spend.anomaly', 'spend.digest'];
+const EVENTS = [
+  'budget.threshold_crossed',
+  'budget.exhausted',
+  'task.overrun',
+  'task.needs_review',
+  'budget.forecast_exceeded',
+  'spend.anomaly',
+  'spend.digest',
+];
 
 export function NewEndpoint({ projects, onDone }: { projects: { id: string; name: string }[]; onDone(): void }) {
   const [result, create] = useMutation<{ createWebhookEndpoint: { secret: string } }>(CREATE);
@@ -18,7 +26,13 @@ export function NewEndpoint({ projects, onDone }: { projects: { id: string; name
   const [secret, setSecret] = useState('');
   return (
     <>
-      {secret && <NewSecret secret={secret} what="signing secret (verify each delivery's webhook-signature with it)" onDone={() => setSecret('')} />}
+      {secret && (
+        <NewSecret
+          secret={secret}
+          what="signing secret (verify each delivery's webhook-signature with it)"
+          onDone={() => setSecret('')}
+        />
+      )}
       <details class="card">
         <summary>Add an endpoint</summary>
         <form
@@ -27,9 +41,15 @@ export function NewEndpoint({ projects, onDone }: { projects: { id: string; name
           onSubmit={async (e) => {
             e.preventDefault();
             const form = e.currentTarget;
-            const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
+            const field = (name: string) =>
+              (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
             const events = EVENTS.filter((ev) => (form.elements.namedItem(`event-${ev}`) as HTMLInputElement).checked);
-            const answer = await create({ url: field('url'), format: field('format'), projectId: field('project') || null, events: events.length ? events : null });
+            const answer = await create({
+              url: field('url'),
+              format: field('format'),
+              projectId: field('project') || null,
+              events: events.length ? events : null,
+            });
             setProblem(answer.error ? errorText(answer.error) : '');
             if (answer.data) {
               setSecret(answer.data.createWebhookEndpoint.secret);
@@ -39,7 +59,13 @@ export function NewEndpoint({ projects, onDone }: { projects: { id: string; name
           }}
         >
           <label>
-            URL <input name="url" required size={40} placeholder="https://hooks.example.com/spend or mailto:finance@example.com" />
+            URL{' '}
+            <input
+              name="url"
+              required
+              size={40}
+              placeholder="https://hooks.example.com/spend or mailto:finance@example.com"
+            />
           </label>
           <label>
             Format{' '}
@@ -69,7 +95,11 @@ export function NewEndpoint({ projects, onDone }: { projects: { id: string; name
           <button type="submit" disabled={result.fetching}>
             Add endpoint
           </button>
-          {problem && <p class="error" role="alert">{problem}</p>}
+          {problem && (
+            <p class="error" role="alert">
+              {problem}
+            </p>
+          )}
         </form>
       </details>
     </>

@@ -10,13 +10,20 @@ import { UsageError, withDatabase } from '../cli-support.js';
 
 export async function auditVerify(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { head: { type: 'string' } } });
-  if (values.head !== undefined && !/^[0-9a-f]{64}$/i.test(values.head)) throw new UsageError('audit verify [--head HASH]: HASH is the 64 hex digits `spendgate audit head` printed');
-  const result = await withDatabase((db) => verifyChain(new AuditService(db).all(), values.head ? Buffer.from(values.head, 'hex') : undefined));
+  if (values.head !== undefined && !/^[0-9a-f]{64}$/i.test(values.head))
+    throw new UsageError('audit verify [--head HASH]: HASH is the 64 hex digits `spendgate audit head` printed');
+  const result = await withDatabase((db) =>
+    verifyChain(new AuditService(db).all(), values.head ? Buffer.from(values.head, 'hex') : undefined),
+  );
   if (result.problem) {
-    process.stdout.write(`audit verify: FAILED at record ${result.problem.seq}: ${result.problem.problem} (${result.checked} records before it chain)\n`);
+    process.stdout.write(
+      `audit verify: FAILED at record ${result.problem.seq}: ${result.problem.problem} (${result.checked} records before it chain)\n`,
+    );
     return 1;
   }
-  process.stdout.write(`audit verify: ${result.checked} records chain${result.head ? `; head ${result.head.seq} ${result.head.hash.toString('hex')}` : ''}\n`);
+  process.stdout.write(
+    `audit verify: ${result.checked} records chain${result.head ? `; head ${result.head.seq} ${result.head.hash.toString('hex')}` : ''}\n`,
+  );
   return 0;
 }
 

@@ -16,22 +16,31 @@ import { cliActor, UsageError, withDatabase } from '../cli-support.js';
 
 export async function monthClose(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { through: { type: 'string' } } });
-  if (values.through === undefined ? positionals.length !== 1 : positionals.length !== 0) throw new UsageError('month close YYYY-MM  |  month close --through YYYY-MM');
+  if (values.through === undefined ? positionals.length !== 1 : positionals.length !== 0)
+    throw new UsageError('month close YYYY-MM  |  month close --through YYYY-MM');
   const closes = await withDatabase((db) => {
     const { actor, client } = cliActor();
     const service = new MonthCloseService(db, new ChangesService(db, new AuditService(db)));
     const who = (actor as { label: string }).label;
-    return values.through === undefined ? service.close(positionals[0]!, actor, client, who).then((c) => [c]) : service.closeThrough(values.through, actor, client, who);
+    return values.through === undefined
+      ? service.close(positionals[0]!, actor, client, who).then((c) => [c])
+      : service.closeThrough(values.through, actor, client, who);
   });
   // Months with nothing in them (hundreds, after an entry of 1970) are counted, not listed.
   const quiet = closes.filter((c) => c.statements === 0 && c.carriedTasks === 0);
   for (const close of closes) {
     if (close.statements || close.carriedTasks || closes.length === 1) {
-      process.stdout.write(`closed ${close.month}: ${close.statements} statement(s), ${close.carriedTasks} open hold(s) carried to the next month\n`);
+      process.stdout.write(
+        `closed ${close.month}: ${close.statements} statement(s), ${close.carriedTasks} open hold(s) carried to the next month\n`,
+      );
     }
   }
-  if (quiet.length && closes.length > 1) process.stdout.write(`closed ${quiet.length} month(s) with no activity, ${quiet[0]!.month} to ${quiet.at(-1)!.month}\n`);
-  if (closes.length === 0) process.stdout.write(`month close: every month through ${values.through} is already closed\n`);
+  if (quiet.length && closes.length > 1)
+    process.stdout.write(
+      `closed ${quiet.length} month(s) with no activity, ${quiet[0]!.month} to ${quiet.at(-1)!.month}\n`,
+    );
+  if (closes.length === 0)
+    process.stdout.write(`month close: every month through ${values.through} is already closed\n`);
   return 0;
 }
 
@@ -43,8 +52,11 @@ export async function ledgerSeal(): Promise<number> {
 
 export async function ledgerVerify(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { head: { type: 'string' } } });
-  if (values.head !== undefined && !/^[0-9a-f]{64}$/i.test(values.head)) throw new UsageError('ledger verify [--head HASH]: HASH is the 64 hex digits `spendgate ledger head` printed');
-  const result = await withDatabase((db) => verifyLedger(db, values.head ? Buffer.from(values.head, 'hex') : undefined));
+  if (values.head !== undefined && !/^[0-9a-f]{64}$/i.test(values.head))
+    throw new UsageError('ledger verify [--head HASH]: HASH is the 64 hex digits `spendgate ledger head` printed');
+  const result = await withDatabase((db) =>
+    verifyLedger(db, values.head ? Buffer.from(values.head, 'hex') : undefined),
+  );
   if (result.problems.length) {
     for (const problem of result.problems) process.stdout.write(`ledger verify: FAILED: ${problem}\n`);
     return 1;
@@ -58,6 +70,8 @@ export async function ledgerVerify(args: string[]): Promise<number> {
 
 export async function ledgerHeadCommand(): Promise<number> {
   const head = await withDatabase((db) => ledgerHead(db));
-  process.stdout.write(head ? `${head.seq} ${head.hash}\n` : 'the ledger has no seal yet: run `spendgate ledger seal` first\n');
+  process.stdout.write(
+    head ? `${head.seq} ${head.hash}\n` : 'the ledger has no seal yet: run `spendgate ledger seal` first\n',
+  );
   return 0;
 }

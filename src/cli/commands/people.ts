@@ -14,24 +14,45 @@ import { ProjectsService } from '../../projects/projects.service.js';
 import { cliActor, UsageError, withDatabase } from '../cli-support.js';
 
 export async function userInvite(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { email: { type: 'string' }, role: { type: 'string' }, projects: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { email: { type: 'string' }, role: { type: 'string' }, projects: { type: 'string' } },
+  });
   const role = values.role?.toUpperCase() as Role | undefined;
-  if (!values.email || !role || !ROLES.includes(role)) throw new UsageError(`user invite --email E --role ${ROLES.map((r) => r.toLowerCase()).join('|')} [--projects a,b]`);
+  if (!values.email || !role || !ROLES.includes(role))
+    throw new UsageError(
+      `user invite --email E --role ${ROLES.map((r) => r.toLowerCase()).join('|')} [--projects a,b]`,
+    );
   const person = await withDatabase(async (db) => {
     const projects = new ProjectsService(db);
-    const projectIds = values.projects ? await Promise.all(values.projects.split(',').map(async (p) => (await projects.resolve(p.trim())).id)) : null;
+    const projectIds = values.projects
+      ? await Promise.all(values.projects.split(',').map(async (p) => (await projects.resolve(p.trim())).id))
+      : null;
     const { actor, client } = cliActor();
-    return new ChangesService(db, new AuditService(db)).run(actor, client, (p: { id: string }) => ({ action: 'person.invite', targetKind: 'person', targetId: p.id, after: p }), () =>
-      new PeopleService(db).invite(values.email!, { role, projectIds }, (actor as { label: string }).label),
+    return new ChangesService(db, new AuditService(db)).run(
+      actor,
+      client,
+      (p: { id: string }) => ({ action: 'person.invite', targetKind: 'person', targetId: p.id, after: p }),
+      () => new PeopleService(db).invite(values.email!, { role, projectIds }, (actor as { label: string }).label),
     );
   });
   process.stdout.write(`${person.id}\n`);
-  process.stderr.write(`invited ${person.email} as ${person.role.toLowerCase()}${person.allProjects ? ' of every project' : ` of ${person.projectIds.length} project(s)`}: they sign in with your identity provider, or with a token from \`spendgate token create --email ${person.email}\`\n`);
+  process.stderr.write(
+    `invited ${person.email} as ${person.role.toLowerCase()}${person.allProjects ? ' of every project' : ` of ${person.projectIds.length} project(s)`}: they sign in with your identity provider, or with a token from \`spendgate token create --email ${person.email}\`\n`,
+  );
   return 0;
 }
 
 export async function tokenCreate(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { name: { type: 'string' }, email: { type: 'string' }, service: { type: 'string' }, expires: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: {
+      name: { type: 'string' },
+      email: { type: 'string' },
+      service: { type: 'string' },
+      expires: { type: 'string' },
+    },
+  });
   if (!values.name || (values.email === undefined) === (values.service === undefined)) {
     throw new UsageError('token create --name N (--email PERSON | --service SERVICE_ACCOUNT) [--expires DATE]');
   }
@@ -43,7 +64,12 @@ export async function tokenCreate(args: string[]): Promise<number> {
     const made = await new ChangesService(db, new AuditService(db)).run(
       actor,
       client,
-      (t: { token: { id: string; prefix: string; name: string; holder: string } }) => ({ action: 'token.create', targetKind: 'token', targetId: t.token.id, after: { prefix: t.token.prefix, name: t.token.name, holder: t.token.holder } }),
+      (t: { token: { id: string; prefix: string; name: string; holder: string } }) => ({
+        action: 'token.create',
+        targetKind: 'token',
+        targetId: t.token.id,
+        after: { prefix: t.token.prefix, name: t.token.name, holder: t.token.holder },
+      }),
       () => new TokensService(db).create(holder, values.name!, expiresAt),
     );
     return made.secret;
@@ -52,11 +78,16 @@ export async function tokenCreate(args: string[]): Promise<number> {
   return 0;
 }
 
-async function holderOf(db: import('../../database/database.js').Database, email?: string, service?: string): Promise<Holder> {
+async function holderOf(
+  db: import('../../database/database.js').Database,
+  email?: string,
+  service?: string,
+): Promise<Holder> {
   const people = new PeopleService(db);
   if (email !== undefined) {
     const personId = await people.activePersonId(email);
-    if (!personId) throw new UsageError(`no person ${email} (invite them first: spendgate user invite --email ${email} --role …)`);
+    if (!personId)
+      throw new UsageError(`no person ${email} (invite them first: spendgate user invite --email ${email} --role …)`);
     return { personId };
   }
   const serviceAccountId = await people.activeServiceAccountId(service ?? '');

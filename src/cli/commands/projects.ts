@@ -11,8 +11,17 @@ export async function projectCreate(args: string[]): Promise<number> {
   if (!name) throw new UsageError('project create <name>');
   const project = await withDatabase((db) => {
     const { actor, client } = cliActor();
-    return new ChangesService(db, new AuditService(db)).run(actor, client, (p: { id: string }) => ({ action: 'project.create', targetKind: 'project', targetId: p.id, projectId: p.id, after: p }), () =>
-      new ProjectsService(db).create(name),
+    return new ChangesService(db, new AuditService(db)).run(
+      actor,
+      client,
+      (p: { id: string }) => ({
+        action: 'project.create',
+        targetKind: 'project',
+        targetId: p.id,
+        projectId: p.id,
+        after: p,
+      }),
+      () => new ProjectsService(db).create(name),
     );
   });
   process.stdout.write(`${project.id}\n`);
@@ -20,8 +29,17 @@ export async function projectCreate(args: string[]): Promise<number> {
 }
 
 export async function keyCreate(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { project: { type: 'string' }, tags: { type: 'string' }, name: { type: 'string' }, expires: { type: 'string' } } });
-  if (!values.project) throw new UsageError('key create --project <name-or-id> [--tags name=value,...] [--name N] [--expires DATE]');
+  const { values } = parseArgs({
+    args,
+    options: {
+      project: { type: 'string' },
+      tags: { type: 'string' },
+      name: { type: 'string' },
+      expires: { type: 'string' },
+    },
+  });
+  if (!values.project)
+    throw new UsageError('key create --project <name-or-id> [--tags name=value,...] [--name N] [--expires DATE]');
   const expiresAt = values.expires ? calendarDate(values.expires) : undefined;
   if (expiresAt === null) throw new UsageError(notADate('--expires', values.expires!));
   const key = await withDatabase(async (db) => {
@@ -32,8 +50,19 @@ export async function keyCreate(args: string[]): Promise<number> {
     return new ChangesService(db, new AuditService(db)).run(
       actor,
       client,
-      (k: string) => ({ action: 'api-key.issue', targetKind: 'api-key', targetId: k.slice(3, 15), projectId: project.id, after: { name: values.name ?? null, tags: values.tags ?? null, expiresAt: expiresAt ?? null } }),
-      () => projects.issueKey(project.id, values.tags ? values.tags.split(',') : [], { ...(values.name ? { name: values.name } : {}), ...(expiresAt ? { expiresAt } : {}), createdBy: (actor as { label: string }).label }),
+      (k: string) => ({
+        action: 'api-key.issue',
+        targetKind: 'api-key',
+        targetId: k.slice(3, 15),
+        projectId: project.id,
+        after: { name: values.name ?? null, tags: values.tags ?? null, expiresAt: expiresAt ?? null },
+      }),
+      () =>
+        projects.issueKey(project.id, values.tags ? values.tags.split(',') : [], {
+          ...(values.name ? { name: values.name } : {}),
+          ...(expiresAt ? { expiresAt } : {}),
+          createdBy: (actor as { label: string }).label,
+        }),
     );
   });
   process.stdout.write(`${key}\n`);

@@ -16,7 +16,8 @@ export async function reconcileCommand(): Promise<number> {
     process.stdout.write('reconcile: clean — every balance equals the sum of its ledger entries\n');
     return 0;
   }
-  for (const d of differences) process.stdout.write(`DIFFERENCE ${d.what}: stored ${d.stored}, ledger ${d.fromLedger}\n`);
+  for (const d of differences)
+    process.stdout.write(`DIFFERENCE ${d.what}: stored ${d.stored}, ledger ${d.fromLedger}\n`);
   return 1;
 }
 
@@ -24,8 +25,13 @@ export async function report(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
-      from: { type: 'string' }, to: { type: 'string' }, 'group-by': { type: 'string' }, format: { type: 'string' },
-      unit: { type: 'string' }, 'order-by': { type: 'string' }, first: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      'group-by': { type: 'string' },
+      format: { type: 'string' },
+      unit: { type: 'string' },
+      'order-by': { type: 'string' },
+      first: { type: 'string' },
     },
   });
   if (!values.from || !values.to) throw new UsageError('report --from <date> --to <date>');
@@ -36,12 +42,16 @@ export async function report(args: string[]): Promise<number> {
   if (values.format === 'focus') {
     const config = loadConfig(process.env);
     const rate = config.CREDITS_PER_USD ? { creditsPerUsd: dec(config.CREDITS_PER_USD) } : {};
-    process.stdout.write(await withReportsDatabase((db) => focusCsv(db, { from, to, vendorName: config.VENDOR_NAME, ...rate })));
+    process.stdout.write(
+      await withReportsDatabase((db) => focusCsv(db, { from, to, vendorName: config.VENDOR_NAME, ...rate })),
+    );
     return 0;
   }
   const groupBy = (values['group-by'] ?? 'project,model,day').split(',').filter(Boolean) as GroupKey[];
   const query: ReportQuery = {
-    from, to, groupBy,
+    from,
+    to,
+    groupBy,
     ...(values.unit ? { unit: values.unit as Unit } : {}),
     ...(values['order-by'] ? { orderBy: values['order-by'] as 'keys' | 'amount' } : {}),
     ...(values.first ? { first: /^\d+$/.test(values.first) ? Number(values.first) : Number.NaN } : {}),
@@ -49,7 +59,12 @@ export async function report(args: string[]): Promise<number> {
   try {
     checkReportQuery(query);
   } catch (error) {
-    throw new UsageError((error as Error).message.replace(/^(groupBy|orderBy|first|unit):/, (_, f: string) => `--${f === 'groupBy' ? 'group-by' : f === 'orderBy' ? 'order-by' : f}:`));
+    throw new UsageError(
+      (error as Error).message.replace(
+        /^(groupBy|orderBy|first|unit):/,
+        (_, f: string) => `--${f === 'groupBy' ? 'group-by' : f === 'orderBy' ? 'order-by' : f}:`,
+      ),
+    );
   }
   const rows = await withReportsDatabase((db) => spendReport(db, query));
   process.stdout.write(values.format === 'json' ? `${JSON.stringify(rows, null, 2)}\n` : toCsv(groupBy, rows));

@@ -16,9 +16,18 @@ const { file, mapping } = workerData as { file: string; mapping: ColumnMapping[]
 try {
   const result = await withDatabase((db) => {
     const { actor, client } = cliActor();
-    return new ReconciliationService(db, new ChangesService(db, new AuditService(db))).import(createReadStream(file), mapping, actor, client, (actor as { label: string }).label);
+    return new ReconciliationService(db, new ChangesService(db, new AuditService(db))).import(
+      createReadStream(file),
+      mapping,
+      actor,
+      client,
+      (actor as { label: string }).label,
+    );
   });
   parentPort!.postMessage({ result });
 } catch (error) {
-  parentPort!.postMessage({ refused: error instanceof ApiError, message: error instanceof ApiError ? error.message : ((error as Error).stack ?? String(error)) });
+  parentPort!.postMessage({
+    refused: error instanceof ApiError,
+    message: error instanceof ApiError ? error.message : ((error as Error).stack ?? String(error)),
+  });
 }

@@ -28,8 +28,15 @@ export async function vendorImport(args: string[]): Promise<number> {
   }
   // In a worker with a 24 MB young generation: V8 would otherwise let it grow to 3x64 MB on a large
   // machine, and a million-row import peaked near 300 MB instead of ~200 (bench:vendor-import).
-  const worker = new Worker(new URL('./vendor-import.worker.js', import.meta.url), { workerData: { file: positionals[0], mapping }, resourceLimits: { maxYoungGenerationSizeMb: 24 } });
-  const answer = await new Promise<{ result?: Awaited<ReturnType<ReconciliationService['import']>>; refused?: boolean; message?: string }>((resolve, reject) => {
+  const worker = new Worker(new URL('./vendor-import.worker.js', import.meta.url), {
+    workerData: { file: positionals[0], mapping },
+    resourceLimits: { maxYoungGenerationSizeMb: 24 },
+  });
+  const answer = await new Promise<{
+    result?: Awaited<ReturnType<ReconciliationService['import']>>;
+    refused?: boolean;
+    message?: string;
+  }>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the import stopped (exit ${code})`)));
@@ -38,15 +45,21 @@ export async function vendorImport(args: string[]): Promise<number> {
   const result = answer.result;
   const s = result.statement;
   process.stdout.write(`${s.id}\n`);
-  process.stderr.write(`${result.created ? 'imported' : 'already imported'}: ${s.rows} rows${s.repeated ? ` (${s.repeated} already in an earlier statement)` : ''}\n`);
-  for (const c of s.summary.classes) process.stderr.write(`  ${c.class.padEnd(16)} ${String(c.count).padStart(8)}  theirs ${c.theirs} ${c.unit}, ours ${c.ours} ${c.unit}\n`);
+  process.stderr.write(
+    `${result.created ? 'imported' : 'already imported'}: ${s.rows} rows${s.repeated ? ` (${s.repeated} already in an earlier statement)` : ''}\n`,
+  );
+  for (const c of s.summary.classes)
+    process.stderr.write(
+      `  ${c.class.padEnd(16)} ${String(c.count).padStart(8)}  theirs ${c.theirs} ${c.unit}, ours ${c.ours} ${c.unit}\n`,
+    );
   return 0;
 }
 
 export async function simulatedStatement(from: string, to: string, discrepancies: boolean): Promise<number> {
   const start = new Date(`${from}T00:00:00Z`);
   const end = new Date(`${to}T00:00:00Z`);
-  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()) || end <= start) throw new UsageError('simulate --statement FROM TO: two UTC days, e.g. 2026-11-01 2026-12-01');
+  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()) || end <= start)
+    throw new UsageError('simulate --statement FROM TO: two UTC days, e.g. 2026-11-01 2026-12-01');
   const rows = await withDatabase((db) => new TaskReadsService(db).billedBetween(start, end));
   const out = rows.map((r) => [r.id, r.model, r.at.toISOString(), r.amount, r.unit]);
   if (discrepancies && out.length >= 2) {
@@ -55,6 +68,8 @@ export async function simulatedStatement(from: string, to: string, discrepancies
     changed[3] = dec(changed[3]!).plus('0.01').toFixed(); // billed a cent more
     out.push(['999999999', 'seedream-4.0', out[0]![2]!, '0.04', 'USD']); // billed, never ours
   }
-  process.stdout.write(`${csvLine(['task_id', 'model', 'time', 'amount', 'unit'])}\n${out.map((r) => csvLine(r)).join('\n')}${out.length ? '\n' : ''}`);
+  process.stdout.write(
+    `${csvLine(['task_id', 'model', 'time', 'amount', 'unit'])}\n${out.map((r) => csvLine(r)).join('\n')}${out.length ? '\n' : ''}`,
+  );
   return 0;
 }

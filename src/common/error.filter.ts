@@ -92,6 +92,9 @@ export function toApiError(exception: unknown): ApiError {
 const databaseUnavailable = () => ApiError.serviceUnavailable('the database is unavailable; retry shortly');
 
 const DB_DOWN_CODES = new Set([
+  // A server that became a standby (a failover moved the primary away; decisions §17): it answers,
+  // but refuses every write. The connection is dropped (Database) and a new one finds the primary.
+  '25006',
   'ECONNREFUSED',
   'ECONNRESET',
   'EPIPE',
@@ -105,7 +108,7 @@ const DB_DOWN_CODES = new Set([
   '08004',
 ]);
 
-/** A lost or refused database connection (a restart, a failover), as opposed to a bad query. */
+/** A lost or refused database connection (a restart, a failover, a standby), as opposed to a bad query. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; message?: string; cause?: unknown } | undefined;
   if (!e) return false;

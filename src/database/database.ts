@@ -94,6 +94,14 @@ export class Database {
     await this.runner.query('SELECT 1');
   }
 
+  /** Whether the server answers and takes writes: false on a standby (decisions §17). */
+  async writable(): Promise<boolean> {
+    const { rows } = await this.runner.query<{ standby: boolean; readOnly: string }>(
+      'SELECT pg_is_in_recovery() AS standby, current_setting(\'transaction_read_only\') AS "readOnly"',
+    );
+    return !rows[0]!.standby && rows[0]!.readOnly === 'off';
+  }
+
   /** Rows as arrays in column order: cheaper than one object per row for large results (reports). */
   async queryArrays(text: string, values?: unknown[]): Promise<unknown[][]> {
     return (await this.runner.query<unknown[]>({ text, values, rowMode: 'array' })).rows;
@@ -143,6 +151,8 @@ export class Database {
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
+      // A server that became a standby refuses writes on this connection for good: not given back.
+      if ((error as { code?: string }).code === READ_ONLY_SERVER) lost ??= error as Error;
       throw error;
     } finally {
       client.removeListener('error', onLost);
@@ -163,6 +173,9 @@ export class Database {
     await this.pool.end().catch(() => {});
   }
 }
+
+/** SQLSTATE read_only_sql_transaction: the server is a standby now (or was set read-only). */
+const READ_ONLY_SERVER = '25006';
 
 export const DATABASE = Symbol('DATABASE');
 /** GraphQL's reads of tasks and budgets: the primary, through the read bulkhead. */

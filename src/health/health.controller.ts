@@ -35,7 +35,10 @@ export class HealthController {
       );
     const separateReports = this.config.REPORTS_DATABASE_URL !== undefined;
     const [database, upstream, reportsDatabase, reads] = await Promise.all([
-      reachable(this.db.ping()),
+      this.db.writable().then(
+        (writable) => (writable ? 'ok' : 'read-only: a standby, not the primary (a failover in progress?)'),
+        (e: Error) => `unreachable: ${e.message}`,
+      ),
       // Any HTTP answer means the upstream is reachable; only transport failures count against it.
       reachable(this.upstream.client.get(VENDOR_PATHS.task(0))),
       separateReports ? reachable(this.reportsDb.ping()) : undefined,

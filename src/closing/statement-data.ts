@@ -5,7 +5,7 @@
  * ledger; open items are the holds the close carried forward (an accrual, not in the totals).
  * Every amount is the database's exact text, per unit: credits and USD are never added together.
  */
-import type { Unit } from '../pricing/money.js';
+import type { AmountText, Unit } from '../pricing/money.js';
 import { MODEL_ROUTES } from '../catalog/catalog.js';
 import type { Database } from '../database/database.js';
 import { digestOf, ENTRY_COLUMNS, entryDigest, type EntryRow } from '../ledger/ledger-seal.js';
@@ -33,9 +33,9 @@ export interface StatementData {
    * statement.
    */
   ledgerHead?: { seq: string; hash: string } | null;
-  totals: Array<{ unit: Unit; amount: string; tasks: number }>;
-  byModel: Array<{ model: string; kind: string; unit: Unit; amount: string; tasks: number }>;
-  byKey: Array<{ key: string; name: string | null; unit: Unit; amount: string; tasks: number }>;
+  totals: Array<AmountText & { tasks: number }>;
+  byModel: Array<AmountText & { model: string; kind: string; tasks: number }>;
+  byKey: Array<AmountText & { key: string; name: string | null; tasks: number }>;
   adjustments: Array<{
     entryId: string;
     at: string;
@@ -83,17 +83,17 @@ export async function statementData(
   // One after another: inside the close's transaction they share one connection.
   const project = await db.query<{ name: string }>('SELECT name FROM project WHERE id = $1', [projectId]);
   // Summed by the database, as the spend report sums them: the same exact text.
-  const totals = await db.query<{ unit: Unit; amount: string; tasks: number }>(
+  const totals = await db.query<AmountText & { tasks: number }>(
     `SELECT unit::text, sum(amount)::text AS amount, sum(tasks)::int AS tasks FROM spend_rollup
      WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY unit ORDER BY unit`,
     [projectId, ...days],
   );
-  const byModel = await db.query<{ model: string; unit: Unit; amount: string; tasks: number }>(
+  const byModel = await db.query<AmountText & { model: string; tasks: number }>(
     `SELECT model, unit::text, sum(amount)::text AS amount, sum(tasks)::int AS tasks FROM spend_rollup
      WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY model, unit ORDER BY model COLLATE "C", unit`,
     [projectId, ...days],
   );
-  const byKey = await db.query<{ key: string; name: string | null; unit: Unit; amount: string; tasks: number }>(
+  const byKey = await db.query<AmountText & { key: string; name: string | null; tasks: number }>(
     `SELECT s.value AS key, k.name, s.unit::text, sum(s.amount)::text AS amount, sum(s.tasks)::int AS tasks
      FROM spend_rollup_by s LEFT JOIN api_key k ON k.prefix = s.value
      WHERE s.dimension = 'apiKey' AND s.project_id = $1 AND s.period >= $2 AND s.period < $3

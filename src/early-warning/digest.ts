@@ -6,10 +6,9 @@
  * come from the hourly roll-up (the report groups users by whole months); budgets at risk are those
  * whose forecast passes their limit, with the date they run out.
  */
-import type { Unit } from '../pricing/money.js';
 import type { Database } from '../database/database.js';
 import { budgetForecasts } from './budget-forecasts.js';
-import { dec } from '../pricing/money.js';
+import { dec, type AmountText, type Unit } from '../pricing/money.js';
 import { spendReport } from '../reports/spend-report.js';
 
 const DAY = 86_400_000;
@@ -17,9 +16,9 @@ const TOP = 5;
 
 export interface Digest {
   week: { from: string; to: string };
-  projects: Array<{ id: string; name: string; totals: Array<{ unit: Unit; amount: string; tasks: number }> }>;
-  topKeys: Array<{ key: string; name: string | null; unit: Unit; amount: string }>;
-  topUsers: Array<{ project: string; user: string; unit: Unit; amount: string }>;
+  projects: Array<{ id: string; name: string; totals: Array<AmountText & { tasks: number }> }>;
+  topKeys: Array<AmountText & { key: string; name: string | null }>;
+  topUsers: Array<AmountText & { project: string; user: string }>;
   budgetsAtRisk: Array<{
     project: string;
     budgetId: string;

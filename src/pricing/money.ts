@@ -11,6 +11,15 @@ export type DecimalValue = DecimalBase.Value;
 /** The two units money is counted in: language models in credits, media in USD. */
 export type Unit = 'CREDITS' | 'USD';
 
+/**
+ * An exact amount as a query hands it to an edge (a report row, a statement line, an answer):
+ * PostgreSQL's numeric text, in its unit. Never a number; `Money.of(unit, amount)` for arithmetic.
+ */
+export interface AmountText {
+  unit: Unit;
+  amount: string;
+}
+
 export const ZERO = new Decimal(0);
 export const MILLION = new Decimal(1_000_000);
 

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { bigintId, parseTaskRef } from '../common/ids.js';
 import { Database, READS_DATABASE } from '../database/database.js';
-import { dec, type Decimal } from '../pricing/money.js';
+import { dec, type AmountText, type Decimal } from '../pricing/money.js';
 import type { Exactness, Unit } from '../pricing/pricing.types.js';
 import { filterSql, onlyProjects, postedTotalsSql, type TaskFilter } from './task-filter.js';
 
@@ -179,8 +179,8 @@ export class TaskReadsService {
    */
   async totals(filter: TaskFilter): Promise<{
     tasks: number;
-    totals: Array<{ unit: Unit; amount: string }>;
-    withoutTask: Array<{ unit: Unit; amount: string }>;
+    totals: AmountText[];
+    withoutTask: AmountText[];
   }> {
     const { where, values, posted } = filterSql(filter);
     const { rows } = await this.db.query<{ unit: Unit | null; tasks: number; amount: string | null }>(
@@ -203,8 +203,8 @@ export class TaskReadsService {
    * Adjustments posted in the range that belong to no task, per unit: a project's report row counts
    * them (as "(adjustment)"), so its drill-down names them beside the tasks' money.
    */
-  private async adjustmentsWithoutTask(filter: TaskFilter): Promise<Array<{ unit: Unit; amount: string }>> {
-    const { rows } = await this.db.query<{ unit: Unit; amount: string }>(
+  private async adjustmentsWithoutTask(filter: TaskFilter): Promise<AmountText[]> {
+    const { rows } = await this.db.query<AmountText>(
       `SELECT unit, sum(amount)::text AS amount FROM ledger_entry
        WHERE project_id = ANY(coalesce($1::uuid[], ARRAY(SELECT id FROM project))) AND unit = ANY('{USD,CREDITS}'::"Unit"[])
          AND effective_at >= $2 AND effective_at < $3 AND kind = 'adjustment' AND task_id IS NULL

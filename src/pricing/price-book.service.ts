@@ -183,13 +183,14 @@ export class PriceBookService implements OnModuleDestroy {
       );
       const previous = last[0]!.v;
       const next = previous + 1;
-      const at = effectiveAt ?? last[0]!.now;
-      if (at < last[0]!.now) checkPublishable(at, rows, last[0]!.now); // the past, by the database's clock
-      await client.query('INSERT INTO price_book_version (version, effective_at, note) VALUES ($1, $2, $3)', [
-        next,
-        at,
-        note ?? null,
-      ]);
+      if (effectiveAt && effectiveAt < last[0]!.now) checkPublishable(effectiveAt, rows, last[0]!.now); // the past, by the database's clock
+      // "Now" is the database's clock to the microsecond, taken under the lock: a JavaScript Date
+      // keeps milliseconds, and a version dated up to 1 ms early covered holds committed just
+      // before it (found on PostgreSQL 15's pass: a task accepted under version 1 after 2's time).
+      await client.query(
+        'INSERT INTO price_book_version (version, effective_at, note) VALUES ($1, coalesce($2::timestamptz, clock_timestamp()), $3)',
+        [next, effectiveAt ?? null, note ?? null],
+      );
       // Carry forward every rate this version does not set.
       const keys = rows.map((r) => [r.model, r.component, r.key, r.tier ?? ''].join('|'));
       await client.query(

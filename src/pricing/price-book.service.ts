@@ -183,7 +183,8 @@ export class PriceBookService implements OnModuleDestroy {
       );
       const previous = last[0]!.v;
       const next = previous + 1;
-      if (effectiveAt && effectiveAt < last[0]!.now) checkPublishable(effectiveAt, rows, last[0]!.now); // the past, by the database's clock
+      // The past, by the database's clock.
+      if (effectiveAt && effectiveAt < last[0]!.now) checkPublishable(effectiveAt, rows, last[0]!.now);
       // "Now" is the database's clock to the microsecond, taken under the lock: a JavaScript Date
       // keeps milliseconds, and a version dated up to 1 ms early covered holds committed just
       // before it (found on PostgreSQL 15's pass: a task accepted under version 1 after 2's time).

@@ -65,7 +65,10 @@ export async function startSystemPostgres(options: {
       await rm(pwfile, { force: true });
     }
   }
-  const serverOptions = [`-c port=${port}`, ...settings.map((s) => `-c ${s}`)].join(' ');
+  // pg_ctl hands -o to a shell: a value with spaces (a standby's primary_conninfo) is quoted.
+  const quoted = (setting: string) =>
+    setting.replace(/=(.*\s.*)$/, (_all, value: string) => `='${value.replaceAll("'", "'\\''")}'`);
+  const serverOptions = [`-c port=${port}`, ...settings.map((s) => `-c ${quoted(s)}`)].join(' ');
   await asServerUser(
     binDir,
     'pg_ctl',

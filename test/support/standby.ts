@@ -73,6 +73,17 @@ export async function primaryWithStandby(): Promise<Pair> {
  */
 async function startStandby(copy: string, primaryPort: number) {
   const password = readFileSync(path.join(copy, 'credentials'), 'utf8').trim();
+  if (process.env.POSTGRES_BIN_DIR) {
+    // A machine's PostgreSQL (npm run test:pg15): its pg_ctl waits until the standby takes read-only connections.
+    const port = await freePort();
+    const settings = [
+      'max_connections=300',
+      'fsync=off',
+      `primary_conninfo=host=127.0.0.1 port=${primaryPort} user=spendgate password=${password}`,
+    ];
+    const server = await startEmbeddedPostgres({ dataDir: copy, port, settings });
+    return { url: server.url, port, server };
+  }
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     let log = '';

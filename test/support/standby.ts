@@ -46,7 +46,14 @@ export async function primaryWithStandby(): Promise<Pair> {
   execFileSync('cp', ['-a', dir, copy]); // keeps the postgres user's ownership and modes
   writeFileSync(path.join(copy, 'pg', 'standby.signal'), '');
   primary = await startEmbeddedPostgres({ dataDir: dir, port: primaryPort, settings: ['fsync=off'] });
-  const { url, port, server } = await startStandby(copy, primaryPort);
+  const started = await startStandby(copy, primaryPort).catch(async (error: unknown) => {
+    // A standby that never came up must not leave the primary running after the suite.
+    await primary.stop();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(copy, { recursive: true, force: true });
+    throw error;
+  });
+  const { url, port, server } = started;
   let standby: EmbeddedDatabase | undefined = server;
   return {
     primary,

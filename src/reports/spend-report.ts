@@ -16,7 +16,7 @@
 import type { Database } from '../database/database.js';
 import { MODEL_ROUTES } from '../catalog/catalog.js';
 import { dec } from '../pricing/money.js';
-import { sortedOrder } from './report-order.js';
+import { firstGroups, ordered, untagged } from './report-rows.js';
 import { keysOf, sentCell } from './report-cells.js';
 import {
   ALL_MEASURES,
@@ -114,23 +114,6 @@ export async function spendReport(db: Db, q: ReportQuery): Promise<SpendRow[]> {
 /** A tag report without a value filter adds a `(none)` group computed from two reads. */
 function untaggedGroup(q: ReportQuery, dimension: Dimension | undefined): boolean {
   return dimension?.kind === 'tag' && !!dimension.name && !dimension.values;
-}
-
-/** The first `first` groups of rows sorted by keys (a group has one row per unit). */
-function firstGroups(rows: SpendRow[], first: number | undefined): SpendRow[] {
-  if (first === undefined) return rows;
-  let groups = 0;
-  let last = '';
-  const out: SpendRow[] = [];
-  for (const row of rows) {
-    const key = JSON.stringify(row.keys);
-    if (key !== last) {
-      if (++groups > first) break;
-      last = key;
-    }
-    out.push(row);
-  }
-  return out;
 }
 
 async function readRows(
@@ -259,70 +242,6 @@ function userSource(q: ReportQuery, groupBy: GroupKey[], columns: Array<[string,
         FROM spend_rollup_user WHERE value = '' GROUP BY period, unit)`
     : 'spend_rollup_user';
   return { source, perRow, oneMonth, overProjects };
-}
-
-/** `(none)` rows of a tag report: for each group of the other keys and unit, total − Σ tagged. */
-function untagged(tagged: SpendRow[], totals: SpendRow[], at: number): SpendRow[] {
-  const groupOf = (keys: string[], unit: string) => JSON.stringify([...keys, unit]);
-  const sums = new Map<string, SpendRow[]>();
-  for (const row of tagged) {
-    const g = groupOf(
-      row.keys.filter((_, i) => i !== at),
-      row.unit,
-    );
-    sums.set(g, [...(sums.get(g) ?? []), row]);
-  }
-  const rows: SpendRow[] = [];
-  for (const total of totals) {
-    const parts = sums.get(groupOf(total.keys, total.unit)) ?? [];
-    const minus = (pick: (r: SpendRow) => string) =>
-      parts.reduce((s, p) => s.minus(dec(pick(p))), dec(pick(total))).toFixed();
-    const less = (pick: (r: SpendRow) => number) => parts.reduce((s, p) => s - pick(p), pick(total));
-    const row: SpendRow = {
-      keys: [...total.keys.slice(0, at), NONE, ...total.keys.slice(at)],
-      unit: total.unit,
-      amount: minus((r) => r.amount),
-      tasks: less((r) => r.tasks),
-      unpricedTasks: less((r) => r.unpricedTasks),
-      inputTokens: minus((r) => r.inputTokens),
-      outputTokens: minus((r) => r.outputTokens),
-      cacheReadTokens: minus((r) => r.cacheReadTokens),
-      cacheWrite5mTokens: minus((r) => r.cacheWrite5mTokens),
-      cacheWrite1hTokens: minus((r) => r.cacheWrite1hTokens),
-      cacheWriteTokens: minus((r) => r.cacheWriteTokens),
-      videoSeconds: minus((r) => r.videoSeconds),
-      images: less((r) => r.images),
-    };
-    if (row.tasks !== 0 || !dec(row.amount).isZero()) rows.push(row);
-  }
-  return rows;
-}
-
-/**
- * Rows sorted by their keys in groupBy order, then unit: a project by its rank among names in
- * byte order (one missing from the names, if one ever were, sorts last by id), the other keys as
- * their text (ISO dates and weeks sort by time). Project keys are named here.
- */
-function ordered(
-  groupBy: GroupKey[],
-  rows: SpendRow[],
-  projects: Map<string, { name: string; sortKey: string }> | null,
-): SpendRow[] {
-  const at = groupBy.indexOf('project');
-  const sortColumns: string[][] = [...groupBy.map(() => [] as string[]), []];
-  for (const row of rows) {
-    const keys = row.keys;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i]!;
-      if (i === at) {
-        const project = projects?.get(key);
-        keys[i] = project?.name ?? key;
-        sortColumns[i]!.push(project?.sortKey ?? `~${key}`);
-      } else sortColumns[i]!.push(key);
-    }
-    sortColumns[groupBy.length]!.push(row.unit);
-  }
-  return sortedOrder(sortColumns, rows.length).map((i) => rows[i]!);
 }
 
 /** Each row's API key name, found by the prefix in its keys (a few hundred keys at most per report). */

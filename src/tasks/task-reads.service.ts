@@ -3,58 +3,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { bigintId, parseTaskRef } from '../common/ids.js';
 import { Database, READS_DATABASE } from '../database/database.js';
-import { dec, type AmountText, type Decimal } from '../pricing/money.js';
+import { dec, type AmountText } from '../pricing/money.js';
 import type { Exactness, Unit } from '../pricing/pricing.types.js';
 import { filterSql, onlyProjects, postedTotalsSql, type TaskFilter } from './task-filter.js';
+import type { TaskView } from './task-view.js';
 
 export type { TaskFilter } from './task-filter.js';
-
-export interface TaskView {
-  taskId: string;
-  internalId: string;
-  projectId: string;
-  apiKeyPrefix: string | null;
-  user: string | null;
-  tags: string[];
-  model: string;
-  kind: string;
-  status: string;
-  acceptedAt: Date;
-  settledAt: Date | null;
-  priceBookVersion: number;
-  exactness: Exactness;
-  unit: Unit;
-  held: Decimal;
-  needsReview: boolean;
-  reviewReason: string | null;
-  /** charge − hold when the charge passed the hold, else null (decisions §6). */
-  overrun: Decimal | null;
-  resolution: { outcome: 'CHARGE' | 'RELEASE'; reason: string; resolvedAt: Date } | null;
-  estimate: ChargeView;
-  charge: ChargeView | null;
-  /** Σ of the task's adjustments (negative: credits), e.g. a resolution below the settled charge. */
-  adjustments: Decimal;
-  /** What the task costs after its adjustments: charge + adjustments; null until it is charged. */
-  net: Decimal | null;
-  ledgerEntries: Array<{
-    id: string;
-    kind: string;
-    unit: Unit;
-    amount: Decimal;
-    effectiveAt: Date;
-    createdAt: Date;
-    reason: string | null;
-  }>;
-}
-
-export interface ChargeView {
-  unit: Unit;
-  amount: Decimal;
-  exactness: Exactness;
-  tier: string | null;
-  lines: Array<{ component: string; quantity: Decimal; rate: Decimal; per: Decimal; amount: Decimal }>;
-  warnings: string[];
-}
+export type { ChargeView, TaskView } from './task-view.js';
 
 export const MAX_PAGE = 200;
 

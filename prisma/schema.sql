@@ -54,7 +54,8 @@ CREATE TYPE spendgate_hold_request AS (
   request_hash text,
   accepted_at timestamp with time zone,
   end_user text,
-  tags text[]
+  tags text[],
+  submission_ref uuid
 );
 
 CREATE TYPE spendgate_line AS (
@@ -545,6 +546,7 @@ CREATE TABLE task (
   tags text[] DEFAULT ARRAY[]::text[],
   missing_polls integer NOT NULL DEFAULT 0,
   missing_since timestamp(6) with time zone,
+  submission_ref uuid,
   CONSTRAINT task_pkey PRIMARY KEY (id),
   CONSTRAINT task_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT,
   CONSTRAINT task_resolution_known CHECK (((resolution IS NULL) OR (resolution = ANY (ARRAY['CHARGE'::text, 'RELEASE'::text]))))
@@ -1094,7 +1096,7 @@ $function$;
 
 COMMENT ON FUNCTION public.spendgate_hold_fits(p_hard boolean, p_limit numeric, p_spent numeric, p_held numeric, p_amount numeric) IS 'The admission rule (decisions §4), written once: a hold of p_amount fits a balance (spent and held in its period) unless the budget is hard and the three together pass its limit; reaching the limit exactly fits. spendgate_hold_one, spendgate_place_holds (batch and new end users) and spendgate_place_holds_in_order all ask it, and test/budgets/admission.test.ts compares the three with a TypeScript statement of it. One SELECT of an expression, IMMUTABLE: PostgreSQL inlines it into each statement (no call per row).';
 
-CREATE OR REPLACE FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone, p_ref uuid)
  RETURNS TABLE(outcome text, task_id bigint, in_force integer)
  LANGUAGE plpgsql
 AS $function$
@@ -1124,13 +1126,13 @@ BEGIN
   t AS (
     INSERT INTO task (project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
-                      idempotency_key, request_hash, accepted_at, updated_at)
+                      idempotency_key, request_hash, accepted_at, updated_at, submission_ref)
     SELECT p_project, p_key, p_user, coalesce(p_tags, '{}'), p_model, p_family, p_kind, p_unit, 'submitting', p_basis, p_version,
            p_exactness, p_estimate, p_tier, coalesce(p_warnings, '{}'),
            ARRAY(SELECT ROW(l.c, l.q, l.r, l.p, l.a)::spendgate_line
                  FROM unnest(p_line_components, p_line_quantities, p_line_rates, p_line_pers, p_line_amounts) WITH ORDINALITY AS l(c, q, r, p, a, n)
                  ORDER BY l.n),
-           p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at
+           p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at, p_ref
     FROM ok WHERE ok.priced AND ok.fits
     RETURNING id, accepted_at
   ),
@@ -1156,7 +1158,7 @@ BEGIN
   FROM ok;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone) IS 'One request''s hold in three statements: the price book''s lock, the project''s lock, and one statement that writes only when the request is priced with the version in force (or carries its own acceptance time), every balance it counts in exists and fits, and no task of the project already has its Idempotency-Key. Otherwise it writes nothing and answers ''fallback'' (the gateway then calls spendgate_place_holds, which makes new periods'' and new end users'' balances, refuses, and answers repeated keys) or ''stale_price'' with the version in force. The locks are those of spendgate_place_holds, in its order; the statement runs after both, so its snapshot sees every budget, balance and key committed before the lock was granted.';
+COMMENT ON FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone, p_ref uuid) IS 'One request''s hold in three statements: the price book''s lock, the project''s lock, and one statement that writes only when the request is priced with the version in force (or carries its own acceptance time), every balance it counts in exists and fits, and no task of the project already has its Idempotency-Key. Otherwise it writes nothing and answers ''fallback'' (the gateway then calls spendgate_place_holds, which makes new periods'' and new end users'' balances, refuses, and answers repeated keys) or ''stale_price'' with the version in force. The locks are those of spendgate_place_holds, in its order; the statement runs after both, so its snapshot sees every budget, balance and key committed before the lock was granted.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_hourly_add(p_project uuid, p_key text, p_user text, p_unit "Unit", p_at timestamp with time zone, p_amount numeric, p_tasks integer)
  RETURNS void
@@ -1388,10 +1390,10 @@ BEGIN
       t AS (
         INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                           exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
-                          idempotency_key, request_hash, accepted_at, updated_at)
+                          idempotency_key, request_hash, accepted_at, updated_at, submission_ref)
         SELECT n.task_id, n.project_id, n.api_key_id, n.end_user, coalesce(n.tags, '{}'), n.model, n.family, n.kind, n.unit, 'submitting',
                n.price_basis, n.price_book_version, n.exactness, n.estimate_amount, n.estimate_tier, coalesce(n.estimate_warnings, '{}'),
-               coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at
+               coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at, n.submission_ref
         FROM n
       ),
       e AS (
@@ -1606,10 +1608,10 @@ BEGIN
 
     INSERT INTO task (project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
-                      idempotency_key, request_hash, accepted_at, updated_at)
+                      idempotency_key, request_hash, accepted_at, updated_at, submission_ref)
     VALUES (r.project_id, r.api_key_id, r.end_user, coalesce(r.tags, '{}'), r.model, r.family, r.kind, r.unit, 'submitting', r.price_basis,
             r.price_book_version, r.exactness, r.estimate_amount, r.estimate_tier,
-            coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at)
+            coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at, r.submission_ref)
     RETURNING id INTO new_task;
 
     IF amount > 0 THEN
@@ -1730,6 +1732,25 @@ BEGIN
 END $function$;
 
 COMMENT ON FUNCTION public.spendgate_release_rejected(p_task bigint, p_reason text) IS 'The vendor refused a task with a definite answer (or was never reached): its hold is released whole (a release entry, decisions §4), the task is rejected and its Idempotency-Key freed for a retry. Once per task (false when it is no longer submitting or unknown). Like every posting it takes month_close in ROW SHARE mode and posts where the books are open (spendgate_task_post_at, decisions §13). Named spendgate_reject before 20261127140000.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_release_unsent(p_refs uuid[], p_reason text)
+ RETURNS TABLE(submission_ref uuid, task_id bigint)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  t record;
+BEGIN
+  FOR t IN SELECT x.submission_ref AS ref, x.id FROM task x
+           WHERE x.status = 'submitting' AND x.submission_ref = ANY (p_refs) ORDER BY x.id LOOP
+    IF spendgate_release_rejected(t.id, p_reason) THEN
+      submission_ref := t.ref;
+      task_id := t.id;
+      RETURN NEXT;
+    END IF;
+  END LOOP;
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_release_unsent(p_refs uuid[], p_reason text) IS 'Holds the gateway placed but could not confirm (the database failed while the hold committed: a failover, a restart) and so never sent to the vendor (decisions §17): each task still submitting with one of these references is released whole and rejected, as spendgate_release_rejected does, and its Idempotency-Key freed. Answers the tasks released; a reference whose hold was never recorded answers nothing. Looks only among tasks still submitting (the partial index task_submitting_since).';
 
 CREATE OR REPLACE FUNCTION public.spendgate_resolve(p_task bigint, p_outcome text, p_amount numeric, p_reason text)
  RETURNS numeric

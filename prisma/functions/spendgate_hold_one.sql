@@ -1,6 +1,6 @@
 -- spendgate_hold_one: its one source. Edit it here; `migrate` re-applies a function whose text changed (docs/architecture.md, "Stored functions").
 -- Before this file, its body was copied into migrations; the last of them: 20261126100000_hold_and_record_of_one (of 1).
-CREATE OR REPLACE FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone, p_ref uuid)
  RETURNS TABLE(outcome text, task_id bigint, in_force integer)
  LANGUAGE plpgsql
 AS $function$
@@ -30,13 +30,13 @@ BEGIN
   t AS (
     INSERT INTO task (project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
-                      idempotency_key, request_hash, accepted_at, updated_at)
+                      idempotency_key, request_hash, accepted_at, updated_at, submission_ref)
     SELECT p_project, p_key, p_user, coalesce(p_tags, '{}'), p_model, p_family, p_kind, p_unit, 'submitting', p_basis, p_version,
            p_exactness, p_estimate, p_tier, coalesce(p_warnings, '{}'),
            ARRAY(SELECT ROW(l.c, l.q, l.r, l.p, l.a)::spendgate_line
                  FROM unnest(p_line_components, p_line_quantities, p_line_rates, p_line_pers, p_line_amounts) WITH ORDINALITY AS l(c, q, r, p, a, n)
                  ORDER BY l.n),
-           p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at
+           p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at, p_ref
     FROM ok WHERE ok.priced AND ok.fits
     RETURNING id, accepted_at
   ),
@@ -62,4 +62,4 @@ BEGIN
   FROM ok;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone) IS 'One request''s hold in three statements: the price book''s lock, the project''s lock, and one statement that writes only when the request is priced with the version in force (or carries its own acceptance time), every balance it counts in exists and fits, and no task of the project already has its Idempotency-Key. Otherwise it writes nothing and answers ''fallback'' (the gateway then calls spendgate_place_holds, which makes new periods'' and new end users'' balances, refuses, and answers repeated keys) or ''stale_price'' with the version in force. The locks are those of spendgate_place_holds, in its order; the statement runs after both, so its snapshot sees every budget, balance and key committed before the lock was granted.';
+COMMENT ON FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone, p_ref uuid) IS 'One request''s hold in three statements: the price book''s lock, the project''s lock, and one statement that writes only when the request is priced with the version in force (or carries its own acceptance time), every balance it counts in exists and fits, and no task of the project already has its Idempotency-Key. Otherwise it writes nothing and answers ''fallback'' (the gateway then calls spendgate_place_holds, which makes new periods'' and new end users'' balances, refuses, and answers repeated keys) or ''stale_price'' with the version in force. The locks are those of spendgate_place_holds, in its order; the statement runs after both, so its snapshot sees every budget, balance and key committed before the lock was granted.';

@@ -91,10 +91,10 @@ BEGIN
 
     INSERT INTO task (project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
-                      idempotency_key, request_hash, accepted_at, updated_at)
+                      idempotency_key, request_hash, accepted_at, updated_at, submission_ref)
     VALUES (r.project_id, r.api_key_id, r.end_user, coalesce(r.tags, '{}'), r.model, r.family, r.kind, r.unit, 'submitting', r.price_basis,
             r.price_book_version, r.exactness, r.estimate_amount, r.estimate_tier,
-            coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at)
+            coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at, r.submission_ref)
     RETURNING id INTO new_task;
 
     IF amount > 0 THEN

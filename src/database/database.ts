@@ -13,6 +13,13 @@ import pg from 'pg';
 /** Every cell as its text (queryTexts). */
 const AS_SENT = { getTypeParser: () => (text: string) => text } as unknown as pg.CustomTypesConfig;
 
+/**
+ * How often a backend running a statement for a write pool checks that its client is still there
+ * (PostgreSQL's client_connection_check_interval, 14 and later): once a connection breaks, its
+ * statement has committed or is aborted within this long.
+ */
+export const CLIENT_CHECK_INTERVAL_MS = 1_000;
+
 /** The transaction a piece of work runs in (Database.inTransaction), and what waits for its commit. */
 interface Transaction {
   client: pg.PoolClient;
@@ -50,6 +57,9 @@ export class Database {
       // builds, such as Debian's 15) would compile each one whose estimate looks large, ~17 ms a time
       // (a skewed statistic made reconcile 30x slower on 15). Reads keep it for long reports.
       ...(readOnly ? ['-c default_transaction_read_only=on'] : ['-c jit=off']),
+      // A statement whose client is gone (a failover cut the connection) is aborted instead of
+      // committing unseen, within this interval (gateway/unsent-holds.ts relies on it).
+      ...(readOnly ? [] : [`-c client_connection_check_interval=${CLIENT_CHECK_INTERVAL_MS}`]),
       ...(statementTimeoutMs ? [`-c statement_timeout=${Math.floor(statementTimeoutMs)}`] : []),
     ];
     this.pool = new pg.Pool({

@@ -7,6 +7,7 @@
  * recorded even through a database outage (LandingWrites); an unknown outcome keeps its hold and
  * its answer, which a repeated Idempotency-Key gets again (decisions §10).
  */
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Endpoint, ModelRoute } from '../catalog/catalog.types.js';
 import { validateSubmission } from '../catalog/validate.js';
@@ -32,6 +33,7 @@ import { UpstreamError } from '../upstream/upstream.client.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
 import type { GatewayReply } from './gateway-reply.js';
 import { LandingWrites } from './landing-writes.js';
+import { UnsentHolds } from './unsent-holds.js';
 import { ProjectPolicies, type SubmissionPolicies } from '../projects/project-policies.js';
 import { StreamRelayService } from './stream-relay.service.js';
 import { ExhaustionEvents } from '../alerts/exhaustion-events.js';
@@ -51,6 +53,7 @@ interface Priced {
 @Injectable()
 export class GatewayService implements OnApplicationShutdown {
   private readonly landing: LandingWrites;
+  private readonly unsent: UnsentHolds;
   private readonly pollInterval: number;
   private readonly notFoundAfterMs: number;
 
@@ -67,12 +70,15 @@ export class GatewayService implements OnApplicationShutdown {
     private readonly exhaustion: ExhaustionEvents,
   ) {
     this.landing = new LandingWrites(config.RECORD_RETRY_WINDOW_MS);
+    this.unsent = new UnsentHolds((refs) =>
+      this.ledger.releaseUnsent(refs, 'the database failed while the hold was recorded; not sent to the vendor'),
+    );
     this.pollInterval = config.POLL_INTERVAL_MS;
     this.notFoundAfterMs = config.TASK_NOT_FOUND_AFTER_MS;
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.landing.stop();
+    await Promise.all([this.landing.stop(), this.unsent.stop()]);
   }
 
   async submit(
@@ -166,6 +172,7 @@ export class GatewayService implements OnApplicationShutdown {
     hash: string | undefined,
   ): Promise<HoldOutcome> {
     const holdTimer = this.metrics.submissionStages.startTimer({ stage: 'hold' });
+    const submissionRef = randomUUID();
     let held: HoldOutcome;
     try {
       held = await this.ledger.hold({
@@ -180,11 +187,16 @@ export class GatewayService implements OnApplicationShutdown {
         quote: priced.quote,
         priceBookVersion: priced.version,
         ...(idempotencyKey ? { idempotencyKey, requestHash: hash } : {}),
+        submissionRef,
       });
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
+      // The hold may have committed before the connection broke: release it once the database answers.
+      this.unsent.add(submissionRef);
       throw ApiError.serviceUnavailable(
-        'the database is unavailable, so the request was not sent to the vendor; retry shortly',
+        'the database is unavailable, so the request was not sent to the vendor and nothing is charged: ' +
+          'a hold recorded before the failure is released once the database answers (submissionRef names it); retry shortly',
+        { submissionRef },
       );
     }
     this.metrics.holds.inc({ outcome: held.outcome });

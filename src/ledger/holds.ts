@@ -29,6 +29,8 @@ export interface HoldRequest {
   priceBookVersion: number;
   idempotencyKey?: string;
   requestHash?: string;
+  /** The gateway's name for this submission, given before the hold (decisions §17; gateway/unsent-holds.ts). */
+  submissionRef?: string;
   /** The acceptance instant; the gateway leaves it to the database clock (tests set it). */
   acceptedAt?: Date;
 }
@@ -108,6 +110,7 @@ export async function holdInBatch(db: Db, items: HoldRequest[]): Promise<HoldOut
     idempotency_key: r.idempotencyKey ?? null,
     request_hash: r.requestHash ?? null,
     accepted_at: r.acceptedAt?.toISOString() ?? null,
+    submission_ref: r.submissionRef ?? null,
   }));
   const { rows } = await db.prepared<HoldRow>('place-holds', 'SELECT * FROM spendgate_place_holds($1::json)', [
     JSON.stringify(payload),
@@ -130,7 +133,7 @@ export async function holdAlone(db: Db, r: HoldRequest): Promise<HoldOutcome | u
     in_force: number | null;
   }>(
     'hold-one',
-    'SELECT * FROM spendgate_hold_one($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)',
+    'SELECT * FROM spendgate_hold_one($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)',
     [
       r.projectId,
       r.apiKeyId,
@@ -155,6 +158,7 @@ export async function holdAlone(db: Db, r: HoldRequest): Promise<HoldOutcome | u
       r.idempotencyKey ?? null,
       r.requestHash ?? null,
       r.acceptedAt ?? null,
+      r.submissionRef ?? null,
     ],
   );
   const row = rows[0]!;

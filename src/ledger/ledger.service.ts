@@ -104,6 +104,18 @@ export class LedgerService {
   }
 
   /**
+   * Holds this gateway placed but could not confirm and never sent (gateway/unsent-holds.ts):
+   * each still `submitting` is released and rejected. Answers the tasks released.
+   */
+  async releaseUnsent(refs: readonly string[], reason: string): Promise<Array<{ ref: string; taskId: string }>> {
+    const { rows } = await this.db.query<{ ref: string; task_id: string }>(
+      'SELECT submission_ref::text AS ref, task_id::text FROM spendgate_release_unsent($1::uuid[], $2)',
+      [refs, reason],
+    );
+    return rows.map((r) => ({ ref: r.ref, taskId: r.task_id }));
+  }
+
+  /**
    * An operator's decision on a task under review (decisions §10): CHARGE `amount` (the hold by
    * default) or RELEASE, with a reason. Returns what the decision added to spend.
    */

@@ -164,7 +164,7 @@ async function run(
         const {
           rows: [one],
         } = await client.query<{ outcome: string }>(
-          `SELECT outcome FROM spendgate_hold_one($1, $2, NULL, $3, $4, $5, $6, 'USD', $7, $7, 'EXACT', NULL, '{}', '{}'::jsonb, 1, '{}', '{}', '{}', '{}', '{}', NULL, NULL, $8)`,
+          `SELECT outcome FROM spendgate_hold_one($1, $2, NULL, $3, $4, $5, $6, 'USD', $7, $7, 'EXACT', NULL, '{}', '{}'::jsonb, 1, '{}', '{}', '{}', '{}', '{}', NULL, NULL, $8, NULL)`,
           [p.project_id, p.api_key_id, p.tags, p.model, p.family, p.kind, p.hold_amount, AT],
         );
         if (one!.outcome === 'held') held.push(true);

@@ -7,55 +7,21 @@
  * Idempotency-Key lands once, every task answered 200 is on the new primary with its hold, no hard
  * budget is passed, and reconcile is clean.
  */
-import net from 'node:net';
 import type { Gateway } from '../../src/bootstrap.js';
 import { Database } from '../../src/database/database.js';
-import { freePort } from '../../src/database/embedded.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { imageBody } from '../support/builders.js';
 import { ADMIN, eventually, gateway, graphql, http, projectWithKey, submitGeneration } from '../support/harness.js';
 import { primaryWithStandby, query, type Pair } from '../support/standby.js';
-
-/** A TCP proxy to one backend port at a time; a switch cuts every open session, as HAProxy does. */
-class Proxy {
-  private readonly sockets = new Set<net.Socket>();
-  private readonly server: net.Server;
-  constructor(private target: number) {
-    this.server = net.createServer((client) => {
-      const upstream = net.connect(this.target, '127.0.0.1');
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-  }
-  async listen(): Promise<number> {
-    const port = await freePort();
-    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
-    return port;
-  }
-  switchTo(target: number): void {
-    this.target = target;
-    for (const s of this.sockets) s.destroy();
-  }
-  close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 let pair: Pair;
-let proxy: Proxy;
+let proxy: TcpProxy;
 let gw: Gateway;
 
 beforeAll(async () => {
   pair = await primaryWithStandby();
-  proxy = new Proxy(pair.primaryPort);
+  proxy = new TcpProxy(pair.primaryPort);
   const url = new URL(pair.primary.url);
   url.port = String(await proxy.listen());
   gw = await gateway(url.toString(), { SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false' });

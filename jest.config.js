@@ -3,6 +3,8 @@ export default {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The failover test (test/ha) starts Patroni, etcd and HAProxy and takes minutes: `npm run test:ha`.
+  testPathIgnorePatterns: ['/node_modules/', '/test/ha/'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {

@@ -16,16 +16,11 @@ import path from 'node:path';
 import pg from 'pg';
 import { freePort } from '../src/database/embedded.js';
 import { openLoopRun, OPEN_LOOP_SECONDS } from './open-loop.js';
-import { BenchServers, benchProject, waitFor } from './servers.js';
+import { BenchServers, CHAT, benchProject, waitFor } from './servers.js';
 import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
 
 const RATE = Number(process.env.BENCH_FLOOR_RATE ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const CHAT = JSON.stringify({
-  model: 'gpt-5.6-luna',
-  messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }],
-  max_tokens: 256,
-});
 const CHAT_PATH = '/api-platform/v1/chat/completions';
 
 const servers = new BenchServers();

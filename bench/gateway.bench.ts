@@ -15,7 +15,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
 import { procDelta, procReading, type Servers } from './proc.js';
-import { BenchServers, benchProject, waitFor } from './servers.js';
+import { BenchServers, CHAT, MEDIA, benchProject, waitFor } from './servers.js';
 import { OPEN_LOOP_CONNECTIONS, OPEN_LOOP_SECONDS, openLoopRun as openLoopOf } from './open-loop.js';
 import { freePort } from '../src/database/embedded.js';
 
@@ -35,17 +35,6 @@ const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 500);
 const CPU_RATES = (process.env.BENCH_CPU_RATES ?? '100,500,2000').split(',').map(Number);
 const CONNECTIONS = OPEN_LOOP_CONNECTIONS;
 const METRICS_TOKEN = 'bench-metrics-token-0123456789';
-const CHAT = JSON.stringify({
-  model: 'gpt-5.6-luna',
-  messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }],
-  max_tokens: 256,
-});
-const MEDIA = [
-  JSON.stringify({ model: 'seedream-4.0', prompt: 'a lighthouse at dusk', resolution: '2K', n: 2 }),
-  JSON.stringify({ model: 'sora-2-pro', prompt: 'waves on rocks', duration: 15 }),
-  JSON.stringify({ model: 'happyhorse-1.0', prompt: 'a horse running' }),
-  JSON.stringify({ model: 'nano-banana-pro', prompt: 'a fox', resolution: '4K' }),
-];
 
 /** The rig every gateway result names (main run and sweep alike). */
 const RIG = `${machine()}, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`;

@@ -72,3 +72,17 @@ export async function benchProject(databaseUrl: string, name: string): Promise<{
     await db.close();
   }
 }
+
+/** What the submission benches send: a chat request (its hold an estimate of 256 output tokens)… */
+export const CHAT = JSON.stringify({
+  model: 'gpt-5.6-luna',
+  messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }],
+  max_tokens: 256,
+});
+/** …and a mix of media requests (exact prices). */
+export const MEDIA = [
+  JSON.stringify({ model: 'seedream-4.0', prompt: 'a lighthouse at dusk', resolution: '2K', n: 2 }),
+  JSON.stringify({ model: 'sora-2-pro', prompt: 'waves on rocks', duration: 15 }),
+  JSON.stringify({ model: 'happyhorse-1.0', prompt: 'a horse running' }),
+  JSON.stringify({ model: 'nano-banana-pro', prompt: 'a fox', resolution: '4K' }),
+];

@@ -7,8 +7,9 @@
  * back by killing the new leader's node. After each: submissions succeeded again within the
  * round's bound; every submission answered 200 is in the ledger with one hold and settles once;
  * every task in the ledger was answered 200 or named by a refusal; a refusal that named only a
- * submissionRef left nothing charged; no hard budget passed its limit; reconcile, ledger verify
- * and audit verify are clean on the new leader. The figures are printed for the notes.
+ * submissionRef left nothing charged; no hard budget passed its limit; GraphQL reads (the reads
+ * worker, the reports pool) answer; reconcile, ledger verify and audit verify are clean on the new
+ * leader. The figures are printed for the notes.
  *
  * `npm run test:ha` (needs Debian's postgresql-15, patroni, etcd-server and haproxy; .ci/run
  * installs them). Not part of `npm test`: it takes minutes, most of them waiting for Patroni.
@@ -219,6 +220,22 @@ async function round(name: string, boundMs: number, fault: (leader: NodeName) =>
   );
   expect(used).toEqual([{ within: true, used: expect.any(String) }]);
   expect(subs.some((s) => s.project === 'tight' && s.refusedByBudget)).toBe(true);
+
+  // The reads worker (tasks) and the reports pool (spendReport) followed the leader too.
+  const today = new Date(new Date().toISOString().slice(0, 10));
+  for (const g of gateways) {
+    const read = await http<{ errors?: unknown }>(`${g.url}/graphql`, {
+      key: ADMIN,
+      body: {
+        query: `query ($f: DateTime!, $t: DateTime!) {
+          tasks(first: 3) { edges { node { taskId } } }
+          spendReport(from: $f, to: $t) { totals { unit amount } }
+        }`,
+        variables: { f: today.toISOString(), t: new Date(today.getTime() + 86_400_000).toISOString() },
+      },
+    });
+    expect({ status: read.status, errors: read.body.errors }).toEqual({ status: 200, errors: undefined });
+  }
 
   expect(await cli('reconcile')).toMatch(/^reconcile: clean/);
   expect(await cli('ledger', 'verify')).toMatch(/^ledger verify: /);

@@ -1,24 +1,23 @@
 /**
- * The submission and polling paths: validate against the catalog, quote, hold atomically,
- * forward, record, and settle when a poll sees a terminal state.
+ * The submission and polling paths: validate against the catalog, quote, hold atomically (the
+ * hold step and a database failure during it: submission-hold.ts), forward, record, and settle
+ * when a poll sees a terminal state.
  *
  * What a client is told after the hold is placed follows what the vendor did, never a guess:
  * "nothing was charged" only when the vendor refused or was never reached; an accepted task is
  * recorded even through a database outage (LandingWrites); an unknown outcome keeps its hold and
  * its answer, which a repeated Idempotency-Key gets again (decisions §10).
  */
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Endpoint, ModelRoute } from '../catalog/catalog.types.js';
 import { validateSubmission } from '../catalog/validate.js';
 import { ApiError } from '../common/api-error.js';
-import { isDatabaseUnavailable } from '../common/error.filter.js';
 import { bigintId, clip } from '../common/ids.js';
 import { safeJson } from '../common/json.js';
 import { CONFIG, type Config } from '../config/config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { LedgerService, type HoldOutcome } from '../ledger/ledger.service.js';
-import { quote, type Quote } from '../pricing/engine.js';
+import { quote } from '../pricing/engine.js';
 import { Money } from '../pricing/money.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import type { Attribution } from '../attribution/attribution.js';
@@ -33,7 +32,7 @@ import { UpstreamError } from '../upstream/upstream.client.js';
 import { UpstreamService } from '../upstream/upstream.service.js';
 import type { GatewayReply } from './gateway-reply.js';
 import { LandingWrites } from './landing-writes.js';
-import { UnsentHolds } from './unsent-holds.js';
+import { SubmissionHold, type Priced } from './submission-hold.js';
 import { ProjectPolicies, type SubmissionPolicies } from '../projects/project-policies.js';
 import { StreamRelayService } from './stream-relay.service.js';
 import { ExhaustionEvents } from '../alerts/exhaustion-events.js';
@@ -43,17 +42,10 @@ export const MAX_LISTED_PROBLEMS = 20;
 /** Quotes of one request against a price book that changed meanwhile (one change is the rule). */
 const STALE_PRICE_ATTEMPTS = 3;
 
-interface Priced {
-  quote: Quote;
-  version: number;
-  estimate: Money;
-  hold: Money;
-}
-
 @Injectable()
 export class GatewayService implements OnApplicationShutdown {
   private readonly landing: LandingWrites;
-  private readonly unsent: UnsentHolds;
+  private readonly holds: SubmissionHold;
   private readonly pollInterval: number;
   private readonly notFoundAfterMs: number;
 
@@ -70,15 +62,13 @@ export class GatewayService implements OnApplicationShutdown {
     private readonly exhaustion: ExhaustionEvents,
   ) {
     this.landing = new LandingWrites(config.RECORD_RETRY_WINDOW_MS);
-    this.unsent = new UnsentHolds((refs) =>
-      this.ledger.releaseUnsent(refs, 'the database failed while the hold was recorded; not sent to the vendor'),
-    );
+    this.holds = new SubmissionHold(ledger, metrics);
     this.pollInterval = config.POLL_INTERVAL_MS;
     this.notFoundAfterMs = config.TASK_NOT_FOUND_AFTER_MS;
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([this.landing.stop(), this.unsent.stop()]);
+    await Promise.all([this.landing.stop(), this.holds.stop()]);
   }
 
   async submit(
@@ -108,7 +98,7 @@ export class GatewayService implements OnApplicationShutdown {
     // hold, the versions are read again and it is quoted once more (decisions §3).
     for (let attempt = 1; ; attempt++) {
       priced = this.price(route, validation.body, policies);
-      held = await this.holdFor(ctx, route, priced, attribution, idempotencyKey, hash);
+      held = await this.holds.place(ctx, route, priced, attribution, idempotencyKey, hash);
       if (held.outcome !== 'stale_price' || attempt === STALE_PRICE_ATTEMPTS) break;
       await this.priceBooks.refreshNow();
     }
@@ -161,47 +151,6 @@ export class GatewayService implements OnApplicationShutdown {
     const estimate = Money.of(q.unit, q.amount);
     const hold = q.exactness === 'ESTIMATE' ? estimate.times(policies.chatHoldMultiplier) : estimate;
     return { quote: q, version: book.version, estimate, hold };
-  }
-
-  private async holdFor(
-    ctx: KeyContext,
-    route: ModelRoute,
-    priced: Priced,
-    attribution: Attribution,
-    idempotencyKey: string | undefined,
-    hash: string | undefined,
-  ): Promise<HoldOutcome> {
-    const holdTimer = this.metrics.submissionStages.startTimer({ stage: 'hold' });
-    const submissionRef = randomUUID();
-    let held: HoldOutcome;
-    try {
-      held = await this.ledger.hold({
-        projectId: ctx.projectId,
-        apiKeyId: ctx.apiKeyId,
-        model: route.id,
-        family: route.family,
-        kind: route.kind,
-        hold: priced.hold,
-        endUser: attribution.user,
-        tags: attribution.tags,
-        quote: priced.quote,
-        priceBookVersion: priced.version,
-        ...(idempotencyKey ? { idempotencyKey, requestHash: hash } : {}),
-        submissionRef,
-      });
-    } catch (error) {
-      if (!isDatabaseUnavailable(error)) throw error;
-      // The hold may have committed before the connection broke: release it once the database answers.
-      this.unsent.add(submissionRef);
-      throw ApiError.serviceUnavailable(
-        'the database is unavailable, so the request was not sent to the vendor and nothing is charged: ' +
-          'a hold recorded before the failure is released once the database answers (submissionRef names it); retry shortly',
-        { submissionRef },
-      );
-    }
-    this.metrics.holds.inc({ outcome: held.outcome });
-    holdTimer();
-    return held;
   }
 
   private async forward(endpoint: Endpoint, taskId: string, requestJson: string): Promise<GatewayReply> {

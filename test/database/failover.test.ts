@@ -11,7 +11,7 @@ import type { Gateway } from '../../src/bootstrap.js';
 import { Database } from '../../src/database/database.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { imageBody } from '../support/builders.js';
-import { ADMIN, eventually, gateway, graphql, http, projectWithKey, submitGeneration } from '../support/harness.js';
+import { eventually, gateway, hardBudget, http, projectWithKey, submitGeneration } from '../support/harness.js';
 import { primaryWithStandby, query, type Pair } from '../support/standby.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -36,17 +36,7 @@ afterAll(async () => {
 test('a switchover to the standby: 503 and "read-only" while it is one, then submissions land on the promoted primary, a retry once', async () => {
   const { projectId, key } = await projectWithKey(gw);
   // A hard budget with room for 10 images of 0.04.
-  const budget = await graphql(
-    gw,
-    ADMIN,
-    `
-      mutation ($p: ID!) {
-        setBudget(projectId: $p, unit: USD, limit: "0.40", period: MONTHLY, hard: true)
-      }
-    `,
-    { p: projectId },
-  );
-  expect(budget.body.errors).toBeUndefined();
+  await hardBudget(gw.url, projectId, '0.40');
   const answered: string[] = [];
   for (let i = 0; i < 4; i++) {
     const res = await submitGeneration(gw, key, imageBody());

@@ -11,11 +11,10 @@ import type { Gateway } from '../../src/bootstrap.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { imageBody } from '../support/builders.js';
 import {
-  ADMIN,
   eventually,
   freshDatabase,
   gateway,
-  graphql,
+  hardBudget,
   projectWithKey,
   submitGeneration,
 } from '../support/harness.js';
@@ -42,17 +41,7 @@ afterAll(async () => {
 /** A project with a hard budget of 0.40 (ten images) and one task already held (caches warm). */
 async function warmProject(): Promise<{ projectId: string; key: string }> {
   const { projectId, key } = await projectWithKey(gw);
-  const budget = await graphql(
-    gw,
-    ADMIN,
-    `
-      mutation ($p: ID!) {
-        setBudget(projectId: $p, unit: USD, limit: "0.40", period: MONTHLY, hard: true)
-      }
-    `,
-    { p: projectId },
-  );
-  expect(budget.body.errors).toBeUndefined();
+  await hardBudget(gw.url, projectId, '0.40');
   expect((await submitGeneration(gw, key, imageBody())).status).toBe(200);
   return { projectId, key };
 }

@@ -23,7 +23,7 @@ import { Database } from '../../src/database/database.js';
 import { migrate } from '../../src/database/migrate.js';
 import { ProjectsService } from '../../src/projects/projects.service.js';
 import { createSimulator } from '../../src/simulator/simulator.js';
-import { ADMIN, eventually, http, spawnGateway, type ChildGateway } from '../support/harness.js';
+import { ADMIN, eventually, hardBudget, http, spawnGateway, type ChildGateway } from '../support/harness.js';
 import { HaCluster, type NodeName } from './ha-cluster.js';
 import { Load, type Client } from './ha-load.js';
 
@@ -77,16 +77,7 @@ afterAll(async () => {
 async function project(name: string, limit?: string): Promise<{ id: string; key: string }> {
   const projects = new ProjectsService(db);
   const p = await projects.create(name);
-  if (limit) {
-    const res = await http<{ errors?: unknown }>(`${gateways[0]!.url}/graphql`, {
-      key: ADMIN,
-      body: {
-        query: `mutation ($p: ID!, $l: Decimal!) { setBudget(projectId: $p, unit: USD, limit: $l, period: MONTHLY, hard: true) }`,
-        variables: { p: p.id, l: limit },
-      },
-    });
-    expect(res.body.errors).toBeUndefined();
-  }
+  if (limit) await hardBudget(gateways[0]!.url, p.id, limit);
   return { id: p.id, key: await projects.issueKey(p.id) };
 }
 

@@ -135,8 +135,13 @@ export class HaCluster {
     return `postgresql://postgres:${this.superuserPassword}@127.0.0.1:${this.haPort}/spendgate`;
   }
 
+  /** The leader's postgres database, through HAProxy, as the superuser. */
+  private get adminUrl(): string {
+    return `postgresql://postgres:${this.superuserPassword}@127.0.0.1:${this.haPort}/postgres`;
+  }
+
   async admin(text: string): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url.replace(/\/spendgate$/, '/postgres') });
+    const client = new pg.Client({ connectionString: this.adminUrl });
     await client.connect();
     try {
       await client.query(text);
@@ -302,7 +307,7 @@ export class HaCluster {
     this.others.push(haproxy);
     await eventually(
       async () => {
-        const client = new pg.Client({ connectionString: this.url.replace(/\/spendgate$/, '/postgres') });
+        const client = new pg.Client({ connectionString: this.adminUrl });
         try {
           await client.connect();
           const { rows } = await client.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');

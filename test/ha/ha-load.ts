@@ -178,9 +178,7 @@ export class Load {
       answered503: attempts.filter((a) => a.at >= eventAt - 1_000 && a.status === 503).length,
       attempts: attempts.length,
       polls: this.polls.length,
-      pollsFailed: this.polls.filter(failedPoll).length,
+      pollsFailed: this.polls.filter((a) => a.status !== 200).length,
     };
   }
 }
-
-const failedPoll = (a: Attempt) => a.status !== 200;

@@ -114,6 +114,18 @@ export async function graphql<T = GraphqlData>(
   });
 }
 
+/** A hard monthly USD budget of `limit` on the project, set as an admin through the gateway's GraphQL. */
+export async function hardBudget(gatewayUrl: string, projectId: string, limit: string): Promise<void> {
+  const res = await http<GraphqlAnswer<GraphqlData>>(`${gatewayUrl}/graphql`, {
+    key: ADMIN,
+    body: {
+      query: `mutation ($p: ID!, $l: Decimal!) { setBudget(projectId: $p, unit: USD, limit: $l, period: MONTHLY, hard: true) }`,
+      variables: { p: projectId, l: limit },
+    },
+  });
+  if (res.status !== 200 || res.body.errors) throw new Error(`setBudget refused: ${res.text}`);
+}
+
 /** Polls `check` until it returns a truthy value (which it resolves with) or the time runs out. */
 export async function eventually<T>(
   check: () => Promise<T>,

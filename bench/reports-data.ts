@@ -17,17 +17,19 @@ export const USERS = Number(process.env.BENCH_USERS ?? 100_000);
  * input, output and cache-read charge lines, video tasks their seconds and image tasks their count
  * in the price basis, as settlement leaves them. The roll-up is then built from those rows.
  */
-export async function seed(db: Database) {
-  const models = MODEL_ROUTES.filter((r) => !['seedream-4.5', 'seedream-5.0'].includes(r.id));
-  const catalog = JSON.stringify(
-    models.map((m, i) => ({
-      i,
-      id: m.id,
-      family: m.family,
-      kind: m.kind,
-      unit: m.kind === 'chat' ? 'CREDITS' : 'USD',
-    })),
-  );
+/** The models the data sets use, numbered, as JSON rows (i, id, family, kind, unit). */
+export const BENCH_MODELS = JSON.stringify(
+  MODEL_ROUTES.filter((r) => !['seedream-4.5', 'seedream-5.0'].includes(r.id)).map((m, i) => ({
+    i,
+    id: m.id,
+    family: m.family,
+    kind: m.kind,
+    unit: m.kind === 'chat' ? 'CREDITS' : 'USD',
+  })),
+);
+
+export async function seed(db: Database, tasks = TASKS) {
+  const catalog = BENCH_MODELS;
   await db.query(
     `INSERT INTO project (id, name) SELECT gen_random_uuid(), 'project-' || lpad(g::text, 2, '0') FROM generate_series(1, ${PROJECTS}) g`,
   );
@@ -46,7 +48,7 @@ export async function seed(db: Database) {
                        ELSE jsonb_build_object('kind', 'chat') END,
            1, 'EXACT', a.amount, a.amount, a.amount, 'EXACT', a.at, a.at, a.at,
            CASE WHEN g % 10 = 5 THEN NULL ELSE 'user-' || lpad((g % ${USERS})::text, 6, '0') END, CASE WHEN g % 4 = 0 THEN '{}'::text[] ELSE ARRAY['feature=f' || (g % 7)] END
-    FROM generate_series(1, ${TASKS}) g
+    FROM generate_series(1, ${tasks}) g
     CROSS JOIN LATERAL (SELECT g % ${PROJECTS} AS pi, (g % ${PROJECTS} * 3 + (g / ${PROJECTS}) % 6) % (SELECT count(*) FROM m) AS mi) k
     JOIN p ON p.i = k.pi JOIN m ON m.i = k.mi
     -- "g * 0" ties the random draws to each row (an uncorrelated LATERAL would be evaluated once).
@@ -65,6 +67,11 @@ export async function seed(db: Database) {
     CROSS JOIN (VALUES (1, 'input', 3.0), (2, 'output', 15.0), (3, 'cache_read', 0.3)) AS c(seq, component, rate)
     CROSS JOIN LATERAL (SELECT ((t.id * 7919 + c.seq * 104729) % 40000)::numeric AS quantity) q
     WHERE t.kind = 'chat'`);
+  await buildRollups(db);
+}
+
+/** The roll-ups, built from the task rows as settlement and the migrations build them; then VACUUM ANALYZE. */
+export async function buildRollups(db: Database) {
   await db.query(`
     INSERT INTO spend_rollup (day, project_id, model, unit, status, tasks, unpriced_tasks, amount, input_tokens, output_tokens,
                               cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, cache_write_tokens, video_seconds, images)

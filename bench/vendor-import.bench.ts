@@ -49,7 +49,8 @@ await withScratchPostgres('vendor-import', [], async (server, dir) => {
                 CASE WHEN g % 3 = 0 THEN 'chat' ELSE 'image' END, CASE WHEN g % 3 = 0 THEN 'CREDITS' ELSE 'USD' END::"Unit", 'ready',
                 10000000 + g, '{}', 1, 'EXACT', 12.5, 12.5, CASE WHEN g % 3 = 0 THEN 10 + (g % 7) * 0.125 ELSE 0.04 END, 'EXACT',
                 $2::timestamptz + make_interval(secs => g * 2.5), $2::timestamptz + make_interval(secs => g * 2.5 + 5), now()
-         FROM generate_series($3::int, $4::int) g RETURNING id, project_id, unit, hold_amount, charge_amount, accepted_at)
+         FROM generate_series($3::int, $4::int) g RETURNING id, project_id, unit, hold_amount, charge_amount, accepted_at, upstream_task_id),
+       k AS (INSERT INTO task_upstream (upstream_task_id, task_id, project_id) SELECT upstream_task_id, id, project_id FROM t)
        INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
        SELECT project_id, id, k.kind::"LedgerKind", unit, CASE k.kind WHEN 'charge' THEN charge_amount ELSE hold_amount END, accepted_at
        FROM t, (VALUES ('hold'), ('release'), ('charge')) k(kind)`,

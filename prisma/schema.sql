@@ -136,6 +136,38 @@ CREATE TABLE api_key (
   CONSTRAINT api_key_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT
 );
 
+CREATE TABLE archived_balance (
+  month date NOT NULL,
+  budget_id uuid NOT NULL,
+  period_start timestamp(6) with time zone NOT NULL,
+  subject text NOT NULL,
+  spent numeric NOT NULL,
+  held numeric NOT NULL,
+  CONSTRAINT archived_balance_pkey PRIMARY KEY (budget_id, period_start, subject, month)
+);
+
+CREATE TABLE archived_month (
+  month date NOT NULL,
+  archived_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  archived_by text NOT NULL,
+  task_ids int8multirange NOT NULL,
+  manifest jsonb NOT NULL,
+  CONSTRAINT archived_month_pkey PRIMARY KEY (month),
+  CONSTRAINT archived_month_first_day CHECK ((month = (date_trunc('month'::text, (month)::timestamp with time zone))::date))
+);
+
+CREATE TABLE archived_spend (
+  month date NOT NULL,
+  project_id uuid NOT NULL,
+  unit "Unit" NOT NULL,
+  has_task boolean NOT NULL,
+  api_key_id uuid,
+  end_user text,
+  tags text[] NOT NULL,
+  spent numeric NOT NULL,
+  held numeric NOT NULL
+);
+
 CREATE TABLE audit_record (
   seq bigint NOT NULL,
   at timestamp(6) with time zone NOT NULL,
@@ -214,9 +246,8 @@ CREATE TABLE charge_line (
   per numeric NOT NULL,
   amount numeric NOT NULL,
   CONSTRAINT charge_line_pkey PRIMARY KEY (task_id, stage, seq),
-  CONSTRAINT charge_line_task_id_fkey FOREIGN KEY (task_id) REFERENCES task(id) ON UPDATE CASCADE ON DELETE RESTRICT,
   CONSTRAINT charge_line_charge_only CHECK ((stage = 'charge'::text))
-);
+) PARTITION BY RANGE (task_id);
 
 CREATE TABLE ledger_entry (
   id bigint NOT NULL DEFAULT nextval('ledger_entry_id_seq'::regclass),
@@ -229,9 +260,9 @@ CREATE TABLE ledger_entry (
   created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
   reason text,
   belongs_to date,
-  CONSTRAINT ledger_entry_pkey PRIMARY KEY (id),
+  CONSTRAINT ledger_entry_pkey PRIMARY KEY (id, effective_at),
   CONSTRAINT ledger_entry_effective_in_epoch CHECK (((effective_at >= '1970-01-01 00:00:00+00'::timestamp with time zone) AND (effective_at < '10000-01-01 00:00:00+00'::timestamp with time zone)))
-);
+) PARTITION BY RANGE (effective_at);
 
 CREATE TABLE ledger_seal (
   seq bigint NOT NULL,
@@ -386,7 +417,7 @@ CREATE TABLE spend_hourly (
   amount numeric NOT NULL DEFAULT 0,
   tasks integer NOT NULL DEFAULT 0,
   CONSTRAINT spend_hourly_pkey PRIMARY KEY (hour, dimension, project_id, value, unit)
-);
+) PARTITION BY RANGE (hour);
 
 CREATE TABLE spend_rollup (
   day date NOT NULL,
@@ -503,7 +534,7 @@ CREATE TABLE statement (
 );
 
 CREATE TABLE task (
-  id bigint NOT NULL DEFAULT nextval('task_id_seq'::regclass),
+  id bigint NOT NULL DEFAULT (((((((EXTRACT(year FROM (CURRENT_TIMESTAMP AT TIME ZONE 'UTC'::text)) - (1970)::numeric) * (12)::numeric) + EXTRACT(month FROM (CURRENT_TIMESTAMP AT TIME ZONE 'UTC'::text))) - (1)::numeric))::bigint << 40) + nextval('task_id_seq'::regclass)),
   project_id uuid NOT NULL,
   api_key_id uuid,
   model text NOT NULL,
@@ -550,6 +581,20 @@ CREATE TABLE task (
   CONSTRAINT task_pkey PRIMARY KEY (id),
   CONSTRAINT task_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT,
   CONSTRAINT task_resolution_known CHECK (((resolution IS NULL) OR (resolution = ANY (ARRAY['CHARGE'::text, 'RELEASE'::text]))))
+) PARTITION BY RANGE (id);
+
+CREATE TABLE task_idempotency (
+  project_id uuid NOT NULL,
+  idempotency_key text NOT NULL,
+  task_id bigint NOT NULL,
+  CONSTRAINT task_idempotency_pkey PRIMARY KEY (project_id, idempotency_key)
+);
+
+CREATE TABLE task_upstream (
+  upstream_task_id bigint NOT NULL,
+  task_id bigint NOT NULL,
+  project_id uuid NOT NULL,
+  CONSTRAINT task_upstream_pkey PRIMARY KEY (upstream_task_id)
 );
 
 CREATE TABLE vendor_recon_item (
@@ -656,6 +701,8 @@ CREATE UNIQUE INDEX api_key_prefix_key ON public.api_key USING btree (prefix);
 
 CREATE INDEX api_key_project_id_idx ON public.api_key USING btree (project_id);
 
+CREATE INDEX archived_spend_project ON public.archived_spend USING btree (project_id, unit, month);
+
 CREATE INDEX audit_record_at_idx ON public.audit_record USING btree (at);
 
 CREATE INDEX audit_record_project_id_seq_idx ON public.audit_record USING btree (project_id, seq);
@@ -664,11 +711,9 @@ CREATE INDEX budget_project_id_unit_idx ON public.budget USING btree (project_id
 
 CREATE UNIQUE INDEX budget_alert_budget_id_period_start_subject_threshold_key ON public.budget_alert USING btree (budget_id, period_start, subject, threshold);
 
-CREATE INDEX ledger_entry_project_id_unit_effective_at_idx ON public.ledger_entry USING btree (project_id, unit, effective_at);
+CREATE INDEX ledger_entry_project_id_unit_effective_at_idx ON ONLY public.ledger_entry USING btree (project_id, unit, effective_at);
 
-CREATE INDEX ledger_entry_task_id_idx ON public.ledger_entry USING btree (task_id);
-
-CREATE UNIQUE INDEX ledger_entry_task_kind_once ON public.ledger_entry USING btree (task_id, kind, date_trunc('month'::text, (effective_at AT TIME ZONE 'UTC'::text))) WHERE ((task_id IS NOT NULL) AND (kind = ANY (ARRAY['hold'::"LedgerKind", 'release'::"LedgerKind", 'charge'::"LedgerKind"])));
+CREATE INDEX ledger_entry_task_id_idx ON ONLY public.ledger_entry USING btree (task_id);
 
 CREATE UNIQUE INDEX month_close_active ON public.month_close USING btree (month) WHERE (reopened_at IS NULL);
 
@@ -690,7 +735,7 @@ CREATE UNIQUE INDEX service_account_name_key ON public.service_account USING btr
 
 CREATE INDEX session_person_id_idx ON public.session USING btree (person_id);
 
-CREATE INDEX spend_hourly_scope ON public.spend_hourly USING btree (dimension, project_id, value, unit, hour);
+CREATE INDEX spend_hourly_scope ON ONLY public.spend_hourly USING btree (dimension, project_id, value, unit, hour);
 
 CREATE INDEX spend_rollup_user_none ON public.spend_rollup_user USING btree (period, unit) WHERE (value = ''::text);
 
@@ -702,21 +747,17 @@ CREATE UNIQUE INDEX statement_close_id_project_id_key ON public.statement USING 
 
 CREATE INDEX statement_project_id_month_idx ON public.statement USING btree (project_id, month);
 
-CREATE INDEX task_due_for_poll ON public.task USING btree (next_poll_at) WHERE (status = 'processing'::"TaskStatus");
+CREATE INDEX task_due_for_poll ON ONLY public.task USING btree (next_poll_at) WHERE (status = 'processing'::"TaskStatus");
 
-CREATE INDEX task_end_user_project ON public.task USING btree (end_user, project_id) WHERE (end_user IS NOT NULL);
+CREATE INDEX task_end_user_project ON ONLY public.task USING btree (end_user, project_id) WHERE (end_user IS NOT NULL);
 
-CREATE INDEX task_needs_review ON public.task USING btree (id DESC) WHERE needs_review;
+CREATE INDEX task_needs_review ON ONLY public.task USING btree (id DESC) WHERE needs_review;
 
-CREATE INDEX task_project_id_accepted_at_idx ON public.task USING btree (project_id, accepted_at);
+CREATE INDEX task_project_id_accepted_at_idx ON ONLY public.task USING btree (project_id, accepted_at);
 
-CREATE UNIQUE INDEX task_project_idempotency_key ON public.task USING btree (project_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+CREATE INDEX task_submitting_since ON ONLY public.task USING btree (updated_at) WHERE (status = 'submitting'::"TaskStatus");
 
-CREATE INDEX task_submitting_since ON public.task USING btree (updated_at) WHERE (status = 'submitting'::"TaskStatus");
-
-CREATE INDEX task_under_review ON public.task USING btree (project_id, accepted_at) WHERE (needs_review AND (settled_at IS NULL));
-
-CREATE UNIQUE INDEX task_upstream_task_id_key ON public.task USING btree (upstream_task_id);
+CREATE INDEX task_under_review ON ONLY public.task USING btree (project_id, accepted_at) WHERE (needs_review AND (settled_at IS NULL));
 
 CREATE INDEX vendor_recon_item_statement_id_class_idx ON public.vendor_recon_item USING btree (statement_id, class);
 
@@ -832,6 +873,100 @@ END $function$;
 
 COMMENT ON FUNCTION public.spendgate_apply_to_budgets(p_project uuid, p_unit "Unit", p_has_task boolean, p_key uuid, p_user text, p_tags text[], p_at timestamp with time zone, p_release numeric, p_charge numeric) IS 'Hand-written. Attribution (decisions §7): a task''s API key, end user and tags decide which budgets count it; spend by key, user and tag is rolled up for reports and the FOCUS export. * A budget''s scope is PROJECT, API_KEY, TAG, USER or EACH_USER. spendgate_budget_subject says, for a budget and a task''s attribution, under which subject the budget counts the task ('''' for every scope but EACH_USER, whose subject is the end user) or NULL when it does not count it. Every function that moves a budget''s balance (the hold, settlement, release, adjustments, resolution) and the ledger''s own derivation of a balance use it: admission stays one atomic step, whatever the scopes, and reconcile proves every scoped balance from the ledger. * budget_period and budget_alert rows carry that subject: an EACH_USER budget has one balance (and one set of threshold crossings) per user and period, made on the user''s first use. * A period row made on the way to moving money was derived from the ledger after the movement''s entries were written, so it already holds the movement: spendgate_apply_to_budgets now moves only rows that existed before (the old body counted such a movement twice, for a task accepted in a window the budget had no row for yet). * spend_rollup_by is kept with spend_rollup, in the same transactions; existing settled tasks and adjustments are rolled up below. Functions are restated whole (PostgreSQL replaces a body as a unit); the hold functions'' result gains the refusing budget''s scope, so they are dropped and created again.';
 
+CREATE OR REPLACE FUNCTION public.spendgate_archive_month(p_month date, p_by text, p_manifest jsonb)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  m_start timestamptz := p_month::timestamp AT TIME ZONE 'UTC';
+  m_end timestamptz := (p_month + interval '1 month')::timestamp AT TIME ZONE 'UTC';
+  ids int8multirange;
+  part record;
+  kept integer;
+BEGIN
+  -- No close, reopening or posting into the month meanwhile.
+  LOCK TABLE month_close IN SHARE MODE;
+  IF NOT EXISTS (SELECT 1 FROM month_close c WHERE c.month = p_month AND c.reopened_at IS NULL) THEN
+    RAISE EXCEPTION 'month %: only a closed month is archived (close it first)', to_char(p_month, 'YYYY-MM') USING ERRCODE = 'SG409';
+  END IF;
+  IF EXISTS (SELECT 1 FROM archived_month a WHERE a.month = p_month) THEN
+    RAISE EXCEPTION 'month %: already archived', to_char(p_month, 'YYYY-MM') USING ERRCODE = 'SG409';
+  END IF;
+  SELECT coalesce(range_agg(x.task_ids), '{}') INTO ids FROM spendgate_month_partitions(p_month) x WHERE x.table_name = 'task';
+
+  -- Tasks that stay: still open (they settle later, as prior-period items) or with entries posted
+  -- after the month (a late settlement, an adjustment). They wait in the default partition.
+  CREATE TEMP TABLE archive_kept ON COMMIT DROP AS
+    SELECT t.* FROM task t
+    WHERE t.id <@ ids
+      AND (t.settled_at IS NULL
+           OR t.id IN (SELECT e.task_id FROM ledger_entry e WHERE e.task_id <@ ids AND e.effective_at >= m_end));
+  CREATE TEMP TABLE archive_kept_lines ON COMMIT DROP AS
+    SELECT c.* FROM charge_line c WHERE c.task_id IN (SELECT k.id FROM archive_kept k);
+
+  -- What the month's entries add to balances, by whom (decisions §18; spendgate_budget_balance).
+  INSERT INTO archived_spend (month, project_id, unit, has_task, api_key_id, end_user, tags, spent, held)
+  SELECT p_month, e.project_id, e.unit, t.id IS NOT NULL, t.api_key_id, t.end_user, coalesce(t.tags, '{}'),
+         coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
+         coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
+  FROM ledger_entry e LEFT JOIN task t ON t.id = e.task_id
+  WHERE e.effective_at >= m_start AND e.effective_at < m_end
+  GROUP BY e.project_id, e.unit, t.id IS NOT NULL, t.api_key_id, t.end_user, coalesce(t.tags, '{}');
+  INSERT INTO archived_balance (month, budget_id, period_start, subject, spent, held)
+  SELECT p_month, bp.budget_id, bp.period_start, bp.subject, l.spent, l.held
+  FROM budget_period bp
+  CROSS JOIN LATERAL spendgate_budget_balance(bp.budget_id, bp.subject, greatest(bp.period_start, m_start), least(bp.period_end, m_end)) l
+  WHERE bp.period_start < m_end AND bp.period_end > m_start AND NOT (bp.period_start <= m_start AND bp.period_end >= m_end)
+    AND (l.spent <> 0 OR l.held <> 0);
+
+  -- The partitions go whole: no row is deleted one by one (decisions §18).
+  PERFORM set_config('spendgate.moving_rows', 'on', true);
+  FOR part IN SELECT * FROM spendgate_month_partitions(p_month) LOOP
+    EXECUTE format('DROP TABLE %I', part.partition_name);
+  END LOOP;
+  INSERT INTO task SELECT * FROM archive_kept;
+  INSERT INTO charge_line SELECT * FROM archive_kept_lines;
+  PERFORM set_config('spendgate.moving_rows', '', true);
+  SELECT count(*)::int INTO kept FROM archive_kept;
+
+  INSERT INTO archived_month (month, archived_by, task_ids, manifest) VALUES (p_month, p_by, ids, p_manifest || jsonb_build_object('keptTasks', kept));
+  RETURN kept;
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_archive_month(p_month date, p_by text, p_manifest jsonb) IS 'The database''s half of `spendgate archive YYYY-MM` (decisions §18), after the files are written and read back: for a closed month, keeps what budgets need of its entries (archived_spend by who, archived_balance for periods that held part of it), moves the tasks still open or posted to later to the default partition, drops the month''s partitions of task, charge_line and ledger_entry, and records the month as archived with its manifest. Answers how many tasks were kept.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_archive_page(p_partition text, p_after text[], p_limit integer)
+ RETURNS SETOF text[]
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+  parent text;
+  cols text;
+  key text[];
+  types text[];
+  keys text;
+  after text;
+BEGIN
+  SELECT p.relname INTO parent FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+  WHERE c.relname = p_partition AND c.relnamespace = 'public'::regnamespace;
+  IF parent IS NULL OR parent NOT IN ('task', 'charge_line', 'ledger_entry') THEN
+    RAISE EXCEPTION '% is not a partition of task, charge_line or ledger_entry', p_partition;
+  END IF;
+  key := CASE parent WHEN 'charge_line' THEN ARRAY['task_id', 'stage', 'seq'] ELSE ARRAY['id'] END;
+  types := CASE parent WHEN 'charge_line' THEN ARRAY['bigint', 'text', 'integer'] ELSE ARRAY['bigint'] END;
+  SELECT string_agg(format('%I::text', a.attname), ', ' ORDER BY a.attnum) INTO cols
+  FROM pg_attribute a WHERE a.attrelid = p_partition::regclass AND a.attnum > 0 AND NOT a.attisdropped;
+  SELECT string_agg(format('%I', k), ', ') INTO keys FROM unnest(key) k;
+  IF p_after IS NOT NULL THEN
+    SELECT format('WHERE (%s) > (%s)', keys, string_agg(format('%L::%s', v, t), ', ' ORDER BY n)) INTO after
+    FROM unnest(p_after, types) WITH ORDINALITY AS x(v, t, n);
+  END IF;
+  RETURN QUERY EXECUTE format('SELECT ARRAY[%s] FROM %I %s ORDER BY %s LIMIT %s', cols, p_partition, coalesce(after, ''), keys, p_limit);
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_archive_page(p_partition text, p_after text[], p_limit integer) IS 'One page of an archived month''s partition for `spendgate archive` (decisions §18): each row as the text of every column in the table''s order (exact, restorable with spendgate_restore_rows), in key order after the key p_after (NULL: from the start).';
+
 CREATE OR REPLACE FUNCTION public.spendgate_audit_append_only()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -851,6 +986,8 @@ CREATE OR REPLACE FUNCTION public.spendgate_budget_balance(p_budget uuid, p_subj
 AS $function$
 DECLARE
   b budget;
+  more_spent numeric;
+  more_held numeric;
 BEGIN
   SELECT * INTO b FROM budget WHERE id = p_budget;
   IF b.scope = 'PROJECT' THEN
@@ -877,6 +1014,23 @@ BEGIN
     FROM ledger_entry e JOIN task t ON t.id = e.task_id
     WHERE e.project_id = b.project_id AND e.unit = b.unit AND e.effective_at >= p_start AND e.effective_at < p_end
       AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, t.api_key_id, t.end_user, coalesce(t.tags, '{}')) = p_subject;
+  END IF;
+  -- Archived months (decisions §18): their entries are no longer here; what they added is. A month
+  -- inside the window counts by who made its entries; a window holding part of an archived month
+  -- (a day, a week; ended before the archive) has that part kept for it.
+  IF EXISTS (SELECT 1 FROM archived_month) THEN
+    SELECT coalesce(sum(a.spent), 0), coalesce(sum(a.held), 0) INTO more_spent, more_held
+    FROM archived_spend a
+    WHERE a.project_id = b.project_id AND a.unit = b.unit
+      AND (a.month::timestamp AT TIME ZONE 'UTC') >= p_start AND ((a.month + interval '1 month')::timestamp AT TIME ZONE 'UTC') <= p_end
+      AND (b.scope = 'PROJECT'
+           OR (a.has_task AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, a.api_key_id, a.end_user, a.tags) = p_subject));
+    spent := spent + more_spent;
+    held := held + more_held;
+    SELECT coalesce(sum(x.spent), 0), coalesce(sum(x.held), 0) INTO more_spent, more_held
+    FROM archived_balance x WHERE x.budget_id = p_budget AND x.subject = p_subject AND x.period_start = p_start;
+    spent := spent + more_spent;
+    held := held + more_held;
   END IF;
 END $function$;
 
@@ -1120,14 +1274,14 @@ BEGIN
   ok AS MATERIALIZED (
     SELECT v.at, v.in_force, (p_at IS NOT NULL OR v.in_force IS NULL OR v.in_force = p_version) AS priced,
            NOT EXISTS (SELECT 1 FROM bal WHERE bal.held IS NULL OR NOT spendgate_hold_fits(bal.hard, bal."limit", bal.spent, bal.held, p_hold))
-           AND (p_idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM task t WHERE t.project_id = p_project AND t.idempotency_key = p_idempotency_key)) AS fits
+           AND (p_idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM task_idempotency k WHERE k.project_id = p_project AND k.idempotency_key = p_idempotency_key)) AS fits
     FROM v
   ),
   t AS (
-    INSERT INTO task (project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
+    INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
                       idempotency_key, request_hash, accepted_at, updated_at, submission_ref)
-    SELECT p_project, p_key, p_user, coalesce(p_tags, '{}'), p_model, p_family, p_kind, p_unit, 'submitting', p_basis, p_version,
+    SELECT spendgate_new_task_id(ok.at), p_project, p_key, p_user, coalesce(p_tags, '{}'), p_model, p_family, p_kind, p_unit, 'submitting', p_basis, p_version,
            p_exactness, p_estimate, p_tier, coalesce(p_warnings, '{}'),
            ARRAY(SELECT ROW(l.c, l.q, l.r, l.p, l.a)::spendgate_line
                  FROM unnest(p_line_components, p_line_quantities, p_line_rates, p_line_pers, p_line_amounts) WITH ORDINALITY AS l(c, q, r, p, a, n)
@@ -1135,6 +1289,10 @@ BEGIN
            p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at, p_ref
     FROM ok WHERE ok.priced AND ok.fits
     RETURNING id, accepted_at
+  ),
+  k AS (
+    INSERT INTO task_idempotency (project_id, idempotency_key, task_id)
+    SELECT p_project, p_idempotency_key, t.id FROM t WHERE p_idempotency_key IS NOT NULL
   ),
   e AS (
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
@@ -1183,10 +1341,7 @@ CREATE OR REPLACE FUNCTION public.spendgate_idempotency_keys_seen(p_requests spe
  SET enable_mergejoin TO 'off'
 AS $function$
   SELECT EXISTS (SELECT 1 FROM unnest(p_requests) x
-                 JOIN task t ON t.project_id = x.project_id AND t.idempotency_key = x.idempotency_key
-                 -- The partial index's predicate, stated on task itself, so that the index
-                 -- qualifies from this relation's own clauses and not only through the join.
-                 WHERE t.idempotency_key IS NOT NULL)
+                 JOIN task_idempotency k ON k.project_id = x.project_id AND k.idempotency_key = x.idempotency_key)
 $function$;
 
 COMMENT ON FUNCTION public.spendgate_idempotency_keys_seen(p_requests spendgate_hold_request[]) IS 'Whether any request of the batch carries a key its project has used before: one probe of the (project_id, idempotency_key) index per request. The plan is pinned for the reason given for spendgate_record_accepted in 20261122120000_ledger_hot_path: before statistics exist, or while they say the task table is small, the planner hash-joins a sequential scan of every task into the batch (seen with auto_explain: 3,200 tasks read for a batch of 64 on a fresh database). With statistics it is an index-only probe of task_project_idempotency_key: 0.13 ms for 64 keys. Before the first ANALYZE of task (autovacuum''s, within a minute of the first submissions) it may still probe the project''s accepted_at index and filter by key, as the in-order path''s own key lookup may: both index paths look alike to the planner without statistics.';
@@ -1240,6 +1395,8 @@ CREATE OR REPLACE FUNCTION public.spendgate_ledger_open_month()
  LANGUAGE plpgsql
 AS $function$
 BEGIN
+  -- An entry moved between partitions (spendgate_month_partition) was checked when it was written.
+  IF current_setting('spendgate.moving_rows', true) = 'on' THEN RETURN NEW; END IF;
   LOCK TABLE month_close IN ROW SHARE MODE;
   IF spendgate_closed_month(NEW.effective_at) IS NOT NULL THEN
     RAISE EXCEPTION 'the month % is closed: no ledger entry may be written in it (post it in the first open month)',
@@ -1250,6 +1407,35 @@ END $function$;
 
 COMMENT ON FUNCTION public.spendgate_ledger_open_month() IS 'The last line of defence, whatever path writes: no entry inside a closed month. Only entries dated before the current month reach the function (the WHEN costs the submission path nothing).';
 
+CREATE OR REPLACE FUNCTION public.spendgate_ledger_partition_once(p_partition text)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  EXECUTE format($f$CREATE UNIQUE INDEX IF NOT EXISTS %I ON %I USING btree (task_id, kind, date_trunc('month'::text, (effective_at AT TIME ZONE 'UTC'::text)))
+                    WHERE ((task_id IS NOT NULL) AND (kind = ANY (ARRAY['hold'::"LedgerKind", 'release'::"LedgerKind", 'charge'::"LedgerKind"])))$f$,
+                 p_partition || '_once', p_partition);
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_ledger_partition_once(p_partition text) IS 'A task''s hold, release and charge are each written once a month (settlement''s exactly-once, decisions §3). A unique index of the partitioned ledger_entry would have to hold effective_at itself, so each partition carries this one.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_lock_month_partitions(p_month date)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  part record;
+  n integer := 0;
+BEGIN
+  FOR part IN SELECT * FROM spendgate_month_partitions(p_month) LOOP
+    EXECUTE format('LOCK TABLE %I IN SHARE MODE', part.partition_name);
+    n := n + 1;
+  END LOOP;
+  RETURN n;
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_lock_month_partitions(p_month date) IS 'While a month is archived, nothing in its partitions changes (SHARE: reads go on; a settlement of one of its tasks waits until the archive commits, then finds the task in the default partition).';
+
 CREATE OR REPLACE FUNCTION public.spendgate_lock_project(p_project uuid)
  RETURNS void
  LANGUAGE sql
@@ -1258,6 +1444,28 @@ AS $function$
 $function$;
 
 COMMENT ON FUNCTION public.spendgate_lock_project(p_project uuid) IS 'Every project-scoped money movement takes this lock first, so balances of one project change one transaction at a time, whatever the number of gateway instances.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_make_partitions(p_ahead integer)
+ RETURNS SETOF text
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  m date;
+  tbl text;
+  made text;
+BEGIN
+  -- One maker at a time (instances and migrate); the others find the work done.
+  PERFORM pg_advisory_xact_lock(hashtext('spendgate_make_partitions'));
+  FOR m IN SELECT (date_trunc('month', now() AT TIME ZONE 'UTC') + make_interval(months => g))::date FROM generate_series(0, greatest(p_ahead, 0)) g LOOP
+    CONTINUE WHEN EXISTS (SELECT 1 FROM archived_month a WHERE a.month = m);
+    FOREACH tbl IN ARRAY ARRAY['task', 'charge_line', 'ledger_entry', 'spend_hourly'] LOOP
+      made := spendgate_month_partition(tbl, m);
+      IF made IS NOT NULL THEN RETURN NEXT made; END IF;
+    END LOOP;
+  END LOOP;
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_make_partitions(p_ahead integer) IS 'The month now and the next p_ahead months, for every table partitioned by month (decisions §18): the partitions missing are made. Run by migrate and, at start and every hour, by the instance that gets its lock (PARTITIONS_AHEAD). A write with no partition of its month lands in the table''s default partition meanwhile; the month''s partition takes those rows when it is made.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_month_close_reopen_only()
  RETURNS trigger
@@ -1272,6 +1480,89 @@ BEGIN
 END $function$;
 
 COMMENT ON FUNCTION public.spendgate_month_close_reopen_only() IS 'A close is never deleted or changed; it can only be reopened, once.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_month_index(p_at timestamp with time zone)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+RETURN (((((EXTRACT(year FROM (p_at AT TIME ZONE 'UTC'::text)) - (1970)::numeric) * (12)::numeric) + EXTRACT(month FROM (p_at AT TIME ZONE 'UTC'::text))) - (1)::numeric))::integer;
+
+COMMENT ON FUNCTION public.spendgate_month_index(p_at timestamp with time zone) IS 'Months since January 1970, in UTC: the high bits of a task id (spendgate_new_task_id), and so the task partition it lives in (decisions §18).';
+
+CREATE OR REPLACE FUNCTION public.spendgate_month_partition(p_table text, p_month date)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  name text := p_table || to_char(p_month, '"_y"YYYY"m"MM');
+  key text := CASE p_table WHEN 'task' THEN 'id' WHEN 'charge_line' THEN 'task_id' WHEN 'ledger_entry' THEN 'effective_at' WHEN 'spend_hourly' THEN 'hour' END;
+  lo text;
+  hi text;
+  waiting boolean;
+BEGIN
+  IF key IS NULL THEN RAISE EXCEPTION '% is not a table partitioned by month', p_table; END IF;
+  IF to_regclass(name) IS NOT NULL THEN RETURN NULL; END IF;
+  IF p_table IN ('task', 'charge_line') THEN
+    lo := (spendgate_month_index(p_month::timestamp AT TIME ZONE 'UTC')::bigint << 40)::text;
+    hi := ((spendgate_month_index(p_month::timestamp AT TIME ZONE 'UTC') + 1)::bigint << 40)::text;
+  ELSE
+    lo := quote_literal(p_month::timestamp AT TIME ZONE 'UTC');
+    hi := quote_literal((p_month + interval '1 month')::timestamp AT TIME ZONE 'UTC');
+  END IF;
+  EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I WHERE %I >= %s AND %I < %s)', p_table || '_default', key, lo, key, hi) INTO waiting;
+  IF waiting THEN
+    -- Rows of the month were written before its partition existed: the default steps aside, the
+    -- month and a new default are made, and the rows go back through the table to where they
+    -- belong. The triggers that check or announce a write let this move pass (spendgate.moving_rows).
+    PERFORM set_config('spendgate.moving_rows', 'on', true);
+    EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', p_table, p_table || '_default');
+    EXECUTE format('ALTER TABLE %I RENAME TO %I', p_table || '_default', p_table || '_default_moving');
+    EXECUTE format('CREATE TABLE %I PARTITION OF %I DEFAULT', p_table || '_default', p_table);
+    EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)', name, p_table, lo, hi);
+    EXECUTE format('INSERT INTO %I SELECT * FROM %I', p_table, p_table || '_default_moving');
+    EXECUTE format('DROP TABLE %I', p_table || '_default_moving');
+    PERFORM set_config('spendgate.moving_rows', '', true);
+  ELSE
+    -- Made apart, then attached: attaching locks the table in SHARE UPDATE EXCLUSIVE mode (writes go
+    -- on), and only the default, which it scans, in ACCESS EXCLUSIVE.
+    EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', name, p_table);
+    EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', p_table, name, lo, hi);
+  END IF;
+  IF p_table = 'ledger_entry' THEN
+    PERFORM spendgate_ledger_partition_once(name);
+    PERFORM spendgate_ledger_partition_once(p_table || '_default');
+  END IF;
+  RETURN name;
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_month_partition(p_table text, p_month date) IS 'Makes one month''s partition of task, charge_line, ledger_entry or spend_hourly (named <table>_yYYYYmMM; NULL when it exists), moving any rows its default partition took for that month. Called by spendgate_make_partitions and by an archive''s restore.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_month_partitions(p_month date)
+ RETURNS TABLE(table_name text, partition_name text, bound text, task_ids int8range)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT p.relname::text, c.relname::text, pg_get_expr(c.relpartbound, c.oid),
+         CASE WHEN p.relname IN ('task', 'charge_line') THEN
+           int8range((substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \(''?(-?\d+)''?\)'))::bigint,
+                     (substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(''?(-?\d+)''?\)'))::bigint)
+         END
+  FROM pg_inherits i
+  JOIN pg_class c ON c.oid = i.inhrelid
+  JOIN pg_class p ON p.oid = i.inhparent
+  WHERE p.relname IN ('task', 'charge_line', 'ledger_entry')
+    AND c.relname ~ ('^' || p.relname || to_char(p_month, '"_y"YYYY"m"MM') || '(_before)?$')
+  ORDER BY CASE p.relname WHEN 'charge_line' THEN 0 WHEN 'task' THEN 1 ELSE 2 END, c.relname
+$function$;
+
+COMMENT ON FUNCTION public.spendgate_month_partitions(p_month date) IS 'A month''s partitions of the tables an archive takes (task, charge_line, ledger_entry; the hourly roll-up stays), with their bounds and, for task and charge_line, the ids they cover (a month of ids given before the partitions starts at MINVALUE: its range has no lower end).';
+
+CREATE OR REPLACE FUNCTION public.spendgate_new_task_id(p_at timestamp with time zone)
+ RETURNS bigint
+ LANGUAGE sql
+RETURN (((spendgate_month_index(p_at))::bigint << 40) + nextval('task_id_seq'::regclass));
+
+COMMENT ON FUNCTION public.spendgate_new_task_id(p_at timestamp with time zone) IS 'A new task''s id: its month of acceptance (spendgate_month_index) in the bits above 40, the sequence below. task and charge_line are partitioned by these ranges, so a look-up by id reads one month''s partition. Every writer of a task passes its acceptance time; the column default passes the transaction''s, as accepted_at''s default does. Ids given before the partitions (below 2^40) keep their own ranges (the migration 20261127180000_monthly_partitions).';
 
 CREATE OR REPLACE FUNCTION public.spendgate_outbox_fanout()
  RETURNS trigger
@@ -1386,7 +1677,7 @@ BEGIN
     BEGIN
       -- The batch's tasks and hold entries, before the lock (on the second attempt the lock is
       -- already held). SG001 below undoes them with everything else the block did.
-      WITH n AS (SELECT x.*, nextval('task_id_seq'::regclass) AS task_id, coalesce(x.accepted_at, batch_at) AS at FROM unnest(reqs) x),
+      WITH n AS (SELECT x.*, spendgate_new_task_id(coalesce(x.accepted_at, batch_at)) AS task_id, coalesce(x.accepted_at, batch_at) AS at FROM unnest(reqs) x),
       t AS (
         INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                           exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
@@ -1395,6 +1686,10 @@ BEGIN
                n.price_basis, n.price_book_version, n.exactness, n.estimate_amount, n.estimate_tier, coalesce(n.estimate_warnings, '{}'),
                coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at, n.submission_ref
         FROM n
+      ),
+      k AS (
+        INSERT INTO task_idempotency (project_id, idempotency_key, task_id)
+        SELECT n.project_id, n.idempotency_key, n.task_id FROM n WHERE n.idempotency_key IS NOT NULL
       ),
       e AS (
         INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
@@ -1551,8 +1846,9 @@ BEGIN
     budget_scope := NULL; budget_scope_value := NULL; budget_subject := NULL; in_force := NULL;
 
     IF r.idempotency_key IS NOT NULL THEN
-      SELECT t.id, t.request_hash, t.response_body, t.response_status, t.status INTO existing
-      FROM task t WHERE t.project_id = r.project_id AND t.idempotency_key = r.idempotency_key;
+      SELECT k.task_id AS id, t.request_hash, t.response_body, t.response_status, t.status INTO existing
+      FROM task_idempotency k LEFT JOIN task t ON t.id = k.task_id
+      WHERE k.project_id = r.project_id AND k.idempotency_key = r.idempotency_key;
       IF FOUND THEN
         task_id := existing.id;
         IF existing.request_hash IS DISTINCT FROM r.request_hash THEN outcome := 'conflict';
@@ -1606,13 +1902,16 @@ BEGIN
     -- Admitted: its new balances first, from the ledger before this task's hold is in it.
     PERFORM spendgate_budget_period(k.bid, at, k.subject) FROM unnest(m_bid, m_subject) AS k(bid, subject);
 
-    INSERT INTO task (project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
+    INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
                       idempotency_key, request_hash, accepted_at, updated_at, submission_ref)
-    VALUES (r.project_id, r.api_key_id, r.end_user, coalesce(r.tags, '{}'), r.model, r.family, r.kind, r.unit, 'submitting', r.price_basis,
+    VALUES (spendgate_new_task_id(at), r.project_id, r.api_key_id, r.end_user, coalesce(r.tags, '{}'), r.model, r.family, r.kind, r.unit, 'submitting', r.price_basis,
             r.price_book_version, r.exactness, r.estimate_amount, r.estimate_tier,
             coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at, r.submission_ref)
     RETURNING id INTO new_task;
+    IF r.idempotency_key IS NOT NULL THEN
+      INSERT INTO task_idempotency (project_id, idempotency_key, task_id) VALUES (r.project_id, r.idempotency_key, new_task);
+    END IF;
 
     IF amount > 0 THEN
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
@@ -1664,6 +1963,7 @@ CREATE OR REPLACE FUNCTION public.spendgate_record_accepted(p_task_ids bigint[],
  SET enable_mergejoin TO 'off'
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
+  WITH u AS (
   UPDATE task t SET status = 'processing', upstream_id = a.upstream_id, upstream_task_id = a.upstream_task_id,
          response_body = a.response_body, response_status = NULL, submitted_at = clock_timestamp(), updated_at = clock_timestamp(),
          next_poll_at = clock_timestamp() + interval '1 second',
@@ -1672,7 +1972,11 @@ AS $function$
   FROM unnest(p_task_ids, p_upstream_ids, p_upstream_task_ids, p_response_bodies)
        AS a(task_id, upstream_id, upstream_task_id, response_body)
   WHERE t.id = a.task_id AND t.status IN ('submitting', 'unknown') AND t.settled_at IS NULL
-  RETURNING t.id
+  RETURNING t.id, t.upstream_task_id, t.project_id
+  ),
+  -- The vendor's id, unique across every month (decisions §18).
+  k AS (INSERT INTO task_upstream (upstream_task_id, task_id, project_id) SELECT u.upstream_task_id, u.id, u.project_id FROM u WHERE u.upstream_task_id IS NOT NULL)
+  SELECT u.id FROM u
 $function$;
 
 COMMENT ON FUNCTION public.spendgate_record_accepted(p_task_ids bigint[], p_upstream_ids text[], p_upstream_task_ids bigint[], p_response_bodies text[]) IS 'Recording acceptance (see 20261122120000_ledger_hot_path), never for a task an operator has already resolved (settled_at set) while its answer was lost.';
@@ -1694,13 +1998,18 @@ CREATE OR REPLACE FUNCTION public.spendgate_record_one(p_task bigint, p_upstream
  RETURNS SETOF bigint
  LANGUAGE sql
 AS $function$
+  WITH u AS (
   UPDATE task t SET status = 'processing', upstream_id = p_upstream_id, upstream_task_id = p_upstream_task_id,
          response_body = p_response_body, response_status = NULL, submitted_at = clock_timestamp(), updated_at = clock_timestamp(),
          next_poll_at = clock_timestamp() + interval '1 second',
          needs_review = CASE WHEN t.status = 'unknown' THEN false ELSE t.needs_review END,
          review_reason = CASE WHEN t.status = 'unknown' THEN NULL ELSE t.review_reason END
   WHERE t.id = p_task AND t.status IN ('submitting', 'unknown') AND t.settled_at IS NULL
-  RETURNING t.id
+  RETURNING t.id, t.upstream_task_id, t.project_id
+  ),
+  -- The vendor's id, unique across every month (decisions §18).
+  k AS (INSERT INTO task_upstream (upstream_task_id, task_id, project_id) SELECT u.upstream_task_id, u.id, u.project_id FROM u WHERE u.upstream_task_id IS NOT NULL)
+  SELECT u.id FROM u
 $function$;
 
 COMMENT ON FUNCTION public.spendgate_record_one(p_task bigint, p_upstream_id text, p_upstream_task_id bigint, p_response_body text) IS 'One acceptance: spendgate_record_accepted''s UPDATE for a single task. A probe of the primary key whatever the plan cache does, so it needs none of that function''s plan settings.';
@@ -1723,6 +2032,7 @@ BEGIN
   UPDATE task SET status = 'rejected', settled_at = clock_timestamp(), updated_at = clock_timestamp(),
                   charge_amount = 0, review_reason = p_reason, needs_review = false, idempotency_key = NULL
   WHERE id = p_task;
+  DELETE FROM task_idempotency WHERE project_id = t.project_id AND idempotency_key = t.idempotency_key AND task_id = t.id;
   IF t.hold_amount > 0 THEN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
     VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, p_reason, spendgate_closed_month(t.accepted_at));
@@ -1819,6 +2129,56 @@ BEGIN
 END $function$;
 
 COMMENT ON FUNCTION public.spendgate_resolve(p_task bigint, p_outcome text, p_amount numeric, p_reason text) IS 'A resolution''s stated amount is what a settled task costs all told: its net (charge and every adjustment of it) becomes the amount. Before, the adjustment was counted from the charge alone, so a task whose vendor figure was taken (or corrected) before it was resolved ended at the amount plus those adjustments (found by the money model''s tester, decisions §16).';
+
+CREATE OR REPLACE FUNCTION public.spendgate_restore_partition(p_table text, p_name text, p_bound text)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF p_table NOT IN ('task', 'charge_line', 'ledger_entry') OR p_bound !~ '^FOR VALUES FROM \(.*\) TO \(.*\)$' THEN
+    RAISE EXCEPTION 'not a partition of an archived month: % %', p_table, p_bound;
+  END IF;
+  -- Rows of its range kept in the default (tasks still open at the archive, since settled) move in.
+  PERFORM set_config('spendgate.moving_rows', 'on', true);
+  EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', p_table, p_table || '_default');
+  EXECUTE format('ALTER TABLE %I RENAME TO %I', p_table || '_default', p_table || '_default_moving');
+  EXECUTE format('CREATE TABLE %I PARTITION OF %I DEFAULT', p_table || '_default', p_table);
+  EXECUTE format('CREATE TABLE %I PARTITION OF %I %s', p_name, p_table, p_bound);
+  EXECUTE format('INSERT INTO %I SELECT * FROM %I', p_table, p_table || '_default_moving');
+  EXECUTE format('DROP TABLE %I', p_table || '_default_moving');
+  IF p_table = 'ledger_entry' THEN
+    PERFORM spendgate_ledger_partition_once(p_name);
+    PERFORM spendgate_ledger_partition_once(p_table || '_default');
+  END IF;
+  PERFORM set_config('spendgate.moving_rows', '', true);
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_restore_partition(p_table text, p_name text, p_bound text) IS 'An archived month''s partition made again with the bound it had (its manifest''s), taking the rows of its range that waited in the default partition; `spendgate archive restore` then writes the archived rows into it.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_restore_rows(p_table text, p_rows jsonb)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  cols text;
+  casts text;
+  written integer;
+BEGIN
+  IF p_table NOT IN ('task', 'charge_line', 'ledger_entry') THEN
+    RAISE EXCEPTION '% is not a table an archive holds', p_table;
+  END IF;
+  SELECT string_agg(format('%I', a.attname), ', ' ORDER BY a.attnum),
+         string_agg(format('(r.v->>%s)::%s', a.n - 1, format_type(a.atttypid, a.atttypmod)), ', ' ORDER BY a.attnum)
+  INTO cols, casts
+  FROM (SELECT x.*, row_number() OVER (ORDER BY x.attnum) AS n FROM pg_attribute x
+        WHERE x.attrelid = p_table::regclass AND x.attnum > 0 AND NOT x.attisdropped) a;
+  EXECUTE format('INSERT INTO %I (%s) SELECT %s FROM jsonb_array_elements($1) AS r(v) ON CONFLICT DO NOTHING', p_table, cols, casts)
+  USING p_rows;
+  GET DIAGNOSTICS written = ROW_COUNT;
+  RETURN written;
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_restore_rows(p_table text, p_rows jsonb) IS 'Rows of an archive written back (`spendgate archive restore`, decisions §18): each a JSON array of the text of every column in the table''s order, cast to its type; a row already there (a task kept in the database since the archive, settled since) is left as it is. Answers how many were written.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_rollup_add(t task, p_status text, p_exactness "Exactness", p_charge numeric, p_rollup jsonb, p_at timestamp with time zone)
  RETURNS void
@@ -2033,6 +2393,8 @@ DECLARE
       'apiKeyPrefix', (SELECT k.prefix FROM api_key k WHERE k.id = NEW.api_key_id), 'user', NEW.end_user, 'tags', to_jsonb(NEW.tags)),
     'reason', NEW.review_reason);
 BEGIN
+  -- A row moved between partitions (spendgate_month_partition, an archive) is not news.
+  IF current_setting('spendgate.moving_rows', true) = 'on' THEN RETURN NULL; END IF;
   IF NEW.overrun IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.overrun IS NULL) THEN
     PERFORM spendgate_emit('task.overrun', NEW.project_id, 'overrun:' || NEW.id, data);
   END IF;

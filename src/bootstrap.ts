@@ -30,6 +30,7 @@ import { Logger } from '@nestjs/common';
 import { LedgerSealer } from './ledger/ledger-sealer.js';
 import { EarlyWarning } from './early-warning/early-warning.js';
 import { Repeating } from './common/repeating.js';
+import { makePartitions, PARTITIONS_EVERY_MS } from './history/partitions.js';
 
 export interface Gateway {
   app: NestFastifyApplication;
@@ -66,7 +67,7 @@ export async function startGateway(
     databaseUrl = embedded.url;
     log(`embedded PostgreSQL ${embedded.owned ? 'started' : 'found running'} with data under ${config.DATA_DIR}`);
   }
-  for (const name of await migrate(databaseUrl))
+  for (const name of await migrate(databaseUrl, undefined, { partitionsAhead: config.PARTITIONS_AHEAD }))
     log(name.startsWith('functions/') ? `applied ${name}` : `applied migration ${name}`);
 
   let simulator: Simulator | undefined;
@@ -181,6 +182,15 @@ export async function startGateway(
       )
     : undefined;
   warning?.start();
+  // The months' partitions, kept made ahead by whichever instance gets the lock (decisions §18).
+  const partitionLogger = new Logger('Partitions');
+  const partitions = new Repeating(
+    () => makePartitions(db, config.PARTITIONS_AHEAD, partitionLogger),
+    PARTITIONS_EVERY_MS,
+    partitionLogger,
+    'partitions',
+  );
+  partitions.start();
 
   let closed = false;
   return {
@@ -203,6 +213,7 @@ export async function startGateway(
       await sealing?.stop();
       await sealDb?.close();
       await warning?.stop();
+      await partitions.stop();
       await warnDb?.close();
       const idle = setInterval(() => fastify.server.closeIdleConnections(), 100);
       try {

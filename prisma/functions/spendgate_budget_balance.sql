@@ -9,6 +9,8 @@ CREATE OR REPLACE FUNCTION public.spendgate_budget_balance(p_budget uuid, p_subj
 AS $function$
 DECLARE
   b budget;
+  more_spent numeric;
+  more_held numeric;
 BEGIN
   SELECT * INTO b FROM budget WHERE id = p_budget;
   IF b.scope = 'PROJECT' THEN
@@ -35,6 +37,23 @@ BEGIN
     FROM ledger_entry e JOIN task t ON t.id = e.task_id
     WHERE e.project_id = b.project_id AND e.unit = b.unit AND e.effective_at >= p_start AND e.effective_at < p_end
       AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, t.api_key_id, t.end_user, coalesce(t.tags, '{}')) = p_subject;
+  END IF;
+  -- Archived months (decisions §18): their entries are no longer here; what they added is. A month
+  -- inside the window counts by who made its entries; a window holding part of an archived month
+  -- (a day, a week; ended before the archive) has that part kept for it.
+  IF EXISTS (SELECT 1 FROM archived_month) THEN
+    SELECT coalesce(sum(a.spent), 0), coalesce(sum(a.held), 0) INTO more_spent, more_held
+    FROM archived_spend a
+    WHERE a.project_id = b.project_id AND a.unit = b.unit
+      AND (a.month::timestamp AT TIME ZONE 'UTC') >= p_start AND ((a.month + interval '1 month')::timestamp AT TIME ZONE 'UTC') <= p_end
+      AND (b.scope = 'PROJECT'
+           OR (a.has_task AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, a.api_key_id, a.end_user, a.tags) = p_subject));
+    spent := spent + more_spent;
+    held := held + more_held;
+    SELECT coalesce(sum(x.spent), 0), coalesce(sum(x.held), 0) INTO more_spent, more_held
+    FROM archived_balance x WHERE x.budget_id = p_budget AND x.subject = p_subject AND x.period_start = p_start;
+    spent := spent + more_spent;
+    held := held + more_held;
   END IF;
 END $function$;
 

@@ -24,14 +24,14 @@ BEGIN
   ok AS MATERIALIZED (
     SELECT v.at, v.in_force, (p_at IS NOT NULL OR v.in_force IS NULL OR v.in_force = p_version) AS priced,
            NOT EXISTS (SELECT 1 FROM bal WHERE bal.held IS NULL OR NOT spendgate_hold_fits(bal.hard, bal."limit", bal.spent, bal.held, p_hold))
-           AND (p_idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM task t WHERE t.project_id = p_project AND t.idempotency_key = p_idempotency_key)) AS fits
+           AND (p_idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM task_idempotency k WHERE k.project_id = p_project AND k.idempotency_key = p_idempotency_key)) AS fits
     FROM v
   ),
   t AS (
-    INSERT INTO task (project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
+    INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
                       idempotency_key, request_hash, accepted_at, updated_at, submission_ref)
-    SELECT p_project, p_key, p_user, coalesce(p_tags, '{}'), p_model, p_family, p_kind, p_unit, 'submitting', p_basis, p_version,
+    SELECT spendgate_new_task_id(ok.at), p_project, p_key, p_user, coalesce(p_tags, '{}'), p_model, p_family, p_kind, p_unit, 'submitting', p_basis, p_version,
            p_exactness, p_estimate, p_tier, coalesce(p_warnings, '{}'),
            ARRAY(SELECT ROW(l.c, l.q, l.r, l.p, l.a)::spendgate_line
                  FROM unnest(p_line_components, p_line_quantities, p_line_rates, p_line_pers, p_line_amounts) WITH ORDINALITY AS l(c, q, r, p, a, n)
@@ -39,6 +39,10 @@ BEGIN
            p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at, p_ref
     FROM ok WHERE ok.priced AND ok.fits
     RETURNING id, accepted_at
+  ),
+  k AS (
+    INSERT INTO task_idempotency (project_id, idempotency_key, task_id)
+    SELECT p_project, p_idempotency_key, t.id FROM t WHERE p_idempotency_key IS NOT NULL
   ),
   e AS (
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)

@@ -66,7 +66,7 @@ BEGIN
     BEGIN
       -- The batch's tasks and hold entries, before the lock (on the second attempt the lock is
       -- already held). SG001 below undoes them with everything else the block did.
-      WITH n AS (SELECT x.*, nextval('task_id_seq'::regclass) AS task_id, coalesce(x.accepted_at, batch_at) AS at FROM unnest(reqs) x),
+      WITH n AS (SELECT x.*, spendgate_new_task_id(coalesce(x.accepted_at, batch_at)) AS task_id, coalesce(x.accepted_at, batch_at) AS at FROM unnest(reqs) x),
       t AS (
         INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                           exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
@@ -75,6 +75,10 @@ BEGIN
                n.price_basis, n.price_book_version, n.exactness, n.estimate_amount, n.estimate_tier, coalesce(n.estimate_warnings, '{}'),
                coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at, n.submission_ref
         FROM n
+      ),
+      k AS (
+        INSERT INTO task_idempotency (project_id, idempotency_key, task_id)
+        SELECT n.project_id, n.idempotency_key, n.task_id FROM n WHERE n.idempotency_key IS NOT NULL
       ),
       e AS (
         INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)

@@ -34,8 +34,9 @@ BEGIN
     budget_scope := NULL; budget_scope_value := NULL; budget_subject := NULL; in_force := NULL;
 
     IF r.idempotency_key IS NOT NULL THEN
-      SELECT t.id, t.request_hash, t.response_body, t.response_status, t.status INTO existing
-      FROM task t WHERE t.project_id = r.project_id AND t.idempotency_key = r.idempotency_key;
+      SELECT k.task_id AS id, t.request_hash, t.response_body, t.response_status, t.status INTO existing
+      FROM task_idempotency k LEFT JOIN task t ON t.id = k.task_id
+      WHERE k.project_id = r.project_id AND k.idempotency_key = r.idempotency_key;
       IF FOUND THEN
         task_id := existing.id;
         IF existing.request_hash IS DISTINCT FROM r.request_hash THEN outcome := 'conflict';
@@ -89,13 +90,16 @@ BEGIN
     -- Admitted: its new balances first, from the ledger before this task's hold is in it.
     PERFORM spendgate_budget_period(k.bid, at, k.subject) FROM unnest(m_bid, m_subject) AS k(bid, subject);
 
-    INSERT INTO task (project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
+    INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
                       idempotency_key, request_hash, accepted_at, updated_at, submission_ref)
-    VALUES (r.project_id, r.api_key_id, r.end_user, coalesce(r.tags, '{}'), r.model, r.family, r.kind, r.unit, 'submitting', r.price_basis,
+    VALUES (spendgate_new_task_id(at), r.project_id, r.api_key_id, r.end_user, coalesce(r.tags, '{}'), r.model, r.family, r.kind, r.unit, 'submitting', r.price_basis,
             r.price_book_version, r.exactness, r.estimate_amount, r.estimate_tier,
             coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at, r.submission_ref)
     RETURNING id INTO new_task;
+    IF r.idempotency_key IS NOT NULL THEN
+      INSERT INTO task_idempotency (project_id, idempotency_key, task_id) VALUES (r.project_id, r.idempotency_key, new_task);
+    END IF;
 
     IF amount > 0 THEN
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)

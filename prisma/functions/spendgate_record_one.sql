@@ -4,13 +4,18 @@ CREATE OR REPLACE FUNCTION public.spendgate_record_one(p_task bigint, p_upstream
  RETURNS SETOF bigint
  LANGUAGE sql
 AS $function$
+  WITH u AS (
   UPDATE task t SET status = 'processing', upstream_id = p_upstream_id, upstream_task_id = p_upstream_task_id,
          response_body = p_response_body, response_status = NULL, submitted_at = clock_timestamp(), updated_at = clock_timestamp(),
          next_poll_at = clock_timestamp() + interval '1 second',
          needs_review = CASE WHEN t.status = 'unknown' THEN false ELSE t.needs_review END,
          review_reason = CASE WHEN t.status = 'unknown' THEN NULL ELSE t.review_reason END
   WHERE t.id = p_task AND t.status IN ('submitting', 'unknown') AND t.settled_at IS NULL
-  RETURNING t.id
+  RETURNING t.id, t.upstream_task_id, t.project_id
+  ),
+  -- The vendor's id, unique across every month (decisions §18).
+  k AS (INSERT INTO task_upstream (upstream_task_id, task_id, project_id) SELECT u.upstream_task_id, u.id, u.project_id FROM u WHERE u.upstream_task_id IS NOT NULL)
+  SELECT u.id FROM u
 $function$;
 
 COMMENT ON FUNCTION public.spendgate_record_one(p_task bigint, p_upstream_id text, p_upstream_task_id bigint, p_response_body text) IS 'One acceptance: spendgate_record_accepted''s UPDATE for a single task. A probe of the primary key whatever the plan cache does, so it needs none of that function''s plan settings.';

@@ -18,6 +18,7 @@ BEGIN
   UPDATE task SET status = 'rejected', settled_at = clock_timestamp(), updated_at = clock_timestamp(),
                   charge_amount = 0, review_reason = p_reason, needs_review = false, idempotency_key = NULL
   WHERE id = p_task;
+  DELETE FROM task_idempotency WHERE project_id = t.project_id AND idempotency_key = t.idempotency_key AND task_id = t.id;
   IF t.hold_amount > 0 THEN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
     VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, p_reason, spendgate_closed_month(t.accepted_at));

@@ -14,6 +14,8 @@ DECLARE
       'apiKeyPrefix', (SELECT k.prefix FROM api_key k WHERE k.id = NEW.api_key_id), 'user', NEW.end_user, 'tags', to_jsonb(NEW.tags)),
     'reason', NEW.review_reason);
 BEGIN
+  -- A row moved between partitions (spendgate_month_partition, an archive) is not news.
+  IF current_setting('spendgate.moving_rows', true) = 'on' THEN RETURN NULL; END IF;
   IF NEW.overrun IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.overrun IS NULL) THEN
     PERFORM spendgate_emit('task.overrun', NEW.project_id, 'overrun:' || NEW.id, data);
   END IF;

@@ -98,6 +98,7 @@ export const FIELD_RULES: Readonly<Record<string, Rule>> = {
   'Query.tokens': r(null, 'self'),
   'Query.closedMonths': r('read', 'list'),
   'Query.monthToClose': r('read', 'list'),
+  'Query.archivedMonths': r('read', 'list'),
   'Query.statement': r('read', 'project', 'projectId'),
   'Query.statements': r('read', 'list'),
   'Query.budgetsAtRisk': r('read', 'list'),

@@ -8,6 +8,7 @@ import { ApiError } from '../common/api-error.js';
 import { ConfigError } from '../config/config.js';
 import { createSimulator } from '../simulator/simulator.js';
 import { UsageError, withDatabase } from './cli-support.js';
+import { archive } from './commands/archive.js';
 import { auditHead, auditVerify } from './commands/audit.js';
 import { ledgerHeadCommand, ledgerSeal, ledgerVerify, monthClose } from './commands/books.js';
 import { simulatedStatement, vendorImport } from './commands/vendor.js';
@@ -27,6 +28,7 @@ const USAGE = `usage: spendgate <command>
   ledger verify [--head HASH]
   ledger head
   ledger seal
+  archive YYYY-MM | archive restore YYYY-MM | archive list
   vendor import FILE [--mapping JSON]
   simulate --statement FROM TO [--discrepancies]
   simulate [--port N] [--host H] [--delay-ms N]
@@ -51,6 +53,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'ledger verify': ledgerVerify,
   'ledger head': ledgerHeadCommand,
   'ledger seal': ledgerSeal,
+  archive,
   'vendor import': vendorImport,
   reconcile: reconcileCommand,
   report,

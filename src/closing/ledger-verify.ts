@@ -6,8 +6,8 @@
  * in TypeScript, never by a function in the database.
  */
 import type { Database } from '../database/database.js';
-import { monthDigest } from './statement-data.js';
-import { parseMonth } from './month.js';
+import { digested } from './statement-data.js';
+import { parseMonth, type Month } from './month.js';
 import { checkSeal, ENTRY_COLUMNS, GENESIS, type EntryRow, type StoredSeal } from '../ledger/ledger-seal.js';
 
 /** The newest seal: the ledger's head, to keep outside the database (as `audit head`'s). */
@@ -40,7 +40,58 @@ export interface LedgerVerification {
  * superuser who deletes the newest seals, or edits entries and recomputes every seal with this
  * published algorithm, leaves a chain that verifies.
  */
-export async function verifyLedger(db: Database, keptHead?: Buffer): Promise<LedgerVerification> {
+export async function verifyLedger(
+  db: Database,
+  keptHead?: Buffer,
+  loadArchived?: ArchivedEntriesLoader,
+): Promise<LedgerVerification> {
+  // One connection throughout: archived months' entries wait in a temporary table of its session.
+  return db.inTransaction(async () => {
+    await db.query('CREATE TEMP TABLE archived_entries ON COMMIT DROP AS SELECT * FROM ledger_entry WITH NO DATA');
+    const { rows } = await db.query<{ months: number }>('SELECT count(*)::int AS months FROM archived_month');
+    const archivedProblems =
+      rows[0]!.months === 0
+        ? []
+        : loadArchived
+          ? await loadArchived(db, async (entries) => {
+              await db.query(
+                'INSERT INTO pg_temp.archived_entries SELECT * FROM jsonb_populate_recordset(NULL::ledger_entry, $1::jsonb)',
+                [JSON.stringify(entries)],
+              );
+            })
+          : [`${rows[0]!.months} archived month(s): set ARCHIVE_DIR so that their entries are read from their files`];
+    const result = await verifyChain(db, keptHead);
+    return { ...result, problems: [...archivedProblems, ...result.problems] };
+  });
+}
+
+/**
+ * The ledger with the entries of archived months, read back from their files into this session's
+ * temporary table archived_entries (made by verifyLedger, filled by the loader).
+ */
+const WITH_ARCHIVED = '(SELECT * FROM ledger_entry UNION ALL SELECT * FROM pg_temp.archived_entries)';
+
+/** statement-data's monthDigest, over the ledger with archived months' entries. */
+async function monthDigestWithArchived(db: Database, projectId: string, month: Month) {
+  return digested(
+    await db.queryArrays(
+      `SELECT ${ENTRY_COLUMNS} FROM ${WITH_ARCHIVED} e WHERE e.project_id = $1 AND e.effective_at >= $2 AND e.effective_at < $3 ORDER BY e.id`,
+      [projectId, month.start, month.end],
+    ),
+  );
+}
+
+/**
+ * Reads every archived month's entries from its files (history/), each batch given to `add` (a
+ * row of the ledger's columns as text), answering the problems found (a file missing, or not the
+ * one its manifest names).
+ */
+export type ArchivedEntriesLoader = (
+  db: Database,
+  add: (entries: Array<Record<string, string | null>>) => Promise<void>,
+) => Promise<string[]>;
+
+async function verifyChain(db: Database, keptHead?: Buffer): Promise<LedgerVerification> {
   const problems: string[] = [];
   let prev: Buffer = GENESIS;
   let after = 0n;
@@ -77,7 +128,7 @@ export async function verifyLedger(db: Database, keptHead?: Buffer): Promise<Led
         hash: row.hash,
       };
       const entries = (await db.queryArrays(
-        `SELECT ${ENTRY_COLUMNS} FROM ledger_entry e WHERE e.id > $1 AND e.id <= $2 ORDER BY e.id`,
+        `SELECT ${ENTRY_COLUMNS} FROM ${WITH_ARCHIVED} e WHERE e.id > $1 AND e.id <= $2 ORDER BY e.id`,
         [after.toString(), row.last_id],
       )) as EntryRow[];
       const problem = checkSeal(seal, prev, entries);
@@ -117,7 +168,7 @@ export async function verifyLedger(db: Database, keptHead?: Buffer): Promise<Led
        FROM statement s JOIN month_close c ON c.id = s.close_id WHERE c.reopened_at IS NULL ORDER BY s.month, s.project_id`,
     );
     for (const s of statements) {
-      const now = await monthDigest(db, s.project_id, parseMonth('month', s.month));
+      const now = await monthDigestWithArchived(db, s.project_id, parseMonth('month', s.month));
       if (!now.digest.equals(s.ledger_digest)) {
         problems.push(
           `closed month ${s.month}, project ${s.project_id}: the ledger no longer matches its statement (${s.entries} entries at close, ${now.entries} now): an entry was edited, deleted or inserted after the close`,

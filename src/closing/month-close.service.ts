@@ -187,6 +187,14 @@ export class MonthCloseService {
         );
         if (later[0])
           throw ApiError.conflict(`month: ${later[0].month} is closed after it: reopen the latest closed month first`);
+        const { rows: archived } = await this.db.query<{ archived: boolean }>(
+          'SELECT EXISTS (SELECT 1 FROM archived_month WHERE month = $1::date) AS archived',
+          [month.day],
+        );
+        if (archived[0]!.archived)
+          throw ApiError.conflict(
+            `month: ${month.label} is archived: restore it first (\`spendgate archive restore ${month.label}\`)`,
+          );
         await this.db.query(
           `UPDATE month_close SET reopened_at = clock_timestamp(), reopened_by = $2, reopen_reason = $3 WHERE month = $1::date AND reopened_at IS NULL`,
           [month.day, who, why],

@@ -65,11 +65,17 @@ export async function monthDigest(
   projectId: string,
   month: Month,
 ): Promise<{ digest: Buffer; entries: number }> {
-  const rows = (await db.queryArrays(
-    `SELECT ${ENTRY_COLUMNS} FROM ledger_entry e WHERE e.project_id = $1 AND e.effective_at >= $2 AND e.effective_at < $3 ORDER BY e.id`,
-    [projectId, month.start, month.end],
-  )) as EntryRow[];
-  return { digest: digestOf(rows.map(entryDigest)), entries: rows.length };
+  return digested(
+    await db.queryArrays(
+      `SELECT ${ENTRY_COLUMNS} FROM ledger_entry e WHERE e.project_id = $1 AND e.effective_at >= $2 AND e.effective_at < $3 ORDER BY e.id`,
+      [projectId, month.start, month.end],
+    ),
+  );
+}
+
+/** A month's entries, as rows of ENTRY_COLUMNS, digested as a statement holds them. */
+export function digested(rows: unknown[][]): { digest: Buffer; entries: number } {
+  return { digest: digestOf((rows as EntryRow[]).map(entryDigest)), entries: rows.length };
 }
 
 export async function statementData(

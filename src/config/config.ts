@@ -125,6 +125,9 @@ const schema = z
     WEBHOOK_TIMEOUT_MS: int(5_000, 100),
     WEBHOOK_CONCURRENCY: int(8, 1),
     WEBHOOK_POLL_MS: int(500, 10),
+    /** History (decisions §18): months of partitions kept made ahead of the current one; where archives are written. */
+    PARTITIONS_AHEAD: int(2, 0).pipe(z.number().max(24)),
+    ARCHIVE_DIR: z.string().min(1).optional(),
     /** Early warning (decisions §15): how often anomalies, forecasts and the digest are checked (0: never). */
     EARLY_WARNING_MS: int(300_000, 0),
     /** An hour's spend is anomalous past this multiple of its baseline's median (and the floor, and 5 MADs). */

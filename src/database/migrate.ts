@@ -42,7 +42,7 @@ function prismaDir(name: string): string {
 export async function migrate(
   databaseUrl: string,
   log: (line: string) => void = () => {},
-  { upTo }: { upTo?: string } = {},
+  { upTo, partitionsAhead = 2 }: { upTo?: string; partitionsAhead?: number } = {},
 ): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
@@ -90,7 +90,14 @@ export async function migrate(
     }
     // A database migrated only up to a point (a test of a data-moving migration) keeps the
     // functions of that point: the files are today's.
-    if (upTo === undefined) applied.push(...(await applyFunctions(client, log)));
+    if (upTo === undefined) {
+      applied.push(...(await applyFunctions(client, log)));
+      // The months' partitions the schema promises (decisions §18); the instances keep them made ahead.
+      const made = await client.query<{ name: string }>('SELECT spendgate_make_partitions($1) AS name', [
+        partitionsAhead,
+      ]);
+      for (const { name } of made.rows) log(`made partition ${name}`);
+    }
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
     await client.end();

@@ -52,9 +52,12 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
     sequences.map((s) => `CREATE SEQUENCE ${s.name};`),
   );
 
-  const tables = await q<{ name: string }>(`
-    SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname NOT IN ('_prisma_migrations', '_spendgate_functions') ORDER BY c.relname`);
+  // Partitions are made month by month (spendgate_make_partitions): the partitioned table is the shape.
+  const TABLE = "c.relkind IN ('r', 'p') AND NOT c.relispartition";
+  const tables = await q<{ name: string; partition_by: string | null }>(`
+    SELECT c.relname AS name, CASE WHEN c.relkind = 'p' THEN pg_get_partkeydef(c.oid) END AS partition_by
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = 'public' AND ${TABLE} AND c.relname NOT IN ('_prisma_migrations', '_spendgate_functions') ORDER BY c.relname`);
   const columns = await q<{ table: string; line: string }>(`
     SELECT c.relname AS table,
            format('%I %s%s%s', a.attname, format_type(a.atttypid, a.atttypmod),
@@ -63,11 +66,11 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
     LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
-    WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY c.relname, a.attnum`);
+    WHERE n.nspname = 'public' AND ${TABLE} ORDER BY c.relname, a.attnum`);
   const constraints = await q<{ table: string; line: string }>(`
     SELECT c.relname AS table, format('CONSTRAINT %I %s', k.conname, pg_get_constraintdef(k.oid)) AS line
     FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = 'public' AND c.relkind = 'r' AND k.contype <> 'n' -- NOT NULL is on its column
+    WHERE n.nspname = 'public' AND ${TABLE} AND k.contype <> 'n' -- NOT NULL is on its column
     ORDER BY c.relname, CASE k.contype WHEN 'p' THEN 0 WHEN 'u' THEN 1 WHEN 'f' THEN 2 ELSE 3 END, k.conname`);
   section(
     'Tables',
@@ -76,7 +79,8 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
         ...columns.filter((c) => c.table === t.name),
         ...constraints.filter((c) => c.table === t.name),
       ].map((c) => c.line);
-      return `CREATE TABLE ${t.name} (\n  ${lines.join(',\n  ')}\n);`;
+      const partitioned = t.partition_by ? ` PARTITION BY ${t.partition_by}` : '';
+      return `CREATE TABLE ${t.name} (\n  ${lines.join(',\n  ')}\n)${partitioned};`;
     }),
   );
 
@@ -84,7 +88,7 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
     SELECT pg_get_indexdef(i.indexrelid) AS def
     FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_class tc ON tc.oid = i.indrelid
     JOIN pg_namespace n ON n.oid = ic.relnamespace
-    WHERE n.nspname = 'public' AND tc.relname <> '_prisma_migrations'
+    WHERE n.nspname = 'public' AND tc.relname <> '_prisma_migrations' AND NOT tc.relispartition
       AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.contype IN ('p', 'u', 'x'))
     ORDER BY tc.relname, ic.relname`);
   section(
@@ -114,7 +118,7 @@ export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<
   const triggers = await q<{ def: string }>(`
     SELECT pg_get_triggerdef(t.oid, true) AS def FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
     JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = 'public' AND NOT t.tgisinternal ORDER BY c.relname, t.tgname`);
+    WHERE n.nspname = 'public' AND NOT t.tgisinternal AND NOT c.relispartition ORDER BY c.relname, t.tgname`);
   section(
     'Triggers',
     triggers.map((t) => `${t.def};`),

@@ -24,6 +24,7 @@ import type { Attribution } from '../attribution/attribution.js';
 import type { KeyContext } from '../auth/principals.service.js';
 import { SettlementService } from '../tasks/settlement.service.js';
 import { TaskStore, type TaskForSettlement } from '../tasks/task-store.js';
+import { archivedTask } from '../tasks/archived-tasks.js';
 import { VENDOR_PATHS } from '../catalog/vendor-paths.js';
 import { acceptanceOf, isTaskNotFound, upstreamState } from '../upstream/vendor-protocol.js';
 import { budgetRefusal, recordAnswer, requestHash, unknownOutcome } from './gateway-answers.js';
@@ -253,7 +254,11 @@ export class GatewayService implements OnApplicationShutdown {
     const upstreamTaskId = bigintId(taskIdParam);
     if (!upstreamTaskId) throw notFound; // not a number the vendor could have given
     const task = await this.tasks.findByUpstreamId(upstreamTaskId, ctx.projectId);
-    if (!task) throw notFound; // another project's task looks exactly like a missing one
+    if (!task) {
+      const archived = await this.tasks.archivedMonthOf(upstreamTaskId, ctx.projectId);
+      if (archived) throw archivedTask(taskIdParam, archived);
+      throw notFound; // another project's task looks exactly like a missing one
+    }
 
     let res;
     try {

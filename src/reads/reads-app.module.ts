@@ -13,6 +13,7 @@ import { AuthFailures } from '../auth/auth-failures.js';
 import { PeopleModule } from '../people/people.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { ClosingModule } from '../closing/closing.module.js';
+import { HistoryModule } from '../history/history.module.js';
 import { EarlyWarningModule } from '../early-warning/early-warning.module.js';
 import { VendorStatementsModule } from '../vendor-statements/vendor-statements.module.js';
 import { Callers } from '../auth/callers.js';
@@ -39,6 +40,7 @@ export class ReadsAppModule {
         PeopleModule,
         AuditModule,
         ClosingModule,
+        HistoryModule,
         EarlyWarningModule,
         VendorStatementsModule,
         GraphQLModule.forRootAsync<MercuriusDriverConfig>({

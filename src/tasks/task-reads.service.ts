@@ -2,6 +2,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { bigintId, parseTaskRef } from '../common/ids.js';
+import { archivedMonthIn, archivedMonthOf, archivedRange } from './archived-tasks.js';
 import { Database, READS_DATABASE } from '../database/database.js';
 import { dec, type AmountText } from '../pricing/money.js';
 import type { Exactness, Unit } from '../pricing/pricing.types.js';
@@ -74,6 +75,15 @@ const COLUMNS = `t.id::text AS id, t.upstream_task_id::text AS upstream_task_id,
   t.charge_exactness, t.charge_tier, t.charge_warnings, t.needs_review, t.review_reason, t.overrun::text AS overrun,
   t.resolution, t.resolution_reason, t.resolved_at`;
 
+/**
+ * The task a reference names ($1 the number, $2 whether it is the gateway's own `gw-<n>`): the vendor's
+ * id goes through task_upstream, unique across every month's partition (decisions §18). Either way
+ * the partition is found from the id, at the query's start.
+ */
+const ID_OF_REF = `CASE WHEN $2::boolean THEN $1::bigint ELSE (SELECT u.task_id FROM task_upstream u WHERE u.upstream_task_id = $1::bigint) END`;
+const refParams = (ref: { upstreamTaskId: string } | { internalId: string }) =>
+  'internalId' in ref ? [ref.internalId, true] : [ref.upstreamTaskId, false];
+
 @Injectable()
 export class TaskReadsService {
   constructor(@Inject(READS_DATABASE) private readonly db: Database) {}
@@ -98,25 +108,41 @@ export class TaskReadsService {
   async projectOf(taskId: string): Promise<string | undefined> {
     const ref = parseTaskRef(taskId);
     if (!ref) return undefined;
-    const [column, value] = 'internalId' in ref ? ['id', ref.internalId] : ['upstream_task_id', ref.upstreamTaskId];
     const { rows } = await this.db.query<{ project_id: string }>(
-      `SELECT project_id::text FROM task WHERE ${column} = $1`,
-      [value],
+      `SELECT project_id::text FROM task WHERE id = ${ID_OF_REF}`,
+      refParams(ref),
     );
     return rows[0]?.project_id;
+  }
+
+  /** A range over an archived month is refused, not answered short (archived-tasks.ts). */
+  private async refuseArchived(filter: TaskFilter): Promise<void> {
+    const month =
+      (await archivedMonthIn(this.db, filter.from, filter.to)) ??
+      (await archivedMonthIn(this.db, filter.postedFrom, filter.postedTo));
+    if (month) throw archivedRange(month);
+  }
+
+  /** The archived month of a task (archived-tasks.ts), among the projects a caller reads (undefined: all). */
+  async archivedMonthOf(taskId: string, projectIds: string[] | undefined): Promise<string | undefined> {
+    const ref = parseTaskRef(taskId);
+    return ref ? archivedMonthOf(this.db, ref, projectIds) : undefined;
   }
 
   /** By the upstream taskId, or `gw-<n>` for a task the upstream never numbered; undefined for anything else. */
   async find(taskId: string): Promise<TaskView | undefined> {
     const ref = parseTaskRef(taskId);
     if (!ref) return undefined;
-    const [column, value] = 'internalId' in ref ? ['t.id', ref.internalId] : ['t.upstream_task_id', ref.upstreamTaskId];
-    const { rows } = await this.db.query<TaskRow>(`SELECT ${COLUMNS} FROM task t WHERE ${column} = $1`, [value]);
+    const { rows } = await this.db.query<TaskRow>(
+      `SELECT ${COLUMNS} FROM task t WHERE t.id = ${ID_OF_REF}`,
+      refParams(ref),
+    );
     return (await this.hydrate(rows))[0];
   }
 
   /** Newest first; `after` is the cursor of the last task of the previous page. */
   async list(filter: TaskFilter, first: number, after?: string): Promise<{ tasks: TaskView[]; hasNextPage: boolean }> {
+    await this.refuseArchived(filter);
     const afterId = after === undefined ? null : decodeCursor(after);
     const { where, values } = filterSql(filter);
     const { rows } = await this.db.query<TaskRow>(
@@ -137,6 +163,7 @@ export class TaskReadsService {
     totals: AmountText[];
     withoutTask: AmountText[];
   }> {
+    await this.refuseArchived(filter);
     const { where, values, posted } = filterSql(filter);
     const { rows } = await this.db.query<{ unit: Unit | null; tasks: number; amount: string | null }>(
       posted

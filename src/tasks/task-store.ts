@@ -18,6 +18,7 @@
  *
  * Besides status, the poller's schedule (next_poll_at, poll_attempts) is kept here.
  */
+import { archivedMonthOf } from './archived-tasks.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { Batcher } from '../common/batcher.js';
 import { isDatabaseUnavailable } from '../common/error.filter.js';
@@ -227,10 +228,15 @@ export class TaskStore {
 
   async findByUpstreamId(upstreamTaskId: string, projectId: string): Promise<TaskForSettlement | undefined> {
     const { rows } = await this.db.query<TaskForSettlement>(
-      `SELECT ${FOR_SETTLEMENT} FROM task t WHERE t.upstream_task_id = $1 AND t.project_id = $2`,
+      `SELECT ${FOR_SETTLEMENT} FROM task t WHERE t.id = (SELECT u.task_id FROM task_upstream u WHERE u.upstream_task_id = $1) AND t.project_id = $2`,
       [upstreamTaskId, projectId],
     );
     return rows[0];
+  }
+
+  /** The archived month of a project's task the vendor numbered (archived-tasks.ts). */
+  archivedMonthOf(upstreamTaskId: string, projectId: string): Promise<string | undefined> {
+    return archivedMonthOf(this.db, { upstreamTaskId }, [projectId]);
   }
 
   async findById(taskId: string): Promise<TaskForSettlement | undefined> {

@@ -8,6 +8,7 @@ import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { dec } from '../pricing/money.js';
 import { encodeCursor, MAX_PAGE, TaskReadsService } from './task-reads.service.js';
+import { archivedTask } from './archived-tasks.js';
 import { MoneyAmount, Task, TaskConnection, TaskResolutionEnum } from '../graphql/graphql.types.js';
 import { DecimalValue, type DecimalText, DateTimeScalar } from '../graphql/scalars.js';
 
@@ -86,11 +87,16 @@ export class TasksResolver {
 
   @Query(() => Task, {
     nullable: true,
-    description: "a task by its upstream taskId; null when missing or another project's",
+    description:
+      "a task by its upstream taskId; null when missing or another project's; a 404 error when its month is archived",
   })
   async task(@Context() ctx: CallContext, @Args('taskId', { type: () => ID }) taskId: string) {
     const who = await this.callers.of(ctx);
     const task = await this.query.find(taskId);
+    if (!task) {
+      const archived = await this.query.archivedMonthOf(taskId, scopeProjects(who, undefined));
+      if (archived) throw archivedTask(taskId, archived);
+    }
     if (!task || !can(who, 'read', task.projectId)) return null;
     return task;
   }

@@ -37,7 +37,7 @@ export async function matchStatement(db: Database, id: string): Promise<void> {
                  WHEN t.settled_at IS NULL THEN 'pending'
                  WHEN t.unit = l.unit AND coalesce(t.charge_amount, 0) + coalesce(a.amount, 0) = l.amount THEN 'matched'
                  ELSE 'amount_differs' END AS class
-     FROM l LEFT JOIN dup d USING (vendor_task_id) LEFT JOIN task t ON t.upstream_task_id = l.vendor_task_id LEFT JOIN adj a ON a.task_id = t.id`,
+     FROM l LEFT JOIN dup d USING (vendor_task_id) LEFT JOIN task_upstream u ON u.upstream_task_id = l.vendor_task_id LEFT JOIN task t ON t.id = u.task_id LEFT JOIN adj a ON a.task_id = t.id`,
     [id],
   );
   // Ours, never billed: settled tasks with a charge in the statement's days that no statement names.

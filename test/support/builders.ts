@@ -41,7 +41,7 @@ export interface HeldTask {
  */
 export async function heldTask(
   gw: Gateway,
-  options: { projectId: string; body?: Body; idempotencyKey?: string; acceptedAt?: Date },
+  options: { projectId: string; body?: Body; idempotencyKey?: string; acceptedAt?: Date; endUser?: string },
 ): Promise<HeldTask> {
   const outcome = await holdFor(gw, options);
   if (outcome.outcome !== 'held') throw new Error(`expected a hold, got ${outcome.outcome}`);
@@ -51,7 +51,7 @@ export async function heldTask(
 /** The ledger's answer to a submission's hold, whatever it is (held, refused, replay…). */
 export async function holdFor(
   gw: Gateway,
-  options: { projectId: string; body?: Body; idempotencyKey?: string; acceptedAt?: Date },
+  options: { projectId: string; body?: Body; idempotencyKey?: string; acceptedAt?: Date; endUser?: string },
 ): Promise<HoldOutcome> {
   const body = options.body ?? imageBody();
   const route = findRoute(String(body.model))!;
@@ -71,13 +71,20 @@ export async function holdFor(
       ? { idempotencyKey: options.idempotencyKey, requestHash: requestHash(endpoint, body) }
       : {}),
     ...(options.acceptedAt ? { acceptedAt: options.acceptedAt } : {}),
+    ...(options.endUser ? { endUser: options.endUser } : {}),
   });
+}
+
+/** The task an outcome names (a hold, a replay, a conflict); a refusal names none. */
+export function taskIdOf(outcome: HoldOutcome): string {
+  if (!('taskId' in outcome) || !outcome.taskId) throw new Error(`expected a task, got ${outcome.outcome}`);
+  return outcome.taskId;
 }
 
 /** A held task the vendor accepted as `upstreamTaskId` (`processing`), recorded as the gateway records it. */
 export async function acceptedTask(
   gw: Gateway,
-  options: { projectId: string; upstreamTaskId: string; body?: Body; acceptedAt?: Date },
+  options: { projectId: string; upstreamTaskId: string; body?: Body; acceptedAt?: Date; endUser?: string },
 ): Promise<HeldTask> {
   const held = await heldTask(gw, options);
   const recorded = await gw.app.get(TaskStore).recordAccepted({

@@ -88,7 +88,9 @@ beforeAll(async () => {
               CASE WHEN g % 3 = 0 THEN 12.5 ELSE 0.04 END, CASE WHEN g % 3 = 0 THEN 12.5 ELSE 0.04 END,
               CASE WHEN g % 3 = 0 THEN 10 + (g % 7) * 0.125 ELSE 0.04 END, 'EXACT',
               $2::timestamptz + make_interval(secs => g * 17 % 864000), $2::timestamptz + make_interval(secs => g * 17 % 864000 + 5), now()
-       FROM generate_series(1, $3) g RETURNING id, project_id, unit, hold_amount, charge_amount, accepted_at)
+       FROM generate_series(1, $3) g RETURNING id, project_id, unit, hold_amount, charge_amount, accepted_at, upstream_task_id),
+     -- the vendor's ids, unique across months, as recording an acceptance writes them
+     k AS (INSERT INTO task_upstream (upstream_task_id, task_id, project_id) SELECT upstream_task_id, id, project_id FROM t)
      INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
      SELECT project_id, id, k.kind::"LedgerKind", unit, CASE k.kind WHEN 'charge' THEN charge_amount ELSE hold_amount END, accepted_at
      FROM t, (VALUES ('hold'), ('release'), ('charge')) k(kind)`,
@@ -105,8 +107,12 @@ test('50,000 tasks, 37 discrepancies of each class: exactly those found with the
   // Held tasks the statement bills (pending), and the statement itself with its injected faults.
   const held = await sql(
     gw,
-    `INSERT INTO task (project_id, model, family, kind, unit, status, upstream_task_id, price_basis, price_book_version, exactness, estimate_amount, hold_amount, accepted_at)
-    SELECT $1, 'seedream-4.0', 'seedream', 'image', 'USD', 'processing', 8000000 + g, '{}', 1, 'EXACT', 0.04, 0, $2::timestamptz + make_interval(hours => g) FROM generate_series(1, $3) g RETURNING upstream_task_id::text AS vendor`,
+    `WITH t AS (
+       INSERT INTO task (project_id, model, family, kind, unit, status, upstream_task_id, price_basis, price_book_version, exactness, estimate_amount, hold_amount, accepted_at)
+       SELECT $1, 'seedream-4.0', 'seedream', 'image', 'USD', 'processing', 8000000 + g, '{}', 1, 'EXACT', 0.04, 0, $2::timestamptz + make_interval(hours => g) FROM generate_series(1, $3) g
+       RETURNING id, project_id, upstream_task_id),
+     k AS (INSERT INTO task_upstream (upstream_task_id, task_id, project_id) SELECT upstream_task_id, id, project_id FROM t)
+     SELECT upstream_task_id::text AS vendor FROM t`,
     [projectId, new Date(DAY0), K],
   );
   const lines: string[] = [];
@@ -409,6 +415,10 @@ test('the sandbox walkthrough: `simulate --statement --discrepancies` then `vend
        VALUES ($1, 'seedream-4.0', 'seedream', 'image', 'USD', 'ready', 6000001, '{}', 1, 'EXACT', 0.04, 0.04, 0.04, 'EXACT', '2026-10-15T10:00:00Z', '2026-10-15T10:00:05Z') RETURNING id::text`,
       [p],
     );
+    await sql(sb, `INSERT INTO task_upstream (upstream_task_id, task_id, project_id) VALUES (6000001, $1, $2)`, [
+      old!.id,
+      p,
+    ]);
     await sql(
       sb,
       `INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at) SELECT $1, $2, k::"LedgerKind", 'USD', 0.04, '2026-10-15T10:00:00Z' FROM unnest(ARRAY['hold', 'release', 'charge']) k`,

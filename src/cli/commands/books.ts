@@ -13,6 +13,8 @@ import { MonthCloseService } from '../../closing/month-close.service.js';
 import { LedgerSealer } from '../../ledger/ledger-sealer.js';
 import { ledgerHead, verifyLedger } from '../../closing/ledger-verify.js';
 import { cliActor, UsageError, withDatabase } from '../cli-support.js';
+import { loadConfig } from '../../config/config.js';
+import { archivedEntriesLoader } from '../../history/archived-entries.js';
 
 export async function monthClose(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { through: { type: 'string' } } });
@@ -55,7 +57,11 @@ export async function ledgerVerify(args: string[]): Promise<number> {
   if (values.head !== undefined && !/^[0-9a-f]{64}$/i.test(values.head))
     throw new UsageError('ledger verify [--head HASH]: HASH is the 64 hex digits `spendgate ledger head` printed');
   const result = await withDatabase((db) =>
-    verifyLedger(db, values.head ? Buffer.from(values.head, 'hex') : undefined),
+    verifyLedger(
+      db,
+      values.head ? Buffer.from(values.head, 'hex') : undefined,
+      archivedEntriesLoader(loadConfig(process.env).ARCHIVE_DIR),
+    ),
   );
   if (result.problems.length) {
     for (const problem of result.problems) process.stdout.write(`ledger verify: FAILED: ${problem}\n`);

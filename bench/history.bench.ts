@@ -232,7 +232,7 @@ async function migration(url: string) {
 
 async function main() {
   const speedAtStart = speedProbe();
-  await withScratchPostgres('history', ['max_connections=300', 'max_wal_size=16GB'], async (server, dir) => {
+  await withScratchPostgres('history', ['max_connections=300', 'max_wal_size=4GB'], async (server, dir) => {
     const postgres = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
     const emptyUrl = await database(server.url, 'empty');
     await migrate(emptyUrl);

@@ -6,7 +6,7 @@
  * task of October says it is archived; two left open settle afterwards as prior-period items.
  * Restored, October is back; archived again, its files are the same bytes.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -35,12 +35,23 @@ let projectId: string;
 let key: string;
 const tasks: Array<{ taskId: string; upstream: string; user: string }> = [];
 
-function cli(...args: string[]): { code: number; out: string } {
-  const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], {
-    env: { PATH: process.env.PATH, DATABASE_URL: url, ARCHIVE_DIR },
-    encoding: 'utf8',
-  });
-  return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
+/**
+ * The CLI, run without blocking this process: the gateway under test lives here, and a blocked event
+ * loop lets its idle keep-alive connections time out under the next request (ECONNRESET).
+ */
+function cli(...args: string[]): Promise<{ code: number; out: string }> {
+  return cliWith({ DATABASE_URL: url, ARCHIVE_DIR }, ...args);
+}
+
+function cliWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) =>
+    execFile(
+      process.execPath,
+      ['dist/src/cli/main.js', ...args],
+      { env: { PATH: process.env.PATH, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? -1) : 0, out: `${stdout}${stderr}` }),
+    ),
+  );
 }
 
 const settle = (taskId: string) =>
@@ -137,7 +148,7 @@ test('October archived: files that DuckDB reads, partitions gone, every figure t
   );
   expect(entries).toBe(118);
 
-  const archived = cli('archive', '2026-10');
+  const archived = await cli('archive', '2026-10');
   expect(archived).toEqual({
     code: 0,
     out: expect.stringMatching(/^archived 2026-10: 40 tasks, 118 ledger entries, 2 kept/),
@@ -184,7 +195,7 @@ test('October archived: files that DuckDB reads, partitions gone, every figure t
 
   expect(await figures()).toEqual(before);
   expect(await reconcile(gw.db)).toEqual([]);
-  const verified = cli('ledger', 'verify');
+  const verified = await cli('ledger', 'verify');
   expect(verified).toEqual({
     code: 0,
     out: expect.stringMatching(/^ledger verify: \d+ entries in \d+ seals unchanged; 1 closed-month/),
@@ -225,7 +236,7 @@ test('an archived task says so; a budget made now counts the archived month', as
 
 test('restored, October is back; archived again, the same files', async () => {
   const first = await fileDigests();
-  expect(cli('archive', 'restore', '2026-10')).toEqual({
+  expect(await cli('archive', 'restore', '2026-10')).toEqual({
     code: 0,
     out: 'restored 2026-10: 40 tasks, 118 ledger entries\n',
   });
@@ -234,10 +245,10 @@ test('restored, October is back; archived again, the same files', async () => {
   ).toEqual([{ n: 40 }]);
   const lookup = await graphql(gw, ADMIN, `{ task(taskId: "${tasks[0]!.upstream}") { taskId status } }`);
   expect(lookup.body.data).toEqual({ task: { taskId: tasks[0]!.upstream, status: 'ready' } });
-  expect(cli('archive', 'list').out).toBe('no month is archived\n');
+  expect((await cli('archive', 'list')).out).toBe('no month is archived\n');
   expect(await reconcile(gw.db)).toEqual([]);
 
-  expect(cli('archive', '2026-10').code).toBe(0);
+  expect((await cli('archive', '2026-10')).code).toBe(0);
   expect(await fileDigests()).toEqual(first);
 });
 
@@ -256,34 +267,28 @@ test('a task of the archived month settles late, as a prior-period item; restore
     { kind: 'charge', month: '2026-11', belongs: '2026-10' },
   ]);
   expect(await reconcile(gw.db)).toEqual([]);
-  expect(cli('ledger', 'verify').code).toBe(0);
+  expect((await cli('ledger', 'verify')).code).toBe(0);
 
-  expect(cli('archive', 'restore', '2026-10').code).toBe(0);
+  expect((await cli('archive', 'restore', '2026-10')).code).toBe(0);
   expect(
     await sql(gw, 'SELECT status::text, charge_amount::text AS charge FROM task WHERE id = $1', [late.taskId]),
   ).toEqual([{ status: 'ready', charge: '0.04' }]);
   expect(await reconcile(gw.db)).toEqual([]);
-  expect(cli('ledger', 'verify').code).toBe(0);
+  expect((await cli('ledger', 'verify')).code).toBe(0);
 });
 
 test('refusals: an open month, a month archived twice, a reopened archived month, no ARCHIVE_DIR', async () => {
-  expect(cli('archive', '2026-11')).toEqual({
+  expect(await cli('archive', '2026-11')).toEqual({
     code: 1,
     out: expect.stringMatching(/2026-11: it can be archived from/),
   });
-  expect(cli('archive', '2026-10').code).toBe(0);
-  expect(cli('archive', '2026-10')).toEqual({ code: 1, out: 'spendgate: month 2026-10: already archived\n' });
+  expect((await cli('archive', '2026-10')).code).toBe(0);
+  expect(await cli('archive', '2026-10')).toEqual({ code: 1, out: 'spendgate: month 2026-10: already archived\n' });
   const reopen = await graphql(gw, ADMIN, 'mutation { reopenMonth(month: "2026-10", reason: "late invoice") }');
   expect(reopen.body.errors?.[0]?.message).toMatch(/2026-10 is archived: restore it first/);
-  const noDir = spawnSync(process.execPath, ['dist/src/cli/main.js', 'archive', 'restore', '2026-10'], {
-    env: { PATH: process.env.PATH, DATABASE_URL: url },
-    encoding: 'utf8',
-  });
-  expect({ code: noDir.status, err: noDir.stderr }).toEqual({
-    code: 1,
-    err: expect.stringMatching(/ARCHIVE_DIR is not set/),
-  });
-  expect(cli('archive', 'bogus')).toMatchObject({ code: 2 });
+  const noDir = await cliWith({ DATABASE_URL: url }, 'archive', 'restore', '2026-10');
+  expect(noDir).toEqual({ code: 1, out: expect.stringMatching(/ARCHIVE_DIR is not set/) });
+  expect(await cli('archive', 'bogus')).toMatchObject({ code: 2 });
   expect(
     await http(`${gw.url}/graphql`, { key: ADMIN, body: { query: '{ archivedMonths { month } }' } }),
   ).toMatchObject({

@@ -805,6 +805,33 @@ UNION ALL
 -- Functions (their current bodies)
 -- ==============================================================================================
 
+CREATE OR REPLACE FUNCTION public.spendgate_add_partition(p_table text, p_name text, p_bound text)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF p_table NOT IN ('task', 'charge_line', 'ledger_entry', 'spend_hourly') OR p_bound !~ '^FOR VALUES FROM \(.*\) TO \(.*\)$' THEN
+    RAISE EXCEPTION 'not a monthly partition: % %', p_table, p_bound;
+  END IF;
+  -- Rows of its range that the default took meanwhile move in: the default steps aside, the
+  -- partition and a new default are made, and the rows go back through the table to where they
+  -- belong. The triggers that check or announce a write let this move pass (spendgate.moving_rows).
+  PERFORM set_config('spendgate.moving_rows', 'on', true);
+  EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', p_table, p_table || '_default');
+  EXECUTE format('ALTER TABLE %I RENAME TO %I', p_table || '_default', p_table || '_default_moving');
+  EXECUTE format('CREATE TABLE %I PARTITION OF %I DEFAULT', p_table || '_default', p_table);
+  EXECUTE format('CREATE TABLE %I PARTITION OF %I %s', p_name, p_table, p_bound);
+  EXECUTE format('INSERT INTO %I SELECT * FROM %I', p_table, p_table || '_default_moving');
+  EXECUTE format('DROP TABLE %I', p_table || '_default_moving');
+  IF p_table = 'ledger_entry' THEN
+    PERFORM spendgate_ledger_partition_once(p_name);
+    PERFORM spendgate_ledger_partition_once(p_table || '_default');
+  END IF;
+  PERFORM set_config('spendgate.moving_rows', '', true);
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_add_partition(p_table text, p_name text, p_bound text) IS 'A partition of a monthly table made with its bound, taking the rows of its range that waited in the default partition: a month whose partition did not exist when it was written (spendgate_month_partition), or an archived month made again with the bound in its manifest (`spendgate archive restore`, which then writes the archived rows into it). Named spendgate_restore_partition before 20261127190000.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_adjust(p_project uuid, p_unit "Unit", p_amount numeric, p_reason text, p_task bigint, p_at timestamp with time zone)
  RETURNS bigint
  LANGUAGE plpgsql
@@ -1511,31 +1538,19 @@ BEGIN
   END IF;
   EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I WHERE %I >= %s AND %I < %s)', p_table || '_default', key, lo, key, hi) INTO waiting;
   IF waiting THEN
-    -- Rows of the month were written before its partition existed: the default steps aside, the
-    -- month and a new default are made, and the rows go back through the table to where they
-    -- belong. The triggers that check or announce a write let this move pass (spendgate.moving_rows).
-    PERFORM set_config('spendgate.moving_rows', 'on', true);
-    EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', p_table, p_table || '_default');
-    EXECUTE format('ALTER TABLE %I RENAME TO %I', p_table || '_default', p_table || '_default_moving');
-    EXECUTE format('CREATE TABLE %I PARTITION OF %I DEFAULT', p_table || '_default', p_table);
-    EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)', name, p_table, lo, hi);
-    EXECUTE format('INSERT INTO %I SELECT * FROM %I', p_table, p_table || '_default_moving');
-    EXECUTE format('DROP TABLE %I', p_table || '_default_moving');
-    PERFORM set_config('spendgate.moving_rows', '', true);
+    -- Rows of the month were written before its partition existed: they move into it.
+    PERFORM spendgate_add_partition(p_table, name, format('FOR VALUES FROM (%s) TO (%s)', lo, hi));
   ELSE
     -- Made apart, then attached: attaching locks the table in SHARE UPDATE EXCLUSIVE mode (writes go
     -- on), and only the default, which it scans, in ACCESS EXCLUSIVE.
     EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', name, p_table);
     EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', p_table, name, lo, hi);
-  END IF;
-  IF p_table = 'ledger_entry' THEN
-    PERFORM spendgate_ledger_partition_once(name);
-    PERFORM spendgate_ledger_partition_once(p_table || '_default');
+    IF p_table = 'ledger_entry' THEN PERFORM spendgate_ledger_partition_once(name); END IF;
   END IF;
   RETURN name;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_month_partition(p_table text, p_month date) IS 'Makes one month''s partition of task, charge_line, ledger_entry or spend_hourly (named <table>_yYYYYmMM; NULL when it exists), moving any rows its default partition took for that month. Called by spendgate_make_partitions and by an archive''s restore.';
+COMMENT ON FUNCTION public.spendgate_month_partition(p_table text, p_month date) IS 'Makes one month''s partition of task, charge_line, ledger_entry or spend_hourly (named <table>_yYYYYmMM; NULL when it exists), moving any rows its default partition took for that month (spendgate_add_partition). Called by spendgate_make_partitions and before an archive.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_month_partitions(p_month date)
  RETURNS TABLE(table_name text, partition_name text, bound text, task_ids int8range)
@@ -2129,31 +2144,6 @@ BEGIN
 END $function$;
 
 COMMENT ON FUNCTION public.spendgate_resolve(p_task bigint, p_outcome text, p_amount numeric, p_reason text) IS 'A resolution''s stated amount is what a settled task costs all told: its net (charge and every adjustment of it) becomes the amount. Before, the adjustment was counted from the charge alone, so a task whose vendor figure was taken (or corrected) before it was resolved ended at the amount plus those adjustments (found by the money model''s tester, decisions §16).';
-
-CREATE OR REPLACE FUNCTION public.spendgate_restore_partition(p_table text, p_name text, p_bound text)
- RETURNS void
- LANGUAGE plpgsql
-AS $function$
-BEGIN
-  IF p_table NOT IN ('task', 'charge_line', 'ledger_entry') OR p_bound !~ '^FOR VALUES FROM \(.*\) TO \(.*\)$' THEN
-    RAISE EXCEPTION 'not a partition of an archived month: % %', p_table, p_bound;
-  END IF;
-  -- Rows of its range kept in the default (tasks still open at the archive, since settled) move in.
-  PERFORM set_config('spendgate.moving_rows', 'on', true);
-  EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', p_table, p_table || '_default');
-  EXECUTE format('ALTER TABLE %I RENAME TO %I', p_table || '_default', p_table || '_default_moving');
-  EXECUTE format('CREATE TABLE %I PARTITION OF %I DEFAULT', p_table || '_default', p_table);
-  EXECUTE format('CREATE TABLE %I PARTITION OF %I %s', p_name, p_table, p_bound);
-  EXECUTE format('INSERT INTO %I SELECT * FROM %I', p_table, p_table || '_default_moving');
-  EXECUTE format('DROP TABLE %I', p_table || '_default_moving');
-  IF p_table = 'ledger_entry' THEN
-    PERFORM spendgate_ledger_partition_once(p_name);
-    PERFORM spendgate_ledger_partition_once(p_table || '_default');
-  END IF;
-  PERFORM set_config('spendgate.moving_rows', '', true);
-END $function$;
-
-COMMENT ON FUNCTION public.spendgate_restore_partition(p_table text, p_name text, p_bound text) IS 'An archived month''s partition made again with the bound it had (its manifest''s), taking the rows of its range that waited in the default partition; `spendgate archive restore` then writes the archived rows into it.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_restore_rows(p_table text, p_rows jsonb)
  RETURNS integer

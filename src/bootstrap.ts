@@ -190,7 +190,7 @@ export async function startGateway(
     partitionLogger,
     'partitions',
   );
-  partitions.start();
+  partitions.start(PARTITIONS_EVERY_MS); // migrate, just now, made the first round's
 
   let closed = false;
   return {

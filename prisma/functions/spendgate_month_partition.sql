@@ -21,28 +21,16 @@ BEGIN
   END IF;
   EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I WHERE %I >= %s AND %I < %s)', p_table || '_default', key, lo, key, hi) INTO waiting;
   IF waiting THEN
-    -- Rows of the month were written before its partition existed: the default steps aside, the
-    -- month and a new default are made, and the rows go back through the table to where they
-    -- belong. The triggers that check or announce a write let this move pass (spendgate.moving_rows).
-    PERFORM set_config('spendgate.moving_rows', 'on', true);
-    EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', p_table, p_table || '_default');
-    EXECUTE format('ALTER TABLE %I RENAME TO %I', p_table || '_default', p_table || '_default_moving');
-    EXECUTE format('CREATE TABLE %I PARTITION OF %I DEFAULT', p_table || '_default', p_table);
-    EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)', name, p_table, lo, hi);
-    EXECUTE format('INSERT INTO %I SELECT * FROM %I', p_table, p_table || '_default_moving');
-    EXECUTE format('DROP TABLE %I', p_table || '_default_moving');
-    PERFORM set_config('spendgate.moving_rows', '', true);
+    -- Rows of the month were written before its partition existed: they move into it.
+    PERFORM spendgate_add_partition(p_table, name, format('FOR VALUES FROM (%s) TO (%s)', lo, hi));
   ELSE
     -- Made apart, then attached: attaching locks the table in SHARE UPDATE EXCLUSIVE mode (writes go
     -- on), and only the default, which it scans, in ACCESS EXCLUSIVE.
     EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', name, p_table);
     EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', p_table, name, lo, hi);
-  END IF;
-  IF p_table = 'ledger_entry' THEN
-    PERFORM spendgate_ledger_partition_once(name);
-    PERFORM spendgate_ledger_partition_once(p_table || '_default');
+    IF p_table = 'ledger_entry' THEN PERFORM spendgate_ledger_partition_once(name); END IF;
   END IF;
   RETURN name;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_month_partition(p_table text, p_month date) IS 'Makes one month''s partition of task, charge_line, ledger_entry or spend_hourly (named <table>_yYYYYmMM; NULL when it exists), moving any rows its default partition took for that month. Called by spendgate_make_partitions and by an archive''s restore.';
+COMMENT ON FUNCTION public.spendgate_month_partition(p_table text, p_month date) IS 'Makes one month''s partition of task, charge_line, ledger_entry or spend_hourly (named <table>_yYYYYmMM; NULL when it exists), moving any rows its default partition took for that month (spendgate_add_partition). Called by spendgate_make_partitions and before an archive.';

@@ -9,8 +9,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Database, DATABASE } from '../database/database.js';
-import { actorOf } from '../auth/access.js';
-import type { Actor, AuditEntry, AuditSink } from '../auth/audit-sink.js';
+import { actorNamed, type Actor, type AuditEntry, type AuditSink } from '../auth/audit-sink.js';
 import { redactSecret } from '../auth/api-keys.js';
 import { canonicalJson, chainHash, GENESIS, type AuditContent, type ChainRecord } from './audit-chain.js';
 import type { ClientInfo } from '../auth/sessions.service.js';
@@ -25,7 +24,7 @@ export class AuditService implements AuditSink {
 
   /** Appends one record, in the transaction of the async context if there is one (it should be). */
   async record(actor: Actor, entry: AuditEntry, client: ClientInfo): Promise<void> {
-    const who = actor.kind === 'named' ? { kind: actor.actorKind, id: actor.id, label: actor.label } : actorOf(actor);
+    const who = actorNamed(actor);
     await this.db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [CHAIN_LOCK]);
       // ORDER BY the column, not the text output column of the same name ("9" > "10" as text).

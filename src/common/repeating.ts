@@ -16,7 +16,8 @@ export class Repeating {
     private readonly what: string,
   ) {}
 
-  start(): void {
+  /** The first round after `firstAfterMs` (0: at once). */
+  start(firstAfterMs = 0): void {
     const loop = () => {
       if (this.stopped) return;
       this.running = this.round()
@@ -25,7 +26,7 @@ export class Repeating {
           if (!this.stopped) this.timer = setTimeout(loop, this.intervalMs);
         });
     };
-    this.timer = setTimeout(loop, 0);
+    this.timer = setTimeout(loop, firstAfterMs);
   }
 
   /** No new round starts; resolves when the one running has ended. */

@@ -8,9 +8,9 @@
  * the bounds they had. Both are audited as whoever ran them.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Actor } from '../auth/audit-sink.js';
+import { actorNamed, type Actor } from '../auth/audit-sink.js';
 import type { ClientInfo } from '../auth/sessions.service.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { ledgerHead } from '../closing/ledger-verify.js';
@@ -30,7 +30,7 @@ import {
   monthDir,
   partitionRows,
 } from './archive-files.js';
-import { eachBatch, fileSha256, readBack, writeParquet, type WrittenFile } from './parquet.js';
+import { eachBatch, fileProblem, readBack, writeParquet, type WrittenFile } from './parquet.js';
 
 export interface ArchiveManifest {
   format: 'spendgate-archive/1';
@@ -103,7 +103,7 @@ export class ArchiveService {
           await rename(work, final);
           await this.db.query('SELECT spendgate_archive_month($1::date, $2, $3::jsonb)', [
             month.day,
-            actorLabel(actor),
+            actorNamed(actor).label,
             JSON.stringify(manifest),
           ]);
           return (await this.list()).find((m) => m.month === month.label)!;
@@ -212,10 +212,8 @@ export class ArchiveService {
     if (!before) throw ApiError.notFound(`month ${month.label}: not archived`);
     const manifest = await this.manifestOf(month);
     for (const f of Object.values(manifest.files)) {
-      const file = path.join(dir, f.file);
-      if (!(await stat(file).catch(() => undefined))) throw ApiError.conflict(`${file}: missing; nothing was restored`);
-      if ((await fileSha256(file)) !== f.fileSha256)
-        throw ApiError.conflict(`${file}: differs from the manifest's digest; nothing was restored`);
+      const problem = await fileProblem(path.join(dir, f.file), f.fileSha256);
+      if (problem) throw ApiError.conflict(`${problem}; nothing was restored`);
     }
     return this.changes.run(
       actor,
@@ -224,7 +222,7 @@ export class ArchiveService {
       async () => {
         await this.db.query('LOCK TABLE month_close IN SHARE MODE');
         for (const p of manifest.partitions)
-          await this.db.query('SELECT spendgate_restore_partition($1, $2, $3)', [p.table, p.name, p.bound]);
+          await this.db.query('SELECT spendgate_add_partition($1, $2, $3)', [p.table, p.name, p.bound]);
         await this.db.query("SELECT set_config('spendgate.moving_rows', 'on', true)");
         for (const t of ARCHIVED_TABLES) {
           const columns = await columnsOf(this.db, t.table);
@@ -272,6 +270,3 @@ export class ArchiveService {
     }));
   }
 }
-
-const actorLabel = (actor: Actor) =>
-  'label' in actor ? actor.label : String((actor as { id?: string }).id ?? 'unknown');

@@ -4,31 +4,25 @@
  * temporary table, so that every seal and every closed month's statement is recomputed from the
  * entries themselves, archived or not.
  */
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ArchivedEntriesLoader } from '../closing/ledger-verify.js';
 import { asParquet, columnsOf, monthDir } from './archive-files.js';
 import type { ArchiveManifest } from './archive.service.js';
-import { eachBatch, fileSha256 } from './parquet.js';
+import { eachBatch, fileProblem } from './parquet.js';
 
-export function archivedEntriesLoader(archiveDir: string | undefined): ArchivedEntriesLoader {
+export function archivedEntriesLoader(archiveDir: string): ArchivedEntriesLoader {
   return async (db, add) => {
     const { rows: months } = await db.query<{ month: string; manifest: ArchiveManifest }>(
       `SELECT to_char(month, 'YYYY-MM') AS month, manifest FROM archived_month ORDER BY month`,
     );
-    if (!archiveDir)
-      return [`${months.length} archived month(s): set ARCHIVE_DIR so that their entries are read from their files`];
     const problems: string[] = [];
     const columns = await columnsOf(db, 'ledger_entry');
     for (const { month, manifest } of months) {
       const entry = manifest.files.ledger_entry!;
       const file = path.join(monthDir(path.resolve(archiveDir), month), entry.file);
-      if (!(await stat(file).catch(() => undefined))) {
-        problems.push(`archived month ${month}: ${file} is missing`);
-        continue;
-      }
-      if ((await fileSha256(file)) !== entry.fileSha256) {
-        problems.push(`archived month ${month}: ${file} is not the file its manifest names (SHA-256 differs)`);
+      const problem = await fileProblem(file, entry.fileSha256);
+      if (problem) {
+        problems.push(`archived month ${month}: ${problem}`);
         continue;
       }
       await eachBatch(file, asParquet(columns), async (rows) => {

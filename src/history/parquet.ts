@@ -7,7 +7,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { dec } from '../pricing/money.js';
@@ -128,6 +128,13 @@ export async function eachBatch(
 
 async function eachRow(file: string, columns: ParquetColumn[], use: (row: Cell[]) => void): Promise<void> {
   await eachBatch(file, columns, (rows) => rows.forEach(use));
+}
+
+/** Why a file is not the one a manifest names (missing, or other bytes); undefined when it is. */
+export async function fileProblem(file: string, sha256: string): Promise<string | undefined> {
+  if (!(await stat(file).catch(() => undefined))) return `${file} is missing`;
+  if ((await fileSha256(file)) !== sha256) return `${file} is not the file its manifest names (SHA-256 differs)`;
+  return undefined;
 }
 
 export async function fileSha256(file: string): Promise<string> {

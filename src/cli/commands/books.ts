@@ -56,11 +56,12 @@ export async function ledgerVerify(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { head: { type: 'string' } } });
   if (values.head !== undefined && !/^[0-9a-f]{64}$/i.test(values.head))
     throw new UsageError('ledger verify [--head HASH]: HASH is the 64 hex digits `spendgate ledger head` printed');
+  const archiveDir = loadConfig(process.env).ARCHIVE_DIR;
   const result = await withDatabase((db) =>
     verifyLedger(
       db,
       values.head ? Buffer.from(values.head, 'hex') : undefined,
-      archivedEntriesLoader(loadConfig(process.env).ARCHIVE_DIR),
+      archiveDir ? archivedEntriesLoader(archiveDir) : undefined,
     ),
   );
   if (result.problems.length) {

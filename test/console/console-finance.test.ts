@@ -186,33 +186,27 @@ test("clicking the largest bar lists exactly that day's tasks of that model (cou
     .filter((c) => shown.includes(c.keys[1]!))
     .sort((a, b) => Number(b.totals[0]!.amount) - Number(a.totals[0]!.amount))[0]!;
   const [dayOf, model] = largest.keys as [string, string];
-  // Where that band is drawn: the middle of its segment of the day's stacked bar.
+  // Where that band is drawn: the middle of its segment of the day's stacked bar, relative to the
+  // plot's pointer layer. The locator's click scrolls to it, waits until it is still, and checks the
+  // layer itself receives the pointer there (nothing drawn over it) before it clicks: CI once read
+  // the point, then something moved under it.
   const point = await page.$eval(
     '[data-testid=chart-USD] .plot',
     (host, [d, m]) => {
       const u = (
         host as unknown as {
-          plot: {
-            series: { label: string }[];
-            data: number[][];
-            over: { getBoundingClientRect(): { left: number; top: number } };
-            valToPos(v: number, s: string): number;
-          };
+          plot: { series: { label: string }[]; data: number[][]; valToPos(v: number, s: string): number };
         }
       ).plot;
       const s = u.series.findIndex((x) => x.label === m);
       const i = u.data[0]!.indexOf(Date.parse(`${d}T00:00:00Z`) / 1000);
       const top = u.data[s]![i]!;
       const bottom = u.data[s + 1]?.[i] ?? 0;
-      const box = u.over.getBoundingClientRect();
-      return { x: box.left + u.valToPos(u.data[0]![i]!, 'x'), y: box.top + u.valToPos((top + bottom) / 2, 'y') };
+      return { x: u.valToPos(u.data[0]![i]!, 'x'), y: u.valToPos((top + bottom) / 2, 'y') };
     },
     [dayOf, model],
   );
-  expect(await page.evaluate<string>(`document.elementFromPoint(${point.x}, ${point.y})?.className ?? ''`)).toMatch(
-    /u-over/,
-  );
-  await page.mouse.click(point.x, point.y);
+  await page.locator('[data-testid=chart-USD] .u-over').click({ position: point });
   await page.waitForSelector('[data-ready=tasks]');
   expect(page.url()).toContain(`model=${model}`);
   expect(await page.getAttribute('[data-testid=task-totals]', 'data-tasks')).toBe(String(largest.tasks));

@@ -9,9 +9,10 @@ import type { Database } from '../src/database/database.js';
 import { BENCH_MODELS, buildRollups, PROJECTS, USERS } from './reports-data.js';
 
 export const HISTORY_TASKS = Number(process.env.BENCH_TASKS ?? 10_000_000);
-export const MONTHS = 12;
+/** BENCH_MONTHS (default 12): fewer months of the same size, to time one part (BENCH_PARTS) on less data. */
+export const MONTHS = Number(process.env.BENCH_MONTHS ?? 12);
 
-/** The first day (UTC) of the months seeded, oldest first: the 12 before the current month. */
+/** The first day (UTC) of the months seeded, oldest first: the MONTHS before the current month. */
 export function seededMonths(now = new Date()): Date[] {
   return Array.from(
     { length: MONTHS },

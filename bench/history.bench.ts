@@ -9,6 +9,7 @@
  * - the oldest month closed, its entries sealed, then archived to Parquet;
  * - the migration to partitions of a BENCH_MIGRATE_TASKS database (default 1,000,000): its time, and
  *   the longest a query of the task table waited meanwhile (what a running gateway sees).
+ * BENCH_PARTS (default submissions,reports,archive,migration) runs only those parts.
  * Prints figures and writes bench/results/history.json; asserts nothing.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -38,6 +39,7 @@ const RATE = 500;
 const HOLD_SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ADMIN = 'bench-admin-token-0123456789';
 const BEFORE_PARTITIONS = '20261127160000_submission_ref';
+const PARTS = (process.env.BENCH_PARTS ?? 'submissions,reports,archive,migration').split(',');
 const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 const ms = (t: number) => Math.round((performance.now() - t) * 10) / 10;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -246,7 +248,7 @@ async function main() {
       empty: { submissions: [], holdsPerSecond: [] },
       history: { submissions: [], holdsPerSecond: [] },
     };
-    for (let round = 0; round < 2; round++)
+    for (let round = 0; round < (PARTS.includes('submissions') ? 2 : 0); round++)
       for (const [label, url] of [
         ['empty', emptyUrl],
         ['history', server.url],
@@ -257,15 +259,16 @@ async function main() {
       }
     const months = seededMonths();
     const reportMonth = months[months.length - 2]!;
-    const reportFigures = {
-      empty: await reports(emptyUrl, reportMonth),
-      history: await reports(server.url, reportMonth),
-    };
+    const reportFigures = PARTS.includes('reports')
+      ? { empty: await reports(emptyUrl, reportMonth), history: await reports(server.url, reportMonth) }
+      : undefined;
     log(`reports: ${JSON.stringify(reportFigures)}`);
-    const oldest = await closeSealArchive(history, months[0]!, path.join(dir, 'archive'));
+    const oldest = PARTS.includes('archive')
+      ? await closeSealArchive(history, months[0]!, path.join(dir, 'archive'))
+      : undefined;
     log(`oldest month: ${JSON.stringify(oldest)}`);
     await history.close();
-    const migrated = await migration(await database(server.url, 'before'));
+    const migrated = PARTS.includes('migration') ? await migration(await database(server.url, 'before')) : undefined;
     log(`migration: ${JSON.stringify(migrated)}`);
     publish('history', {
       machine: `${machine()}, PostgreSQL 18 embedded, fsync on`,

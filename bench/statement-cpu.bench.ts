@@ -10,7 +10,8 @@
  * bench:gateway sends) and the record of the vendor's acceptance, each by the batch function and
  * by the one-request function. BENCH_PHASES=hold,record runs only phases whose names start so (a
  * record phase records the tasks of the hold phase before it); BENCH_PAUSE_BEFORE=<phase> waits
- * 3 s before that phase, to attach a profiler to the printed backend pid. Prints figures and writes
+ * 3 s before that phase, to attach a profiler to the printed backend pid. BENCH_SETUP_SQL is run after
+ * the migrations, before the phases: a schema change tried without writing its migration. Prints figures and writes
  * bench/results/statement-cpu.json; asserts nothing.
  */
 import { readFileSync } from 'node:fs';
@@ -42,6 +43,7 @@ async function main() {
     process.env.BENCH_PG_SETTINGS?.split(' ').filter(Boolean) ?? [],
     async (server, dir) => {
       const db = new Database(server.url, 1);
+      if (process.env.BENCH_SETUP_SQL) await db.query(process.env.BENCH_SETUP_SQL);
       const postmaster = Number(readFileSync(path.join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
       const backend = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       const others = () => childrenOf(postmaster).filter((p) => p !== backend);
@@ -166,7 +168,16 @@ async function main() {
         );
         if (name.includes('synchronous_commit off')) await db.query('RESET synchronous_commit');
       }
+      // Whether the record's UPDATE stayed on its page (a HOT update writes no index entry).
+      await db.query('SELECT pg_stat_force_next_flush()');
+      const updates = (
+        await db.query<{ updated: string; hot: string }>(
+          `SELECT sum(n_tup_upd)::text AS updated, sum(n_tup_hot_upd)::text AS hot FROM pg_stat_user_tables WHERE relname LIKE 'task\\_%'`,
+        )
+      ).rows[0]!;
+      console.error(`task updates ${updates.updated}, of them HOT ${updates.hot}`);
       publish('statement-cpu', {
+        taskUpdates: { all: Number(updates.updated), hot: Number(updates.hot) },
         machine: `${machine()}, node ${process.version}, PostgreSQL 18 embedded (defaults: fsync on)`,
         date: new Date().toISOString().slice(0, 10),
         calls: CALLS,

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/database/embedded.js';
 import { migrate } from '../src/database/migrate.js';
+import { INDEX_USAGE_SETTINGS, recordIndexUsage } from './index-usage.js';
 
 export async function withScratchPostgres<T>(
   name: string,
@@ -16,10 +17,13 @@ export async function withScratchPostgres<T>(
 ): Promise<T> {
   const dir = mkdtempSync(path.join(os.tmpdir(), `spendgate-${name}-`));
   chmodSync(dir, 0o711); // the server may run as another user, which must reach its cluster below
-  const server = await startEmbeddedPostgres({ dataDir: dir, ...(settings.length ? { settings } : {}) });
+  const all = [...settings, ...INDEX_USAGE_SETTINGS];
+  const server = await startEmbeddedPostgres({ dataDir: dir, ...(all.length ? { settings: all } : {}) });
   try {
     await migrate(server.url);
-    return await fn(server, dir);
+    const result = await fn(server, dir);
+    await recordIndexUsage(server.url, name);
+    return result;
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });

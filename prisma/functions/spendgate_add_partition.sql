@@ -17,10 +17,8 @@ BEGIN
   EXECUTE format('CREATE TABLE %I PARTITION OF %I %s', p_name, p_table, p_bound);
   EXECUTE format('INSERT INTO %I SELECT * FROM %I', p_table, p_table || '_default_moving');
   EXECUTE format('DROP TABLE %I', p_table || '_default_moving');
-  IF p_table = 'ledger_entry' THEN
-    PERFORM spendgate_ledger_partition_once(p_name);
-    PERFORM spendgate_ledger_partition_once(p_table || '_default');
-  END IF;
+  PERFORM spendgate_partition_extras(p_table, p_name);
+  PERFORM spendgate_partition_extras(p_table, p_table || '_default');
   PERFORM set_config('spendgate.moving_rows', '', true);
 END $function$;
 

@@ -26,7 +26,7 @@ BEGIN
   RETURN QUERY
   WITH c AS (
     UPDATE task t SET next_poll_at = now_at + make_interval(secs => p_lease_seconds), poll_attempts = t.poll_attempts + 1
-    WHERE t.id IN (SELECT d.id FROM task d WHERE d.status = 'processing' AND d.next_poll_at <= now_at
+    WHERE t.id IN (SELECT d.id FROM task d WHERE d.settled_at IS NULL AND d.next_poll_at <= now_at AND d.status = 'processing'
                    ORDER BY d.accepted_at DESC LIMIT n FOR UPDATE SKIP LOCKED)
     RETURNING t.id, t.model, t.unit, t.price_basis, t.price_book_version, t.project_id, t.upstream_task_id, t.poll_attempts, t.kind, t.accepted_at
   )

@@ -30,13 +30,13 @@ BEGIN
   t AS (
     INSERT INTO task (id, project_id, api_key_id, end_user, tags, model, family, kind, unit, status, price_basis, price_book_version,
                       exactness, estimate_amount, estimate_tier, estimate_warnings, estimate_lines, hold_amount,
-                      idempotency_key, request_hash, accepted_at, updated_at, submission_ref)
+                      idempotency_key, request_hash, accepted_at, updated_at, submission_ref, next_poll_at)
     SELECT spendgate_new_task_id(ok.at), p_project, p_key, p_user, coalesce(p_tags, '{}'), p_model, p_family, p_kind, p_unit, 'submitting', p_basis, p_version,
            p_exactness, p_estimate, p_tier, coalesce(p_warnings, '{}'),
            ARRAY(SELECT ROW(l.c, l.q, l.r, l.p, l.a)::spendgate_line
                  FROM unnest(p_line_components, p_line_quantities, p_line_rates, p_line_pers, p_line_amounts) WITH ORDINALITY AS l(c, q, r, p, a, n)
                  ORDER BY l.n),
-           p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at, p_ref
+           p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at, p_ref, ok.at + interval '1 second'
     FROM ok WHERE ok.priced AND ok.fits
     RETURNING id, accepted_at
   ),

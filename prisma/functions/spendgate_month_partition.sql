@@ -28,7 +28,7 @@ BEGIN
     -- on), and only the default, which it scans, in ACCESS EXCLUSIVE.
     EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', name, p_table);
     EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)', p_table, name, lo, hi);
-    IF p_table = 'ledger_entry' THEN PERFORM spendgate_ledger_partition_once(name); END IF;
+    PERFORM spendgate_partition_extras(p_table, name);
   END IF;
   RETURN name;
 END $function$;

@@ -4,6 +4,10 @@
  * rows in FOCUS 1.2 columns for finance tools. Plain TypeScript over a Database.
  */
 import path from 'node:path';
+import type { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import type { Database } from '../database/database.js';
 import { FOCUS_COLUMNS, focusRows, type FocusOptions } from '../reports/focus-export.js';
 import type { Cell, ParquetColumn } from './parquet.js';
@@ -11,22 +15,14 @@ import type { Cell, ParquetColumn } from './parquet.js';
 export interface ArchivedTable {
   table: 'task' | 'charge_line' | 'ledger_entry';
   file: string;
-  /** The key rows are written in (and restored by), with each column's type for the next page. */
-  key: Array<{ column: string; type: string }>;
+  /** The key rows are written in. */
+  key: string[];
 }
 
 export const ARCHIVED_TABLES: readonly ArchivedTable[] = [
-  { table: 'task', file: 'tasks.parquet', key: [{ column: 'id', type: 'bigint' }] },
-  {
-    table: 'charge_line',
-    file: 'charge_lines.parquet',
-    key: [
-      { column: 'task_id', type: 'bigint' },
-      { column: 'stage', type: 'text' },
-      { column: 'seq', type: 'integer' },
-    ],
-  },
-  { table: 'ledger_entry', file: 'ledger_entries.parquet', key: [{ column: 'id', type: 'bigint' }] },
+  { table: 'task', file: 'tasks.parquet', key: ['id'] },
+  { table: 'charge_line', file: 'charge_lines.parquet', key: ['task_id', 'stage', 'seq'] },
+  { table: 'ledger_entry', file: 'ledger_entries.parquet', key: ['id'] },
 ];
 
 export const COSTS_FILE = 'costs.parquet';
@@ -54,27 +50,31 @@ export async function columnsOf(db: Pick<Database, 'query'>, table: string): Pro
 export const asParquet = (columns: TableColumn[]): ParquetColumn[] =>
   columns.map((c) => ({ name: c.name, type: 'VARCHAR' }));
 
-const PAGE = 20_000;
-
-/** A partition's rows in key order, a page at a time, every cell as PostgreSQL's text (spendgate_archive_page). */
-export async function* partitionRows(
-  db: Pick<Database, 'query'>,
-  partition: string,
+/**
+ * The partitions' rows, one partition after another, each in key order, every column in the
+ * table's order, as PostgreSQL's CSV with every value quoted and NULL bare (so an empty text and a
+ * NULL stay apart), written into `sink` (left open). Answers how many rows were written.
+ */
+export async function copyPartitions(
+  client: pg.PoolClient,
+  partitions: string[],
   t: ArchivedTable,
   columns: TableColumn[],
-): AsyncGenerator<Cell[][]> {
-  const keyIndexes = t.key.map((k) => columns.findIndex((c) => c.name === k.column));
-  let last: Cell[] | null = null;
-  for (;;) {
-    const page: Cell[][] = (
-      await db.query<{ r: Cell[] }>('SELECT r FROM spendgate_archive_page($1, $2, $3) r', [partition, last, PAGE])
-    ).rows.map((x) => x.r);
-    if (page.length === 0) return;
-    yield page;
-    const end: Cell[] = page[page.length - 1]!;
-    last = keyIndexes.map((i) => end[i]!);
-    if (page.length < PAGE) return;
+  sink: Writable,
+): Promise<number> {
+  const list = columns.map((c) => client.escapeIdentifier(c.name)).join(', ');
+  const order = t.key.map((k) => client.escapeIdentifier(k)).join(', ');
+  let rows = 0;
+  for (const name of partitions) {
+    const stream = client.query(
+      copyTo(
+        `COPY (SELECT ${list} FROM ${client.escapeIdentifier(name)} ORDER BY ${order}) TO STDOUT (FORMAT csv, FORCE_QUOTE *)`,
+      ),
+    );
+    await pipeline(stream, sink, { end: false });
+    rows += stream.rowCount;
   }
+  return rows;
 }
 
 /** The month's cost rows in FOCUS 1.2 columns (the same rows as GET /reports/focus.csv for the month). */

@@ -27,10 +27,10 @@ import {
   COSTS_FILE,
   costRows,
   insertRows,
+  copyPartitions,
   monthDir,
-  partitionRows,
 } from './archive-files.js';
-import { eachBatch, fileProblem, readBack, writeParquet, type WrittenFile } from './parquet.js';
+import { copyToParquet, eachBatch, fileProblem, readBack, writeParquet, type WrittenFile } from './parquet.js';
 
 export interface ArchiveManifest {
   format: 'spendgate-archive/1';
@@ -155,14 +155,12 @@ export class ArchiveService {
     for (const t of ARCHIVED_TABLES) {
       const columns = await columnsOf(this.db, t.table);
       const mine = parts.filter((p) => p.table === t.table).map((p) => p.name);
-      const db = this.db;
-      async function* rows() {
-        for (const name of mine) yield* partitionRows(db, name, t, columns);
-      }
       const file = path.join(work, t.file);
-      const written = await writeParquet(file, `${file}.csv`, asParquet(columns), rows());
-      await this.verify(file, written, asParquet(columns));
-      files[t.table] = { file: t.file, ...written };
+      const copied = await copyToParquet(file, `${file}.csv`, asParquet(columns), (sink) =>
+        this.db.transaction((client) => copyPartitions(client, mine, t, columns, sink)),
+      );
+      this.compare(file, copied.written, copied.readBack);
+      files[t.table] = { file: t.file, ...copied.written };
     }
     const costs = path.join(work, COSTS_FILE);
     const focus = { from: month.start, to: month.end, vendorName: this.options.vendorName };
@@ -172,7 +170,7 @@ export class ArchiveService {
       COST_COLUMNS,
       costRows(this.db, this.options.creditsPerUsd ? { ...focus, creditsPerUsd: this.options.creditsPerUsd } : focus),
     );
-    await this.verify(costs, written, COST_COLUMNS);
+    this.compare(costs, written, await readBack(costs, COST_COLUMNS));
     files.costs = { file: COSTS_FILE, ...written };
     const { rows: ids } = await this.db.query<{ ids: string }>(
       `SELECT coalesce(range_agg(task_ids), '{}')::text AS ids FROM spendgate_month_partitions($1::date) WHERE table_name = 'task'`,
@@ -197,8 +195,7 @@ export class ArchiveService {
   }
 
   /** What DuckDB reads back is what was written, row for row. */
-  private async verify(file: string, written: WrittenFile, columns: Parameters<typeof readBack>[1]): Promise<void> {
-    const back = await readBack(file, columns);
+  private compare(file: string, written: WrittenFile, back: Pick<WrittenFile, 'rows' | 'rowsSha256'>): void {
     if (back.rows !== written.rows || back.rowsSha256 !== written.rowsSha256)
       throw ApiError.conflict(
         `${path.basename(file)}: read back ${back.rows} rows (digest ${back.rowsSha256}), wrote ${written.rows} (digest ${written.rowsSha256}): nothing was dropped`,

@@ -4,11 +4,16 @@
  * an empty text and a NULL stay apart), DuckDB writes the Parquet from it on one thread, so the
  * same rows always give the same bytes. Each file's rows are digested as they are written and
  * again as DuckDB reads them back: the archive is dropped from the database only when both agree.
+ * A table's rows come as PostgreSQL's own CSV (COPY, copyToParquet) and are compared as text:
+ * DuckDB writes the Parquet's rows back to CSV in the same dialect, and the two texts' digests
+ * must be equal. Node never parses them (an 833k-task month: 50 s through node, 12 s so).
  */
 import { createHash, type Hash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { readFile, rm, stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
+import { Transform, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { dec } from '../pricing/money.js';
 
@@ -81,6 +86,12 @@ export async function writeParquet(
   }
   out.end();
   await once(out, 'finish');
+  await csvToParquet(scratch, file, columns);
+  return { rows: digest.rows, rowsSha256: digest.hex(), fileSha256: await fileSha256(file) };
+}
+
+/** DuckDB reads the CSV (every column as text) and writes the Parquet with the columns' types; the CSV is removed. */
+async function csvToParquet(csv: string, file: string, columns: ParquetColumn[]): Promise<void> {
   const db = await duck();
   try {
     const names = columns.map((c) => `"${c.name}"`).join(', ');
@@ -88,7 +99,7 @@ export async function writeParquet(
     await db.connection.run(`CREATE TABLE rows_ (${columns.map((c) => `"${c.name}" ${c.type}`).join(', ')})`);
     await db.connection.run(
       `INSERT INTO rows_ SELECT ${columns.map((c) => `CAST("${c.name}" AS ${c.type})`).join(', ')}
-       FROM read_csv(${sqlText(scratch)}, header = false, columns = ${csvColumns}, quote = '"', escape = '"',
+       FROM read_csv(${sqlText(csv)}, header = false, columns = ${csvColumns}, quote = '"', escape = '"',
                      allow_quoted_nulls = false, auto_detect = false, parallel = false)`,
     );
     await db.connection.run(
@@ -96,9 +107,70 @@ export async function writeParquet(
     );
   } finally {
     db.close();
-    await rm(scratch, { force: true });
+    await rm(csv, { force: true });
   }
-  return { rows: digest.rows, rowsSha256: digest.hex(), fileSha256: await fileSha256(file) };
+}
+
+/** The SHA-256 of the bytes passing through (a CSV as it is written). */
+class Tally extends Transform {
+  readonly hash = createHash('sha256');
+  constructor() {
+    super({
+      transform: (chunk: Buffer, _encoding, done) => {
+        this.hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+  }
+}
+
+export interface CopiedFile {
+  written: WrittenFile;
+  /** The Parquet's rows as DuckDB reads them back, written again as CSV in PostgreSQL's dialect. */
+  readBack: { rows: number; rowsSha256: string };
+}
+
+/**
+ * A table's rows as PostgreSQL's CSV (`COPY … TO STDOUT (FORMAT csv, FORCE_QUOTE *)`: every value
+ * quoted, NULL bare), which `copy` writes into the sink it is given, to a Parquet file of VARCHAR
+ * columns; then the file read back by DuckDB and written as CSV in the same dialect. The rows'
+ * digest is the SHA-256 of that text: equal digests are equal rows, in order.
+ */
+export async function copyToParquet(
+  file: string,
+  scratch: string,
+  columns: ParquetColumn[],
+  copy: (sink: Writable) => Promise<number>,
+): Promise<CopiedFile> {
+  const tally = new Tally();
+  const out = createWriteStream(scratch);
+  const written = pipeline(tally, out);
+  const copied = await copy(tally);
+  tally.end();
+  await written;
+  const rowsSha256 = tally.hash.digest('hex');
+  await csvToParquet(scratch, file, columns);
+  const back = `${scratch}.back`;
+  const db = await duck();
+  let rows: number;
+  try {
+    const counted = await db.connection.runAndReadAll(`SELECT count(*)::VARCHAR FROM read_parquet(${sqlText(file)})`);
+    rows = Number(counted.getRows()[0]![0]);
+    await db.connection.run(
+      `COPY (SELECT * FROM read_parquet(${sqlText(file)})) TO ${sqlText(back)}
+       (FORMAT csv, HEADER false, FORCE_QUOTE *, QUOTE '"', ESCAPE '"', NULLSTR '')`,
+    );
+  } finally {
+    db.close();
+  }
+  try {
+    return {
+      written: { rows: copied, rowsSha256, fileSha256: await fileSha256(file) },
+      readBack: { rows, rowsSha256: await fileSha256(back) },
+    };
+  } finally {
+    await rm(back, { force: true });
+  }
 }
 
 /** The file's rows read back by DuckDB, digested as writeParquet digests them. */
@@ -138,7 +210,7 @@ export async function fileProblem(file: string, sha256: string): Promise<string 
 }
 
 export async function fileSha256(file: string): Promise<string> {
-  return createHash('sha256')
-    .update(await readFile(file))
-    .digest('hex');
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }

@@ -82,6 +82,14 @@ const FOR_SETTLEMENT = `t.id::text AS id, t.model, t.unit, t.price_basis, t.pric
 
 /** How long a claimed task is the claimer's before another instance may poll it. */
 const LEASE_SECONDS = 30;
+/**
+ * Tasks still submitting, held more than $1 milliseconds ago, found through the open tasks' index
+ * (task_open: next_poll_at of every unsettled task that has one): a task is held with its first
+ * poll a second after its acceptance and keeps it until it is recorded, and updated_at and
+ * accepted_at are never before its acceptance.
+ */
+const SUBMITTING_BEFORE = `settled_at IS NULL AND status = 'submitting'
+   AND next_poll_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000) + interval '1 second'`;
 /** "Not found" this many times in a row (over TASK_NOT_FOUND_AFTER_MS) makes a task unknown. */
 export const MISSING_POLLS = 3;
 
@@ -110,7 +118,7 @@ export class TaskStore {
    */
   async markUnknown(taskId: string, reason: string, answer?: StoredAnswer): Promise<void> {
     await this.db.query(
-      `UPDATE task SET status = 'unknown', needs_review = true, review_reason = $2, updated_at = clock_timestamp(),
+      `UPDATE task SET status = 'unknown', needs_review = true, review_reason = $2, updated_at = clock_timestamp(), next_poll_at = NULL,
                        response_body = coalesce($3, response_body), response_status = coalesce($4, response_status)
        WHERE id = $1 AND status = 'submitting'`,
       [taskId, reason, answer?.body ?? null, answer?.status ?? null],
@@ -124,9 +132,9 @@ export class TaskStore {
    */
   async sweepAbandoned(olderThanMs: number): Promise<number> {
     const { rowCount } = await this.db.query(
-      `UPDATE task SET status = 'unknown', needs_review = true, updated_at = clock_timestamp(),
+      `UPDATE task SET status = 'unknown', needs_review = true, updated_at = clock_timestamp(), next_poll_at = NULL,
               review_reason = 'the gateway stopped between the hold and the upstream answer'
-       WHERE status = 'submitting' AND updated_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)`,
+       WHERE ${SUBMITTING_BEFORE} AND updated_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)`,
       [olderThanMs],
     );
     return rowCount ?? 0;
@@ -208,9 +216,9 @@ export class TaskStore {
     const { rowCount } = await this.db.query(
       `UPDATE task SET needs_review = true, updated_at = clock_timestamp(),
               review_reason = format('still submitting %s after it was accepted; its hold is kept until it settles or an operator resolves it', ${AGE})
-       WHERE status = 'submitting' AND NOT needs_review
-         AND accepted_at < clock_timestamp() - make_interval(secs => (CASE kind WHEN 'chat' THEN $1 WHEN 'image' THEN $2 ELSE $3 END)::double precision / 1000)`,
-      ages,
+       WHERE ${SUBMITTING_BEFORE} AND NOT needs_review
+         AND accepted_at < clock_timestamp() - make_interval(secs => (CASE kind WHEN 'chat' THEN $2 WHEN 'image' THEN $3 ELSE $4 END)::double precision / 1000)`,
+      [Math.min(...ages), ...ages],
     );
     return rowCount ?? 0;
   }

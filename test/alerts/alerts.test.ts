@@ -240,8 +240,8 @@ describe('delivery', () => {
         },
       });
       expect((await pollTask(gw, key, taskId)).status).toBe(200);
-      const held = await heldTask(gw, { projectId });
-      await sql(gw, `UPDATE task SET updated_at = now() - interval '1 hour' WHERE id = $1`, [held.taskId]);
+      // Held an hour ago by a gateway that stopped before the vendor answered.
+      await heldTask(gw, { projectId, acceptedAt: new Date(Date.now() - 3_600_000) });
       expect(await gw.app.get(TaskStore).sweepAbandoned(60_000)).toBe(1);
 
       const types = (

@@ -4,6 +4,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../dist/src/database/embedded.js';
+import { INDEX_USAGE_SETTINGS } from '../../dist/bench/index-usage.js';
 
 export default async function globalSetup() {
   const dir = path.resolve('.test-data');
@@ -13,7 +14,7 @@ export default async function globalSetup() {
     dataDir: dir,
     database: 'postgres',
     // Durability is not under test; concurrency and correctness are (locks behave the same).
-    settings: ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=400'],
+    settings: ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=400', ...INDEX_USAGE_SETTINGS],
   });
   writeFileSync(path.join(dir, 'url'), db.url);
   globalThis.__SPENDGATE_PG__ = db;

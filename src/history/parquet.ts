@@ -6,7 +6,8 @@
  * again as DuckDB reads them back: the archive is dropped from the database only when both agree.
  * A table's rows come as PostgreSQL's own CSV (COPY, copyToParquet) and are compared as text:
  * DuckDB writes the Parquet's rows back to CSV in the same dialect, and the two texts' digests
- * must be equal. Node never parses them (an 833k-task month: 50 s through node, 12 s so).
+ * must be equal. Node never parses them (an 833k-task month's archive: 132 s when node did, 38 s
+ * so; bench/FINDINGS.md).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -145,7 +146,14 @@ export async function copyToParquet(
   const tally = new Tally();
   const out = createWriteStream(scratch);
   const written = pipeline(tally, out);
-  const copied = await copy(tally);
+  let copied: number;
+  try {
+    copied = await copy(tally);
+  } catch (error) {
+    tally.destroy(error as Error); // the scratch file closed; the archive's working directory goes
+    await written.catch(() => {});
+    throw error;
+  }
   tally.end();
   await written;
   const rowsSha256 = tally.hash.digest('hex');

@@ -1231,6 +1231,16 @@ $function$;
 
 COMMENT ON FUNCTION public.spendgate_emit(p_type text, p_project uuid, p_cause text, p_data jsonb) IS 'Writes one event unless its cause already has one. The payload is the Standard Webhooks body.';
 
+CREATE OR REPLACE FUNCTION public.spendgate_first_poll_at(p_at timestamp with time zone)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT p_at + interval '1 second'
+$function$;
+
+COMMENT ON FUNCTION public.spendgate_first_poll_at(p_at timestamp with time zone) IS 'When a task accepted at p_at is first polled: a second later. The hold functions write it as the task''s next_poll_at, the records keep it (their UPDATE then touches no index: 20261127210000_lean_task), and the sweep of abandoned submissions relies on it to find tasks still submitting through task_open (src/tasks/task-store.ts): one rule in one place. A one-expression SQL function, inlined into each statement; STABLE as its body is (adding an interval to a timestamptz depends on the time zone), since PostgreSQL inlines no function declared less volatile than its body.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_hold_fits(p_hard boolean, p_limit numeric, p_spent numeric, p_held numeric, p_amount numeric)
  RETURNS boolean
  LANGUAGE sql
@@ -1277,7 +1287,7 @@ BEGIN
            ARRAY(SELECT ROW(l.c, l.q, l.r, l.p, l.a)::spendgate_line
                  FROM unnest(p_line_components, p_line_quantities, p_line_rates, p_line_pers, p_line_amounts) WITH ORDINALITY AS l(c, q, r, p, a, n)
                  ORDER BY l.n),
-           p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at, p_ref, ok.at + interval '1 second'
+           p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at, p_ref, spendgate_first_poll_at(ok.at)
     FROM ok WHERE ok.priced AND ok.fits
     RETURNING id, accepted_at
   ),
@@ -1674,7 +1684,7 @@ BEGIN
                           idempotency_key, request_hash, accepted_at, updated_at, submission_ref, next_poll_at)
         SELECT n.task_id, n.project_id, n.api_key_id, n.end_user, coalesce(n.tags, '{}'), n.model, n.family, n.kind, n.unit, 'submitting',
                n.price_basis, n.price_book_version, n.exactness, n.estimate_amount, n.estimate_tier, coalesce(n.estimate_warnings, '{}'),
-               coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at, n.submission_ref, n.at + interval '1 second'
+               coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at, n.submission_ref, spendgate_first_poll_at(n.at)
         FROM n
       ),
       k AS (
@@ -1897,7 +1907,7 @@ BEGIN
                       idempotency_key, request_hash, accepted_at, updated_at, submission_ref, next_poll_at)
     VALUES (spendgate_new_task_id(at), r.project_id, r.api_key_id, r.end_user, coalesce(r.tags, '{}'), r.model, r.family, r.kind, r.unit, 'submitting', r.price_basis,
             r.price_book_version, r.exactness, r.estimate_amount, r.estimate_tier,
-            coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at, r.submission_ref, at + interval '1 second')
+            coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at, r.submission_ref, spendgate_first_poll_at(at))
     RETURNING id INTO new_task;
     IF r.idempotency_key IS NOT NULL THEN
       INSERT INTO task_idempotency (project_id, idempotency_key, task_id) VALUES (r.project_id, r.idempotency_key, new_task);
@@ -1958,7 +1968,7 @@ AS $function$
          response_body = a.response_body, response_status = NULL, submitted_at = clock_timestamp(), updated_at = clock_timestamp(),
          -- Held with its first poll's time, a task keeps it: the row is rewritten on its page, no index
          -- touched (spendgate_partition_extras). One marked unknown meanwhile has none.
-         next_poll_at = coalesce(t.next_poll_at, clock_timestamp() + interval '1 second'),
+         next_poll_at = coalesce(t.next_poll_at, spendgate_first_poll_at(clock_timestamp())),
          needs_review = CASE WHEN t.status = 'unknown' THEN false ELSE t.needs_review END,
          review_reason = CASE WHEN t.status = 'unknown' THEN NULL ELSE t.review_reason END
   FROM unnest(p_task_ids, p_upstream_ids, p_upstream_task_ids, p_response_bodies)
@@ -1996,7 +2006,7 @@ AS $function$
          response_body = p_response_body, response_status = NULL, submitted_at = clock_timestamp(), updated_at = clock_timestamp(),
          -- Held with its first poll's time, a task keeps it: the row is rewritten on its page, no index
          -- touched (spendgate_partition_extras). One marked unknown meanwhile has none.
-         next_poll_at = coalesce(t.next_poll_at, clock_timestamp() + interval '1 second'),
+         next_poll_at = coalesce(t.next_poll_at, spendgate_first_poll_at(clock_timestamp())),
          needs_review = CASE WHEN t.status = 'unknown' THEN false ELSE t.needs_review END,
          review_reason = CASE WHEN t.status = 'unknown' THEN NULL ELSE t.review_reason END
   WHERE t.id = p_task AND t.status IN ('submitting', 'unknown') AND t.settled_at IS NULL

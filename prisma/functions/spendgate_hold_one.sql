@@ -36,7 +36,7 @@ BEGIN
            ARRAY(SELECT ROW(l.c, l.q, l.r, l.p, l.a)::spendgate_line
                  FROM unnest(p_line_components, p_line_quantities, p_line_rates, p_line_pers, p_line_amounts) WITH ORDINALITY AS l(c, q, r, p, a, n)
                  ORDER BY l.n),
-           p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at, p_ref, ok.at + interval '1 second'
+           p_hold, p_idempotency_key, p_request_hash, ok.at, ok.at, p_ref, spendgate_first_poll_at(ok.at)
     FROM ok WHERE ok.priced AND ok.fits
     RETURNING id, accepted_at
   ),

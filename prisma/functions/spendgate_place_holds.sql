@@ -73,7 +73,7 @@ BEGIN
                           idempotency_key, request_hash, accepted_at, updated_at, submission_ref, next_poll_at)
         SELECT n.task_id, n.project_id, n.api_key_id, n.end_user, coalesce(n.tags, '{}'), n.model, n.family, n.kind, n.unit, 'submitting',
                n.price_basis, n.price_book_version, n.exactness, n.estimate_amount, n.estimate_tier, coalesce(n.estimate_warnings, '{}'),
-               coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at, n.submission_ref, n.at + interval '1 second'
+               coalesce(n.lines, '{}'), n.hold_amount, n.idempotency_key, n.request_hash, n.at, n.at, n.submission_ref, spendgate_first_poll_at(n.at)
         FROM n
       ),
       k AS (

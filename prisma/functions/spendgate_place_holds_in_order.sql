@@ -95,7 +95,7 @@ BEGIN
                       idempotency_key, request_hash, accepted_at, updated_at, submission_ref, next_poll_at)
     VALUES (spendgate_new_task_id(at), r.project_id, r.api_key_id, r.end_user, coalesce(r.tags, '{}'), r.model, r.family, r.kind, r.unit, 'submitting', r.price_basis,
             r.price_book_version, r.exactness, r.estimate_amount, r.estimate_tier,
-            coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at, r.submission_ref, at + interval '1 second')
+            coalesce(r.estimate_warnings, '{}'), coalesce(r.lines, '{}'), amount, r.idempotency_key, r.request_hash, at, at, r.submission_ref, spendgate_first_poll_at(at))
     RETURNING id INTO new_task;
     IF r.idempotency_key IS NOT NULL THEN
       INSERT INTO task_idempotency (project_id, idempotency_key, task_id) VALUES (r.project_id, r.idempotency_key, new_task);

@@ -14,7 +14,7 @@ AS $function$
          response_body = a.response_body, response_status = NULL, submitted_at = clock_timestamp(), updated_at = clock_timestamp(),
          -- Held with its first poll's time, a task keeps it: the row is rewritten on its page, no index
          -- touched (spendgate_partition_extras). One marked unknown meanwhile has none.
-         next_poll_at = coalesce(t.next_poll_at, clock_timestamp() + interval '1 second'),
+         next_poll_at = coalesce(t.next_poll_at, spendgate_first_poll_at(clock_timestamp())),
          needs_review = CASE WHEN t.status = 'unknown' THEN false ELSE t.needs_review END,
          review_reason = CASE WHEN t.status = 'unknown' THEN NULL ELSE t.review_reason END
   FROM unnest(p_task_ids, p_upstream_ids, p_upstream_task_ids, p_response_bodies)

@@ -85,11 +85,13 @@ const LEASE_SECONDS = 30;
 /**
  * Tasks still submitting, held more than $1 milliseconds ago, found through the open tasks' index
  * (task_open: next_poll_at of every unsettled task that has one): a task is held with its first
- * poll a second after its acceptance and keeps it until it is recorded, and updated_at and
- * accepted_at are never before its acceptance.
+ * poll's time (spendgate_first_poll_at of its acceptance) and keeps it until it is recorded, and
+ * updated_at and accepted_at are never before its acceptance. The bound is read from now() (the
+ * statement's start): a bound from clock_timestamp(), volatile, is no index condition, and the
+ * sweep read every open task. A task that comes of age while the statement runs waits for the next round.
  */
 const SUBMITTING_BEFORE = `settled_at IS NULL AND status = 'submitting'
-   AND next_poll_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000) + interval '1 second'`;
+   AND next_poll_at < spendgate_first_poll_at(now() - make_interval(secs => $1::double precision / 1000))`;
 /** "Not found" this many times in a row (over TASK_NOT_FOUND_AFTER_MS) makes a task unknown. */
 export const MISSING_POLLS = 3;
 

@@ -72,6 +72,8 @@ CREATE TYPE spendgate_line AS (
 
 CREATE SEQUENCE budget_alert_id_seq;
 
+CREATE SEQUENCE contract_term_id_seq;
+
 CREATE SEQUENCE ledger_entry_id_seq;
 
 CREATE SEQUENCE month_close_id_seq;
@@ -245,9 +247,30 @@ CREATE TABLE charge_line (
   rate numeric NOT NULL,
   per numeric NOT NULL,
   amount numeric NOT NULL,
+  list_amount numeric,
+  list_rate numeric,
   CONSTRAINT charge_line_pkey PRIMARY KEY (task_id, stage, seq),
   CONSTRAINT charge_line_charge_only CHECK ((stage = 'charge'::text))
 ) PARTITION BY RANGE (task_id);
+
+CREATE TABLE contract_term (
+  id bigint NOT NULL DEFAULT nextval('contract_term_id_seq'::regclass),
+  version integer NOT NULL,
+  unit "Unit" NOT NULL,
+  scope text NOT NULL,
+  value text NOT NULL,
+  discount_percent numeric,
+  component text,
+  tier text,
+  net_rate numeric,
+  CONSTRAINT contract_term_pkey PRIMARY KEY (id),
+  CONSTRAINT contract_term_version_fkey FOREIGN KEY (version) REFERENCES price_book_version(version) ON UPDATE CASCADE ON DELETE RESTRICT,
+  CONSTRAINT contract_term_discount_or_rate CHECK (((discount_percent IS NULL) <> (net_rate IS NULL))),
+  CONSTRAINT contract_term_discount_range CHECK (((discount_percent IS NULL) OR ((discount_percent >= (0)::numeric) AND (discount_percent <= (100)::numeric)))),
+  CONSTRAINT contract_term_discount_whole CHECK (((discount_percent IS NULL) OR ((component IS NULL) AND (tier IS NULL)))),
+  CONSTRAINT contract_term_net_rate_of_model CHECK (((net_rate IS NULL) OR ((net_rate >= (0)::numeric) AND (scope = 'model'::text) AND (component IS NOT NULL)))),
+  CONSTRAINT contract_term_scope CHECK ((scope = ANY (ARRAY['model'::text, 'family'::text, 'kind'::text])))
+);
 
 CREATE TABLE ledger_entry (
   id bigint NOT NULL DEFAULT nextval('ledger_entry_id_seq'::regclass),
@@ -458,6 +481,7 @@ CREATE TABLE spend_rollup_by (
   cache_write_tokens bigint NOT NULL DEFAULT 0,
   video_seconds numeric NOT NULL DEFAULT 0,
   images integer NOT NULL DEFAULT 0,
+  contract_discount numeric NOT NULL DEFAULT 0,
   CONSTRAINT spend_rollup_by_pkey PRIMARY KEY (dimension, period, project_id, value, model, unit, price_book_version)
 );
 
@@ -711,6 +735,10 @@ CREATE INDEX budget_project_id_unit_idx ON public.budget USING btree (project_id
 
 CREATE UNIQUE INDEX budget_alert_budget_id_period_start_subject_threshold_key ON public.budget_alert USING btree (budget_id, period_start, subject, threshold);
 
+CREATE UNIQUE INDEX contract_term_key ON public.contract_term USING btree (version, unit, scope, value, COALESCE(component, ''::text), COALESCE(tier, ''::text));
+
+CREATE INDEX contract_term_version_idx ON public.contract_term USING btree (version);
+
 CREATE INDEX ledger_entry_project_id_unit_effective_at_idx ON ONLY public.ledger_entry USING btree (project_id, unit, effective_at);
 
 CREATE INDEX ledger_entry_task_id_idx ON ONLY public.ledger_entry USING btree (task_id);
@@ -785,7 +813,9 @@ CREATE VIEW task_line AS
     l.quantity,
     l.rate,
     l.per,
-    l.amount
+    l.amount,
+    NULL::numeric AS list_rate,
+    NULL::numeric AS list_amount
    FROM task t
      CROSS JOIN LATERAL unnest(t.estimate_lines) WITH ORDINALITY l(component, quantity, rate, per, amount, seq)
 UNION ALL
@@ -796,7 +826,9 @@ UNION ALL
     c.quantity,
     c.rate,
     c.per,
-    c.amount
+    c.amount,
+    c.list_rate,
+    c.list_amount
    FROM charge_line c;
 
 -- ==============================================================================================
@@ -2206,13 +2238,15 @@ AS $function$
     SELECT coalesce((p_rollup->>'input_tokens')::bigint, 0) AS input, coalesce((p_rollup->>'output_tokens')::bigint, 0) AS output,
            coalesce((p_rollup->>'cache_read_tokens')::bigint, 0) AS cache_read, coalesce((p_rollup->>'cache_write_5m_tokens')::bigint, 0) AS cw5m,
            coalesce((p_rollup->>'cache_write_1h_tokens')::bigint, 0) AS cw1h, coalesce((p_rollup->>'cache_write_tokens')::bigint, 0) AS cw,
-           coalesce((p_rollup->>'video_seconds')::numeric, 0) AS seconds, coalesce((p_rollup->>'images')::int, 0) AS images
+           coalesce((p_rollup->>'video_seconds')::numeric, 0) AS seconds, coalesce((p_rollup->>'images')::int, 0) AS images,
+           -- list minus contracted (decisions §19): p_rollup's list_amount comes only when a contract term priced the charge
+           coalesce((p_rollup->>'list_amount')::numeric - p_amount, 0) AS discount
   ), by_who AS (
     INSERT INTO spend_rollup_by AS s (dimension, period, project_id, value, model, unit, price_book_version, tasks, unpriced_tasks,
                                       amount, input_tokens, output_tokens, cache_read_tokens, cache_write_5m_tokens,
-                                      cache_write_1h_tokens, cache_write_tokens, video_seconds, images)
+                                      cache_write_1h_tokens, cache_write_tokens, video_seconds, images, contract_discount)
     SELECT d.dimension, d.period, p_project, d.value, p_model, p_unit, p_version, p_tasks, p_unpriced, p_amount,
-           m.input, m.output, m.cache_read, m.cw5m, m.cw1h, m.cw, m.seconds, m.images
+           m.input, m.output, m.cache_read, m.cw5m, m.cw1h, m.cw, m.seconds, m.images, m.discount
     FROM m, (SELECT 'apiKey' AS dimension, p_day AS period, coalesce(p_key_prefix, '') AS value
              UNION ALL SELECT 'tag', p_day, t FROM unnest(coalesce(p_tags, '{}')) t) d
     ON CONFLICT (dimension, period, project_id, value, model, unit, price_book_version) DO UPDATE SET
@@ -2222,7 +2256,8 @@ AS $function$
       cache_write_5m_tokens = s.cache_write_5m_tokens + EXCLUDED.cache_write_5m_tokens,
       cache_write_1h_tokens = s.cache_write_1h_tokens + EXCLUDED.cache_write_1h_tokens,
       cache_write_tokens = s.cache_write_tokens + EXCLUDED.cache_write_tokens,
-      video_seconds = s.video_seconds + EXCLUDED.video_seconds, images = s.images + EXCLUDED.images
+      video_seconds = s.video_seconds + EXCLUDED.video_seconds, images = s.images + EXCLUDED.images,
+      contract_discount = s.contract_discount + EXCLUDED.contract_discount
   ), by_user AS (
     INSERT INTO spend_rollup_user AS s (period, project_id, value, unit, tasks, unpriced_tasks, amount, input_tokens, output_tokens,
                                         cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, cache_write_tokens, video_seconds, images)
@@ -2348,9 +2383,11 @@ BEGIN
   END IF;
   PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, p_charge);
 
-  INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
+  -- listRate and listAmount: only on a line a contract term priced (decisions §19).
+  INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount, list_rate, list_amount)
   SELECT p_task, 'charge', l.ordinality::int, l.value->>'component', (l.value->>'quantity')::numeric,
-         (l.value->>'rate')::numeric, (l.value->>'per')::numeric, (l.value->>'amount')::numeric
+         (l.value->>'rate')::numeric, (l.value->>'per')::numeric, (l.value->>'amount')::numeric,
+         (l.value->>'listRate')::numeric, (l.value->>'listAmount')::numeric
   FROM jsonb_array_elements(coalesce(p_lines, '[]'::jsonb)) WITH ORDINALITY l;
 
   PERFORM spendgate_rollup_add(t, p_status::text, p_exactness, p_charge, p_rollup, post);

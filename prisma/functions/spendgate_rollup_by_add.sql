@@ -8,13 +8,15 @@ AS $function$
     SELECT coalesce((p_rollup->>'input_tokens')::bigint, 0) AS input, coalesce((p_rollup->>'output_tokens')::bigint, 0) AS output,
            coalesce((p_rollup->>'cache_read_tokens')::bigint, 0) AS cache_read, coalesce((p_rollup->>'cache_write_5m_tokens')::bigint, 0) AS cw5m,
            coalesce((p_rollup->>'cache_write_1h_tokens')::bigint, 0) AS cw1h, coalesce((p_rollup->>'cache_write_tokens')::bigint, 0) AS cw,
-           coalesce((p_rollup->>'video_seconds')::numeric, 0) AS seconds, coalesce((p_rollup->>'images')::int, 0) AS images
+           coalesce((p_rollup->>'video_seconds')::numeric, 0) AS seconds, coalesce((p_rollup->>'images')::int, 0) AS images,
+           -- list minus contracted (decisions §19): p_rollup's list_amount comes only when a contract term priced the charge
+           coalesce((p_rollup->>'list_amount')::numeric - p_amount, 0) AS discount
   ), by_who AS (
     INSERT INTO spend_rollup_by AS s (dimension, period, project_id, value, model, unit, price_book_version, tasks, unpriced_tasks,
                                       amount, input_tokens, output_tokens, cache_read_tokens, cache_write_5m_tokens,
-                                      cache_write_1h_tokens, cache_write_tokens, video_seconds, images)
+                                      cache_write_1h_tokens, cache_write_tokens, video_seconds, images, contract_discount)
     SELECT d.dimension, d.period, p_project, d.value, p_model, p_unit, p_version, p_tasks, p_unpriced, p_amount,
-           m.input, m.output, m.cache_read, m.cw5m, m.cw1h, m.cw, m.seconds, m.images
+           m.input, m.output, m.cache_read, m.cw5m, m.cw1h, m.cw, m.seconds, m.images, m.discount
     FROM m, (SELECT 'apiKey' AS dimension, p_day AS period, coalesce(p_key_prefix, '') AS value
              UNION ALL SELECT 'tag', p_day, t FROM unnest(coalesce(p_tags, '{}')) t) d
     ON CONFLICT (dimension, period, project_id, value, model, unit, price_book_version) DO UPDATE SET
@@ -24,7 +26,8 @@ AS $function$
       cache_write_5m_tokens = s.cache_write_5m_tokens + EXCLUDED.cache_write_5m_tokens,
       cache_write_1h_tokens = s.cache_write_1h_tokens + EXCLUDED.cache_write_1h_tokens,
       cache_write_tokens = s.cache_write_tokens + EXCLUDED.cache_write_tokens,
-      video_seconds = s.video_seconds + EXCLUDED.video_seconds, images = s.images + EXCLUDED.images
+      video_seconds = s.video_seconds + EXCLUDED.video_seconds, images = s.images + EXCLUDED.images,
+      contract_discount = s.contract_discount + EXCLUDED.contract_discount
   ), by_user AS (
     INSERT INTO spend_rollup_user AS s (period, project_id, value, unit, tasks, unpriced_tasks, amount, input_tokens, output_tokens,
                                         cache_read_tokens, cache_write_5m_tokens, cache_write_1h_tokens, cache_write_tokens, video_seconds, images)

@@ -43,9 +43,11 @@ BEGIN
   END IF;
   PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, p_charge);
 
-  INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount)
+  -- listRate and listAmount: only on a line a contract term priced (decisions §19).
+  INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount, list_rate, list_amount)
   SELECT p_task, 'charge', l.ordinality::int, l.value->>'component', (l.value->>'quantity')::numeric,
-         (l.value->>'rate')::numeric, (l.value->>'per')::numeric, (l.value->>'amount')::numeric
+         (l.value->>'rate')::numeric, (l.value->>'per')::numeric, (l.value->>'amount')::numeric,
+         (l.value->>'listRate')::numeric, (l.value->>'listAmount')::numeric
   FROM jsonb_array_elements(coalesce(p_lines, '[]'::jsonb)) WITH ORDINALITY l;
 
   PERFORM spendgate_rollup_add(t, p_status::text, p_exactness, p_charge, p_rollup, post);

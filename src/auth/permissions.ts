@@ -13,7 +13,7 @@
  * | issue/rotate/revoke API keys                         `keys` | yes   | no      | its projects        | no     |
  * | webhooks of a project                            `webhooks` | yes   | no      | its projects        | no     |
  * | resolve review items, adjustments             `corrections` | yes   | yes     | its projects        | no     |
- * | close a month, vendor statements, statements        `books` | yes   | yes     | no                  | no     |
+ * | close a month, vendor statements, statements, contracts `books` | yes   | yes     | no                  | no     |
  * | publish prices, project policies, create projects   `admin` | yes   | no      | no                  | no     |
  * | people, service accounts, roles                    `people` | yes   | no      | no                  | no     |
  * | read the audit trail                                `audit` | yes   | yes     | its projects' records | no   |
@@ -110,6 +110,7 @@ export const FIELD_RULES: Readonly<Record<string, Rule>> = {
   'Mutation.createProject': r('admin', 'global'),
   'Mutation.setProjectPolicies': r('admin', 'global'),
   'Mutation.publishPrices': r('admin', 'global'),
+  'Mutation.publishContract': r('books', 'global'),
   'Mutation.issueApiKey': r('keys', 'project', 'projectId'),
   'Mutation.rotateApiKey': onTarget('keys', 'api-key', 'prefix'),
   'Mutation.revokeApiKey': onTarget('keys', 'api-key', 'prefix'),

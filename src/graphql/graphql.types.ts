@@ -59,9 +59,20 @@ export class MoneyAmount {
 export class ChargeLine {
   @Field() component!: string;
   @Field(() => DecimalValue) quantity!: Decimal;
-  @Field(() => DecimalValue, { description: 'the published rate, per `per` units of quantity' }) rate!: Decimal;
+  @Field(() => DecimalValue, {
+    description: 'the rate owed, per `per` units of quantity: the published rate, or the contracted one (listRate set)',
+  })
+  rate!: Decimal;
   @Field(() => DecimalValue, { description: '1000000 for token lines, 1 otherwise' }) per!: Decimal;
   @Field(() => DecimalValue, { description: 'quantity × rate / per, exact' }) amount!: Decimal;
+  @Field(() => DecimalValue, {
+    nullable: true,
+    description:
+      'the price book’s rate when a contract term priced this line (decisions §19); null: rate is the list rate',
+  })
+  listRate?: Decimal | null;
+  @Field(() => DecimalValue, { nullable: true, description: 'quantity × listRate / per, when listRate is set' })
+  listAmount?: Decimal | null;
 }
 
 @ObjectType()
@@ -269,7 +280,24 @@ export class PriceRate {
   @Field() key!: string;
   @Field(() => String, { nullable: true }) tier!: string | null;
   @Field(() => Int, { nullable: true }) tierMaxInput!: number | null;
-  @Field(() => DecimalValue) rate!: string;
+  @Field(() => DecimalValue, { description: 'the list rate' }) rate!: string;
+  @Field(() => DecimalValue, {
+    description: 'what the version’s contract makes of it (decisions §19): the list rate when no term covers it',
+  })
+  contractedRate!: string;
+}
+
+@ObjectType({
+  description: 'a contract term (decisions §19): a discount of a model, family or kind, or a net rate of one line',
+})
+export class ContractTermView {
+  @Field() scope!: string;
+  @Field() value!: string;
+  @Field(() => UnitEnum) unit!: UnitEnum;
+  @Field(() => DecimalValue, { nullable: true }) discountPercent!: string | null;
+  @Field(() => String, { nullable: true }) component!: string | null;
+  @Field(() => String, { nullable: true }) tier!: string | null;
+  @Field(() => DecimalValue, { nullable: true }) netRate!: string | null;
 }
 
 @ObjectType()
@@ -279,4 +307,8 @@ export class PriceBook {
   @Field(() => DateTimeScalar) publishedAt!: Date;
   @Field(() => String, { nullable: true }) note!: string | null;
   @Field(() => [PriceRate]) rates!: PriceRate[];
+  @Field(() => [ContractTermView], {
+    description: 'the contract this version carries: what is owed instead of the list rates',
+  })
+  contract!: ContractTermView[];
 }

@@ -188,7 +188,11 @@ export async function readBack(file: string, columns: ParquetColumn[]): Promise<
   return { rows: digest.rows, rowsSha256: digest.hex(), fileSha256: await fileSha256(file) };
 }
 
-/** Every row of the file in order, each cell as text (NULL as null), in batches of DuckDB's chunks. */
+/**
+ * Every row of the file in order, each cell as text (NULL as null), in batches of DuckDB's chunks.
+ * A column the file does not have reads as NULL: an archive written before a migration appended
+ * columns (charge_line's list_rate and list_amount, decisions §19) restores with them empty.
+ */
 export async function eachBatch(
   file: string,
   columns: ParquetColumn[],
@@ -196,9 +200,10 @@ export async function eachBatch(
 ): Promise<void> {
   const db = await duck();
   try {
-    const result = await db.connection.stream(
-      `SELECT ${columns.map((c) => `CAST("${c.name}" AS VARCHAR)`).join(', ')} FROM read_parquet(${sqlText(file)})`,
-    );
+    const described = await db.connection.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${sqlText(file)})`);
+    const present = new Set(described.getRows().map((r) => String(r[0])));
+    const cells = columns.map((c) => (present.has(c.name) ? `CAST("${c.name}" AS VARCHAR)` : 'NULL'));
+    const result = await db.connection.stream(`SELECT ${cells.join(', ')} FROM read_parquet(${sqlText(file)})`);
     for await (const rows of result.yieldRows())
       await use(rows.map((r) => r.map((v) => (v === null ? null : String(v)))));
   } finally {

@@ -84,6 +84,8 @@ export function linesPayload(lines: readonly ChargeLine[]) {
     rate: l.rate.toFixed(),
     per: l.per.toFixed(),
     amount: l.amount.toFixed(),
+    // Only when a contract term priced the line (decisions §19): the hold's payload is otherwise as it was.
+    ...(l.listRate ? { listRate: l.listRate.toFixed(), listAmount: l.listAmount!.toFixed() } : {}),
   }));
 }
 

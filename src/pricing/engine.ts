@@ -6,7 +6,8 @@
  *   UNPRICED where no price is published.
  * - `price(task, usage, book)`: the final charge, one line per component.
  */
-import { effectiveValue } from '../catalog/catalog.js';
+import { effectiveValue, findRoute } from '../catalog/catalog.js';
+import { underContract } from './contract.js';
 import type { ModelRoute } from '../catalog/catalog.types.js';
 import { dec, MILLION, Money, ZERO, type Decimal } from './money.js';
 import type { ModelPrice, PriceBook, TokenTier } from './price-book.js';
@@ -49,7 +50,21 @@ export function unitOf(route: ModelRoute): Unit {
   return route.kind === 'chat' ? 'CREDITS' : 'USD';
 }
 
+/** The figure at submission, at list prices and then under the version's contract (contract.ts). */
 export function quote(request: PricingRequest, book: PriceBook): Quote {
+  const { route } = request;
+  const list = listQuote(request, book);
+  return book.contract.length === 0 ? list : underContract(list, route, book.contract);
+}
+
+/** The final charge, at list prices and then under the contract of the task's own version. */
+export function price(task: PricedTask, usage: unknown, book: PriceBook): Charge {
+  const list = listPrice(task, usage, book);
+  const route = book.contract.length === 0 ? undefined : findRoute(task.model);
+  return route ? underContract(list, route, book.contract) : list;
+}
+
+function listQuote(request: PricingRequest, book: PriceBook): Quote {
   const { route, body } = request;
   const basis = basisOf(route, body);
   const model = book.models.get(route.id);
@@ -58,7 +73,7 @@ export function quote(request: PricingRequest, book: PriceBook): Quote {
   return basis.kind === 'chat' ? chatEstimate(route.id, model, basis) : mediaPrice(route.id, model, basis);
 }
 
-export function price(task: PricedTask, usage: unknown, book: PriceBook): Charge {
+function listPrice(task: PricedTask, usage: unknown, book: PriceBook): Charge {
   const model = book.models.get(task.model);
   if (!model)
     return unpriced(task.unit, task.basis, `${task.model} has no published price in price book v${book.version}`);

@@ -19,6 +19,8 @@ import { unitOf } from './engine.js';
 import { dec } from './money.js';
 import { boundedAmount } from './bounds.js';
 import { TOKEN_CLASSES, type Unit } from './pricing.types.js';
+import { contractedRateOf, type ContractTerm } from './contract.js';
+import { loadContractTerms, termView, writeContractTerms } from './contract-rows.js';
 
 const REFRESH_MS = 5_000;
 /** A version may be published to start at most this far ahead. */
@@ -33,6 +35,13 @@ const COMPONENTS_OF = { chat: ['token'], video: ['second', 'request'], image: ['
  * price book's lock (publish).
  */
 export function checkPublishable(effectiveAt: Date | undefined, rows: readonly PriceRow[], now = new Date()): void {
+  checkEffectiveAt(effectiveAt, now);
+  if (rows.length === 0) throw ApiError.badRequest('rates: give at least one rate');
+  checkRows(rows);
+}
+
+/** A version (rates or a contract) starts now or later, within ten years. */
+export function checkEffectiveAt(effectiveAt: Date | undefined, now = new Date()): void {
   if (effectiveAt) {
     if (Number.isNaN(effectiveAt.getTime())) throw ApiError.badRequest('effectiveAt: must be a date-time');
     if (effectiveAt.getTime() < now.getTime()) {
@@ -43,7 +52,9 @@ export function checkPublishable(effectiveAt: Date | undefined, rows: readonly P
     if (effectiveAt.getTime() > now.getTime() + MAX_LEAD_MS)
       throw ApiError.badRequest('effectiveAt: must be within ten years from now');
   }
-  if (rows.length === 0) throw ApiError.badRequest('rates: give at least one rate');
+}
+
+function checkRows(rows: readonly PriceRow[]): void {
   rows.forEach((row, i) => {
     const at = `rates[${i}]`;
     const route = findRoute(row.model);
@@ -152,14 +163,21 @@ export class PriceBookService implements OnModuleDestroy {
       [version],
     );
     const h = head.rows[0];
-    // Rates as canonical exact strings ("0.720" as stored from the spec reads "0.72").
-    const canonical = rates.rows.map((r) => ({ ...r, rate: dec(r.rate).toFixed() }));
+    const { contract } = await this.ensure(version);
+    // Rates as canonical exact strings ("0.720" as stored from the spec reads "0.72"), each with its contracted rate.
+    const canonical = rates.rows.map((r) => {
+      const route = findRoute(r.model);
+      const rate = dec(r.rate);
+      const contracted = route ? contractedRateOf(contract, route, r.unit, { ...r, rate }) : rate;
+      return { ...r, rate: rate.toFixed(), contractedRate: contracted.toFixed() };
+    });
     return {
       version: h.version,
       effectiveAt: h.effective_at,
       publishedAt: h.published_at,
       note: h.note,
       rates: canonical,
+      contract: contract.map(termView),
     };
   }
 
@@ -169,10 +187,18 @@ export class PriceBookService implements OnModuleDestroy {
 
   /**
    * Publishes a new version effective at `effectiveAt`. Each row given sets one rate (model,
-   * component, key, tier); every other rate of the previous version carries over unchanged.
+   * component, key, tier); every other rate of the previous version carries over unchanged. The
+   * contract's terms carry over too, unless `contract` is given: then they are the whole contract
+   * from that version on (decisions §19; an empty list ends it). The caller has checked rows or terms.
    */
-  async publish(effectiveAt: Date | undefined, rows: PriceRow[], note?: string): Promise<number> {
-    checkPublishable(effectiveAt, rows);
+  async publish(
+    effectiveAt: Date | undefined,
+    rows: PriceRow[],
+    note?: string,
+    contract?: readonly ContractTerm[],
+  ): Promise<number> {
+    if (contract) checkEffectiveAt(effectiveAt);
+    else checkPublishable(effectiveAt, rows);
     const version = await this.db.transaction(async (client) => {
       // EXCLUSIVE: a hold batch takes ROW SHARE on this table before it reads its acceptance time
       // (spendgate_place_holds), so no batch straddles this publication: one that started before
@@ -184,7 +210,7 @@ export class PriceBookService implements OnModuleDestroy {
       const previous = last[0]!.v;
       const next = previous + 1;
       // The past, by the database's clock.
-      if (effectiveAt && effectiveAt < last[0]!.now) checkPublishable(effectiveAt, rows, last[0]!.now);
+      if (effectiveAt && effectiveAt < last[0]!.now) checkEffectiveAt(effectiveAt, last[0]!.now);
       // "Now" is the database's clock to the microsecond, taken under the lock: a JavaScript Date
       // keeps milliseconds, and a version dated up to 1 ms early covered holds committed just
       // before it (found on PostgreSQL 15's pass: a task accepted under version 1 after 2's time).
@@ -201,6 +227,7 @@ export class PriceBookService implements OnModuleDestroy {
         [next, previous, keys],
       );
       await this.insertRows(next, rows, client);
+      await writeContractTerms(client, next, previous, contract);
       return next;
     });
     // This instance (both threads) prices with it before publishPrices answers, once it is committed.
@@ -249,6 +276,7 @@ export class PriceBookService implements OnModuleDestroy {
     }>(
       'SELECT version, model, unit, component, key, tier, tier_max_input, rate::text AS rate FROM price_rate ORDER BY id',
     );
+    const contracts = await loadContractTerms(this.db);
     this.books = versions.rows.map((v) =>
       buildPriceBook(
         v.version,
@@ -264,6 +292,7 @@ export class PriceBookService implements OnModuleDestroy {
             tier: r.tier ?? undefined,
             tierMaxInput: r.tier_max_input,
           })),
+        contracts.get(v.version) ?? [],
       ),
     );
   }

@@ -4,6 +4,7 @@
  * price-book.service.ts). Rates are decimal strings, never floats.
  */
 import { dec, type Decimal } from './money.js';
+import type { ContractTerm } from './contract.js';
 import type { TokenClass, Unit } from './pricing.types.js';
 
 export type RateComponent = 'token' | 'second' | 'request' | 'image';
@@ -39,9 +40,16 @@ export interface PriceBook {
   version: number;
   effectiveAt: Date;
   models: Map<string, ModelPrice>;
+  /** The contract terms of this version (decisions §19): none means list prices are owed. */
+  contract: readonly ContractTerm[];
 }
 
-export function buildPriceBook(version: number, effectiveAt: Date, rows: readonly PriceRow[]): PriceBook {
+export function buildPriceBook(
+  version: number,
+  effectiveAt: Date,
+  rows: readonly PriceRow[],
+  contract: readonly ContractTerm[] = [],
+): PriceBook {
   const models = new Map<string, ModelPrice>();
   for (const row of rows) {
     let price = models.get(row.model);
@@ -67,7 +75,7 @@ export function buildPriceBook(version: number, effectiveAt: Date, rows: readonl
   for (const price of models.values()) {
     price.tiers.sort((a, b) => (a.maxInputTokens ?? Infinity) - (b.maxInputTokens ?? Infinity));
   }
-  return { version, effectiveAt, models };
+  return { version, effectiveAt, models, contract };
 }
 
 // ---- version 1: the spec's tables ---------------------------------------------------------------

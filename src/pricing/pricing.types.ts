@@ -24,13 +24,18 @@ export interface ChargeLine {
   per: Decimal;
   /** quantity × rate / per, exact. */
   amount: Decimal;
+  /** Set when a contract term priced the line (contract.ts): the price book's rate and amount. */
+  listRate?: Decimal;
+  listAmount?: Decimal;
 }
 
 export interface Charge {
   unit: Unit;
   exactness: Exactness;
-  /** Sum of the lines; zero when unpriced. */
+  /** Sum of the lines (what is owed, under the contract); zero when unpriced. */
   amount: Decimal;
+  /** Set when a contract term changed a line: the amount at list prices (contract.ts). */
+  listAmount?: Decimal;
   /** GPT-5.6: `base` (input <= 272,000) or `long`; otherwise the route's only tier. */
   tier?: string;
   lines: ChargeLine[];

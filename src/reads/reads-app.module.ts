@@ -13,6 +13,7 @@ import { AuthFailures } from '../auth/auth-failures.js';
 import { PeopleModule } from '../people/people.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { ClosingModule } from '../closing/closing.module.js';
+import { ContractsModule } from '../contracts/contracts.module.js';
 import { HistoryModule } from '../history/history.module.js';
 import { EarlyWarningModule } from '../early-warning/early-warning.module.js';
 import { VendorStatementsModule } from '../vendor-statements/vendor-statements.module.js';
@@ -40,6 +41,7 @@ export class ReadsAppModule {
         PeopleModule,
         AuditModule,
         ClosingModule,
+        ContractsModule,
         HistoryModule,
         EarlyWarningModule,
         VendorStatementsModule,

@@ -4,8 +4,9 @@
  *
  * Grain: one row per charge period (a UTC day) × project (SubAccount) × API key × model × unit ×
  * price-book version, from the `apiKey` roll-up (spend_rollup_by), never raw tasks. Costs:
- * - USD rows: BilledCost = EffectiveCost = ListCost = ContractedCost = the exact amount (list
- *   prices, no discounts).
+ * - USD rows: BilledCost = EffectiveCost = ContractedCost = the exact amount owed (under the
+ *   contract of the task's price-book version, decisions §19); ListCost the same tasks at the price
+ *   book's list rates (the roll-up keeps list minus contracted). Without a contract they are equal.
  * - Credit rows (decisions §7): the credits in x_Credits; a FOCUS cost only with CREDITS_PER_USD,
  *   credits ÷ rate rounded half-even to 10 places, the rate in x_CreditsPerUsd. Without it the cost
  *   columns are 0 (FOCUS does not allow them empty) and x_CostStatus says the row was not converted.
@@ -87,6 +88,7 @@ interface Row {
   tasks: number;
   unpriced: number;
   amount: string;
+  list_amount: string;
   input: string;
   output: string;
   cache_read: string;
@@ -106,7 +108,7 @@ export async function focusRows(db: Pick<Database, 'query'>, o: FocusOptions): P
   const { rows } = await db.query<Row>(
     `SELECT s.period AS day, s.project_id::text AS project_id, p.name AS project_name, s.value AS key_prefix, s.model, s.unit,
             s.price_book_version AS version, s.tasks, s.unpriced_tasks AS unpriced, s.amount::text AS amount,
-            s.input_tokens::text AS input, s.output_tokens::text AS output, s.cache_read_tokens::text AS cache_read,
+            (s.amount + s.contract_discount)::text AS list_amount, s.input_tokens::text AS input, s.output_tokens::text AS output, s.cache_read_tokens::text AS cache_read,
             (s.cache_write_5m_tokens + s.cache_write_1h_tokens + s.cache_write_tokens)::text AS cache_write,
             s.video_seconds::text AS seconds, s.images,
             EXISTS (SELECT 1 FROM price_rate pr WHERE pr.version = s.price_book_version AND pr.model = s.model AND pr.component = 'request') AS per_request,
@@ -132,13 +134,15 @@ function focusRecord(r: Row, o: FocusOptions): string[] {
   const monthStart = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), 1));
   const monthEnd = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1));
   const adjustment = r.model === '(adjustment)';
-  const amount = dec(r.amount);
   const credits = r.unit === 'CREDITS';
-  const cost = !credits
-    ? amount.toFixed()
-    : o.creditsPerUsd
-      ? amount.dividedBy(o.creditsPerUsd).toDecimalPlaces(COST_PLACES, Decimal.ROUND_HALF_EVEN).toFixed()
-      : '0';
+  const costOf = (amount: DecimalValue) =>
+    !credits
+      ? amount.toFixed()
+      : o.creditsPerUsd
+        ? amount.dividedBy(o.creditsPerUsd).toDecimalPlaces(COST_PLACES, Decimal.ROUND_HALF_EVEN).toFixed()
+        : '0';
+  const cost = costOf(dec(r.amount));
+  const listCost = costOf(dec(r.list_amount));
   const status = !credits
     ? 'exact'
     : o.creditsPerUsd
@@ -168,7 +172,7 @@ function focusRecord(r: Row, o: FocusOptions): string[] {
     cost,
     cost,
     o.vendorName,
-    cost,
+    listCost,
     pricing[0]!,
     pricing[1]!,
     o.vendorName,

@@ -63,8 +63,16 @@ export class SettlementService {
   }
 }
 
-/** Counters for spend_rollup: token sums per class, video seconds, images. */
+/**
+ * Counters for spend_rollup: token sums per class, video seconds, images; and the list amount when
+ * a contract term changed the charge (decisions §19: the roll-up keeps list minus contracted).
+ */
 function rollupOf(basis: PriceBasis, charge: Charge): Record<string, string> {
+  const counts = countsOf(basis, charge);
+  return charge.listAmount ? { ...counts, list_amount: charge.listAmount.toFixed() } : counts;
+}
+
+function countsOf(basis: PriceBasis, charge: Charge): Record<string, string> {
   if (basis.kind === 'video') return { video_seconds: String(basis.duration ?? 0) };
   if (basis.kind === 'image') return { images: String(basis.n ?? 1) };
   if (charge.exactness !== 'EXACT') return {};

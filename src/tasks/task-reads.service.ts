@@ -53,6 +53,8 @@ interface LineRow {
   rate: string;
   per: string;
   amount: string;
+  list_rate: string | null;
+  list_amount: string | null;
 }
 
 interface EntryRow {
@@ -202,7 +204,7 @@ export class TaskReadsService {
     const ids = rows.map((t) => t.id);
     const [lines, entries] = await Promise.all([
       this.db.query<LineRow>(
-        `SELECT task_id::text, stage, component, quantity::text, rate::text, per::text, amount::text FROM task_line WHERE task_id = ANY($1::bigint[]) ORDER BY task_id, stage, seq`,
+        `SELECT task_id::text, stage, component, quantity::text, rate::text, per::text, amount::text, list_rate::text, list_amount::text FROM task_line WHERE task_id = ANY($1::bigint[]) ORDER BY task_id, stage, seq`,
         [ids],
       ),
       this.db.query<EntryRow>(
@@ -223,6 +225,7 @@ export class TaskReadsService {
             rate: dec(l.rate),
             per: dec(l.per),
             amount: dec(l.amount),
+            ...(l.list_rate === null ? {} : { listRate: dec(l.list_rate), listAmount: dec(l.list_amount!) }),
           }));
       const ownEntries = entriesByTask.get(t.id) ?? [];
       const released = ownEntries.some((e) => e.kind === 'release');

@@ -4,7 +4,7 @@
  * amount a Decimal in the task's unit.
  */
 import type { Decimal } from '../pricing/money.js';
-import type { Exactness, Unit } from '../pricing/pricing.types.js';
+import type { ChargeLine, Exactness, Unit } from '../pricing/pricing.types.js';
 
 export interface TaskView {
   taskId: string;
@@ -49,6 +49,6 @@ export interface ChargeView {
   amount: Decimal;
   exactness: Exactness;
   tier: string | null;
-  lines: Array<{ component: string; quantity: Decimal; rate: Decimal; per: Decimal; amount: Decimal }>;
+  lines: ChargeLine[];
   warnings: string[];
 }

@@ -131,6 +131,14 @@ const CASES: Case[] = [
       ),
   },
   {
+    name: 'publishContract',
+    run: (t) =>
+      attempt(
+        t,
+        `mutation { publishContract(terms: [{ scope: "kind", value: "image", unit: USD, discountPercent: "5" }]) }`,
+      ),
+  },
+  {
     name: 'issueApiKey',
     run: (t, p) => attempt(t, `mutation($p: ID!) { issueApiKey(projectId: $p, name: "ci") }`, { p }),
   },
@@ -304,6 +312,7 @@ const ALLOWED: Record<string, { in: string[]; out: string[] }> = {
   createProject: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
   setProjectPolicies: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
   publishPrices: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
+  publishContract: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
   issueApiKey: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
   rotateApiKey: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
   revokeApiKey: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },

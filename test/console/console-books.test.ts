@@ -106,8 +106,9 @@ test('item 9: the price book states token rates per 1M tokens', async () => {
   const page = await admin();
   await page.goto(`${gw.url}/console/#/prices`);
   await page.waitForSelector('[data-ready=prices] [data-testid=rates-in-force]');
-  const cells = await page.$$eval('[data-testid=rates-in-force] tr[data-model="claude-sonnet-5"] td.num', (tds) =>
-    tds.map((td) => td.textContent ?? ''),
+  const cells = await page.$$eval(
+    '[data-testid=rates-in-force] tr[data-model="claude-sonnet-5"] td[data-rate]',
+    (tds) => tds.map((td) => td.textContent ?? ''),
   );
   expect(cells.length).toBeGreaterThan(0);
   for (const cell of cells) expect(cell).toMatch(/ per 1M tokens$/);
@@ -193,3 +194,58 @@ test('item 11: Close only on the month a close may take; two closes of a month t
   expect(await newest.locator('td.num').nth(1).textContent()).toBe('100.0 %');
   await page.context().close();
 }, 90_000);
+
+test('the price book shows each list rate beside the contracted one, and the contract’s terms (decisions §19)', async () => {
+  const published = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation {
+        publishContract(
+          note: "console"
+          terms: [
+            { scope: "family", value: "gpt-5.6", unit: CREDITS, discountPercent: "22" }
+            { scope: "model", value: "gpt-5.6-luna", unit: CREDITS, component: "output", tier: "base", netRate: "700" }
+          ]
+        )
+      }
+    `,
+  );
+  expect(published.body.errors).toBeUndefined();
+  const page = await admin();
+  await page.goto(`${gw.url}/console/#/prices`);
+  await page.waitForSelector('[data-ready=prices] [data-testid=contract]');
+  const cells = async (model: string) =>
+    page.$$eval(`[data-testid=rates-in-force] tr[data-model="${model}"]`, (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '').join(' | ')),
+    );
+  const luna = await cells('gpt-5.6-luna');
+  // input base: 147.784 × 0.78 = 115.27152; output base: the net rate; output long: 1330.056 × 0.78 = 1037.44368
+  expect(luna).toContain(
+    'gpt-5.6-luna | credits | token | input | base (input ≤ 272,000) | 147.784 per 1M tokens | 115.27152 per 1M tokens',
+  );
+  expect(luna).toContain(
+    'gpt-5.6-luna | credits | token | output | base (input ≤ 272,000) | 886.704 per 1M tokens | 700 per 1M tokens',
+  );
+  expect(luna).toContain(
+    'gpt-5.6-luna | credits | token | output | long | 1330.056 per 1M tokens | 1037.44368 per 1M tokens',
+  );
+  for (const row of await cells('claude-sonnet-5')) expect(row).toMatch(/ \| = list$/);
+  expect(await page.textContent('[data-testid=contract]')).toContain('family gpt-5.6credits22 % off the list rate');
+  // The contract ends: every rate is the list rate again.
+  await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation {
+        publishContract(terms: [])
+      }
+    `,
+  );
+  await page.reload();
+  await page.waitForSelector('[data-ready=prices] [data-testid=rates-in-force]');
+  expect(await page.textContent('[data-testid=rates-in-force]')).toContain(
+    'No contract: the list rates are what is owed.',
+  );
+  await page.context().close();
+}, 60_000);

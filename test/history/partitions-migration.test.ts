@@ -17,7 +17,9 @@ const TASKS = 3_000;
 /** Each table's rows, in key order, as one digest: what a reader could see of it. */
 const DIGESTS = `
   SELECT (SELECT md5(string_agg(t::text, '|' ORDER BY t.id)) FROM task t) AS task,
-         (SELECT md5(string_agg(c::text, '|' ORDER BY c.task_id, c.stage, c.seq)) FROM charge_line c) AS charge_line,
+         -- the columns charge_line had then (later migrations append list_rate and list_amount, decisions §19)
+         (SELECT md5(string_agg((c.task_id, c.stage, c.seq, c.component, c.quantity, c.rate, c.per, c.amount)::text, '|'
+                                ORDER BY c.task_id, c.stage, c.seq)) FROM charge_line c) AS charge_line,
          (SELECT md5(string_agg(l::text, '|' ORDER BY l.id)) FROM ledger_entry l) AS ledger_entry,
          (SELECT md5(string_agg(h::text, '|' ORDER BY h.hour, h.dimension, h.value)) FROM spend_hourly h) AS spend_hourly,
          (SELECT count(*)::int FROM task) AS tasks`;

@@ -61,7 +61,7 @@ export class Submit implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
-    const { unit, amount } = priceOf(this.body, env.model.seedream);
+    const { unit, amount } = priceOf(this.body, env.model.seedream, env.model.imageDiscount);
     // beta's key carries team=b (a request may not change it): its requests add env=x instead.
     const sent = this.tags ? [p.name === 'beta' ? 'env=x' : 'team=a'] : [];
     const tags = [...sent, ...(p.name === 'beta' ? ['team=b'] : [])];
@@ -110,7 +110,7 @@ export class Burst implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
-    const { unit, amount } = priceOf(this.body, env.model.seedream);
+    const { unit, amount } = priceOf(this.body, env.model.seedream, env.model.imageDiscount);
     const tags = p.name === 'beta' ? ['team=b'] : [];
     const answers = await Promise.all(
       Array.from({ length: this.n }, (_, i) =>
@@ -195,7 +195,7 @@ export class LostAnswer implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
-    const { unit, amount } = priceOf(this.body, env.model.seedream);
+    const { unit, amount } = priceOf(this.body, env.model.seedream, env.model.imageDiscount);
     const tags = p.name === 'beta' ? ['team=b'] : [];
     const admitted = env.model.admits(p.id, { unit, user: null, tags, hold: amount });
     await fetch(`${real.sys.simUrl}/__sim/config`, {
@@ -416,7 +416,7 @@ export class PastTask implements Cmd {
       body: request(this.body),
       acceptedAt: new Date(`${m.previous}-10T12:00:00Z`),
     });
-    const { unit, amount } = priceOf(this.body, env.model.seedream);
+    const { unit, amount } = priceOf(this.body, env.model.seedream, env.model.imageDiscount);
     const task = m.accept({
       ref: `gw-${held.taskId}`,
       project: real.sys.past.id,
@@ -480,6 +480,27 @@ export class PublishPrices implements Cmd {
     env.model.seedream = { '1K': r1, '2K': r2, '4K': r4 };
   }
   toString = () => `publish-seedream(${this.rates.join('/')})`;
+}
+
+/**
+ * Finance publishes a contract, effective now: a discount off every image line (kind image), or none
+ * (the contract ends). Tasks accepted before keep their version's terms (decisions §19).
+ */
+export class PublishContract implements Cmd {
+  constructor(readonly discountPercent: string | null) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const terms =
+      this.discountPercent === null
+        ? []
+        : [{ scope: 'kind', value: 'image', unit: 'USD', discountPercent: this.discountPercent }];
+    const res = await gql(real, `mutation($t: [ContractTermInput!]!) { publishContract(terms: $t, note: "model") }`, {
+      t: terms,
+    });
+    if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
+    env.model.imageDiscount = this.discountPercent ?? '0';
+  }
+  toString = () => `contract(images ${this.discountPercent ?? 'none'}%)`;
 }
 
 /** Finance closes last month; an owner reopens it. */

@@ -33,17 +33,20 @@ export interface Submission {
 
 /**
  * What a submission costs, exactly (media routes are priced exactly at submission: §3), with the
- * price book in force now (`published`: seedream-4.0's per-image rates of a later version).
+ * price book in force now (`published`: seedream-4.0's per-image rates of a later version), under
+ * the contract in force (`imageDiscount`: percent off every image line, decisions §19).
  */
 export function priceOf(
   s: Submission,
   published: Record<string, string> = PER_IMAGE['seedream-4.0']!,
+  imageDiscount = '0',
 ): { unit: Unit; amount: Decimal } {
   if (s.model === 'sora-2-pro') return { unit: 'USD', amount: new Decimal(SORA_PER_REQUEST[s.duration ?? 10]!) };
   if (s.model === 'wan2.7-video')
     return { unit: 'USD', amount: new Decimal(WAN_PER_SECOND[s.resolution ?? '720p']!).times(s.duration ?? 5) };
   const table = s.model === 'seedream-4.0' ? published : PER_IMAGE[s.model]!;
-  const rate = new Decimal(table[s.resolution ?? '1K']!);
+  const list = new Decimal(table[s.resolution ?? '1K']!);
+  const rate = list.times(new Decimal(100).minus(imageDiscount)).dividedBy(100);
   return { unit: 'USD', amount: s.model === 'nano-banana-pro' ? rate : rate.times(s.n ?? 1) };
 }
 
@@ -120,6 +123,8 @@ export class MoneyModel {
   readonly closed = new Set<Month>();
   /** seedream-4.0's rates in force now: a task keeps the version it was accepted with (§3) */
   seedream: Record<string, string> = { ...SEEDREAM_RATES };
+  /** the contract in force now: percent off image lines (a task keeps its version's terms, §19) */
+  imageDiscount = '0';
   /** every statement line held (file order), and the items */
   readonly lines: Array<StatementLine & { statement: number }> = [];
   readonly items: Item[] = [];

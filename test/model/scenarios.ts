@@ -12,6 +12,7 @@ import {
   DeleteBudget,
   pickOf,
   Poll,
+  PublishContract,
   PublishPrices,
   ReopenMonth,
   Resolve,
@@ -155,7 +156,8 @@ export class AcceptOnBoth implements Cmd {
   toString = () => `accept-on-both(#${this.pick})`;
 }
 
-type Guarded = Adjust | SetBudget | DeleteBudget | Resolve | CloseMonth | ReopenMonth | PublishPrices | Decide;
+type Guarded =
+  Adjust | SetBudget | DeleteBudget | Resolve | CloseMonth | ReopenMonth | PublishPrices | PublishContract | Decide;
 
 /** Who may do what (decisions §11), written from its table: lead on alpha only. */
 const MAY: Record<Exclude<Role, 'OWNER'>, ReadonlySet<string>> = {
@@ -200,7 +202,7 @@ export class AsRole implements Cmd {
           c.pick,
         ).project,
       ];
-    if (c instanceof CloseMonth || c instanceof Decide) return ['books', null];
+    if (c instanceof CloseMonth || c instanceof Decide || c instanceof PublishContract) return ['books', null];
     return ['admin', null];
   }
   toString = () => `as-${this.role.toLowerCase()}(${this.inner})`;

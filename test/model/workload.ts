@@ -17,6 +17,7 @@ import {
   LostAnswer,
   PastTask,
   Poll,
+  PublishContract,
   PublishPrices,
   ReopenMonth,
   Resolve,
@@ -49,6 +50,10 @@ export function commandsArb(
     fc.constantFrom('0.060', '0.065'),
     fc.constantFrom('0.070', '0.080'),
   );
+  // A contract: a discount off image lines with up to two decimals (exact amounts of 5 decimals and more), or none.
+  const contract = fc
+    .option(fc.constantFrom('10', '22', '12.5', '33.33'), { freq: 4 })
+    .map((d) => new PublishContract(d));
   const submit = fc
     .tuple(at, project, bodyArb, user, fc.integer({ min: 0, max: 1 }), idempotencyKey)
     .map(([a, p, b, u, t, k]) => new Submit(a, p, b, u, t, k));
@@ -94,6 +99,7 @@ export function commandsArb(
     fc.constant(new CloseMonth()),
     fc.constant(new ReopenMonth()),
     seedreamRates.map((r) => new PublishPrices(r)),
+    contract,
   );
   const ops: Array<fc.Arbitrary<Cmd>> = [
     submit,
@@ -136,6 +142,7 @@ export function commandsArb(
     fc.tuple(bodyArb, fc.boolean()).map(([b, s]) => new PastTask(b, s)),
     pick.map((i) => new LateSettle(i)),
     seedreamRates.map((r) => new PublishPrices(r)),
+    contract,
     fc
       .tuple(at, project, fc.constantFrom('1K', '2K', '4K'), fc.integer({ min: 1, max: 3 }), seedreamRates)
       .map(([a, p, r, n, rates]) => new RepricedWhileRunning(a, p, r, n, rates)),

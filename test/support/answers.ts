@@ -60,7 +60,15 @@ export interface ChargeResult {
   amount: string;
   exactness: string;
   tier: string | null;
-  lines: Array<{ component: string; quantity: string; rate: string; per: string; amount: string }>;
+  lines: Array<{
+    component: string;
+    quantity: string;
+    rate: string;
+    per: string;
+    amount: string;
+    listRate?: string | null;
+    listAmount?: string | null;
+  }>;
   warnings: string[];
 }
 
@@ -139,6 +147,7 @@ export interface GraphqlData {
   setProjectPolicies: boolean;
   adjustLedger: string;
   publishPrices: number;
+  publishContract: number;
   resolveTask: TaskResult;
   __schema: { queryType: { name: string }; types?: Array<{ name: string; fields: Array<{ name: string }> | null }> };
   rotateApiKey: string;

@@ -11,9 +11,22 @@ export interface Rate {
   tierMaxInput: number | null;
   unit: string;
   rate: string;
+  /** What the contract makes of the rate (decisions §19); equal to rate when no term covers it. */
+  contractedRate?: string;
 }
 
-export const IN_FORCE = `query InForce { priceBook { version effectiveAt rates { model component key tier tierMaxInput unit rate } } }`;
+export const IN_FORCE = `query InForce { priceBook { version effectiveAt rates { model component key tier tierMaxInput unit rate contractedRate }
+  contract { scope value unit discountPercent component tier netRate } } }`;
+
+interface Term {
+  scope: string;
+  value: string;
+  unit: string;
+  discountPercent: string | null;
+  component: string | null;
+  tier: string | null;
+  netRate: string | null;
+}
 
 /**
  * What a rate is per (decisions §3): token rates are per 1,000,000 tokens (price = tokens × rate /
@@ -27,7 +40,9 @@ export const PER: Record<string, string> = {
 };
 
 export function RatesInForce() {
-  const [{ data }] = useQuery<{ priceBook: { version: number; effectiveAt: string; rates: Rate[] } | null }>({
+  const [{ data }] = useQuery<{
+    priceBook: { version: number; effectiveAt: string; rates: Rate[]; contract: Term[] } | null;
+  }>({
     query: IN_FORCE,
   });
   const [model, setModel] = useState('');
@@ -65,7 +80,8 @@ export function RatesInForce() {
               <th>Component</th>
               <th>Key</th>
               <th>Tier</th>
-              <th class="num">Rate</th>
+              <th class="num">List rate</th>
+              <th class="num">Contracted</th>
             </tr>
           </thead>
           <tbody>
@@ -83,11 +99,49 @@ export function RatesInForce() {
                 <td class="num" data-rate={r.rate}>
                   {r.rate} {PER[r.component] ?? ''}
                 </td>
+                <td class="num" data-contracted={r.contractedRate}>
+                  {r.contractedRate === r.rate ? '= list' : `${r.contractedRate} ${PER[r.component] ?? ''}`}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       </div>
+      <Contract terms={book.contract} />
     </div>
+  );
+}
+
+/** The contract this version carries (decisions §19), one term a row. */
+function Contract({ terms }: { terms: Term[] }) {
+  if (terms.length === 0)
+    return (
+      <p class="none">No contract: the list rates are what is owed. Finance publishes one with publishContract.</p>
+    );
+  return (
+    <table data-testid="contract">
+      <thead>
+        <tr>
+          <th>Contract term</th>
+          <th>Unit</th>
+          <th>Term</th>
+        </tr>
+      </thead>
+      <tbody>
+        {terms.map((t) => (
+          <tr>
+            <td>
+              {t.scope} {t.value}
+            </td>
+            <td>{t.unit === 'USD' ? 'USD' : 'credits'}</td>
+            <td>
+              {t.discountPercent !== null
+                ? `${t.discountPercent} % off the list rate`
+                : `net ${t.netRate} for ${t.component}${t.tier ? ` (${t.tier} tier)` : ''}`}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

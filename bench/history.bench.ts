@@ -17,6 +17,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { AuditService } from '../src/audit/audit.service.js';
 import { ChangesService } from '../src/audit/changes.service.js';
+import { CommitmentsService } from '../src/commitments/commitments.service.js';
 import { MonthCloseService } from '../src/closing/month-close.service.js';
 import { findRoute } from '../src/catalog/catalog.js';
 import { Database } from '../src/database/database.js';
@@ -173,7 +174,7 @@ async function closeSealArchive(db: Database, month: Date, archiveDir: string) {
   const label = month.toISOString().slice(0, 7);
   const changes = new ChangesService(db, new AuditService(db));
   let t = performance.now();
-  await new MonthCloseService(db, changes).close(label, CLI.actor, CLIENT, CLI.actor.label);
+  await new MonthCloseService(db, changes, new CommitmentsService(db)).close(label, CLI.actor, CLIENT, CLI.actor.label);
   const closeMs = ms(t);
   const part = `ledger_entry_y${label.slice(0, 4)}m${label.slice(5, 7)}`;
   const { rows } = await db.query<{ last: string; n: number }>(

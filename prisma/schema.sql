@@ -74,6 +74,10 @@ CREATE SEQUENCE budget_alert_id_seq;
 
 CREATE SEQUENCE contract_term_id_seq;
 
+CREATE SEQUENCE credit_price_version_seq;
+
+CREATE SEQUENCE fx_rate_version_seq;
+
 CREATE SEQUENCE ledger_entry_id_seq;
 
 CREATE SEQUENCE month_close_id_seq;
@@ -253,6 +257,35 @@ CREATE TABLE charge_line (
   CONSTRAINT charge_line_charge_only CHECK ((stage = 'charge'::text))
 ) PARTITION BY RANGE (task_id);
 
+CREATE TABLE commitment (
+  id uuid NOT NULL,
+  name text NOT NULL,
+  project_id uuid NOT NULL,
+  unit "Unit" NOT NULL,
+  amount numeric NOT NULL,
+  starts_month date NOT NULL,
+  ends_month date,
+  rollover boolean NOT NULL DEFAULT false,
+  created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  created_by text NOT NULL,
+  CONSTRAINT commitment_pkey PRIMARY KEY (id),
+  CONSTRAINT commitment_project_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON DELETE RESTRICT,
+  CONSTRAINT commitment_amount_positive CHECK ((amount > (0)::numeric)),
+  CONSTRAINT commitment_months CHECK (((starts_month = (date_trunc('month'::text, (starts_month)::timestamp with time zone))::date) AND ((ends_month IS NULL) OR ((ends_month = (date_trunc('month'::text, (ends_month)::timestamp with time zone))::date) AND (ends_month >= starts_month))))),
+  CONSTRAINT commitment_rollover_ends CHECK (((NOT rollover) OR (ends_month IS NOT NULL)))
+);
+
+CREATE TABLE commitment_true_up (
+  commitment_id uuid NOT NULL,
+  month date NOT NULL,
+  unit "Unit" NOT NULL,
+  amount numeric NOT NULL,
+  ledger_entry_id bigint NOT NULL,
+  CONSTRAINT commitment_true_up_pkey PRIMARY KEY (commitment_id, month),
+  CONSTRAINT commitment_true_up_commitment_id_fkey FOREIGN KEY (commitment_id) REFERENCES commitment(id) ON UPDATE CASCADE ON DELETE RESTRICT,
+  CONSTRAINT commitment_true_up_positive CHECK ((amount > (0)::numeric))
+);
+
 CREATE TABLE contract_term (
   id bigint NOT NULL DEFAULT nextval('contract_term_id_seq'::regclass),
   version integer NOT NULL,
@@ -270,6 +303,32 @@ CREATE TABLE contract_term (
   CONSTRAINT contract_term_discount_whole CHECK (((discount_percent IS NULL) OR ((component IS NULL) AND (tier IS NULL)))),
   CONSTRAINT contract_term_net_rate_of_model CHECK (((net_rate IS NULL) OR ((net_rate >= (0)::numeric) AND (scope = 'model'::text) AND (component IS NOT NULL)))),
   CONSTRAINT contract_term_scope CHECK ((scope = ANY (ARRAY['model'::text, 'family'::text, 'kind'::text])))
+);
+
+CREATE TABLE credit_price (
+  version integer NOT NULL DEFAULT nextval('credit_price_version_seq'::regclass),
+  effective_month date NOT NULL,
+  usd_per_credit numeric NOT NULL,
+  note text,
+  published_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  published_by text NOT NULL,
+  CONSTRAINT credit_price_pkey PRIMARY KEY (version),
+  CONSTRAINT credit_price_month CHECK ((effective_month = (date_trunc('month'::text, (effective_month)::timestamp with time zone))::date)),
+  CONSTRAINT credit_price_positive CHECK ((usd_per_credit > (0)::numeric))
+);
+
+CREATE TABLE fx_rate (
+  version integer NOT NULL DEFAULT nextval('fx_rate_version_seq'::regclass),
+  currency text NOT NULL,
+  effective_month date NOT NULL,
+  per_usd numeric NOT NULL,
+  note text,
+  published_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  published_by text NOT NULL,
+  CONSTRAINT fx_rate_pkey PRIMARY KEY (version),
+  CONSTRAINT fx_rate_currency CHECK (((currency ~ '^[A-Z]{3}$'::text) AND (currency <> 'USD'::text))),
+  CONSTRAINT fx_rate_month CHECK ((effective_month = (date_trunc('month'::text, (effective_month)::timestamp with time zone))::date)),
+  CONSTRAINT fx_rate_positive CHECK ((per_usd > (0)::numeric))
 );
 
 CREATE TABLE ledger_entry (
@@ -738,6 +797,8 @@ CREATE UNIQUE INDEX budget_alert_budget_id_period_start_subject_threshold_key ON
 CREATE UNIQUE INDEX contract_term_key ON public.contract_term USING btree (version, unit, scope, value, COALESCE(component, ''::text), COALESCE(tier, ''::text));
 
 CREATE INDEX contract_term_version_idx ON public.contract_term USING btree (version);
+
+CREATE INDEX fx_rate_currency_effective_month_idx ON public.fx_rate USING btree (currency, effective_month);
 
 CREATE INDEX ledger_entry_project_id_unit_effective_at_idx ON ONLY public.ledger_entry USING btree (project_id, unit, effective_at);
 

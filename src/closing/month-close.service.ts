@@ -11,6 +11,7 @@
  * 4. writes the close and each project's statement (data, CSV, PDF, ledger digest), kept as made.
  * Months close in order; only the latest closed month can be reopened, by an owner, with a reason.
  */
+import { CommitmentsService } from '../commitments/commitments.service.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Actor } from '../auth/audit-sink.js';
 import { ChangesService } from '../audit/changes.service.js';
@@ -41,6 +42,8 @@ export interface MonthCloseRow {
   inForce: boolean;
   /** The ledger's newest seal at close (on the close just made; not kept on the row). */
   ledgerHead?: LedgerHead | null;
+  /** The commitments' shortfalls this close posted (on the close just made; commitment_true_up keeps them). */
+  trueUps?: Array<{ commitment: string; amount: string }>;
 }
 
 const CLOSES = `SELECT c.id::text, to_char(c.month, 'YYYY-MM') AS month, c.closed_at AS "closedAt", c.closed_by AS "closedBy", c.carried_tasks AS "carriedTasks",
@@ -53,6 +56,7 @@ export class MonthCloseService {
   constructor(
     @Inject(DATABASE) private readonly db: Database,
     private readonly changes: ChangesService,
+    private readonly commitments: CommitmentsService,
   ) {}
 
   async close(label: string, actor: Actor, client: ClientInfo, who: string): Promise<MonthCloseRow> {
@@ -76,6 +80,7 @@ export class MonthCloseService {
           statements: c.statements,
           lastEntryId: c.lastEntryId,
           ledgerHead: c.ledgerHead ? { seal: c.ledgerHead.seq, sealHash: c.ledgerHead.hash } : null,
+          trueUps: c.trueUps ?? [],
         },
       }),
       async () => {
@@ -85,6 +90,8 @@ export class MonthCloseService {
         await this.db.query('LOCK TABLE month_close IN EXCLUSIVE MODE');
         if (await this.active(month)) throw ApiError.conflict(`month: ${month.label} is already closed`);
         await this.requireEarlierClosed(month);
+        // The commitments' shortfalls (decisions §19) are the month's last entries, in its statements.
+        const trueUps = await this.commitments.trueUp(month.label, this.db);
         const { rows: carried } = await this.db.query<OpenItem & { projectId: string }>(
           `SELECT 'gw-' || task_id AS "taskId", model, unit::text, amount::text AS hold, accepted_at AS "acceptedAt", project_id::text AS "projectId"
            FROM spendgate_carry_open_holds($1::date)`,
@@ -125,7 +132,7 @@ export class MonthCloseService {
             ],
           );
         }
-        return { ...(await this.byId(close.id))!, ledgerHead: head };
+        return { ...(await this.byId(close.id))!, ledgerHead: head, trueUps };
       },
     );
   }

@@ -13,7 +13,9 @@ import { AuthFailures } from '../auth/auth-failures.js';
 import { PeopleModule } from '../people/people.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { ClosingModule } from '../closing/closing.module.js';
+import { CommitmentsModule } from '../commitments/commitments.module.js';
 import { ContractsModule } from '../contracts/contracts.module.js';
+import { CurrencyModule } from '../currency/currency.module.js';
 import { HistoryModule } from '../history/history.module.js';
 import { EarlyWarningModule } from '../early-warning/early-warning.module.js';
 import { VendorStatementsModule } from '../vendor-statements/vendor-statements.module.js';
@@ -41,7 +43,9 @@ export class ReadsAppModule {
         PeopleModule,
         AuditModule,
         ClosingModule,
+        CommitmentsModule,
         ContractsModule,
+        CurrencyModule,
         HistoryModule,
         EarlyWarningModule,
         VendorStatementsModule,

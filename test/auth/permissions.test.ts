@@ -139,6 +139,27 @@ const CASES: Case[] = [
       ),
   },
   {
+    name: 'setCreditPrice',
+    run: (t) => attempt(t, `mutation { setCreditPrice(effectiveMonth: "2027-06", usdPerCredit: "0.00106") }`),
+  },
+  {
+    name: 'setFxRate',
+    run: (t) => attempt(t, `mutation { setFxRate(currency: "EUR", effectiveMonth: "2027-06", perUsd: "0.92") }`),
+  },
+  {
+    name: 'createCommitment',
+    run: (t, p) => {
+      // A month of its own each time: one commitment of a unit in force in a month.
+      const n = ++unique;
+      const month = `${2030 + Math.floor(n / 12)}-${String((n % 12) + 1).padStart(2, '0')}`;
+      return attempt(
+        t,
+        `mutation($p: ID!, $m: String!) { createCommitment(projectId: $p, name: "floor", unit: USD, amount: "10", startsMonth: $m, endsMonth: $m) { id } }`,
+        { p, m: month },
+      );
+    },
+  },
+  {
     name: 'issueApiKey',
     run: (t, p) => attempt(t, `mutation($p: ID!) { issueApiKey(projectId: $p, name: "ci") }`, { p }),
   },
@@ -313,6 +334,9 @@ const ALLOWED: Record<string, { in: string[]; out: string[] }> = {
   setProjectPolicies: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
   publishPrices: { in: ['admin', 'owner'], out: ['admin', 'owner'] },
   publishContract: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
+  setCreditPrice: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
+  setFxRate: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
+  createCommitment: { in: ['admin', 'owner', 'finance', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
   issueApiKey: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
   rotateApiKey: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
   revokeApiKey: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
@@ -514,8 +538,8 @@ test("reads follow the grant: tasks, budgets, reports, CSV and FOCUS exports, th
     (await gql(callers.viewerP1!, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId } }`, { p: p2.projectId }))
       .errors?.[0]?.extensions?.code,
   ).toBe('FORBIDDEN');
-  const range = 'from=2026-01-01T00:00:00Z&to=2027-01-01T00:00:00Z';
-  for (const path of ['spend.csv', 'focus.csv']) {
+  const range = 'from=2026-01-01T00:00:00Z&to=2027-01-01T00:00:00Z&currency=USD';
+  for (const path of ['spend.csv', 'focus.csv', 'converted.csv']) {
     expect(
       (await http(`${gw.url}/reports/${path}?${range}&projectIds=${p2.projectId}`, { key: callers.viewerP1! })).status,
     ).toBe(403);

@@ -249,3 +249,44 @@ test('the price book shows each list rate beside the contracted one, and the con
   );
   await page.context().close();
 }, 60_000);
+
+test('the overview shows the range converted, labelled with the rates’ versions, beside the exact cards (decisions §19)', async () => {
+  const month = new Date().toISOString().slice(0, 7);
+  await settled(9_000_100, new Date(Date.now() - 3_600_000)); // 0.04 USD this month
+  const set = await graphql(
+    gw,
+    ADMIN,
+    `mutation { setFxRate(currency: "EUR", effectiveMonth: "${month}", perUsd: "0.9") }`,
+  );
+  expect(set.body.errors).toBeUndefined();
+  const from = `${month}-01`;
+  const to = new Date().toISOString().slice(0, 10);
+  const expected = (
+    await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($f: DateTime!, $t: DateTime!) {
+          convertedSpend(from: $f, to: $t, currency: "EUR") {
+            amount
+            label
+          }
+        }
+      `,
+      { f: `${from}T00:00:00Z`, t: new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString() },
+    )
+  ).body.data.convertedSpend;
+  expect(expected.amount).toBe('0.036'); // 0.04 USD × 0.9
+  const page = await admin();
+  await page.goto(`${gw.url}/console/#/overview?from=${from}&to=${to}`);
+  const line = page.locator('[data-testid=converted]');
+  await line.waitFor();
+  expect(await line.getAttribute('data-currency')).toBe('USD');
+  await page.selectOption('[data-testid=converted] select[name=currency]', 'EUR');
+  await page.waitForSelector('[data-testid=converted][data-currency=EUR]');
+  expect(await line.getAttribute('data-amount')).toBe('0.036');
+  expect(await line.textContent()).toContain('0.04 EUR'); // shown to two places; the exact figure in data-amount
+  expect(await line.textContent()).toContain(expected.label);
+  expect(expected.label).toMatch(/^converted to EUR at EUR v\d+ \(0\.9 per USD, from \d{4}-\d\d\)/);
+  await page.context().close();
+}, 60_000);

@@ -14,6 +14,7 @@ import { ADJUSTMENT, ADJUSTMENT_LABEL, day, modelLabel, monthStart, UNITS, utcMi
 import { href, setParams, useRoute } from '../route';
 import { isWholeMonths, previousOf, rangeFromParams, rangeLabel, rangeOf, type DayRange } from '../range';
 import { Amounts } from '../parts/amounts';
+import { ConvertedTotal } from '../parts/converted-total';
 import { loadChart, SpendChart } from '../parts/spend-chart';
 import { TopList, type Ranked } from '../parts/top-list';
 import { Empty } from '../parts/empty';
@@ -194,6 +195,7 @@ export function Overview() {
         <Amounts id="month" title="Month to date" totals={first('monthToDate')} />
         <Amounts id="range" title={rangeLabel(range)} totals={first('range')} previous={first('previous')} />
       </div>
+      {!nothing && <ConvertedTotal from={variables.from} to={variables.to} projects={variables.projects} />}
       {viewer.kind !== 'PROJECT_KEY' && <EarlyWarning data={early.data} />}
       {nothing ? (
         <Empty>

@@ -116,7 +116,9 @@ export function RatesInForce() {
 function Contract({ terms }: { terms: Term[] }) {
   if (terms.length === 0)
     return (
-      <p class="none">No contract: the list rates are what is owed. Finance publishes one with publishContract.</p>
+      <p class="hint" data-testid="no-contract">
+        No contract: the list rates are what is owed. Finance publishes one with publishContract.
+      </p>
     );
   return (
     <table data-testid="contract">

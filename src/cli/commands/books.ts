@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { AuditService } from '../../audit/audit.service.js';
 import { ChangesService } from '../../audit/changes.service.js';
 import { MonthCloseService } from '../../closing/month-close.service.js';
+import { CommitmentsService } from '../../commitments/commitments.service.js';
 import { LedgerSealer } from '../../ledger/ledger-sealer.js';
 import { ledgerHead, verifyLedger } from '../../closing/ledger-verify.js';
 import { cliActor, UsageError, withDatabase } from '../cli-support.js';
@@ -22,7 +23,7 @@ export async function monthClose(args: string[]): Promise<number> {
     throw new UsageError('month close YYYY-MM  |  month close --through YYYY-MM');
   const closes = await withDatabase((db) => {
     const { actor, client } = cliActor();
-    const service = new MonthCloseService(db, new ChangesService(db, new AuditService(db)));
+    const service = new MonthCloseService(db, new ChangesService(db, new AuditService(db)), new CommitmentsService(db));
     const who = (actor as { label: string }).label;
     return values.through === undefined
       ? service.close(positionals[0]!, actor, client, who).then((c) => [c])

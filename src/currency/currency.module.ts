@@ -1,0 +1,14 @@
+/** Conversions (decisions §19): the credit price, FX rates, converted reports and statements. */
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
+import { ConvertedSpendController } from './converted-spend.controller.js';
+import { ConvertedSpendService } from './converted-spend.service.js';
+import { CurrencyResolver, StatementConversionResolver } from './currency.resolver.js';
+import { RatesService } from './rates.service.js';
+
+@Module({
+  imports: [AuthModule],
+  providers: [RatesService, ConvertedSpendService, CurrencyResolver, StatementConversionResolver],
+  controllers: [ConvertedSpendController],
+})
+export class CurrencyModule {}

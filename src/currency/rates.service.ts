@@ -1,0 +1,112 @@
+/**
+ * The credit price and FX rates (decisions §19): finance enters them, versioned by month; this
+ * module owns credit_price and fx_rate. A rate never takes effect in a closed month (its statements
+ * keep the converted totals they were read with) nor more than ten years ahead.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { ApiError } from '../common/api-error.js';
+import { DATABASE, type Database } from '../database/database.js';
+import { boundedAmount } from '../pricing/bounds.js';
+import { dec } from '../pricing/money.js';
+import type { RateVersion } from './conversion.js';
+
+const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+const CURRENCY = /^[A-Z]{3}$/;
+const MAX_LEAD_MONTHS = 120;
+
+export interface RateRow {
+  version: number;
+  currency: string;
+  month: string;
+  rate: string;
+  note: string | null;
+  publishedAt: Date;
+  publishedBy: string;
+}
+
+@Injectable()
+export class RatesService {
+  constructor(@Inject(DATABASE) private readonly db: Database) {}
+
+  /** A reporting currency as given: three capital letters (ISO 4217), or a 400. */
+  static currency(field: string, text: string): string {
+    if (!CURRENCY.test(text)) throw ApiError.badRequest(`${field}: a currency is three capital letters (EUR, GBP, …)`);
+    return text;
+  }
+
+  async setCreditPrice(month: string, usdPerCredit: string, note: string | undefined, by: string): Promise<number> {
+    const rate = this.positive('usdPerCredit', usdPerCredit);
+    return this.publish('credit_price', 'usd_per_credit', null, month, rate, note, by);
+  }
+
+  async setFxRate(currency: string, month: string, perUsd: string, note: string | undefined, by: string) {
+    const code = RatesService.currency('currency', currency);
+    if (code === 'USD') throw ApiError.badRequest('currency: USD needs no rate (credits convert by the credit price)');
+    return this.publish('fx_rate', 'per_usd', code, month, this.positive('perUsd', perUsd), note, by);
+  }
+
+  /** Every credit-price version (currency `USD`) or every FX version of a currency, oldest first. */
+  async list(currency: string | null): Promise<RateRow[]> {
+    const { rows } = await this.db.query<RateRow>(
+      currency === null
+        ? `SELECT version, 'USD' AS currency, to_char(effective_month, 'YYYY-MM') AS month, usd_per_credit::text AS rate, note,
+                  published_at AS "publishedAt", published_by AS "publishedBy" FROM credit_price ORDER BY version`
+        : `SELECT version, currency, to_char(effective_month, 'YYYY-MM') AS month, per_usd::text AS rate, note,
+                  published_at AS "publishedAt", published_by AS "publishedBy" FROM fx_rate WHERE currency = $1 ORDER BY version`,
+      currency === null ? [] : [currency],
+    );
+    return rows.map((r) => ({ ...r, rate: dec(r.rate).toFixed() }));
+  }
+
+  /** The currencies finance has entered a rate for, alphabetically. */
+  async currencies(): Promise<string[]> {
+    const { rows } = await this.db.query<{ currency: string }>('SELECT DISTINCT currency FROM fx_rate ORDER BY 1');
+    return rows.map((r) => r.currency);
+  }
+
+  /** The versions as conversion.ts takes them. */
+  async versions(currency: string | null): Promise<RateVersion[]> {
+    return (await this.list(currency)).map((r) => ({ version: r.version, month: r.month, rate: dec(r.rate) }));
+  }
+
+  private positive(field: string, text: string) {
+    const rate = boundedAmount(field, text, { negative: false });
+    if (rate.isZero()) throw ApiError.badRequest(`${field}: must be above zero`);
+    return rate;
+  }
+
+  private async publish(
+    table: 'credit_price' | 'fx_rate',
+    column: 'usd_per_credit' | 'per_usd',
+    currency: string | null,
+    month: string,
+    rate: ReturnType<typeof dec>,
+    note: string | undefined,
+    by: string,
+  ): Promise<number> {
+    const m = MONTH.exec(month);
+    if (!m) throw ApiError.badRequest('effectiveMonth: a month, YYYY-MM');
+    const first = `${month}-01`;
+    return this.db.transaction(async (client) => {
+      // Taken in the mode a close takes: no close slips between this check and the insert.
+      await client.query('LOCK TABLE month_close IN SHARE ROW EXCLUSIVE MODE');
+      const { rows } = await client.query<{ closed: string | null; ahead: boolean }>(
+        `SELECT (SELECT to_char(max(month), 'YYYY-MM') FROM month_close WHERE reopened_at IS NULL) AS closed,
+                $1::date > (date_trunc('month', now()) + make_interval(months => $2))::date AS ahead`,
+        [first, MAX_LEAD_MONTHS],
+      );
+      const { closed, ahead } = rows[0]!;
+      if (closed && month <= closed)
+        throw ApiError.conflict(
+          `effectiveMonth: ${month} is closed (through ${closed}); its statements keep the rates they were read with`,
+        );
+      if (ahead) throw ApiError.badRequest('effectiveMonth: must be within ten years from now');
+      const inserted = await client.query<{ version: number }>(
+        `INSERT INTO ${table} (${currency ? 'currency, ' : ''}effective_month, ${column}, note, published_by)
+         VALUES (${currency ? '$5, ' : ''}$1::date, $2::numeric, $3, $4) RETURNING version`,
+        [first, rate.toFixed(), note ?? null, by, ...(currency ? [currency] : [])],
+      );
+      return inserted.rows[0]!.version;
+    });
+  }
+}

@@ -7,6 +7,7 @@
  * - USD rows: BilledCost = EffectiveCost = ContractedCost = the exact amount owed (under the
  *   contract of the task's price-book version, decisions §19); ListCost the same tasks at the price
  *   book's list rates (the roll-up keeps list minus contracted). Without a contract they are equal.
+ *   EffectiveCost spreads a commitment's true-up over its month's usage (focus-effective.ts).
  * - Credit rows (decisions §7): the credits in x_Credits; a FOCUS cost only with CREDITS_PER_USD,
  *   credits ÷ rate rounded half-even to 10 places, the rate in x_CreditsPerUsd. Without it the cost
  *   columns are 0 (FOCUS does not allow them empty) and x_CostStatus says the row was not converted.
@@ -20,6 +21,7 @@ import { csvLine } from '../common/csv.js';
 import type { Database } from '../database/database.js';
 import { dec, Decimal, type Decimal as DecimalValue } from '../pricing/money.js';
 import { checkReportQuery } from './spend-report.js';
+import { effectiveDeltas, rowKey } from './focus-effective.js';
 
 export const FOCUS_COLUMNS = [
   'BilledCost',
@@ -120,7 +122,11 @@ export async function focusRows(db: Pick<Database, 'query'>, o: FocusOptions): P
      ORDER BY s.period, p.name COLLATE "C", s.value, s.model, s.unit, s.price_book_version`,
     [o.from, o.to, o.projectIds ?? null],
   );
-  return rows.map((r) => focusRecord(r, o));
+  const deltas = await effectiveDeltas(db, o.from, o.to);
+  return rows.map((r) => {
+    const key = rowKey(r.day.toISOString().slice(0, 10), r.project_id, r.key_prefix, r.model, r.unit, r.version);
+    return focusRecord(r, o, deltas.get(key));
+  });
 }
 
 export async function focusCsv(db: Pick<Database, 'query'>, o: FocusOptions): Promise<string> {
@@ -128,7 +134,7 @@ export async function focusCsv(db: Pick<Database, 'query'>, o: FocusOptions): Pr
   return [csvLine([...FOCUS_COLUMNS]), ...rows.map((r) => csvLine(r))].join('\n') + '\n';
 }
 
-function focusRecord(r: Row, o: FocusOptions): string[] {
+function focusRecord(r: Row, o: FocusOptions, effectiveDelta?: DecimalValue): string[] {
   const start = r.day;
   const end = new Date(start.getTime() + 86_400_000);
   const monthStart = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), 1));
@@ -143,6 +149,7 @@ function focusRecord(r: Row, o: FocusOptions): string[] {
         : '0';
   const cost = costOf(dec(r.amount));
   const listCost = costOf(dec(r.list_amount));
+  const effectiveCost = effectiveDelta ? costOf(dec(r.amount).plus(effectiveDelta)) : cost;
   const status = !credits
     ? 'exact'
     : o.creditsPerUsd
@@ -170,7 +177,7 @@ function focusRecord(r: Row, o: FocusOptions): string[] {
     quantity,
     unit,
     cost,
-    cost,
+    effectiveCost,
     o.vendorName,
     listCost,
     pricing[0]!,

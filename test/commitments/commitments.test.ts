@@ -5,11 +5,13 @@
  * in the statement, audited); a 5-credit one is exceeded by 1.3 (nothing to true up); a rollover
  * commitment carries October's unused amount into November.
  */
+import { parse } from 'csv-parse/sync';
 import type { Gateway } from '../../src/bootstrap.js';
+import { Decimal } from '../../src/pricing/money.js';
 import { SettlementService } from '../../src/tasks/settlement.service.js';
 import { TaskStore } from '../../src/tasks/task-store.js';
-import { acceptedTask } from '../support/builders.js';
-import { ADMIN, freshDatabase, gateway, graphql, projectWithKey, sql } from '../support/harness.js';
+import { acceptedTask, type Body } from '../support/builders.js';
+import { ADMIN, freshDatabase, gateway, graphql, http, projectWithKey, sql } from '../support/harness.js';
 
 let gw: Gateway;
 let platform: string;
@@ -21,7 +23,7 @@ const MONTHS = `{ commitments { name unit amount months(through: "2026-11") { mo
 const gql = async (query: string, variables?: Record<string, unknown>) =>
   (await graphql(gw, ADMIN, query, variables)).body;
 
-async function spend(projectId: string, upstream: string, body: object, usage?: object) {
+async function spend(projectId: string, upstream: string, body: Body, usage?: object) {
   await acceptedTask(gw, {
     projectId,
     upstreamTaskId: upstream,
@@ -124,6 +126,25 @@ test('a shortfall is trued up when the month closes; an overage is not; both sho
   expect(await sql(gw, `SELECT count(*)::int AS n FROM commitment_true_up`)).toEqual([{ n: 1 }]);
 });
 
+test('FOCUS: EffectiveCost spreads the true-up over the month’s usage by billed amount; BilledCost is what was billed', async () => {
+  const csv = (
+    await http(`${gw.url}/reports/focus.csv?from=2026-10-01T00:00:00Z&to=2026-11-01T00:00:00Z`, { key: ADMIN })
+  ).text;
+  const [header, ...rows] = parse(csv) as string[][];
+  const col = (name: string) => header!.indexOf(name);
+  const usd = rows
+    .filter((r) => r[col('x_Unit')] === 'USD')
+    .map((r) => [r[col('SubAccountName')], r[col('ChargeCategory')], r[col('BilledCost')], r[col('EffectiveCost')]]);
+  // 0.79 × 0.07 / 0.21 = 0.2633333333 and 0.79 × 0.14 / 0.21 = 0.5266666667 (10 places, half-even); they spread all of it
+  expect(usd).toEqual([
+    ['platform', 'Usage', '0.07', '0.3333333333'],
+    ['search', 'Usage', '0.14', '0.6666666667'],
+    ['platform', 'Adjustment', '0.79', '0'], // the true-up, on October 31
+  ]);
+  const sum = (i: number) => usd.reduce((t, r) => t.plus(r[i]!), new Decimal(0)).toFixed();
+  expect([sum(2), sum(3)]).toEqual(['1', '1']);
+});
+
 test('with rollover, a month’s unused commitment is added to the next and trued up only in the last month', async () => {
   const made = await commit(
     `name: "rolling", unit: USD, amount: "0.5", startsMonth: "2026-11", endsMonth: "2026-12", rollover: true`,
@@ -131,13 +152,13 @@ test('with rollover, a month’s unused commitment is added to the next and true
   expect(made.errors).toBeUndefined();
   const rolling = (await gql(MONTHS)).data.commitments.find((c: { name: string }) => c.name === 'rolling');
   // November has no spend yet: 0.5 unused, carried into December (not trued up in November).
-  expect(rolling.months).toEqual([
+  expect(rolling?.months).toEqual([
     { month: '2026-11', committed: '0.5', carriedIn: '0', used: '0', remaining: '0.5', overage: '0', shortfall: '0' },
   ]);
   const december = (
     await gql(`{ commitments { name months(through: "2026-12") { month committed carriedIn shortfall } } }`)
   ).data.commitments.find((c: { name: string }) => c.name === 'rolling');
-  expect(december.months[1]).toEqual({ month: '2026-12', committed: '1', carriedIn: '0.5', shortfall: '1' });
+  expect(december?.months[1]).toEqual({ month: '2026-12', committed: '1', carriedIn: '0.5', shortfall: '1' });
 });
 
 test('bad or overlapping commitments are refused with nothing written', async () => {

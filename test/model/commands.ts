@@ -503,6 +503,53 @@ export class PublishContract implements Cmd {
   toString = () => `contract(images ${this.discountPercent ?? 'none'}%)`;
 }
 
+/** Finance sets the credit price from this month or last (refused once last month is closed). */
+export class SetCreditPrice implements Cmd {
+  constructor(
+    readonly lastMonth: boolean,
+    readonly price: string,
+  ) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const month = this.lastMonth ? m.previous : m.current;
+    const res = await gql(
+      real,
+      `mutation($m: String!, $p: String!) { setCreditPrice(effectiveMonth: $m, usdPerCredit: $p) }`,
+      {
+        m: month,
+        p: this.price,
+      },
+    );
+    if (m.closed.has(month)) {
+      if (res.errors?.[0]?.extensions?.status !== 409)
+        throw new Error(`${this}: a closed month must be refused: ${JSON.stringify(res)}`);
+      return;
+    }
+    if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
+    m.creditPrices.set(month, new Decimal(this.price));
+  }
+  toString = () => `credit-price(${this.lastMonth ? 'last month' : 'this month'} ${this.price})`;
+}
+
+/** Finance commits to a USD spend for last month, carried by alpha; its close trues up the shortfall. */
+export class Commit implements Cmd {
+  constructor(readonly amount: string) {}
+  check = (env: Readonly<Env>) => env.model.commitment === null && !env.model.closed.has(env.model.previous);
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const project = real.sys.projects[0]!.id;
+    const res = await gql(
+      real,
+      `mutation($p: ID!, $m: String!, $a: String!) { createCommitment(name: "model", projectId: $p, unit: USD, amount: $a, startsMonth: $m, endsMonth: $m) { id } }`,
+      { p: project, m: m.previous, a: this.amount },
+    );
+    if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
+    m.commitment = { project, amount: new Decimal(this.amount), month: m.previous, trued: false };
+  }
+  toString = () => `commit(${this.amount} USD last month)`;
+}
+
 /** Finance closes last month; an owner reopens it. */
 export class CloseMonth implements Cmd {
   check = () => true;

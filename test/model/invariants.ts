@@ -2,7 +2,8 @@
  * What must hold after every operation, against the model and between the product's own views:
  * every budget's spent and held; each project's month in spendReport, and the drill-down's
  * taskTotals over the same posted range; each task's net; the vendor's open differences, and their
- * tasks under review; a closed month unchanged byte for byte; reconcile clean. At the end also
+ * tasks under review; each project's month converted to USD at the credit price (§19); a closed
+ * month unchanged byte for byte (a commitment's true-up in it); reconcile clean. At the end also
  * `ledger verify` and `audit verify`.
  */
 import { Decimal } from 'decimal.js';
@@ -65,7 +66,8 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
         real,
         `query($f: DateTime!, $t: DateTime!, $p: [ID!]) {
         r: spendReport(from: $f, to: $t, projectIds: $p, groupBy: ["project"]) { tasks totals { unit amount } }
-        d: taskTotals(filter: { projectIds: $p, postedFrom: $f, postedTo: $t }) { tasks totals { unit amount } withoutTask { unit amount } } }`,
+        d: taskTotals(filter: { projectIds: $p, postedFrom: $f, postedTo: $t }) { tasks totals { unit amount } withoutTask { unit amount } }
+        c: convertedSpend(from: $f, to: $t, projectIds: $p, currency: "USD") { amount } }`,
         { f: from, t: to, p: [project.id] },
       );
       if (res.errors) problems.push(`reading ${project.name} ${month}: ${JSON.stringify(res.errors)}`);
@@ -93,6 +95,12 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
           expected.get(unit) ?? new Decimal(0),
         );
       }
+      // Converted to USD at the credit price of the month (§19); none while credits have no price.
+      same(
+        `convertedSpend USD ${project.name} ${month}`,
+        (res.data?.c as { amount: string | null } | undefined)?.amount ?? null,
+        m.convertedUsd(project.id, month),
+      );
       if ((report[0]?.tasks ?? 0) !== (drill?.tasks ?? 0))
         problems.push(
           `${project.name} ${month}: spendReport counts ${report[0]?.tasks ?? 0} tasks, its drill-down ${drill?.tasks ?? 0}`,

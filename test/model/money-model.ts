@@ -125,6 +125,10 @@ export class MoneyModel {
   seedream: Record<string, string> = { ...SEEDREAM_RATES };
   /** the contract in force now: percent off image lines (a task keeps its version's terms, §19) */
   imageDiscount = '0';
+  /** finance's USD price of a credit, by the first month it applies to (§19) */
+  readonly creditPrices = new Map<Month, Decimal>();
+  /** a USD commitment of one month, trued up on `project` when that month closes (§19) */
+  commitment: { project: string; amount: Decimal; month: Month; trued: boolean } | null = null;
   /** every statement line held (file order), and the items */
   readonly lines: Array<StatementLine & { statement: number }> = [];
   readonly items: Item[] = [];
@@ -282,11 +286,30 @@ export class MoneyModel {
   }
 
   close(month: Month): void {
+    const c = this.commitment;
+    if (c && c.month === month && !c.trued) {
+      // Every project's USD posted in the month, against the commitment: the shortfall is its last entry.
+      const used = this.postings
+        .filter((p) => p.month === month && p.unit === 'USD')
+        .reduce((t, p) => t.plus(p.amount), new Decimal(0));
+      if (used.lessThan(c.amount)) this.adjust(c.project, 'USD', c.amount.minus(used), month, null);
+      c.trued = true;
+    }
     this.closed.add(month);
     // Holds still open are carried to the first open month (§13).
     for (const t of this.tasks)
       if (t.holdMonth === month && (t.state === 'held' || (t.state === 'unknown' && !t.resolved)))
         t.holdMonth = this.current;
+  }
+
+  /** A project's month converted to USD (§19): its USD plus its credits at the price in force, null without one. */
+  convertedUsd(project: string, month: Month): Decimal | null {
+    const totals = this.reported(project, month);
+    const credits = totals.get('CREDITS') ?? new Decimal(0);
+    const months = [...this.creditPrices.keys()].filter((m) => m <= month).sort();
+    const price = months.length ? this.creditPrices.get(months.at(-1)!)! : null;
+    if (!credits.isZero() && !price) return null;
+    return (totals.get('USD') ?? new Decimal(0)).plus(price ? credits.times(price) : 0);
   }
 
   reopen(month: Month): void {

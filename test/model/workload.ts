@@ -17,7 +17,9 @@ import {
   LostAnswer,
   PastTask,
   Poll,
+  Commit,
   PublishContract,
+  SetCreditPrice,
   PublishPrices,
   ReopenMonth,
   Resolve,
@@ -54,6 +56,10 @@ export function commandsArb(
   const contract = fc
     .option(fc.constantFrom('10', '22', '12.5', '33.33'), { freq: 4 })
     .map((d) => new PublishContract(d));
+  const creditPrice = fc
+    .tuple(fc.boolean(), fc.constantFrom('0.00106', '0.001', '0.0012'))
+    .map(([last, p]) => new SetCreditPrice(last, p));
+  const commitment = fc.constantFrom('0.5', '2', '40').map((a) => new Commit(a));
   const submit = fc
     .tuple(at, project, bodyArb, user, fc.integer({ min: 0, max: 1 }), idempotencyKey)
     .map(([a, p, b, u, t, k]) => new Submit(a, p, b, u, t, k));
@@ -143,6 +149,8 @@ export function commandsArb(
     pick.map((i) => new LateSettle(i)),
     seedreamRates.map((r) => new PublishPrices(r)),
     contract,
+    creditPrice,
+    commitment,
     fc
       .tuple(at, project, fc.constantFrom('1K', '2K', '4K'), fc.integer({ min: 1, max: 3 }), seedreamRates)
       .map(([a, p, r, n, rates]) => new RepricedWhileRunning(a, p, r, n, rates)),

@@ -121,6 +121,16 @@ export interface Ranked {
 }
 
 /** The schema's root fields, as the tests query them (an aliased query names its own type). */
+/** A converted figure (decisions §19): labelled, naming the versions of the rates. */
+export interface ConvertedTotalResult {
+  currency: string;
+  amount: string | null;
+  label: string;
+  missing: string[];
+  creditPriceVersions: number[];
+  fxRateVersions: number[];
+}
+
 export interface GraphqlData {
   task: TaskResult;
   tasks: {
@@ -176,7 +186,16 @@ export interface GraphqlData {
     version: number;
     earlierVersions: number[];
     lines: Array<{ section: string }>;
+    converted?: ConvertedTotalResult;
   };
+  convertedSpend: ConvertedTotalResult & {
+    rows: Array<{ keys: string[]; unit: string; amount: string; tasks?: number; converted: string | null }>;
+  };
+  conversionRates: Array<{ version: number; month: string; rate: string; publishedBy: string }>;
+  setCreditPrice: number;
+  setFxRate: number;
+  commitments: Array<{ name: string; unit: string; amount: string; months: Array<Record<string, string>> }>;
+  createCommitment: { id: string; name: string };
   [field: string]: unknown;
 }
 

@@ -135,7 +135,7 @@ test('FOCUS: EffectiveCost spreads the true-up over the month’s usage by bille
   const usd = rows
     .filter((r) => r[col('x_Unit')] === 'USD')
     .map((r) => [r[col('SubAccountName')], r[col('ChargeCategory')], r[col('BilledCost')], r[col('EffectiveCost')]]);
-  // 0.79 × 0.07 / 0.21 = 0.2633333333 and 0.79 × 0.14 / 0.21 = 0.5266666667 (10 places, half-even); they spread all of it
+  // 0.79 × 0.07 / 0.21 = 0.2633333333 and 0.79 × 0.14 / 0.21 = 0.5266666667 (10 places, half-even): all of it spread
   expect(usd).toEqual([
     ['platform', 'Usage', '0.07', '0.3333333333'],
     ['search', 'Usage', '0.14', '0.6666666667'],

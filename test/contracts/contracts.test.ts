@@ -25,7 +25,7 @@ import {
 let gw: Gateway;
 let key: string;
 let projectId: string;
-const TASK = `query($id: ID!) { task(taskId: $id) { priceBookVersion estimate { amount }
+const TASK = `query($id: ID!) { task(taskId: $id) { priceBookVersion acceptedAt estimate { amount }
   charge { amount tier lines { component quantity rate amount listRate listAmount } }
   ledgerEntries { kind amount } } }`;
 
@@ -164,6 +164,27 @@ test('a contract published between tasks: earlier tasks keep their version, sett
   const again = (await graphql(gw, ADMIN, TASK, { id: settledBefore.id })).body.data!.task;
   expect(again.charge).toEqual(settledBefore.charge);
 
+  // The vendor bills what is owed: its statement reconciles against the contracted charge, the list one differs.
+  const statement = (rows: Array<[{ id: string; acceptedAt: string }, string]>) =>
+    fetch(`${gw.url}/reports/vendor-statements`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' },
+      body: `task_id,model,time,amount,unit\n${rows.map(([t, a]) => `${t.id},seedream-4.0,${t.acceptedAt},${a},USD`).join('\n')}\n`,
+    }).then((r) => r.json() as Promise<{ classes: Array<{ class: string; count: number }> }>);
+  const billed = await statement([
+    [settledBefore, '0.07'],
+    [after, '0.035'],
+  ]);
+  // (the statement's period holds the file's tasks only: the others of these days are ours_not_billed)
+  const count = (r: typeof billed, c: string) =>
+    r.classes.filter((x) => x.class === c).reduce((n, x) => n + x.count, 0);
+  expect([count(billed, 'matched'), count(billed, 'amount_differs')]).toEqual([2, 0]);
+  const atList = await statement([[lateBefore, '0.07']]); // accepted under the list prices: billed at them
+  expect([count(atList, 'matched'), count(atList, 'amount_differs')]).toEqual([1, 0]);
+  const another = await settled(await submitGeneration(gw, key, image)); // under the contract: 0.035
+  const overBilled = await statement([[another, '0.07']]);
+  expect([count(overBilled, 'matched'), count(overBilled, 'amount_differs')]).toEqual([0, 1]);
+
   const day = new Date().toISOString().slice(0, 10);
   const csv = (await http(`${gw.url}/reports/focus.csv?from=${day}T00:00:00Z&to=2100-01-01T00:00:00Z`, { key: ADMIN }))
     .text;
@@ -176,7 +197,7 @@ test('a contract published between tasks: earlier tasks keep their version, sett
       [r[col('ListCost')], r[col('ContractedCost')], r[col('BilledCost')]],
     ]),
   );
-  expect(byVersion[String(version)]).toEqual(['0.07', '0.035', '0.035']);
+  expect(byVersion[String(version)]).toEqual(['0.14', '0.07', '0.07']); // two images at 0.07 list, 0.035 owed
   expect(byVersion[String(lateBefore.priceBookVersion)]).toEqual(['0.14', '0.14', '0.14']);
 });
 

@@ -35,6 +35,9 @@ export function statementCsv(s: StatementData): string {
       : []),
     ...s.totals.map((t) => ['total', 'spend', null, t.unit, t.amount, t.tasks]),
     ...s.byModel.map((m) => ['model', m.model, m.kind, m.unit, m.amount, m.tasks]),
+    ...s.byModel.flatMap((m) =>
+      m.listAmount ? [['model at list prices', m.model, m.kind, m.unit, m.listAmount, m.tasks]] : [],
+    ),
     ...s.byKey.map((k) => ['api key', k.key, k.name, k.unit, k.amount, k.tasks]),
     ...s.adjustments.map((a) => [
       'adjustment',

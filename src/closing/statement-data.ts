@@ -5,7 +5,7 @@
  * ledger; open items are the holds the close carried forward (an accrual, not in the totals).
  * Every amount is the database's exact text, per unit: credits and USD are never added together.
  */
-import type { AmountText, Unit } from '../pricing/money.js';
+import { Decimal, type AmountText, type Unit } from '../pricing/money.js';
 import { MODEL_ROUTES } from '../catalog/catalog.js';
 import type { Database } from '../database/database.js';
 import { digestOf, ENTRY_COLUMNS, entryDigest, type EntryRow } from '../ledger/ledger-seal.js';
@@ -34,7 +34,8 @@ export interface StatementData {
    */
   ledgerHead?: { seq: string; hash: string } | null;
   totals: Array<AmountText & { tasks: number }>;
-  byModel: Array<AmountText & { model: string; kind: string; tasks: number }>;
+  /** `listAmount`: what the month's tasks of the model cost at list prices, when a contract made it differ (§19). */
+  byModel: Array<AmountText & { model: string; kind: string; tasks: number; listAmount?: string }>;
   byKey: Array<AmountText & { key: string; name: string | null; tasks: number }>;
   adjustments: Array<{
     entryId: string;
@@ -99,6 +100,14 @@ export async function statementData(
      WHERE project_id = $1 AND day >= $2 AND day < $3 GROUP BY model, unit ORDER BY model COLLATE "C", unit`,
     [projectId, ...days],
   );
+  // List beside contracted (decisions §19): the roll-up by key keeps list minus contracted.
+  const list = await db.query<{ model: string; unit: Unit; discount: string }>(
+    `SELECT model, unit::text, sum(contract_discount)::text AS discount FROM spend_rollup_by
+     WHERE dimension = 'apiKey' AND project_id = $1 AND period >= $2 AND period < $3
+     GROUP BY model, unit HAVING sum(contract_discount) <> 0`,
+    [projectId, ...days],
+  );
+  const discounts = new Map(list.rows.map((r) => [`${r.model}|${r.unit}`, r.discount]));
   const byKey = await db.query<AmountText & { key: string; name: string | null; tasks: number }>(
     `SELECT s.value AS key, k.name, s.unit::text, sum(s.amount)::text AS amount, sum(s.tasks)::int AS tasks
      FROM spend_rollup_by s LEFT JOIN api_key k ON k.prefix = s.value
@@ -132,7 +141,14 @@ export async function statementData(
     entries: ledger.entries,
     ...(close.ledgerHead !== undefined ? { ledgerHead: close.ledgerHead } : {}),
     totals: totals.rows,
-    byModel: byModel.rows.map((r) => ({ ...r, kind: KIND.get(r.model) ?? '-' })),
+    byModel: byModel.rows.map((r) => {
+      const discount = discounts.get(`${r.model}|${r.unit}`);
+      return {
+        ...r,
+        kind: KIND.get(r.model) ?? '-',
+        ...(discount ? { listAmount: new Decimal(r.amount).plus(discount).toFixed() } : {}),
+      };
+    }),
     byKey: byKey.rows.map((r) => ({ ...r, key: r.key === '' ? '(none)' : r.key })),
     adjustments: entries.rows
       .filter((e) => e.kind === 'adjustment' && e.belongs_to === null)

@@ -53,18 +53,33 @@ export function statementPdf(s: StatementData): Promise<Buffer> {
     'No spend in this month.',
   );
   section(doc, bold, 'By model');
+  // Under a contract (decisions §19), the list prices' figure beside what is owed.
+  const listed = s.byModel.some((m) => m.listAmount);
   table(
     doc,
     regular,
     bold,
-    [
-      { title: 'Model', width: 170 },
-      { title: 'Kind', width: 60 },
-      { title: 'Unit', width: 70 },
-      { title: 'Amount', width: 130, align: 'right' },
-      { title: 'Tasks', width: 60, align: 'right' },
-    ],
-    s.byModel.map((m) => [m.model, m.kind, m.unit, m.amount, String(m.tasks)]),
+    listed
+      ? [
+          { title: 'Model', width: 140 },
+          { title: 'Kind', width: 50 },
+          { title: 'Unit', width: 60 },
+          { title: 'At list prices', width: 100, align: 'right' },
+          { title: 'Amount owed', width: 100, align: 'right' },
+          { title: 'Tasks', width: 40, align: 'right' },
+        ]
+      : [
+          { title: 'Model', width: 170 },
+          { title: 'Kind', width: 60 },
+          { title: 'Unit', width: 70 },
+          { title: 'Amount', width: 130, align: 'right' },
+          { title: 'Tasks', width: 60, align: 'right' },
+        ],
+    s.byModel.map((m) =>
+      listed
+        ? [m.model, m.kind, m.unit, m.listAmount ?? m.amount, m.amount, String(m.tasks)]
+        : [m.model, m.kind, m.unit, m.amount, String(m.tasks)],
+    ),
     'No spend in this month.',
   );
   section(doc, bold, 'By API key');

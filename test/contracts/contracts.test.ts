@@ -4,6 +4,10 @@
  * one model's line with the 272K tier chosen by the list rule first, a contract published between
  * tasks (earlier tasks keep their version, settled or not), and a month reopened after a newer contract.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import type { Gateway } from '../../src/bootstrap.js';
 import { SettlementService } from '../../src/tasks/settlement.service.js';
@@ -246,6 +250,35 @@ test('a month reopened after a newer contract keeps its terms: its late task is 
     expect(t.priceBookVersion).toBe(version);
     expect(t.charge).toMatchObject({ amount: '0.035', lines: [{ listAmount: '0.07' }] });
   }
+  // Closed again: the statement shows the month at list prices beside what is owed (CSV and PDF).
+  expect((await close()).body.errors).toBeUndefined();
+  const paths = (
+    await graphql(
+      gw,
+      ADMIN,
+      `
+        query ($p: ID!) {
+          statement(projectId: $p, month: "2026-10") {
+            csvPath
+            pdfPath
+          }
+        }
+      `,
+      {
+        p: projectId,
+      },
+    )
+  ).body.data!.statement as unknown as { csvPath: string; pdfPath: string };
+  const csv = (await http(`${gw.url}${paths.csvPath}`, { key: ADMIN })).text;
+  // (the task still open at the first close was carried into November, where its charge posts: October holds one)
+  expect(csv).toContain('model,seedream-4.0,image,USD,0.035,1');
+  expect(csv).toContain('model at list prices,seedream-4.0,image,USD,0.07,1');
+  const pdf = await fetch(`${gw.url}${paths.pdfPath}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'statement-')), 'october.pdf');
+  writeFileSync(file, Buffer.from(await pdf.arrayBuffer()));
+  const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
+  expect(text).toMatch(/At list prices\s+Amount owed/);
+  expect(text).toMatch(/seedream-4\.0\s+image\s+USD\s+0\.07\s+0\.035\s+1/);
 });
 
 test('a bad contract is a 400 naming the term, and nothing is published; a publication is attributed in the audit trail', async () => {

@@ -78,6 +78,7 @@ export interface TaskResult {
   model: string;
   status: string;
   priceBookVersion: number;
+  acceptedAt: string;
   exactness: string;
   held: string;
   needsReview: boolean;

@@ -3,12 +3,18 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
 import { ConvertedSpendController } from './converted-spend.controller.js';
 import { ConvertedSpendService } from './converted-spend.service.js';
-import { CurrencyResolver, StatementConversionResolver } from './currency.resolver.js';
+import { CurrencyResolver, DashboardConversionResolver, StatementConversionResolver } from './currency.resolver.js';
 import { RatesService } from './rates.service.js';
 
 @Module({
   imports: [AuthModule],
-  providers: [RatesService, ConvertedSpendService, CurrencyResolver, StatementConversionResolver],
+  providers: [
+    RatesService,
+    ConvertedSpendService,
+    CurrencyResolver,
+    StatementConversionResolver,
+    DashboardConversionResolver,
+  ],
   controllers: [ConvertedSpendController],
 })
 export class CurrencyModule {}

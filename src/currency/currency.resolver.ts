@@ -8,6 +8,7 @@ import { actorOf, scopeProjects } from '../auth/access.js';
 import { Callers, type CallContext } from '../auth/callers.js';
 import { Statement } from '../closing/closing.resolver.js';
 import { cleanText } from '../common/text.js';
+import { Dashboard } from '../graphql/graphql.types.js';
 import { DateTimeScalar } from '../graphql/scalars.js';
 import type { GroupKey } from '../reports/spend-report.js';
 import { ConvertedSpendService } from './converted-spend.service.js';
@@ -35,18 +36,8 @@ export class CurrencyResolver {
     @Args('usdPerCredit', { description: 'a decimal string above zero' }) usdPerCredit: string,
     @Args('note', { nullable: true }) note?: string,
   ) {
-    const who = await this.callers.of(ctx);
-    const why = noteOf(note);
-    return this.changes.run(
-      who,
-      ctx.client,
-      (version: number) => ({
-        action: 'rates.credit_price',
-        targetKind: 'credit-price',
-        targetId: String(version),
-        after: { effectiveMonth, usdPerCredit, note: why ?? null },
-      }),
-      () => this.rates.setCreditPrice(effectiveMonth, usdPerCredit, why, actorOf(who).label),
+    return this.audited(ctx, 'rates.credit_price', 'credit-price', { effectiveMonth, usdPerCredit }, note, (why, by) =>
+      this.rates.setCreditPrice(effectiveMonth, usdPerCredit, why, by),
     );
   }
 
@@ -61,18 +52,27 @@ export class CurrencyResolver {
     @Args('perUsd', { description: 'a decimal string above zero' }) perUsd: string,
     @Args('note', { nullable: true }) note?: string,
   ) {
+    return this.audited(ctx, 'rates.fx', 'fx-rate', { currency, effectiveMonth, perUsd }, note, (why, by) =>
+      this.rates.setFxRate(currency, effectiveMonth, perUsd, why, by),
+    );
+  }
+
+  /** A rate published by the caller, audited with what was asked and the version made. */
+  private async audited(
+    ctx: CallContext,
+    action: string,
+    targetKind: string,
+    asked: Record<string, string>,
+    note: string | undefined,
+    publish: (why: string | undefined, by: string) => Promise<number>,
+  ): Promise<number> {
     const who = await this.callers.of(ctx);
     const why = noteOf(note);
     return this.changes.run(
       who,
       ctx.client,
-      (version: number) => ({
-        action: 'rates.fx',
-        targetKind: 'fx-rate',
-        targetId: String(version),
-        after: { currency, effectiveMonth, perUsd, note: why ?? null },
-      }),
-      () => this.rates.setFxRate(currency, effectiveMonth, perUsd, why, actorOf(who).label),
+      (version: number) => ({ action, targetKind, targetId: String(version), after: { ...asked, note: why ?? null } }),
+      () => publish(why, actorOf(who).label),
     );
   }
 
@@ -130,5 +130,27 @@ export class StatementConversionResolver {
   converted(@Parent() statement: Statement, @Args('currency') currency: string) {
     const totals = statement.totals.map((t) => ({ unit: t.unit, amount: String(t.amount) }));
     return this.conversions.month(statement.month, totals, RatesService.currency('currency', currency));
+  }
+}
+
+/** The dashboard's month to date converted (every unit, at this month's rates), beside its exact per-unit totals. */
+@Resolver(() => Dashboard)
+export class DashboardConversionResolver {
+  constructor(
+    private readonly conversions: ConvertedSpendService,
+    private readonly callers: Callers,
+  ) {}
+
+  @ResolveField(() => ConvertedTotal, { description: 'month to date converted (labelled, naming the versions)' })
+  async monthToDateConverted(@Context() ctx: CallContext, @Args('currency') currency: string) {
+    const scoped = scopeProjects(await this.callers.of(ctx), undefined);
+    const now = new Date();
+    const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+    const { rows: _rows, ...total } = await this.conversions.report(
+      { from, to, groupBy: [], ...(scoped ? { projectIds: scoped } : {}) },
+      RatesService.currency('currency', currency),
+    );
+    return total;
   }
 }

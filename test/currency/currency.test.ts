@@ -97,6 +97,19 @@ test('finance sets the rates by month; a report converts each month at its own v
     'converted to EUR at credit price v1 (0.001 USD a credit, from 2026-10), credit price v2 (0.002 USD a credit, from 2026-11), ' +
       'EUR v1 (0.9 per USD, from 2026-10); the exact figures per unit are the books',
   );
+  // The dashboard's month to date (November here), converted beside its exact cards: 6.3 × 0.002 × 0.9 + 0.07 × 0.9.
+  const dashboard = (
+    await gql(
+      `{ dashboard { monthToDate { unit amount } monthToDateConverted(currency: "EUR") { amount creditPriceVersions } } }`,
+    )
+  ).data.dashboard as unknown;
+  expect(dashboard).toEqual({
+    monthToDate: [
+      { unit: 'CREDITS', amount: '6.3' },
+      { unit: 'USD', amount: '0.07' },
+    ],
+    monthToDateConverted: { amount: '0.07434', creditPriceVersions: [2] },
+  });
   // In USD no FX rate is needed; in GBP none is set: nothing is made up.
   expect((await gql(REPORT, { ...RANGE, c: 'USD' })).data.convertedSpend).toMatchObject({
     amount: '0.1589',

@@ -99,7 +99,8 @@ function lineProblem(at: string, price: ModelPrice, component: string, tier: str
         ...[...price.perSecond.keys()].map((k) => `video_seconds:${k}`),
         ...[...price.perRequest.keys()].map((k) => `request:${k}s`),
       ];
-  if (!names.includes(component)) throw ApiError.badRequest(`${at}.component: must be one of ${names.join(', ')}`);
+  if (!names.includes(component))
+    throw ApiError.badRequest(`${at}.component: must be one of ${[...names].sort().join(', ')}`);
   if (tier === null) return;
   if (!tokens || !price.tiers.some((t) => t.name === tier))
     throw ApiError.badRequest(

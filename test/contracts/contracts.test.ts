@@ -302,7 +302,7 @@ test('a bad contract is a 400 naming the term, and nothing is published; a publi
     ],
     [
       [{ scope: 'model', value: 'veo-3.1', unit: 'USD', netRate: '0.1', component: 'images:2K' }],
-      /component: must be one of video_seconds:720p/,
+      /component: must be one of video_seconds:1080p, video_seconds:4K, video_seconds:720p$/,
     ],
     [
       [

@@ -36,25 +36,28 @@ export class RatesService {
 
   async setCreditPrice(month: string, usdPerCredit: string, note: string | undefined, by: string): Promise<number> {
     const rate = this.positive('usdPerCredit', usdPerCredit);
-    return this.publish('credit_price', 'usd_per_credit', null, month, rate, note, by);
+    return this.publish(null, month, rate, note, by);
   }
 
   async setFxRate(currency: string, month: string, perUsd: string, note: string | undefined, by: string) {
     const code = RatesService.currency('currency', currency);
     if (code === 'USD') throw ApiError.badRequest('currency: USD needs no rate (credits convert by the credit price)');
-    return this.publish('fx_rate', 'per_usd', code, month, this.positive('perUsd', perUsd), note, by);
+    return this.publish(code, month, this.positive('perUsd', perUsd), note, by);
   }
 
-  /** Every credit-price version (currency `USD`) or every FX version of a currency, oldest first. */
+  /** Every credit-price version (currency null: `USD`) or every FX version of a currency, oldest first. */
   async list(currency: string | null): Promise<RateRow[]> {
-    const { rows } = await this.db.query<RateRow>(
+    const { rows } =
       currency === null
-        ? `SELECT version, 'USD' AS currency, to_char(effective_month, 'YYYY-MM') AS month, usd_per_credit::text AS rate, note,
-                  published_at AS "publishedAt", published_by AS "publishedBy" FROM credit_price ORDER BY version`
-        : `SELECT version, currency, to_char(effective_month, 'YYYY-MM') AS month, per_usd::text AS rate, note,
-                  published_at AS "publishedAt", published_by AS "publishedBy" FROM fx_rate WHERE currency = $1 ORDER BY version`,
-      currency === null ? [] : [currency],
-    );
+        ? await this.db.query<RateRow>(
+            `SELECT version, 'USD' AS currency, to_char(effective_month, 'YYYY-MM') AS month, usd_per_credit::text AS rate,
+                    note, published_at AS "publishedAt", published_by AS "publishedBy" FROM credit_price ORDER BY version`,
+          )
+        : await this.db.query<RateRow>(
+            `SELECT version, currency, to_char(effective_month, 'YYYY-MM') AS month, per_usd::text AS rate, note,
+                    published_at AS "publishedAt", published_by AS "publishedBy" FROM fx_rate WHERE currency = $1 ORDER BY version`,
+            [currency],
+          );
     return rows.map((r) => ({ ...r, rate: dec(r.rate).toFixed() }));
   }
 
@@ -75,9 +78,8 @@ export class RatesService {
     return rate;
   }
 
+  /** A credit price (currency null) or an FX rate, checked against the closed months under the close's lock. */
   private async publish(
-    table: 'credit_price' | 'fx_rate',
-    column: 'usd_per_credit' | 'per_usd',
     currency: string | null,
     month: string,
     rate: ReturnType<typeof dec>,
@@ -101,11 +103,19 @@ export class RatesService {
           `effectiveMonth: ${month} is closed (through ${closed}); its statements keep the rates they were read with`,
         );
       if (ahead) throw ApiError.badRequest('effectiveMonth: must be within ten years from now');
-      const inserted = await client.query<{ version: number }>(
-        `INSERT INTO ${table} (${currency ? 'currency, ' : ''}effective_month, ${column}, note, published_by)
-         VALUES (${currency ? '$5, ' : ''}$1::date, $2::numeric, $3, $4) RETURNING version`,
-        [first, rate.toFixed(), note ?? null, by, ...(currency ? [currency] : [])],
-      );
+      const values = [first, rate.toFixed(), note ?? null, by];
+      const inserted =
+        currency === null
+          ? await client.query<{ version: number }>(
+              `INSERT INTO credit_price (effective_month, usd_per_credit, note, published_by)
+               VALUES ($1::date, $2::numeric, $3, $4) RETURNING version`,
+              values,
+            )
+          : await client.query<{ version: number }>(
+              `INSERT INTO fx_rate (effective_month, per_usd, note, published_by, currency)
+               VALUES ($1::date, $2::numeric, $3, $4, $5) RETURNING version`,
+              [...values, currency],
+            );
       return inserted.rows[0]!.version;
     });
   }

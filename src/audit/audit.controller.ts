@@ -5,6 +5,7 @@
  */
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { calendarDate, notADate } from '../common/dates.js';
+import { one, type QueryValue } from '../common/query-params.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { scopeProjects } from '../auth/access.js';
@@ -14,8 +15,6 @@ import { csvLine } from '../common/csv.js';
 import { requireUuid } from '../common/ids.js';
 import { AuditLogService, MAX_AUDIT_PAGE, type AuditFilter } from './audit-log.service.js';
 
-type QueryValue = string | string[] | undefined;
-const one = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
 const HEADER = [
   'seq',
   'at',

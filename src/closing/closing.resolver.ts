@@ -6,7 +6,7 @@ import { MoneyAmount, UnitEnum } from '../graphql/graphql.types.js';
 import { Callers, type CallContext } from '../auth/callers.js';
 import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import { MonthCloseService } from './month-close.service.js';
-import { parseMonth } from './month.js';
+import { parseMonth } from '../common/month.js';
 import type { StatementData } from './statement-data.js';
 import { StatementsService } from './statements.service.js';
 

@@ -7,7 +7,7 @@
  */
 import type { Database } from '../database/database.js';
 import { digested } from './statement-data.js';
-import { parseMonth, type Month } from './month.js';
+import { parseMonth, type Month } from '../common/month.js';
 import { checkSeal, ENTRY_COLUMNS, GENESIS, type EntryRow, type StoredSeal } from '../ledger/ledger-seal.js';
 
 /** The newest seal: the ledger's head, to keep outside the database (as `audit head`'s). */

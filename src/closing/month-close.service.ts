@@ -19,7 +19,7 @@ import type { ClientInfo } from '../auth/sessions.service.js';
 import { ApiError } from '../common/api-error.js';
 import { Database, DATABASE } from '../database/database.js';
 import { ledgerHead, type LedgerHead } from './ledger-verify.js';
-import { monthOf, parseMonth, type Month } from './month.js';
+import { monthOf, parseMonth, type Month } from '../common/month.js';
 import { statementCsv } from './statement-csv.js';
 import { statementData, type OpenItem } from './statement-data.js';
 import { statementPdf } from './statement-pdf.js';

@@ -9,7 +9,7 @@ import { Decimal, type AmountText, type Unit } from '../pricing/money.js';
 import { MODEL_ROUTES } from '../catalog/catalog.js';
 import type { Database } from '../database/database.js';
 import { digestOf, ENTRY_COLUMNS, entryDigest, type EntryRow } from '../ledger/ledger-seal.js';
-import type { Month } from './month.js';
+import type { Month } from '../common/month.js';
 
 export interface OpenItem {
   taskId: string;

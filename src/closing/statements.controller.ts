@@ -9,7 +9,7 @@ import { requireAccess } from '../auth/access.js';
 import { RestCallers } from '../auth/rest-caller.js';
 import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
-import { parseMonth } from './month.js';
+import { parseMonth } from '../common/month.js';
 import { StatementsService } from './statements.service.js';
 
 @Controller('reports/statements')

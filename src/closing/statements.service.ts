@@ -5,7 +5,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Database, READS_DATABASE } from '../database/database.js';
-import type { Month } from './month.js';
+import type { Month } from '../common/month.js';
 import type { StatementData } from './statement-data.js';
 
 export interface KeptStatement {

@@ -6,13 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
+import { monthOf, parseMonth } from '../common/month.js';
 import { requireUuid } from '../common/ids.js';
 import { DATABASE, type Database } from '../database/database.js';
 import { boundedAmount } from '../pricing/bounds.js';
 import { dec, ZERO, type Unit } from '../pricing/money.js';
 import { commitmentMonths, inForceIn, type CommitmentMonth, type CommitmentTerms } from './commitment-math.js';
 
-const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 const MAX_MONTHS = 120;
 
 export interface NewCommitment {
@@ -52,12 +52,8 @@ export class CommitmentsService {
   constructor(@Inject(DATABASE) private readonly db: Pick<Database, 'query' | 'transaction'>) {}
 
   async create(c: NewCommitment, by: string): Promise<Commitment> {
-    const month = (field: string, text: string) => {
-      if (!MONTH.test(text)) throw ApiError.badRequest(`${field}: a month, YYYY-MM`);
-      return text;
-    };
-    const starts = month('startsMonth', c.startsMonth);
-    const ends = c.endsMonth ? month('endsMonth', c.endsMonth) : null;
+    const starts = parseMonth('startsMonth', c.startsMonth).label;
+    const ends = c.endsMonth ? parseMonth('endsMonth', c.endsMonth).label : null;
     if (ends && ends < starts) throw ApiError.badRequest('endsMonth: must not be before startsMonth');
     if (c.rollover && !ends) throw ApiError.badRequest('endsMonth: a commitment with rollover needs its last month');
     const amount = boundedAmount('amount', c.amount, { negative: false });
@@ -101,8 +97,7 @@ export class CommitmentsService {
 
   /** A commitment's months through `through` (default: this month). */
   async months(c: Commitment, through?: string): Promise<CommitmentMonth[]> {
-    const until = through ?? new Date().toISOString().slice(0, 7);
-    if (!MONTH.test(until)) throw ApiError.badRequest('through: a month, YYYY-MM');
+    const until = through ? parseMonth('through', through).label : monthOf(new Date()).label;
     const used = await this.usedByMonth(this.db, c.unit, c.startsMonth, until);
     return commitmentMonths(c, until, (m) => used.get(m) ?? ZERO).slice(-MAX_MONTHS);
   }

@@ -3,16 +3,11 @@ import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { scopeProjects } from '../auth/access.js';
 import { RestCallers } from '../auth/rest-caller.js';
-import { ApiError } from '../common/api-error.js';
 import { csvLine } from '../common/csv.js';
-import { calendarDate, notADate } from '../common/dates.js';
+import { list, one, reportDate, type QueryValue } from '../common/query-params.js';
 import type { GroupKey } from '../reports/spend-report.js';
 import { ConvertedSpendService } from './converted-spend.service.js';
 import { RatesService } from './rates.service.js';
-
-type QueryValue = string | string[] | undefined;
-const one = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
-const list = (value: QueryValue) => one(value)?.split(',').filter(Boolean);
 
 @Controller('reports')
 export class ConvertedSpendController {
@@ -24,16 +19,9 @@ export class ConvertedSpendController {
   @Get('converted.csv')
   async csv(@Req() request: FastifyRequest, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
     const projectIds = scopeProjects(await this.callers.of(request), list(q.projectIds));
-    const date = (field: 'from' | 'to') => {
-      const text = one(q[field]);
-      if (!text) throw ApiError.badRequest(`${field}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
-      const at = calendarDate(text);
-      if (!at) throw ApiError.badRequest(notADate(field, text));
-      return at;
-    };
     const groupBy = (list(q.groupBy) ?? []) as GroupKey[];
     const report = await this.converted.report(
-      { from: date('from'), to: date('to'), groupBy, ...(projectIds ? { projectIds } : {}) },
+      { from: reportDate('from', q.from), to: reportDate('to', q.to), groupBy, ...(projectIds ? { projectIds } : {}) },
       RatesService.currency('currency', one(q.currency) ?? ''),
     );
     const lines = [

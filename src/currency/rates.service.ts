@@ -5,12 +5,12 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
+import { parseMonth } from '../common/month.js';
 import { DATABASE, type Database } from '../database/database.js';
 import { boundedAmount } from '../pricing/bounds.js';
 import { dec } from '../pricing/money.js';
 import type { RateVersion } from './conversion.js';
 
-const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 const CURRENCY = /^[A-Z]{3}$/;
 const MAX_LEAD_MONTHS = 120;
 
@@ -86,9 +86,7 @@ export class RatesService {
     note: string | undefined,
     by: string,
   ): Promise<number> {
-    const m = MONTH.exec(month);
-    if (!m) throw ApiError.badRequest('effectiveMonth: a month, YYYY-MM');
-    const first = `${month}-01`;
+    const first = parseMonth('effectiveMonth', month).day;
     return this.db.transaction(async (client) => {
       // Taken in the mode a close takes: no close slips between this check and the insert.
       await client.query('LOCK TABLE month_close IN SHARE ROW EXCLUSIVE MODE');

@@ -14,7 +14,7 @@ import { actorNamed, type Actor } from '../auth/audit-sink.js';
 import type { ClientInfo } from '../auth/sessions.service.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { ledgerHead } from '../closing/ledger-verify.js';
-import { parseMonth, type Month } from '../closing/month.js';
+import { parseMonth, type Month } from '../common/month.js';
 import { ApiError } from '../common/api-error.js';
 import type { Config } from '../config/config.js';
 import type { Database } from '../database/database.js';

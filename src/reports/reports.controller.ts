@@ -3,27 +3,14 @@
  * (FOCUS 1.2).
  */
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
-import { calendarDate, notADate } from '../common/dates.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { scopeProjects } from '../auth/access.js';
 import { RestCallers } from '../auth/rest-caller.js';
 import { ApiError } from '../common/api-error.js';
+import { list, one, reportDate, type QueryValue } from '../common/query-params.js';
 import { ReportsService } from './reports.service.js';
 import { toCsv } from './spend-csv.js';
 import type { GroupKey } from './spend-report.js';
-
-type QueryValue = string | string[] | undefined;
-/** `a,b` or, for values that hold a comma (an end user may), the parameter repeated: `users=a&users=b`. */
-const list = (value: QueryValue) => {
-  if (Array.isArray(value)) return value.length ? value : undefined;
-  return value
-    ? value
-        .split(',')
-        .map((v) => v.trim())
-        .filter(Boolean)
-    : undefined;
-};
-const one = (value: QueryValue) => (Array.isArray(value) ? value[0] : value);
 
 interface Scope {
   projectIds: string[] | undefined;
@@ -82,12 +69,7 @@ export class ReportsController {
     const projectIds = scopeProjects(await this.callers.of(request), list(q.projectIds));
     if (!q.from || !q.to)
       throw ApiError.badRequest(`${q.from ? 'to' : 'from'}: is required (a UTC midnight, e.g. 2026-11-01T00:00:00Z)`);
-    const date = (field: 'from' | 'to') => {
-      const at = calendarDate(one(q[field])!);
-      if (!at) throw ApiError.badRequest(notADate(field, one(q[field])!));
-      return at;
-    };
-    return { projectIds, from: date('from'), to: date('to') };
+    return { projectIds, from: reportDate('from', q.from), to: reportDate('to', q.to) };
   }
 
   /** Sends a CSV as a download named after its range and project. */

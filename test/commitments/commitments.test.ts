@@ -164,7 +164,7 @@ test('with rollover, a month’s unused commitment is added to the next and true
 test('bad or overlapping commitments are refused with nothing written', async () => {
   const refused: Array<[string, RegExp]> = [
     [`name: "x", unit: USD, amount: "0", startsMonth: "2027-01"`, /amount: must be above zero/],
-    [`name: "x", unit: USD, amount: "1", startsMonth: "2027-13"`, /startsMonth: a month, YYYY-MM/],
+    [`name: "x", unit: USD, amount: "1", startsMonth: "2027-13"`, /startsMonth: a month as YYYY-MM, e\.g\. 2026-10/],
     [
       `name: "x", unit: USD, amount: "1", startsMonth: "2027-03", endsMonth: "2027-02"`,
       /endsMonth: must not be before/,

@@ -179,7 +179,10 @@ test('a closed month keeps its rates: its statement converts at them, and no rat
 
 test('bad rates and currencies are 400s naming the field, and nothing is written', async () => {
   const refused: Array<[string, RegExp]> = [
-    [`setCreditPrice(effectiveMonth: "2026-13", usdPerCredit: "0.001")`, /effectiveMonth: a month, YYYY-MM/],
+    [
+      `setCreditPrice(effectiveMonth: "2026-13", usdPerCredit: "0.001")`,
+      /effectiveMonth: a month as YYYY-MM, e\.g\. 2026-10/,
+    ],
     [`setCreditPrice(effectiveMonth: "2027-01", usdPerCredit: "0")`, /usdPerCredit: must be above zero/],
     [`setCreditPrice(effectiveMonth: "2027-01", usdPerCredit: "-1")`, /usdPerCredit: must not be negative/],
     [`setCreditPrice(effectiveMonth: "2047-01", usdPerCredit: "1")`, /within ten years/],

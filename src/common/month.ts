@@ -1,5 +1,5 @@
-/** A UTC calendar month named "YYYY-MM" (decisions §13): its first instant and the next month's. */
-import { ApiError } from '../common/api-error.js';
+/** A UTC calendar month named "YYYY-MM" (decisions §13, §19): its first instant and the next month's. */
+import { ApiError } from './api-error.js';
 
 export interface Month {
   /** "2026-10" */

@@ -195,7 +195,6 @@ export function Overview() {
         <Amounts id="month" title="Month to date" totals={first('monthToDate')} />
         <Amounts id="range" title={rangeLabel(range)} totals={first('range')} previous={first('previous')} />
       </div>
-      {!nothing && <ConvertedTotal from={variables.from} to={variables.to} projects={variables.projects} />}
       {viewer.kind !== 'PROJECT_KEY' && <EarlyWarning data={early.data} />}
       {nothing ? (
         <Empty>
@@ -281,6 +280,8 @@ export function Overview() {
               empty="No tagged tasks in this range: send X-Spendgate-Tags: team=search, or issue a key with default tags."
             />
           </div>
+          {/* Last: it comes with its own query, and nothing may arrive later above what a person points at. */}
+          <ConvertedTotal from={variables.from} to={variables.to} projects={variables.projects} />
         </>
       )}
     </section>

@@ -50,6 +50,20 @@ BEGIN
          (l.value->>'listRate')::numeric, (l.value->>'listAmount')::numeric
   FROM jsonb_array_elements(coalesce(p_lines, '[]'::jsonb)) WITH ORDINALITY l;
 
+  -- The price list's grain for FOCUS unit prices (decisions §19), beside the totals below.
+  INSERT INTO spend_rollup_sku AS s (period, project_id, key_prefix, model, unit, price_book_version, component, tier,
+                                     rate, per, list_rate, lines, quantity, amount, list_amount)
+  SELECT (post AT TIME ZONE 'UTC')::date, t.project_id, coalesce((SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), ''),
+         t.model, t.unit, t.price_book_version, l.value->>'component', coalesce(p_tier, ''), (l.value->>'rate')::numeric,
+         (l.value->>'per')::numeric, coalesce((l.value->>'listRate')::numeric, (l.value->>'rate')::numeric), count(*)::int,
+         sum((l.value->>'quantity')::numeric), sum((l.value->>'amount')::numeric),
+         sum(coalesce((l.value->>'listAmount')::numeric, (l.value->>'amount')::numeric))
+  FROM jsonb_array_elements(coalesce(p_lines, '[]'::jsonb)) l
+  GROUP BY l.value->>'component', l.value->>'rate', l.value->>'per', l.value->>'listRate'
+  ON CONFLICT (period, project_id, key_prefix, model, unit, price_book_version, component, tier, rate, per) DO UPDATE SET
+    lines = s.lines + EXCLUDED.lines, quantity = s.quantity + EXCLUDED.quantity,
+    amount = s.amount + EXCLUDED.amount, list_amount = s.list_amount + EXCLUDED.list_amount;
+
   PERFORM spendgate_rollup_add(t, p_status::text, p_exactness, p_charge, p_rollup, post);
   settled := true; overrun := excess;
   RETURN NEXT;

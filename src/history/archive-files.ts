@@ -26,7 +26,15 @@ export const ARCHIVED_TABLES: readonly ArchivedTable[] = [
 ];
 
 export const COSTS_FILE = 'costs.parquet';
-const DECIMAL_FOCUS = new Set(['BilledCost', 'ContractedCost', 'EffectiveCost', 'ListCost', 'x_Credits']);
+const DECIMAL_FOCUS = new Set([
+  'BilledCost',
+  'ContractedCost',
+  'ContractedUnitPrice',
+  'EffectiveCost',
+  'ListCost',
+  'ListUnitPrice',
+  'x_Credits',
+]);
 export const COST_COLUMNS: ParquetColumn[] = FOCUS_COLUMNS.map((name) => ({
   name,
   type: DECIMAL_FOCUS.has(name) ? 'DECIMAL(38,18)' : 'VARCHAR',

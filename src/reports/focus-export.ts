@@ -2,26 +2,27 @@
  * Spend as FOCUS 1.2 (the FinOps Open Cost and Usage Specification), for finance tools:
  * GET /reports/focus.csv and `spendgate report --format focus`.
  *
- * Grain: one row per charge period (a UTC day) × project (SubAccount) × API key × model × unit ×
- * price-book version, from the `apiKey` roll-up (spend_rollup_by), never raw tasks. Costs:
- * - USD rows: BilledCost = EffectiveCost = ContractedCost = the exact amount owed (under the
- *   contract of the task's price-book version, decisions §19); ListCost the same tasks at the price
- *   book's list rates (the roll-up keeps list minus contracted). Without a contract they are equal.
- *   EffectiveCost spreads a commitment's true-up over its month's usage (focus-effective.ts).
+ * Grain (focus-grain.ts): one row per charge period (a UTC day) × project (SubAccount) × API key ×
+ * model × price-book version × SKU price (a charge line component at one rate, e.g. gpt-5.6-luna
+ * input tokens at the long-context tier), from roll-ups, never raw tasks. Costs:
+ * - USD rows: BilledCost = ContractedCost = the exact amount owed (under the contract of the
+ *   task's price-book version, decisions §19), ContractedUnitPrice its rate; ListCost the same
+ *   usage at the price book's list rate, ListUnitPrice. PricingQuantity × either unit price is
+ *   its cost, exactly. EffectiveCost spreads a commitment's true-up over its month's usage
+ *   (focus-effective.ts).
  * - Credit rows (decisions §7): the credits in x_Credits; a FOCUS cost only with CREDITS_PER_USD,
- *   credits ÷ rate rounded half-even to 10 places, the rate in x_CreditsPerUsd. Without it the cost
- *   columns are 0 (FOCUS does not allow them empty) and x_CostStatus says the row was not converted.
- * - Adjustments without a task are ChargeCategory Adjustment; everything else is Usage (positive
- *   or negative, refunds included, as FOCUS defines it). ChargeClass stays null: spendgate posts
+ *   credits ÷ rate rounded half-even to 10 places, the rate in x_CreditsPerUsd (unit prices too).
+ *   Without it the cost columns are 0 (FOCUS does not allow them empty) and x_CostStatus says so.
+ * - Adjustments without a task are ChargeCategory Adjustment. What a model's totals hold beyond
+ *   its lines (a refund, a review's resolution) has no unit price: a row of its own, Credit when
+ *   negative, else Adjustment, without SKU or quantities. ChargeClass stays null: spendgate posts
  *   corrections in the period they count in, never into an invoiced one.
  */
-import type { Unit } from '../pricing/money.js';
-import { findRoute } from '../catalog/catalog.js';
 import { csvLine } from '../common/csv.js';
 import type { Database } from '../database/database.js';
 import { dec, Decimal, type Decimal as DecimalValue } from '../pricing/money.js';
-import { checkReportQuery } from './spend-report.js';
-import { effectiveDeltas, rowKey } from './focus-effective.js';
+import { effectiveDeltas } from './focus-effective.js';
+import { focusGrain, type GrainRow, type GroupRow, type SkuRow } from './focus-grain.js';
 
 export const FOCUS_COLUMNS = [
   'BilledCost',
@@ -39,9 +40,11 @@ export const FOCUS_COLUMNS = [
   'ConsumedQuantity',
   'ConsumedUnit',
   'ContractedCost',
+  'ContractedUnitPrice',
   'EffectiveCost',
   'InvoiceIssuerName',
   'ListCost',
+  'ListUnitPrice',
   'PricingQuantity',
   'PricingUnit',
   'ProviderName',
@@ -79,54 +82,12 @@ export interface FocusOptions {
   vendorName: string;
 }
 
-interface Row {
-  day: Date;
-  project_id: string;
-  project_name: string;
-  key_prefix: string;
-  model: string;
-  unit: Unit;
-  version: number;
-  tasks: number;
-  unpriced: number;
-  amount: string;
-  list_amount: string;
-  input: string;
-  output: string;
-  cache_read: string;
-  cache_write: string;
-  seconds: string;
-  images: number;
-  /** The version prices this model per request (by the selected duration), not per second. */
-  per_request: boolean;
-  /** The key's default tags ("name=value"), the same for every task of the key. */
-  key_tags: string[] | null;
-}
-
 const COST_PLACES = 10;
 
 export async function focusRows(db: Pick<Database, 'query'>, o: FocusOptions): Promise<string[][]> {
-  checkReportQuery({ from: o.from, to: o.to, groupBy: [], ...(o.projectIds ? { projectIds: o.projectIds } : {}) });
-  const { rows } = await db.query<Row>(
-    `SELECT s.period AS day, s.project_id::text AS project_id, p.name AS project_name, s.value AS key_prefix, s.model, s.unit,
-            s.price_book_version AS version, s.tasks, s.unpriced_tasks AS unpriced, s.amount::text AS amount,
-            (s.amount + s.contract_discount)::text AS list_amount, s.input_tokens::text AS input, s.output_tokens::text AS output, s.cache_read_tokens::text AS cache_read,
-            (s.cache_write_5m_tokens + s.cache_write_1h_tokens + s.cache_write_tokens)::text AS cache_write,
-            s.video_seconds::text AS seconds, s.images,
-            EXISTS (SELECT 1 FROM price_rate pr WHERE pr.version = s.price_book_version AND pr.model = s.model AND pr.component = 'request') AS per_request,
-            k.tags AS key_tags
-     FROM spend_rollup_by s JOIN project p ON p.id = s.project_id
-     LEFT JOIN api_key k ON k.prefix = s.value AND s.value <> ''
-     WHERE s.dimension = 'apiKey' AND s.period >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND s.period < ($2::timestamptz AT TIME ZONE 'UTC')::date
-       AND ($3::uuid[] IS NULL OR s.project_id = ANY($3))
-     ORDER BY s.period, p.name COLLATE "C", s.value, s.model, s.unit, s.price_book_version`,
-    [o.from, o.to, o.projectIds ?? null],
-  );
+  const rows = await focusGrain(db, o.from, o.to, o.projectIds);
   const deltas = await effectiveDeltas(db, o.from, o.to);
-  return rows.map((r) => {
-    const key = rowKey(r.day.toISOString().slice(0, 10), r.project_id, r.key_prefix, r.model, r.unit, r.version);
-    return focusRecord(r, o, deltas.get(key));
-  });
+  return rows.map((r) => focusRecord(r, o, deltas.get(r.key)));
 }
 
 export async function focusCsv(db: Pick<Database, 'query'>, o: FocusOptions): Promise<string> {
@@ -134,12 +95,12 @@ export async function focusCsv(db: Pick<Database, 'query'>, o: FocusOptions): Pr
   return [csvLine([...FOCUS_COLUMNS]), ...rows.map((r) => csvLine(r))].join('\n') + '\n';
 }
 
-function focusRecord(r: Row, o: FocusOptions, effectiveDelta?: DecimalValue): string[] {
+function focusRecord(row: GrainRow, o: FocusOptions, effectiveDelta?: DecimalValue): string[] {
+  const { group: r, sku } = row;
   const start = r.day;
   const end = new Date(start.getTime() + 86_400_000);
   const monthStart = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), 1));
   const monthEnd = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1));
-  const adjustment = r.model === '(adjustment)';
   const credits = r.unit === 'CREDITS';
   const costOf = (amount: DecimalValue) =>
     !credits
@@ -147,17 +108,16 @@ function focusRecord(r: Row, o: FocusOptions, effectiveDelta?: DecimalValue): st
       : o.creditsPerUsd
         ? amount.dividedBy(o.creditsPerUsd).toDecimalPlaces(COST_PLACES, Decimal.ROUND_HALF_EVEN).toFixed()
         : '0';
-  const cost = costOf(dec(r.amount));
-  const listCost = costOf(dec(r.list_amount));
-  const effectiveCost = effectiveDelta ? costOf(dec(r.amount).plus(effectiveDelta)) : cost;
+  const cost = costOf(dec(row.amount));
+  const listCost = costOf(dec(row.listAmount));
+  const effectiveCost = effectiveDelta ? costOf(dec(row.amount).plus(effectiveDelta)) : cost;
   const status = !credits
     ? 'exact'
     : o.creditsPerUsd
       ? `converted at ${o.creditsPerUsd.toFixed()} credits per USD, ${COST_PLACES} places half-even`
       : 'credits not converted: set CREDITS_PER_USD for a cost';
-  const [quantity, unit] = adjustment ? ['', ''] : consumed(r);
-  const pricing = adjustment ? ['', ''] : pricingOf(r, quantity);
-  const tags = focusTags(r);
+  const priced = sku ? skuColumns(r.model, r.version, sku, costOf) : NO_SKU;
+  const counts = sku ? countsOf(sku) : r;
   const key = r.key_prefix || 'no key';
   return [
     cost,
@@ -166,46 +126,58 @@ function focusRecord(r: Row, o: FocusOptions, effectiveDelta?: DecimalValue): st
     'USD',
     iso(monthEnd),
     iso(monthStart),
-    adjustment ? 'Adjustment' : 'Usage',
+    row.kind === 'usage' ? 'Usage' : row.kind === 'unrated' && dec(row.amount).isNegative() ? 'Credit' : 'Adjustment',
     '',
-    adjustment
-      ? `adjustments of project ${r.project_name}`
-      : `${r.model}: ${r.tasks} tasks via API key ${key}${credits ? ` (${r.amount} credits)` : ''}`,
+    description(row, key),
     'Usage-Based',
     iso(end),
     iso(start),
-    quantity,
-    unit,
+    priced.consumedQuantity,
+    priced.consumedUnit,
     cost,
+    priced.contractedUnitPrice,
     effectiveCost,
     o.vendorName,
     listCost,
-    pricing[0]!,
-    pricing[1]!,
+    priced.listUnitPrice,
+    priced.pricingQuantity,
+    priced.pricingUnit,
     o.vendorName,
     o.vendorName,
     'AI and Machine Learning',
     r.model,
-    r.model,
-    `${r.model}@v${r.version}`,
+    priced.skuId,
+    priced.skuPriceId,
     r.project_id,
     r.project_name,
-    tags,
+    focusTags(r),
     r.key_prefix,
     r.unit,
-    credits ? r.amount : '',
+    credits ? row.amount : '',
     credits && o.creditsPerUsd ? o.creditsPerUsd.toFixed() : '',
     status,
-    String(r.tasks),
-    String(r.unpriced),
-    r.input,
-    r.output,
-    r.cache_read,
-    r.cache_write,
-    r.seconds,
-    String(r.images),
+    String(sku ? sku.lines : r.tasks),
+    String(sku ? 0 : r.unpriced),
+    counts.input,
+    counts.output,
+    counts.cache_read,
+    counts.cache_write,
+    counts.seconds,
+    String(counts.images),
     String(r.version),
   ];
+}
+
+function description(row: GrainRow, key: string): string {
+  const r = row.group;
+  if (row.kind === 'adjustment') return `adjustments of project ${r.project_name}`;
+  const credits = r.unit === 'CREDITS' ? ` (${row.amount} credits)` : '';
+  if (row.sku) {
+    const tier = row.sku.tier ? `, ${row.sku.tier} tier` : '';
+    return `${r.model} ${row.sku.component}${tier}: ${row.sku.lines} tasks via API key ${key}${credits}`;
+  }
+  const unpriced = r.unpriced > 0 ? `; ${r.unpriced} tasks not priced (no published price)` : '';
+  return `${r.model} via API key ${key}: ${row.amount} ${r.unit} not at a unit price (refunds, review resolutions)${unpriced}`;
 }
 
 /**
@@ -213,7 +185,7 @@ function focusRecord(r: Row, o: FocusOptions, effectiveDelta?: DecimalValue): st
  * prefixed `spendgate/` as FOCUS asks of provider-defined tags. Request tags vary by task and are
  * reported by `spendReport` grouped by `tag:<name>`, not here (one row holds many tasks).
  */
-function focusTags(r: Row): string {
+function focusTags(r: GroupRow): string {
   const tags: Record<string, string | null> = {};
   for (const tag of r.key_tags ?? []) {
     const at = tag.indexOf('=');
@@ -224,23 +196,71 @@ function focusTags(r: Row): string {
   return JSON.stringify(tags);
 }
 
-/** What was used, in the unit the price list counts: tokens, seconds, images, or requests (per-request video). */
-function consumed(r: Row): [string, string] {
-  const route = findRoute(r.model);
-  if (!route || route.kind === 'chat') {
-    const tokens = [r.input, r.output, r.cache_read, r.cache_write].reduce((s, t) => s.plus(dec(t)), dec(0));
-    return [tokens.toFixed(), 'Tokens'];
-  }
-  if (route.kind === 'image') return [String(r.images), 'Images'];
-  if (r.per_request) return [String(r.tasks), 'Requests'];
-  return [dec(r.seconds).toFixed(), 'Seconds'];
+interface SkuColumns {
+  consumedQuantity: string;
+  consumedUnit: string;
+  pricingQuantity: string;
+  pricingUnit: string;
+  listUnitPrice: string;
+  contractedUnitPrice: string;
+  skuId: string;
+  skuPriceId: string;
+}
+const NO_SKU: SkuColumns = {
+  consumedQuantity: '',
+  consumedUnit: '',
+  pricingQuantity: '',
+  pricingUnit: '',
+  listUnitPrice: '',
+  contractedUnitPrice: '',
+  skuId: '',
+  skuPriceId: '',
+};
+
+/**
+ * A SKU price's columns. The price list counts tokens per million, the rest one by one: the
+ * pricing quantity is the consumed quantity ÷ per, the unit prices are the line's rates (list and
+ * owed), so PricingQuantity × ListUnitPrice = ListCost exactly (credits converted: each rounded).
+ */
+function skuColumns(model: string, version: number, sku: SkuRow, costOf: (d: DecimalValue) => string): SkuColumns {
+  const unit = consumedUnitOf(sku.component);
+  const per = dec(sku.per);
+  const tier = sku.tier ? `/${sku.tier}` : '';
+  return {
+    consumedQuantity: dec(sku.quantity).toFixed(),
+    consumedUnit: unit,
+    pricingQuantity: dec(sku.quantity).dividedBy(per).toFixed(),
+    pricingUnit: per.equals(1) ? unit : `${per.toFixed()} ${unit}`,
+    listUnitPrice: costOf(dec(sku.list_rate)),
+    contractedUnitPrice: costOf(dec(sku.rate)),
+    skuId: `${model}/${sku.component}`,
+    skuPriceId: `${model}/${sku.component}${tier}@v${version}`,
+  };
 }
 
-/** Token prices are per million tokens; everything else is priced per one of what it counts. */
-function pricingOf(r: Row, quantity: string): [string, string] {
-  const route = findRoute(r.model);
-  if (!route || route.kind === 'chat') return [dec(quantity).dividedBy(1_000_000).toFixed(), '1000000 Tokens'];
-  return [quantity, route.kind === 'image' ? 'Images' : r.per_request ? 'Requests' : 'Seconds'];
+/** Charge line components (pricing/engine.ts): a token class, `images:<res>`, `video_seconds:<res>`, `request:<n>s`. */
+function consumedUnitOf(component: string): string {
+  if (component.startsWith('images:')) return 'Images';
+  if (component.startsWith('video_seconds:')) return 'Seconds';
+  if (component.startsWith('request:')) return 'Requests';
+  return 'Tokens';
+}
+
+/** The x_ counts of a SKU row: only what its component counts. */
+function countsOf(
+  sku: SkuRow,
+): Pick<GroupRow, 'input' | 'output' | 'cache_read' | 'cache_write' | 'seconds' | 'images'> {
+  const q = dec(sku.quantity).toFixed();
+  const c = sku.component;
+  const requestSeconds = c.startsWith('request:') ? dec(c.slice(8, -1)).times(sku.quantity).toFixed() : '0';
+  return {
+    input: c === 'input' ? q : '0',
+    output: c === 'output' ? q : '0',
+    cache_read: c === 'cache_read' ? q : '0',
+    cache_write: c.startsWith('cache_write') ? q : '0',
+    seconds: c.startsWith('video_seconds:') ? q : requestSeconds,
+    images: c.startsWith('images:') ? Number(q) : 0,
+  };
 }
 
 function iso(d: Date): string {

@@ -5,7 +5,7 @@
  * tasks (earlier tasks keep their version, settled or not), and a month reopened after a newer contract.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -145,6 +145,62 @@ test('a net rate of one line and tier: the 272K rule picks the list tier, then t
   expect(long.charge.tier).toBe('long');
   expect(long.charge.amount).toBe('810.004104');
   expect(long.charge.lines.map((l: { listAmount?: string | null }) => l.listAmount)).toEqual(['886.704', '13.30056']);
+
+  // A refund of 10 credits on the long task: no unit price explains it, so it is a row of its own.
+  const refund = await graphql(
+    gw,
+    ADMIN,
+    `
+      mutation ($p: ID!, $t: ID) {
+        adjustLedger(projectId: $p, unit: CREDITS, amount: "-10", reason: "goodwill", taskId: $t)
+      }
+    `,
+    { p: projectId, t: long.id },
+  );
+  expect(refund.body.errors).toBeUndefined();
+
+  // FOCUS at the price list's grain: a row per line component and tier, its unit prices the
+  // list and contracted rates (credits per 1M tokens; CREDITS_PER_USD unset, so the costs are 0
+  // and the exact credits are in x_Credits).
+  const day = new Date().toISOString().slice(0, 10);
+  const csv = (await http(`${gw.url}/reports/focus.csv?from=${day}T00:00:00Z&to=2100-01-01T00:00:00Z`, { key: ADMIN }))
+    .text;
+  const [header, ...rows] = parse(csv) as string[][];
+  const col = (name: string) => header!.indexOf(name);
+  const terra = rows
+    .filter((r) => r[col('ServiceName')] === 'gpt-5.6-terra')
+    .map((r) => ['ChargeCategory', 'SkuPriceId', 'PricingQuantity', 'PricingUnit', 'x_Credits'].map((c) => r[col(c)]));
+  const v = base.priceBookVersion;
+  expect(terra).toEqual([
+    ['Usage', `gpt-5.6-terra/input/base@v${v}`, '0.001', '1000000 Tokens', '1.330056'],
+    ['Usage', `gpt-5.6-terra/input/long@v${v}`, '0.3', '1000000 Tokens', '798.0336'],
+    ['Usage', `gpt-5.6-terra/output/base@v${v}`, '0.001', '1000000 Tokens', '7'],
+    ['Usage', `gpt-5.6-terra/output/long@v${v}`, '0.001', '1000000 Tokens', '11.970504'],
+    ['Credit', '', '', '', '-10'],
+  ]);
+  // With a credit price, the unit prices are the rates in USD: list beside contracted.
+  const priced = await gateway(gw.databaseUrl, {
+    SIMULATOR_DELAY_MS: '600000',
+    POLLER_ENABLED: 'false',
+    CREDITS_PER_USD: '2',
+  });
+  try {
+    const usd = parse(
+      (await http(`${priced.url}/reports/focus.csv?from=${day}T00:00:00Z&to=2100-01-01T00:00:00Z`, { key: ADMIN }))
+        .text,
+    ) as string[][];
+    const units = usd
+      .filter((r) => r[col('ServiceName')] === 'gpt-5.6-terra' && r[col('ChargeCategory')] === 'Usage')
+      .map((r) => ['ListUnitPrice', 'ContractedUnitPrice', 'ListCost', 'ContractedCost'].map((c) => r[col(c)]));
+    expect(units).toEqual([
+      ['738.92', '665.028', '0.73892', '0.665028'], // 1477.84 / 2 list, 90 % of it contracted
+      ['1477.84', '1330.056', '443.352', '399.0168'], // the long tier, 300,000 tokens
+      ['4433.52', '3500', '4.43352', '3.5'], // the net rate 7000 / 2
+      ['6650.28', '5985.252', '6.65028', '5.985252'],
+    ]);
+  } finally {
+    await priced.close();
+  }
 });
 
 test('a contract published between tasks: earlier tasks keep their version, settled or not; FOCUS shows list beside contracted', async () => {
@@ -410,4 +466,29 @@ test('a bad contract is a 400 naming the term, and nothing is published; a publi
   expect(audit).toMatchObject([
     { action: 'contract.publish', target_id: String(version), actor_kind: expect.any(String) },
   ]);
+});
+
+test("the migration's back-fill of the SKU roll-up gives what settlement wrote, row for row", async () => {
+  // Every task settled above (two versions, two tiers, a late task of a reopened month) wrote its
+  // lines into spend_rollup_sku; the migration rebuilds that table from the charge lines of a
+  // database that had none.
+  const file = readFileSync(
+    path.join(
+      'prisma',
+      'migrations',
+      readdirSync('prisma/migrations').find((d) => d.endsWith('_sku_rollup'))!,
+      'migration.sql',
+    ),
+    'utf8',
+  );
+  const backfill = file.slice(file.indexOf('INSERT INTO spend_rollup_sku'));
+  const ROWS = `SELECT period::text, project_id::text, key_prefix, model, unit::text, price_book_version, component, tier,
+                       rate::text, per::text, list_rate::text, lines, quantity::text, amount::text, list_amount::text
+                FROM spend_rollup_sku ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9`;
+  const written = await sql(gw, ROWS);
+  expect(written.length).toBeGreaterThanOrEqual(8);
+  expect(written.some((r) => r.period !== new Date().toISOString().slice(0, 10))).toBe(true); // October's late task
+  await sql(gw, 'DELETE FROM spend_rollup_sku');
+  await sql(gw, backfill);
+  expect(await sql(gw, ROWS)).toEqual(written);
 });

@@ -2,9 +2,9 @@
  * What must hold after every operation, against the model and between the product's own views:
  * every budget's spent and held; each project's month in spendReport, and the drill-down's
  * taskTotals over the same posted range; each task's net; the vendor's open differences, and their
- * tasks under review; each project's month converted to USD at the credit price (§19); a closed
- * month unchanged byte for byte (a commitment's true-up in it); reconcile clean. At the end also
- * `ledger verify` and `audit verify`.
+ * tasks under review; each project's month converted to USD at the credit price (§19); the FOCUS
+ * export's month and its unit prices (§19); a closed month unchanged byte for byte (a commitment's
+ * true-up in it); reconcile clean. At the end also `ledger verify` and `audit verify`.
  */
 import { Decimal } from 'decimal.js';
 import { AuditService } from '../../src/audit/audit.service.js';
@@ -12,6 +12,7 @@ import { verifyChain } from '../../src/audit/audit-chain.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
 import { verifyLedger } from '../../src/closing/ledger-verify.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
+import { FOCUS_COLUMNS, focusRows } from '../../src/reports/focus-export.js';
 import type { Env } from './commands.js';
 import { gql, monthRange, type Real } from './real.js';
 
@@ -106,6 +107,36 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
           `${project.name} ${month}: spendReport counts ${report[0]?.tasks ?? 0} tasks, its drill-down ${drill?.tasks ?? 0}`,
         );
     }
+  }
+
+  // The FOCUS export (§19): each project's month adds up to the report, and a SKU row's unit
+  // prices times its pricing quantity are its list and contracted costs.
+  for (const month of [m.current, m.previous]) {
+    const [from, to] = monthRange(month);
+    const rows = await focusRows(db, { from: new Date(from), to: new Date(to), vendorName: 'vendor' });
+    const at = (name: string) => FOCUS_COLUMNS.indexOf(name as (typeof FOCUS_COLUMNS)[number]);
+    const sums = new Map<string, Decimal>();
+    for (const r of rows) {
+      const unit = r[at('x_Unit')]!;
+      const amount = unit === 'CREDITS' ? r[at('x_Credits')]! : r[at('BilledCost')]!;
+      const key = `${r[at('SubAccountId')]}|${unit}`;
+      sums.set(key, (sums.get(key) ?? new Decimal(0)).plus(amount));
+      if (r[at('ChargeCategory')] !== 'Usage' || unit !== 'USD') continue;
+      const q = new Decimal(r[at('PricingQuantity')]!);
+      same(`FOCUS ${r[at('SkuPriceId')]} ListCost`, r[at('ListCost')], q.times(r[at('ListUnitPrice')]!));
+      same(
+        `FOCUS ${r[at('SkuPriceId')]} ContractedCost`,
+        r[at('ContractedCost')],
+        q.times(r[at('ContractedUnitPrice')]!),
+      );
+    }
+    for (const project of [...real.sys.projects, { id: real.sys.past.id, name: 'past' }])
+      for (const unit of ['USD', 'CREDITS'] as const)
+        same(
+          `FOCUS ${project.name} ${month} ${unit}`,
+          sums.get(`${project.id}|${unit}`) ?? '0',
+          m.reported(project.id, month).get(unit) ?? new Decimal(0),
+        );
   }
 
   // Each task's net; the vendor's open differences; their tasks under review.

@@ -487,9 +487,11 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
     'ConsumedQuantity',
     'ConsumedUnit',
     'ContractedCost',
+    'ContractedUnitPrice',
     'EffectiveCost',
     'InvoiceIssuerName',
     'ListCost',
+    'ListUnitPrice',
     'PricingQuantity',
     'PricingUnit',
     'ProviderName',
@@ -547,8 +549,14 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
         expect(r.PricingUnit).toMatch(UNIT);
         expect(r.SkuId).not.toBe('');
         expect(r.SkuPriceId).toMatch(/@v\d+$/);
+        // A SKU price's unit prices: not null for Usage, and times PricingQuantity they are its costs.
+        expect(r.ListUnitPrice).toMatch(NUMERIC);
+        expect(r.ContractedUnitPrice).toMatch(NUMERIC);
+        expect(dec(r.PricingQuantity!).times(r.ListUnitPrice!).toFixed()).toBe(dec(r.ListCost!).toFixed());
+        expect(dec(r.PricingQuantity!).times(r.ContractedUnitPrice!).toFixed()).toBe(dec(r.ContractedCost!).toFixed());
       } else {
         expect(r.ConsumedQuantity).toBe(''); // must be null unless Usage
+        expect([r.SkuPriceId, r.ListUnitPrice]).toEqual(['', '']); // null together
       }
     }
     // The key's default tags are user tags (unprefixed); the key itself is spendgate's.
@@ -562,27 +570,47 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
     // USD rows: the exact amounts; their sum is the ledger's.
     const usd = rows.filter((r) => r.x_Unit === 'USD').reduce((s, r) => s.plus(dec(r.BilledCost!)), dec(0));
     expect(usd.toFixed()).toBe((await ledger(`le.unit = 'USD'`)).USD);
-    // Credit rows without CREDITS_PER_USD: no FOCUS cost, and they say so; the credits are kept.
+    // Credit rows without CREDITS_PER_USD: no FOCUS cost, and they say so; the credits are kept, a
+    // row per SKU price (gemini-3.8-flash: input 955.5, cache read 109.2, output 4914 per 1M tokens).
     const credits = rows.filter((r) => r.x_Unit === 'CREDITS');
-    expect(credits).toHaveLength(2);
+    expect(credits).toHaveLength(6); // two keys × three token classes
     for (const r of credits) {
       expect(r).toMatchObject({
         BilledCost: '0',
         EffectiveCost: '0',
         ListCost: '0',
-        x_Credits: '31.9956',
+        ListUnitPrice: '0',
         x_CreditsPerUsd: '',
         x_CostStatus: 'credits not converted: set CREDITS_PER_USD for a cost',
-      });
-      expect(r).toMatchObject({
         ConsumedUnit: 'Tokens',
-        ConsumedQuantity: '24000',
         PricingUnit: '1000000 Tokens',
-        PricingQuantity: '0.024',
-      }); // 12,000 input + 8,000 cached + 4,000 output
+      });
     }
+    const bySku = (key: string) =>
+      credits
+        .filter((r) => r.x_ApiKeyPrefix === key)
+        .map((r) => [r.SkuId, r.ConsumedQuantity, r.PricingQuantity, r.x_Credits, r.x_Tasks]);
+    expect(bySku(ml.slice(3, 15))).toEqual([
+      ['gemini-3.8-flash/cache_read', '8000', '0.008', '0.8736', '1'],
+      ['gemini-3.8-flash/input', '12000', '0.012', '11.466', '1'], // 20,000 prompt less 8,000 cached
+      ['gemini-3.8-flash/output', '4000', '0.004', '19.656', '1'], // 1,500 candidates + 2,500 thoughts
+    ]);
+    const creditsOf = (key: string) =>
+      bySku(key)
+        .reduce((s, r) => s.plus(r[3]!), dec(0))
+        .toFixed();
+    expect(creditsOf(ml.slice(3, 15))).toBe('31.9956');
     const images = rows.find((r) => r.x_Unit === 'USD' && r.x_ApiKeyPrefix === ml.slice(3, 15))!;
-    expect(images).toMatchObject({ BilledCost: '0.24', ConsumedUnit: 'Images', ConsumedQuantity: '6', x_Tasks: '2' });
+    expect(images).toMatchObject({
+      BilledCost: '0.24',
+      ConsumedUnit: 'Images',
+      ConsumedQuantity: '6',
+      PricingUnit: 'Images',
+      PricingQuantity: '6',
+      ListUnitPrice: '0.04',
+      ContractedUnitPrice: '0.04',
+      x_Tasks: '2',
+    });
   });
 
   test('with CREDITS_PER_USD, credit rows carry their cost: credits ÷ rate, 10 places half-even, the rate shown', async () => {
@@ -593,15 +621,17 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
     });
     try {
       const credits = (await focus(converting)).filter((r) => r.x_Unit === 'CREDITS');
-      const expected = '10.6652'; // 31.9956 / 3, exact
+      // Each SKU price converted: 11.466 / 3, 0.8736 / 3, 19.656 / 3, exact; the unit prices too.
+      const input = credits.find((r) => r.SkuId === 'gemini-3.8-flash/input')!;
+      expect(input).toMatchObject({ BilledCost: '3.822', ListUnitPrice: '318.5', ContractedUnitPrice: '318.5' });
+      const keyCost = credits
+        .filter((r) => r.x_ApiKeyPrefix === input.x_ApiKeyPrefix)
+        .reduce((s, r) => s.plus(r.BilledCost!), dec(0));
+      expect(keyCost.toFixed()).toBe('10.6652'); // 31.9956 / 3
       for (const r of credits) {
-        expect(r).toMatchObject({
-          BilledCost: expected,
-          EffectiveCost: expected,
-          ListCost: expected,
-          x_Credits: '31.9956',
-          x_CreditsPerUsd: '3',
-        });
+        expect(r.EffectiveCost).toBe(r.BilledCost);
+        expect(r.ListCost).toBe(r.BilledCost);
+        expect(r.x_CreditsPerUsd).toBe('3');
         expect(r.x_CostStatus).toMatch(/^converted at 3 credits per USD/);
       }
       const inexact = await gateway(url, {
@@ -610,8 +640,8 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
         CREDITS_PER_USD: '9',
       });
       try {
-        const ninth = (await focus(inexact)).find((r) => r.x_Unit === 'CREDITS')!;
-        expect(ninth.BilledCost).toBe('3.5550666667'); // 31.9956 / 9 = 3.55506666…, rounded at the 10th place
+        const cached = (await focus(inexact)).find((r) => r.SkuId === 'gemini-3.8-flash/cache_read')!;
+        expect(cached.BilledCost).toBe('0.0970666667'); // 0.8736 / 9 = 0.09706666…, rounded at the 10th place
       } finally {
         await inexact.close();
       }

@@ -3,7 +3,9 @@
  * baseline (one transaction per hold: conditional UPDATE of the budget row + task and ledger
  * inserts), both at 64 concurrent clients, on one hot budget and spread over 100, in one run on
  * one embedded PostgreSQL with its default durability (fsync and synchronous_commit on).
- * Then an exhaustion phase with tight limits counts overspend (must be 0) and runs reconcile.
+ * A hot project with one limit (requests a minute; tasks in flight) measures what a limit costs a
+ * hold (decisions §20). Then an exhaustion phase with tight limits counts overspend (must be 0)
+ * and runs reconcile.
  * Prints figures and writes bench/results/budget.json; asserts nothing.
  */
 import { Money } from '../src/pricing/money.js';
@@ -32,6 +34,13 @@ async function main() {
     const spread = await projects(db, 100, '1000000');
     await baselineSchema(db, 100);
     const four = await fourBudgets(db, '1000000');
+    // Decisions §20: a hot project with one limit (never reached), of each kind a hold counts.
+    const [rpm, inFlight] = await projects(db, 2, '1000000');
+    await db.query(
+      `INSERT INTO usage_limit (id, project_id, kind, amount, created_by)
+       VALUES (gen_random_uuid(), $1, 'REQUESTS_PER_MINUTE', 2000000000, 'bench'), (gen_random_uuid(), $2, 'TASKS_IN_FLIGHT', 2000000000, 'bench')`,
+      [rpm, inFlight],
+    );
 
     const results = {
       machine: `${machine()}, PostgreSQL 18 embedded, defaults (fsync on)`,
@@ -50,6 +59,8 @@ async function main() {
           tags: ['team=bench'],
         }),
       ),
+      spendgateHotOneRequestsLimit: await drive(() => ledger.hold(hold(rpm!))),
+      spendgateHotOneInFlightLimit: await drive(() => ledger.hold(hold(inFlight!))),
       baselineHot: await baseline(server.url, () => 1),
       baselineSpread: await baseline(server.url, () => 1 + Math.floor(Math.random() * 100)),
       overspend: await exhaustion(db, ledger),
@@ -57,6 +68,8 @@ async function main() {
     const ratios = {
       hotVsBaseline: round(results.spendgateHot.perSecond / results.baselineHot.perSecond),
       fourBudgetsVsOne: round(results.spendgateHotFourBudgets.perSecond / results.spendgateHot.perSecond),
+      oneRequestsLimitVsNone: round(results.spendgateHotOneRequestsLimit.perSecond / results.spendgateHot.perSecond),
+      oneInFlightLimitVsNone: round(results.spendgateHotOneInFlightLimit.perSecond / results.spendgateHot.perSecond),
       spreadVsBaseline: round(results.spendgateSpread.perSecond / results.baselineSpread.perSecond),
     };
     const reconciliation = await reconcile(db);

@@ -16,6 +16,10 @@ CREATE TYPE "FailurePolicy" AS ENUM ('release', 'charge');
 
 CREATE TYPE "LedgerKind" AS ENUM ('hold', 'release', 'charge', 'adjustment');
 
+CREATE TYPE "LimitKind" AS ENUM ('REQUESTS_PER_MINUTE', 'TASKS_IN_FLIGHT', 'TOKENS_PER_MINUTE');
+
+CREATE TYPE "ModelScope" AS ENUM ('MODEL', 'FAMILY', 'KIND');
+
 CREATE TYPE "Period" AS ENUM ('DAILY', 'WEEKLY', 'MONTHLY', 'LIFETIME');
 
 CREATE TYPE "PersonState" AS ENUM ('invited', 'active', 'disabled');
@@ -171,7 +175,10 @@ CREATE TABLE archived_spend (
   end_user text,
   tags text[] NOT NULL,
   spent numeric NOT NULL,
-  held numeric NOT NULL
+  held numeric NOT NULL,
+  family text,
+  kind text,
+  model text
 );
 
 CREATE TABLE audit_record (
@@ -214,9 +221,12 @@ CREATE TABLE budget (
   scope "BudgetScope" NOT NULL DEFAULT 'PROJECT'::"BudgetScope",
   scope_key_id uuid,
   scope_value text,
+  model_scope "ModelScope",
+  model_value text,
   CONSTRAINT budget_pkey PRIMARY KEY (id),
   CONSTRAINT budget_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT,
   CONSTRAINT budget_scope_key_id_fkey FOREIGN KEY (scope_key_id) REFERENCES api_key(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT budget_model_scope_value CHECK (((model_scope IS NULL) = (model_value IS NULL))),
   CONSTRAINT budget_scope_value_fits CHECK ((((scope = 'PROJECT'::"BudgetScope") AND (scope_key_id IS NULL) AND (scope_value IS NULL)) OR ((scope = 'API_KEY'::"BudgetScope") AND (scope_key_id IS NOT NULL) AND (scope_value IS NULL)) OR ((scope = ANY (ARRAY['TAG'::"BudgetScope", 'USER'::"BudgetScope"])) AND (scope_key_id IS NULL) AND (scope_value IS NOT NULL)) OR ((scope = 'EACH_USER'::"BudgetScope") AND (scope_key_id IS NULL) AND (scope_value IS NULL))))
 );
 
@@ -363,6 +373,25 @@ CREATE TABLE ledger_seal_mark (
   max_id bigint NOT NULL,
   marked_at timestamp(6) with time zone NOT NULL,
   CONSTRAINT ledger_seal_mark_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE limit_hold (
+  task_id bigint NOT NULL,
+  limit_id uuid NOT NULL,
+  subject text NOT NULL,
+  window_start timestamp(6) with time zone,
+  tokens bigint NOT NULL DEFAULT 0,
+  CONSTRAINT limit_hold_pkey PRIMARY KEY (task_id, limit_id),
+  CONSTRAINT limit_hold_limit_id_fkey FOREIGN KEY (limit_id) REFERENCES usage_limit(id) ON UPDATE CASCADE ON DELETE CASCADE
+);
+
+CREATE TABLE limit_use (
+  limit_id uuid NOT NULL,
+  subject text NOT NULL,
+  window_start timestamp(6) with time zone NOT NULL,
+  used bigint NOT NULL DEFAULT 0,
+  CONSTRAINT limit_use_pkey PRIMARY KEY (limit_id, subject),
+  CONSTRAINT limit_use_limit_id_fkey FOREIGN KEY (limit_id) REFERENCES usage_limit(id) ON UPDATE CASCADE ON DELETE CASCADE
 );
 
 CREATE TABLE month_close (
@@ -699,6 +728,22 @@ CREATE TABLE task_upstream (
   CONSTRAINT task_upstream_pkey PRIMARY KEY (upstream_task_id)
 );
 
+CREATE TABLE usage_limit (
+  id uuid NOT NULL,
+  project_id uuid NOT NULL,
+  kind "LimitKind" NOT NULL,
+  amount bigint NOT NULL,
+  scope "BudgetScope" NOT NULL DEFAULT 'PROJECT'::"BudgetScope",
+  scope_key_id uuid,
+  scope_value text,
+  created_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  created_by text NOT NULL,
+  CONSTRAINT usage_limit_pkey PRIMARY KEY (id),
+  CONSTRAINT usage_limit_project_id_fkey FOREIGN KEY (project_id) REFERENCES project(id) ON UPDATE CASCADE ON DELETE RESTRICT,
+  CONSTRAINT usage_limit_scope_key_id_fkey FOREIGN KEY (scope_key_id) REFERENCES api_key(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT usage_limit_amount_positive CHECK ((amount > 0))
+);
+
 CREATE TABLE vendor_recon_item (
   id bigint NOT NULL DEFAULT nextval('vendor_recon_item_id_seq'::regclass),
   statement_id uuid NOT NULL,
@@ -823,6 +868,8 @@ CREATE INDEX ledger_entry_project_id_unit_effective_at_idx ON ONLY public.ledger
 
 CREATE INDEX ledger_entry_task_id_idx ON ONLY public.ledger_entry USING btree (task_id);
 
+CREATE INDEX limit_hold_limit_id_subject_idx ON public.limit_hold USING btree (limit_id, subject);
+
 CREATE UNIQUE INDEX month_close_active ON public.month_close USING btree (month) WHERE (reopened_at IS NULL);
 
 CREATE UNIQUE INDEX outbox_event_cause_key ON public.outbox_event USING btree (cause);
@@ -864,6 +911,10 @@ CREATE INDEX task_open ON ONLY public.task USING btree (next_poll_at) WHERE ((se
 CREATE INDEX task_project_id_accepted_at_idx ON ONLY public.task USING btree (project_id, accepted_at);
 
 CREATE INDEX task_under_review ON ONLY public.task USING btree (project_id, accepted_at) WHERE (needs_review AND (settled_at IS NULL));
+
+CREATE UNIQUE INDEX usage_limit_one_per_scope ON public.usage_limit USING btree (project_id, kind, scope, COALESCE((scope_key_id)::text, ''::text), COALESCE(scope_value, ''::text));
+
+CREATE INDEX usage_limit_project_id_idx ON public.usage_limit USING btree (project_id);
 
 CREATE INDEX vendor_recon_item_statement_id_class_idx ON public.vendor_recon_item USING btree (statement_id, class);
 
@@ -963,7 +1014,7 @@ BEGIN
   IF p_task IS NOT NULL THEN SELECT * INTO t FROM task WHERE id = p_task; END IF;
   INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
   VALUES (p_project, p_task, 'adjustment', p_unit, p_amount, post, p_reason, belongs) RETURNING id INTO entry;
-  PERFORM spendgate_apply_to_budgets(p_project, p_unit, p_task IS NOT NULL, t.api_key_id, t.end_user, t.tags, post, 0, p_amount);
+  PERFORM spendgate_apply_to_budgets(p_project, p_unit, p_task IS NOT NULL, t.api_key_id, t.end_user, t.tags, t.model, t.family, t.kind, post, 0, p_amount);
   -- Reports read the roll-ups, so an adjustment lands there too (on its task's model, if any).
   INSERT INTO spend_rollup AS s (day, project_id, model, unit, status, amount)
   VALUES (v_day, p_project, coalesce(t.model, '(adjustment)'), p_unit, CASE WHEN belongs IS NULL THEN 'adjustment' ELSE 'prior_period' END, p_amount)
@@ -979,7 +1030,7 @@ END $function$;
 
 COMMENT ON FUNCTION public.spendgate_adjust(p_project uuid, p_unit "Unit", p_amount numeric, p_reason text, p_task bigint, p_at timestamp with time zone) IS 'Early warning (decisions §15): spend per hour of acceptance for each project, key and end user, kept with every settlement and adjustment (one statement, three rows); the forecasts and the anomaly detector read it, never raw tasks.';
 
-CREATE OR REPLACE FUNCTION public.spendgate_apply_to_budgets(p_project uuid, p_unit "Unit", p_has_task boolean, p_key uuid, p_user text, p_tags text[], p_at timestamp with time zone, p_release numeric, p_charge numeric)
+CREATE OR REPLACE FUNCTION public.spendgate_apply_to_budgets(p_project uuid, p_unit "Unit", p_has_task boolean, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_at timestamp with time zone, p_release numeric, p_charge numeric)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
@@ -989,7 +1040,8 @@ DECLARE
   bp budget_period;
   before numeric;
 BEGIN
-  FOR b IN SELECT bb.*, spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, p_has_task, p_key, p_user, coalesce(p_tags, '{}')) AS subject
+  FOR b IN SELECT bb.*, spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, p_has_task, p_key, p_user, coalesce(p_tags, '{}'),
+                                                 bb.model_scope, bb.model_value, p_model, p_family, p_kind) AS subject
            FROM budget bb WHERE bb.project_id = p_project AND bb.unit = p_unit AND bb.deleted_at IS NULL ORDER BY bb.id LOOP
     CONTINUE WHEN b.subject IS NULL;
     SELECT * INTO w FROM spendgate_period_window(b.period, p_at);
@@ -1006,7 +1058,7 @@ BEGIN
   END LOOP;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_apply_to_budgets(p_project uuid, p_unit "Unit", p_has_task boolean, p_key uuid, p_user text, p_tags text[], p_at timestamp with time zone, p_release numeric, p_charge numeric) IS 'Hand-written. Attribution (decisions §7): a task''s API key, end user and tags decide which budgets count it; spend by key, user and tag is rolled up for reports and the FOCUS export. * A budget''s scope is PROJECT, API_KEY, TAG, USER or EACH_USER. spendgate_budget_subject says, for a budget and a task''s attribution, under which subject the budget counts the task ('''' for every scope but EACH_USER, whose subject is the end user) or NULL when it does not count it. Every function that moves a budget''s balance (the hold, settlement, release, adjustments, resolution) and the ledger''s own derivation of a balance use it: admission stays one atomic step, whatever the scopes, and reconcile proves every scoped balance from the ledger. * budget_period and budget_alert rows carry that subject: an EACH_USER budget has one balance (and one set of threshold crossings) per user and period, made on the user''s first use. * A period row made on the way to moving money was derived from the ledger after the movement''s entries were written, so it already holds the movement: spendgate_apply_to_budgets now moves only rows that existed before (the old body counted such a movement twice, for a task accepted in a window the budget had no row for yet). * spend_rollup_by is kept with spend_rollup, in the same transactions; existing settled tasks and adjustments are rolled up below. Functions are restated whole (PostgreSQL replaces a body as a unit); the hold functions'' result gains the refusing budget''s scope, so they are dropped and created again.';
+COMMENT ON FUNCTION public.spendgate_apply_to_budgets(p_project uuid, p_unit "Unit", p_has_task boolean, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_at timestamp with time zone, p_release numeric, p_charge numeric) IS 'Hand-written. Attribution (decisions §7): a task''s API key, end user and tags decide which budgets count it; spend by key, user and tag is rolled up for reports and the FOCUS export. * A budget''s scope is PROJECT, API_KEY, TAG, USER or EACH_USER. spendgate_budget_subject says, for a budget and a task''s attribution, under which subject the budget counts the task ('''' for every scope but EACH_USER, whose subject is the end user) or NULL when it does not count it. Every function that moves a budget''s balance (the hold, settlement, release, adjustments, resolution) and the ledger''s own derivation of a balance use it: admission stays one atomic step, whatever the scopes, and reconcile proves every scoped balance from the ledger. * budget_period and budget_alert rows carry that subject: an EACH_USER budget has one balance (and one set of threshold crossings) per user and period, made on the user''s first use. * A period row made on the way to moving money was derived from the ledger after the movement''s entries were written, so it already holds the movement: spendgate_apply_to_budgets now moves only rows that existed before (the old body counted such a movement twice, for a task accepted in a window the budget had no row for yet). * spend_rollup_by is kept with spend_rollup, in the same transactions; existing settled tasks and adjustments are rolled up below. Functions are restated whole (PostgreSQL replaces a body as a unit); the hold functions'' result gains the refusing budget''s scope, so they are dropped and created again.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_archive_month(p_month date, p_by text, p_manifest jsonb)
  RETURNS integer
@@ -1040,13 +1092,13 @@ BEGIN
     SELECT c.* FROM charge_line c WHERE c.task_id IN (SELECT k.id FROM archive_kept k);
 
   -- What the month's entries add to balances, by whom (decisions §18; spendgate_budget_balance).
-  INSERT INTO archived_spend (month, project_id, unit, has_task, api_key_id, end_user, tags, spent, held)
-  SELECT p_month, e.project_id, e.unit, t.id IS NOT NULL, t.api_key_id, t.end_user, coalesce(t.tags, '{}'),
+  INSERT INTO archived_spend (month, project_id, unit, has_task, api_key_id, end_user, tags, model, family, kind, spent, held)
+  SELECT p_month, e.project_id, e.unit, t.id IS NOT NULL, t.api_key_id, t.end_user, coalesce(t.tags, '{}'), t.model, t.family, t.kind,
          coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
          coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
   FROM ledger_entry e LEFT JOIN task t ON t.id = e.task_id
   WHERE e.effective_at >= m_start AND e.effective_at < m_end
-  GROUP BY e.project_id, e.unit, t.id IS NOT NULL, t.api_key_id, t.end_user, coalesce(t.tags, '{}');
+  GROUP BY e.project_id, e.unit, t.id IS NOT NULL, t.api_key_id, t.end_user, coalesce(t.tags, '{}'), t.model, t.family, t.kind;
   INSERT INTO archived_balance (month, budget_id, period_start, subject, spent, held)
   SELECT p_month, bp.budget_id, bp.period_start, bp.subject, l.spent, l.held
   FROM budget_period bp
@@ -1093,7 +1145,7 @@ DECLARE
   more_held numeric;
 BEGIN
   SELECT * INTO b FROM budget WHERE id = p_budget;
-  IF b.scope = 'PROJECT' THEN
+  IF b.scope = 'PROJECT' AND b.model_scope IS NULL THEN
     SELECT l.spent, l.held INTO spent, held FROM spendgate_ledger_balance(b.project_id, b.unit, p_start, p_end) l;
   ELSIF b.scope = 'EACH_USER' THEN
     -- The user's tasks by task_end_user_project (the project compared with IS NOT DISTINCT
@@ -1109,14 +1161,16 @@ BEGIN
     CROSS JOIN LATERAL (SELECT x.kind, x.amount FROM ledger_entry x
                         WHERE x.task_id = t.id AND x.unit = b.unit AND x.effective_at >= p_start AND x.effective_at < p_end
                         OFFSET 0) e
-    WHERE t.end_user = p_subject AND t.project_id IS NOT DISTINCT FROM b.project_id;
+    WHERE t.end_user = p_subject AND t.project_id IS NOT DISTINCT FROM b.project_id
+      AND (b.model_scope IS NULL OR b.model_value = CASE b.model_scope WHEN 'MODEL' THEN t.model WHEN 'FAMILY' THEN t.family ELSE t.kind END);
   ELSE
     SELECT coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
            coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
     INTO spent, held
     FROM ledger_entry e JOIN task t ON t.id = e.task_id
     WHERE e.project_id = b.project_id AND e.unit = b.unit AND e.effective_at >= p_start AND e.effective_at < p_end
-      AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, t.api_key_id, t.end_user, coalesce(t.tags, '{}')) = p_subject;
+      AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, t.api_key_id, t.end_user, coalesce(t.tags, '{}'),
+                                   b.model_scope, b.model_value, t.model, t.family, t.kind) = p_subject;
   END IF;
   -- Archived months (decisions §18): their entries are no longer here; what they added is. A month
   -- inside the window counts by who made its entries; a window holding part of an archived month
@@ -1126,8 +1180,9 @@ BEGIN
     FROM archived_spend a
     WHERE a.project_id = b.project_id AND a.unit = b.unit
       AND (a.month::timestamp AT TIME ZONE 'UTC') >= p_start AND ((a.month + interval '1 month')::timestamp AT TIME ZONE 'UTC') <= p_end
-      AND (b.scope = 'PROJECT'
-           OR (a.has_task AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, a.api_key_id, a.end_user, a.tags) = p_subject));
+      AND ((b.scope = 'PROJECT' AND b.model_scope IS NULL)
+           OR (a.has_task AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, a.api_key_id, a.end_user, a.tags,
+                                                       b.model_scope, b.model_value, a.model, a.family, a.kind) = p_subject));
     spent := spent + more_spent;
     held := held + more_held;
     SELECT coalesce(sum(x.spent), 0), coalesce(sum(x.held), 0) INTO more_spent, more_held
@@ -1148,7 +1203,7 @@ AS $function$
     'project', jsonb_build_object('id', p.id, 'name', p.name),
     'budget', jsonb_build_object(
       'id', b.id, 'scope', b.scope, 'scopeValue', CASE WHEN b.scope = 'API_KEY' THEN k.prefix ELSE b.scope_value END,
-      'user', nullif(p_subject, ''), 'unit', b.unit, 'period', b.period, 'hard', b.hard,
+      'user', nullif(p_subject, ''), 'modelScope', b.model_scope, 'modelValue', b.model_value, 'unit', b.unit, 'period', b.period, 'hard', b.hard,
       'periodStart', spendgate_iso(w.period_start), 'periodEnd', spendgate_iso(w.period_end),
       'limit', b."limit"::text, 'spent', coalesce(bp.spent, 0)::text, 'held', coalesce(bp.held, 0)::text,
       'remaining', (b."limit" - coalesce(bp.spent, 0) - coalesce(bp.held, 0))::text))
@@ -1214,12 +1269,15 @@ END $function$;
 
 COMMENT ON FUNCTION public.spendgate_budget_period(p_budget uuid, at timestamp with time zone, p_subject text) IS 'Hand-written. Attribution (decisions §7): a task''s API key, end user and tags decide which budgets count it; spend by key, user and tag is rolled up for reports and the FOCUS export. * A budget''s scope is PROJECT, API_KEY, TAG, USER or EACH_USER. spendgate_budget_subject says, for a budget and a task''s attribution, under which subject the budget counts the task ('''' for every scope but EACH_USER, whose subject is the end user) or NULL when it does not count it. Every function that moves a budget''s balance (the hold, settlement, release, adjustments, resolution) and the ledger''s own derivation of a balance use it: admission stays one atomic step, whatever the scopes, and reconcile proves every scoped balance from the ledger. * budget_period and budget_alert rows carry that subject: an EACH_USER budget has one balance (and one set of threshold crossings) per user and period, made on the user''s first use. * A period row made on the way to moving money was derived from the ledger after the movement''s entries were written, so it already holds the movement: spendgate_apply_to_budgets now moves only rows that existed before (the old body counted such a movement twice, for a task accepted in a window the budget had no row for yet). * spend_rollup_by is kept with spend_rollup, in the same transactions; existing settled tasks and adjustments are rolled up below. Functions are restated whole (PostgreSQL replaces a body as a unit); the hold functions'' result gains the refusing budget''s scope, so they are dropped and created again.';
 
-CREATE OR REPLACE FUNCTION public.spendgate_budget_subject(p_scope "BudgetScope", p_scope_key uuid, p_scope_value text, p_has_task boolean, p_key uuid, p_user text, p_tags text[])
+CREATE OR REPLACE FUNCTION public.spendgate_budget_subject(p_scope "BudgetScope", p_scope_key uuid, p_scope_value text, p_has_task boolean, p_key uuid, p_user text, p_tags text[], p_model_scope "ModelScope", p_model_value text, p_model text, p_family text, p_kind text)
  RETURNS text
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
 AS $function$
   SELECT CASE
+    -- a cap on part of the catalog counts only tasks of that model, family or kind (decisions §20)
+    WHEN p_model_scope IS NOT NULL AND (NOT p_has_task OR p_model_value IS DISTINCT FROM
+         CASE p_model_scope WHEN 'MODEL' THEN p_model WHEN 'FAMILY' THEN p_family ELSE p_kind END) THEN NULL
     WHEN p_scope = 'PROJECT' THEN ''
     WHEN NOT p_has_task THEN NULL
     WHEN p_scope = 'API_KEY' THEN CASE WHEN p_scope_key = p_key THEN '' END
@@ -1229,7 +1287,7 @@ AS $function$
   END
 $function$;
 
-COMMENT ON FUNCTION public.spendgate_budget_subject(p_scope "BudgetScope", p_scope_key uuid, p_scope_value text, p_has_task boolean, p_key uuid, p_user text, p_tags text[]) IS 'Under which subject a budget of this scope counts a task with this attribution; NULL: it does not. Entries without a task (an adjustment of the project) count for PROJECT budgets only.';
+COMMENT ON FUNCTION public.spendgate_budget_subject(p_scope "BudgetScope", p_scope_key uuid, p_scope_value text, p_has_task boolean, p_key uuid, p_user text, p_tags text[], p_model_scope "ModelScope", p_model_value text, p_model text, p_family text, p_kind text) IS 'Under which subject a budget of this scope (and model scope) counts a task with this attribution and model; NULL: it does not. Entries without a task (an adjustment of the project) count for PROJECT budgets without a model scope only. Limits pass no model scope.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_carry_open_holds(p_month date)
  RETURNS TABLE(task_id bigint, model text, unit "Unit", amount numeric, accepted_at timestamp with time zone, project_id uuid)
@@ -1255,10 +1313,10 @@ BEGIN
     PERFORM spendgate_lock_project(r.project_id);
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
     VALUES (r.project_id, r.id, 'release', r.unit, r.held, r.held_at, 'open at the close of ' || label || ': carried to the next month');
-    PERFORM spendgate_apply_to_budgets(r.project_id, r.unit, true, r.api_key_id, r.end_user, r.tags, r.held_at, r.held, 0);
+    PERFORM spendgate_apply_to_budgets(r.project_id, r.unit, true, r.api_key_id, r.end_user, r.tags, r.model, r.family, r.kind, r.held_at, r.held, 0);
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
     VALUES (r.project_id, r.id, 'hold', r.unit, r.held, m_end, 'carried from ' || label || ', open at its close');
-    PERFORM spendgate_apply_to_budgets(r.project_id, r.unit, true, r.api_key_id, r.end_user, r.tags, m_end, -r.held, 0);
+    PERFORM spendgate_apply_to_budgets(r.project_id, r.unit, true, r.api_key_id, r.end_user, r.tags, r.model, r.family, r.kind, m_end, -r.held, 0);
     task_id := r.id; model := r.model; unit := r.unit; amount := r.held; accepted_at := r.accepted_at; project_id := r.project_id;
     RETURN NEXT;
   END LOOP;
@@ -1379,7 +1437,8 @@ BEGIN
   bal AS MATERIALIZED (
     SELECT b.id, b.hard, b."limit", b.thresholds, b.subject, b.period_start, p.spent, p.held
     FROM (SELECT bb.id, bb.hard, bb."limit", bb.thresholds, spendgate_period_start(bb.period, v.at) AS period_start,
-                 spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, true, p_key, p_user, coalesce(p_tags, '{}')) AS subject
+                 spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, true, p_key, p_user, coalesce(p_tags, '{}'),
+                                          bb.model_scope, bb.model_value, p_model, p_family, p_kind) AS subject
           FROM budget bb, v WHERE bb.project_id = p_project AND bb.unit = p_unit AND bb.deleted_at IS NULL) b
     LEFT JOIN budget_period p ON p.budget_id = b.id AND p.period_start = b.period_start AND p.subject = b.subject
     WHERE b.subject IS NOT NULL
@@ -1387,7 +1446,9 @@ BEGIN
   ok AS MATERIALIZED (
     SELECT v.at, v.in_force, (p_at IS NOT NULL OR v.in_force IS NULL OR v.in_force = p_version) AS priced,
            NOT EXISTS (SELECT 1 FROM bal WHERE bal.held IS NULL OR NOT spendgate_hold_fits(bal.hard, bal."limit", bal.spent, bal.held, p_hold))
-           AND (p_idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM task_idempotency k WHERE k.project_id = p_project AND k.idempotency_key = p_idempotency_key)) AS fits
+           AND (p_idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM task_idempotency k WHERE k.project_id = p_project AND k.idempotency_key = p_idempotency_key))
+           -- a project with limits (decisions §20): spendgate_place_holds checks them, one request at a time
+           AND NOT EXISTS (SELECT 1 FROM usage_limit l WHERE l.project_id = p_project) AS fits
     FROM v
   ),
   t AS (
@@ -1429,7 +1490,7 @@ BEGIN
   FROM ok;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone, p_ref uuid) IS 'One request''s hold in three statements: the price book''s lock, the project''s lock, and one statement that writes only when the request is priced with the version in force (or carries its own acceptance time), every balance it counts in exists and fits, and no task of the project already has its Idempotency-Key. Otherwise it writes nothing and answers ''fallback'' (the gateway then calls spendgate_place_holds, which makes new periods'' and new end users'' balances, refuses, and answers repeated keys) or ''stale_price'' with the version in force. The locks are those of spendgate_place_holds, in its order; the statement runs after both, so its snapshot sees every budget, balance and key committed before the lock was granted.';
+COMMENT ON FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone, p_ref uuid) IS 'One request''s hold in three statements: the price book''s lock, the project''s lock, and one statement that writes only when the request is priced with the version in force (or carries its own acceptance time), every balance it counts in exists and fits, its project has no limits (decisions §20), and no task of the project already has its Idempotency-Key. Otherwise it writes nothing and answers ''fallback'' (the gateway then calls spendgate_place_holds, which makes new periods'' and new end users'' balances, refuses, and answers repeated keys) or ''stale_price'' with the version in force. The locks are those of spendgate_place_holds, in its order; the statement runs after both, so its snapshot sees every budget, balance and key committed before the lock was granted.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_hourly_add(p_project uuid, p_key text, p_user text, p_unit "Unit", p_at timestamp with time zone, p_amount numeric, p_tasks integer)
  RETURNS void
@@ -1531,6 +1592,81 @@ BEGIN
 END $function$;
 
 COMMENT ON FUNCTION public.spendgate_ledger_partition_once(p_partition text) IS 'A task''s hold, release and charge are each written once a month (settlement''s exactly-once, decisions §3). A unique index of the partitioned ledger_entry would have to hold effective_at itself, so each partition carries this one.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_limit_refusal(p_project uuid, p_key uuid, p_user text, p_tags text[], p_tokens bigint, p_at timestamp with time zone)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT jsonb_build_object(
+           'limitId', l.id, 'kind', l.kind, 'limit', l.amount::text, 'used', u.used::text, 'adds', u.adds::text,
+           'scope', l.scope, 'scopeValue', coalesce(l.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = l.scope_key_id)),
+           'subject', s.subject,
+           'windowEnd', CASE WHEN l.kind <> 'TASKS_IN_FLIGHT' THEN spendgate_iso(date_trunc('minute', p_at) + interval '1 minute') END,
+           'retryAfter', CASE WHEN l.kind = 'TASKS_IN_FLIGHT' THEN 1
+                              ELSE greatest(1, ceil(extract(epoch FROM date_trunc('minute', p_at) + interval '1 minute' - p_at)))::int END)
+  FROM usage_limit l
+  CROSS JOIN LATERAL (SELECT spendgate_budget_subject(l.scope, l.scope_key_id, l.scope_value, true, p_key, p_user, coalesce(p_tags, '{}'),
+                                                NULL, NULL, NULL, NULL, NULL) AS subject) s
+  CROSS JOIN LATERAL (
+    SELECT coalesce((SELECT x.used FROM limit_use x WHERE x.limit_id = l.id AND x.subject = s.subject
+                       AND x.window_start = spendgate_limit_window(l.kind, p_at)), 0) AS used,
+           CASE l.kind WHEN 'TOKENS_PER_MINUTE' THEN coalesce(p_tokens, 0) ELSE 1 END AS adds) u
+  WHERE l.project_id = p_project AND s.subject IS NOT NULL AND u.adds > 0 AND u.used + u.adds > l.amount
+  ORDER BY l.id
+  LIMIT 1
+$function$;
+
+COMMENT ON FUNCTION public.spendgate_limit_refusal(p_project uuid, p_key uuid, p_user text, p_tags text[], p_tokens bigint, p_at timestamp with time zone) IS 'Limits (decisions §20): the first limit of the project that counts this request (scoped as budgets are, spendgate_budget_subject) and that it would take past its amount, as JSON for the 429 (what it counts, its use now, when its minute ends, Retry-After); NULL when every limit fits. Called by spendgate_place_holds_in_order under the project''s lock, after the budgets fit, so a request is refused by at most one of them and by the budget first. Every kind counts in limit_use (spendgate_limit_window): a UTC minute, or for tasks in flight one row that admissions raise and the ends of tasks lower.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_limit_refused(p_limit uuid, p_subject text, p_used text)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  l usage_limit;
+  w timestamptz;
+  prefix text;
+  announced integer;
+  data jsonb;
+BEGIN
+  SELECT * INTO l FROM usage_limit WHERE id = p_limit;
+  IF NOT FOUND THEN RETURN; END IF;
+  -- The limit's own window; tasks in flight have none, so an hour.
+  w := date_trunc(CASE WHEN l.kind = 'TASKS_IN_FLIGHT' THEN 'hour' ELSE 'minute' END, now());
+  prefix := format('limited:%s:%s:', l.id, spendgate_iso(w));
+  data := jsonb_build_object(
+    'project', (SELECT jsonb_build_object('id', p.id, 'name', p.name) FROM project p WHERE p.id = l.project_id),
+    'limit', jsonb_build_object(
+      'id', l.id, 'kind', l.kind, 'amount', l.amount::text, 'scope', l.scope,
+      'scopeValue', coalesce(l.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = l.scope_key_id)),
+      'user', nullif(p_subject, ''), 'used', p_used, 'windowStart', spendgate_iso(w)));
+  IF p_subject <> '' THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended(prefix, 11));
+    SELECT count(*) INTO announced FROM outbox_event e
+    WHERE e.cause ~>=~ prefix AND e.cause ~<~ (left(prefix, -1) || ';');
+    IF announced >= 10 AND NOT EXISTS (SELECT 1 FROM outbox_event e WHERE e.cause = prefix || p_subject) THEN
+      PERFORM spendgate_emit('limit.refused', l.project_id, prefix || '*',
+                             jsonb_set(data, '{limit,user}', 'null'::jsonb)
+                               || jsonb_build_object('capped', true, 'announcedUsers', announced,
+                                                     'note', 'more end users were refused in this window; they are not announced one by one'));
+      RETURN;
+    END IF;
+  END IF;
+  PERFORM spendgate_emit('limit.refused', l.project_id, prefix || p_subject, data);
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_limit_refused(p_limit uuid, p_subject text, p_used text) IS 'Limits (decisions §20): the first refusal by a limit in its window (its minute; an hour for tasks in flight) is one limit.refused event, per subject, capped as budget.exhausted is (decisions §8): the first 10 end users of an EACH_USER limit one by one, then one capped event, then nothing for the window. Written after the refusal, which writes nothing itself.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_limit_window(p_kind "LimitKind", p_at timestamp with time zone)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT CASE WHEN p_kind = 'TASKS_IN_FLIGHT' THEN timestamptz 'epoch' ELSE date_trunc('minute', p_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' END
+$function$;
+
+COMMENT ON FUNCTION public.spendgate_limit_window(p_kind "LimitKind", p_at timestamp with time zone) IS 'Limits (decisions §20): the window a limit counts in at a time: its UTC minute, or for tasks in flight none (the epoch: one count, raised by admissions and lowered as tasks end).';
 
 CREATE OR REPLACE FUNCTION public.spendgate_lock_month_partitions(p_month date)
  RETURNS integer
@@ -1751,6 +1887,8 @@ DECLARE
   alert_due boolean;
   attempt int := 0;
   plan_mode text;
+  has_limits boolean;
+  limits_fit boolean;
 BEGIN
   -- The price book as the database has it (decisions §3): a publication takes this table in EXCLUSIVE
   -- mode, so this lock waits for one in progress, and the acceptance time is read after it. A
@@ -1782,6 +1920,16 @@ BEGIN
       RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
       RETURN;
     END IF;
+  END IF;
+
+  -- Limits (decisions §20): a project without any costs this one probe of usage_limit's index. A
+  -- request with its own acceptance time (recorded earlier, tests) is counted one at a time.
+  has_limits := EXISTS (SELECT 1 FROM usage_limit l WHERE l.project_id = ANY (ARRAY(SELECT DISTINCT x.project_id FROM unnest(reqs) x)));
+  IF has_limits AND EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.accepted_at IS NOT NULL) THEN
+    PERFORM spendgate_lock_project(p) FROM (SELECT DISTINCT x.project_id AS p FROM unnest(reqs) x) q
+    ORDER BY hashtextextended(p::text, 7);
+    RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
+    RETURN;
   END IF;
 
   LOOP
@@ -1820,16 +1968,17 @@ BEGIN
       INTO s_bid, s_start, s_subject, s_at, s_total, s_hard, s_limit, s_alert_from
       FROM (SELECT b.id AS bid, CASE WHEN x.accepted_at IS NULL THEN b.batch_start ELSE spendgate_period_start(b.period, x.accepted_at) END AS period_start,
                    s.subject, min(coalesce(x.accepted_at, batch_at)) AS at, sum(x.hold_amount) AS total, b.hard, b."limit", b.alert_from
-            FROM (SELECT bb.id, bb.project_id, bb.unit, bb.period, bb.hard, bb."limit", bb.scope, bb.scope_key_id, bb.scope_value,
+            FROM (SELECT bb.id, bb.project_id, bb.unit, bb.period, bb.hard, bb."limit", bb.scope, bb.scope_key_id, bb.scope_value, bb.model_scope, bb.model_value,
                          spendgate_period_start(bb.period, batch_at) AS batch_start,
                          -- the use from which a hold can cross a threshold: below it, no alert to look for
                          bb."limit" * (SELECT min(th) FROM unnest(bb.thresholds) th) / 100 AS alert_from
                   FROM budget bb WHERE bb.project_id = ANY (ARRAY(SELECT DISTINCT x.project_id FROM unnest(reqs) x)) AND bb.deleted_at IS NULL
                   OFFSET 0) b -- a fence: each budget's figures once, not once per request
-            JOIN (SELECT x.project_id, x.unit, x.api_key_id, x.end_user, x.tags, x.accepted_at, x.hold_amount FROM unnest(reqs) x) x
+            JOIN (SELECT x.project_id, x.unit, x.api_key_id, x.end_user, x.tags, x.model, x.family, x.kind, x.accepted_at, x.hold_amount FROM unnest(reqs) x) x
               ON x.project_id = b.project_id AND x.unit = b.unit
             CROSS JOIN LATERAL (SELECT spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, x.api_key_id,
-                                                               x.end_user, coalesce(x.tags, '{}')) AS subject) s
+                                                               x.end_user, coalesce(x.tags, '{}'), b.model_scope, b.model_value,
+                                                               x.model, x.family, x.kind) AS subject) s
             WHERE s.subject IS NOT NULL
             GROUP BY 1, 2, 3, b.hard, b."limit", b.alert_from) k;
 
@@ -1869,6 +2018,7 @@ BEGIN
                 JOIN budget b ON b.id = k.bid AND b.scope = 'EACH_USER'
                 CROSS JOIN LATERAL spendgate_period_window(b.period, k.at) w
                 LEFT JOIN task t ON t.end_user = k.subject AND t.project_id IS NOT DISTINCT FROM b.project_id AND t.id <> ALL (t_id)
+                  AND (b.model_scope IS NULL OR b.model_value = CASE b.model_scope WHEN 'MODEL' THEN t.model WHEN 'FAMILY' THEN t.family ELSE t.kind END)
                 LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.unit = b.unit AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
                 GROUP BY k.bid, k.period_start, k.subject, w.period_end, k.total, k.hard, k.lim) m
           WHERE spendgate_hold_fits(m.hard, m.lim, m.spent, m.held, m.total)
@@ -1883,6 +2033,45 @@ BEGIN
           ON k.bid = u.budget_id AND k.period_start = u.period_start AND k.subject = u.subject;
         IF coalesce(cardinality(r_bid), 0) <> coalesce(cardinality(s_bid), 0) THEN
           RAISE EXCEPTION USING ERRCODE = 'SG001'; -- a new period, or a hard limit that does not fit
+        END IF;
+      END IF;
+
+      -- Every limit count the batch raises (decisions §20), in one statement where it still fits:
+      -- if all were raised, the batch is in; if one was not, SG001 undoes the block and the batch
+      -- goes one request at a time (spendgate_place_holds_in_order refuses the request past it).
+      IF has_limits THEN
+        WITH x AS (
+          SELECT y.i, y.project_id, y.api_key_id, y.end_user, y.tags,
+                 (SELECT coalesce(sum(ln.quantity), 0) FROM unnest(y.lines) ln
+                  WHERE ln.component IN ('input', 'output', 'cache_read', 'cache_write_5m', 'cache_write_1h', 'cache_write'))::bigint AS tokens
+          FROM unnest(reqs) y
+        ), counted AS (
+          SELECT x.i, l.id, l.kind, l.amount, s.subject, spendgate_limit_window(l.kind, batch_at) AS w,
+                 CASE WHEN l.kind = 'TOKENS_PER_MINUTE' THEN x.tokens ELSE 1 END AS adds
+          FROM x JOIN usage_limit l ON l.project_id = x.project_id
+          CROSS JOIN LATERAL (SELECT spendgate_budget_subject(l.scope, l.scope_key_id, l.scope_value, true, x.api_key_id, x.end_user,
+                                                             coalesce(x.tags, '{}'), NULL, NULL, NULL, NULL, NULL) AS subject) s
+          WHERE s.subject IS NOT NULL AND (l.kind <> 'TOKENS_PER_MINUTE' OR x.tokens > 0)
+        ), need AS (
+          SELECT c.id, c.subject, c.w, c.amount, sum(c.adds) AS adds FROM counted c GROUP BY c.id, c.subject, c.w, c.amount
+        ), raised AS (
+          INSERT INTO limit_use AS u (limit_id, subject, window_start, used)
+          SELECT n.id, n.subject, n.w, n.adds FROM need n WHERE n.adds <= n.amount
+          ON CONFLICT (limit_id, subject) DO UPDATE SET
+            used = CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used + EXCLUDED.used ELSE EXCLUDED.used END,
+            window_start = EXCLUDED.window_start
+          WHERE (CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used ELSE 0 END) + EXCLUDED.used
+                <= (SELECT ul.amount FROM usage_limit ul WHERE ul.id = u.limit_id)
+          RETURNING 1
+        ), held AS (
+          INSERT INTO limit_hold (task_id, limit_id, subject, window_start, tokens)
+          SELECT t.id, c.id, c.subject, c.w, CASE WHEN c.kind = 'TOKENS_PER_MINUTE' THEN c.adds ELSE 0 END
+          FROM counted c JOIN unnest(t_i, t_id) AS t(i, id) ON t.i = c.i
+          WHERE c.kind <> 'REQUESTS_PER_MINUTE'
+        )
+        SELECT (SELECT count(*) FROM raised) = (SELECT count(*) FROM need) INTO limits_fit;
+        IF NOT limits_fit THEN
+          RAISE EXCEPTION USING ERRCODE = 'SG001'; -- a limit reached: one request at a time, in order
         END IF;
       END IF;
 
@@ -1949,6 +2138,8 @@ DECLARE
   m_subject text[];
   batch_at timestamptz := clock_timestamp();
   at timestamptz;
+  tokens bigint;
+  limited jsonb;
 BEGIN
   FOR r IN SELECT * FROM unnest(p_requests) x ORDER BY x.i
   LOOP
@@ -1980,7 +2171,8 @@ BEGIN
     subjects := '{}';
     m_bid := '{}';
     m_subject := '{}';
-    FOR b IN SELECT bb.*, spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, true, r.api_key_id, r.end_user, coalesce(r.tags, '{}')) AS subject
+    FOR b IN SELECT bb.*, spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, true, r.api_key_id, r.end_user, coalesce(r.tags, '{}'),
+                                                   bb.model_scope, bb.model_value, r.model, r.family, r.kind) AS subject
              FROM budget bb WHERE bb.project_id = r.project_id AND bb.unit = r.unit AND bb.deleted_at IS NULL ORDER BY bb.id LOOP
       CONTINUE WHEN b.subject IS NULL;
       SELECT * INTO w FROM spendgate_period_window(b.period, at);
@@ -1999,7 +2191,7 @@ BEGIN
         -- As it is: negative when settled charges ran past the limit (an overrun).
         SELECT b.id AS id, b."limit" AS lim, b."limit" - v_spent - v_held AS remaining, b.period AS period,
                b.scope AS scope, coalesce(b.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = b.scope_key_id)) AS scope_value,
-               b.subject AS subject INTO refused;
+               b.subject AS subject, b.model_scope AS model_scope, b.model_value AS model_value INTO refused;
         was_refused := true;
         EXIT;
       END IF;
@@ -2008,6 +2200,19 @@ BEGIN
       outcome := 'refused'; budget_id := refused.id; budget_limit := refused.lim;
       budget_remaining := refused.remaining; budget_period := refused.period; budget_hard := true;
       budget_scope := refused.scope; budget_scope_value := refused.scope_value; budget_subject := refused.subject;
+      -- a budget on part of the catalog (decisions §20) says which, for the 402
+      response_body := CASE WHEN refused.model_scope IS NOT NULL
+                            THEN jsonb_build_object('modelScope', refused.model_scope, 'modelValue', refused.model_value)::text END;
+      RETURN NEXT; CONTINUE;
+    END IF;
+
+    -- Its limits (decisions §20), once the budgets fit: a refusal names the first limit that does
+    -- not (the JSON in response_body) and writes nothing.
+    tokens := (SELECT coalesce(sum(l.quantity), 0) FROM unnest(r.lines) l
+               WHERE l.component IN ('input', 'output', 'cache_read', 'cache_write_5m', 'cache_write_1h', 'cache_write'))::bigint;
+    limited := spendgate_limit_refusal(r.project_id, r.api_key_id, r.end_user, r.tags, tokens, at);
+    IF limited IS NOT NULL THEN
+      outcome := 'limited'; response_body := limited::text;
       RETURN NEXT; CONTINUE;
     END IF;
 
@@ -2024,6 +2229,7 @@ BEGIN
     IF r.idempotency_key IS NOT NULL THEN
       INSERT INTO task_idempotency (project_id, idempotency_key, task_id) VALUES (r.project_id, r.idempotency_key, new_task);
     END IF;
+    PERFORM spendgate_take_limits(new_task, r.project_id, r.api_key_id, r.end_user, r.tags, tokens, at);
 
     IF amount > 0 THEN
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)
@@ -2131,6 +2337,21 @@ $function$;
 
 COMMENT ON FUNCTION public.spendgate_record_one(p_task bigint, p_upstream_id text, p_upstream_task_id bigint, p_response_body text) IS 'One acceptance: spendgate_record_accepted''s UPDATE for a single task, a probe of the primary key. Its plan is generic (pruned to the task''s partition when it runs): with task partitioned, the plan cache chose a custom plan on every call, planning the UPDATE against every partition each time: 544–576 µs of backend CPU a call against 386–423 generic (bench:statement-cpu, 2026-11-27, alternated).';
 
+CREATE OR REPLACE FUNCTION public.spendgate_release_limits(p_task bigint, p_tokens bigint)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+  WITH gone AS (
+    DELETE FROM limit_hold h WHERE h.task_id = p_task RETURNING h.limit_id, h.subject, h.window_start, h.tokens
+  )
+  UPDATE limit_use u
+  SET used = greatest(0, u.used - CASE WHEN g.window_start = timestamptz 'epoch' THEN 1 ELSE g.tokens - coalesce(p_tokens, g.tokens) END)
+  FROM gone g
+  WHERE u.limit_id = g.limit_id AND u.subject = g.subject AND u.window_start = g.window_start
+$function$;
+
+COMMENT ON FUNCTION public.spendgate_release_limits(p_task bigint, p_tokens bigint) IS 'Limits (decisions §20): a task that ends (settled, failed, refused by the vendor, never sent, or released by review) stops counting in flight (its limits'' counts lowered by one), and a tokens-per-minute limit''s minute is corrected from the estimate to p_tokens (what the settlement counted; 0 when nothing ran; NULL keeps the estimate) while that minute is still the limit''s current one. Called by every function that ends a task, in its transaction.';
+
 CREATE OR REPLACE FUNCTION public.spendgate_release_rejected(p_task bigint, p_reason text)
  RETURNS boolean
  LANGUAGE plpgsql
@@ -2154,7 +2375,8 @@ BEGIN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
     VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, p_reason, spendgate_closed_month(t.accepted_at));
   END IF;
-  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, 0);
+  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.model, t.family, t.kind, post, t.hold_amount, 0);
+  PERFORM spendgate_release_limits(p_task, 0); -- nothing ran (decisions §20)
   RETURN true;
 END $function$;
 
@@ -2224,8 +2446,9 @@ BEGIN
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
       VALUES (t.project_id, t.id, 'charge', t.unit, target, post, 'resolved: ' || p_reason, belongs);
     END IF;
-    PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, target);
+    PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.model, t.family, t.kind, post, t.hold_amount, target);
     PERFORM spendgate_rollup_add(t, 'resolved', t.exactness, target, '{}'::jsonb, post);
+    PERFORM spendgate_release_limits(p_task, CASE WHEN target = 0 THEN 0 END); -- released: nothing ran; charged: its estimate stands
     -- A task still in flight at the vendor (flagged for its age) stops being polled; its outcome
     -- is what the operator decided: unknown to the vendor's side of the books.
     UPDATE task SET settled_at = clock_timestamp(), updated_at = clock_timestamp(), charge_amount = target,
@@ -2461,7 +2684,7 @@ BEGIN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, belongs_to)
     VALUES (t.project_id, t.id, 'charge', t.unit, p_charge, post, belongs);
   END IF;
-  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, p_charge);
+  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.model, t.family, t.kind, post, t.hold_amount, p_charge);
 
   -- listRate and listAmount: only on a line a contract term priced (decisions §19).
   INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount, list_rate, list_amount)
@@ -2484,12 +2707,44 @@ BEGIN
     lines = s.lines + EXCLUDED.lines, quantity = s.quantity + EXCLUDED.quantity,
     amount = s.amount + EXCLUDED.amount, list_amount = s.list_amount + EXCLUDED.list_amount;
 
+  -- No longer in flight; a tokens-per-minute limit counts what the lines counted (decisions §20).
+  PERFORM spendgate_release_limits(p_task, (SELECT coalesce(sum((l.value->>'quantity')::numeric), 0)::bigint
+                                           FROM jsonb_array_elements(coalesce(p_lines, '[]'::jsonb)) l
+                                           WHERE l.value->>'component' IN ('input', 'output', 'cache_read', 'cache_write_5m', 'cache_write_1h', 'cache_write')));
+
   PERFORM spendgate_rollup_add(t, p_status::text, p_exactness, p_charge, p_rollup, post);
   settled := true; overrun := excess;
   RETURN NEXT;
 END $function$;
 
 COMMENT ON FUNCTION public.spendgate_settle(p_task bigint, p_status "TaskStatus", p_charge numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_needs_review boolean, p_review_reason text, p_usage jsonb, p_lines jsonb, p_rollup jsonb) IS 'Closing a month (decisions §13). Every function that writes a ledger entry for a task or an adjustment first takes month_close in ROW SHARE mode, then posts where the books are open: `spendgate_post_at`. A close takes the table in EXCLUSIVE mode, so it waits for every such movement in flight and every later one waits for it, then sees it: a movement lands before the close (in the month) or after it (a prior-period item), never both, never lost.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_take_limits(p_task bigint, p_project uuid, p_key uuid, p_user text, p_tags text[], p_tokens bigint, p_at timestamp with time zone)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+  WITH l AS (
+    SELECT l.id, l.kind, s.subject, spendgate_limit_window(l.kind, p_at) AS w,
+           CASE l.kind WHEN 'TOKENS_PER_MINUTE' THEN coalesce(p_tokens, 0) ELSE 1 END AS adds
+    FROM usage_limit l
+    CROSS JOIN LATERAL (SELECT spendgate_budget_subject(l.scope, l.scope_key_id, l.scope_value, true, p_key, p_user, coalesce(p_tags, '{}'),
+                                                NULL, NULL, NULL, NULL, NULL) AS subject) s
+    WHERE l.project_id = p_project AND s.subject IS NOT NULL
+  ), minute AS (
+    INSERT INTO limit_use AS u (limit_id, subject, window_start, used)
+    SELECT l.id, l.subject, l.w, l.adds FROM l WHERE l.adds > 0
+    ON CONFLICT (limit_id, subject) DO UPDATE SET
+      used = CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used + EXCLUDED.used
+                  WHEN u.window_start > EXCLUDED.window_start THEN u.used -- a request dated before the window kept
+                  ELSE EXCLUDED.used END,
+      window_start = greatest(u.window_start, EXCLUDED.window_start)
+  )
+  INSERT INTO limit_hold (task_id, limit_id, subject, window_start, tokens)
+  SELECT p_task, l.id, l.subject, l.w, CASE WHEN l.kind = 'TOKENS_PER_MINUTE' THEN l.adds ELSE 0 END
+  FROM l WHERE l.kind = 'TASKS_IN_FLIGHT' OR (l.kind = 'TOKENS_PER_MINUTE' AND l.adds > 0)
+$function$;
+
+COMMENT ON FUNCTION public.spendgate_take_limits(p_task bigint, p_project uuid, p_key uuid, p_user text, p_tags text[], p_tokens bigint, p_at timestamp with time zone) IS 'Limits (decisions §20): an admitted request''s use of every limit that counts it, in the hold''s transaction after its task is written: its count in limit_use (a row per limit and subject: a minute''s, begun again in a new minute, or the tasks in flight), and a limit_hold row while the task is in flight (to lower the count when it ends; a token estimate to correct at settlement). spendgate_place_holds does the same for a batch in one pass. spendgate_release_limits ends them.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_task_event()
  RETURNS trigger

@@ -23,7 +23,7 @@ BEGIN
   IF p_task IS NOT NULL THEN SELECT * INTO t FROM task WHERE id = p_task; END IF;
   INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
   VALUES (p_project, p_task, 'adjustment', p_unit, p_amount, post, p_reason, belongs) RETURNING id INTO entry;
-  PERFORM spendgate_apply_to_budgets(p_project, p_unit, p_task IS NOT NULL, t.api_key_id, t.end_user, t.tags, post, 0, p_amount);
+  PERFORM spendgate_apply_to_budgets(p_project, p_unit, p_task IS NOT NULL, t.api_key_id, t.end_user, t.tags, t.model, t.family, t.kind, post, 0, p_amount);
   -- Reports read the roll-ups, so an adjustment lands there too (on its task's model, if any).
   INSERT INTO spend_rollup AS s (day, project_id, model, unit, status, amount)
   VALUES (v_day, p_project, coalesce(t.model, '(adjustment)'), p_unit, CASE WHEN belongs IS NULL THEN 'adjustment' ELSE 'prior_period' END, p_amount)

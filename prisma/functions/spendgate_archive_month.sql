@@ -31,13 +31,13 @@ BEGIN
     SELECT c.* FROM charge_line c WHERE c.task_id IN (SELECT k.id FROM archive_kept k);
 
   -- What the month's entries add to balances, by whom (decisions §18; spendgate_budget_balance).
-  INSERT INTO archived_spend (month, project_id, unit, has_task, api_key_id, end_user, tags, spent, held)
-  SELECT p_month, e.project_id, e.unit, t.id IS NOT NULL, t.api_key_id, t.end_user, coalesce(t.tags, '{}'),
+  INSERT INTO archived_spend (month, project_id, unit, has_task, api_key_id, end_user, tags, model, family, kind, spent, held)
+  SELECT p_month, e.project_id, e.unit, t.id IS NOT NULL, t.api_key_id, t.end_user, coalesce(t.tags, '{}'), t.model, t.family, t.kind,
          coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
          coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
   FROM ledger_entry e LEFT JOIN task t ON t.id = e.task_id
   WHERE e.effective_at >= m_start AND e.effective_at < m_end
-  GROUP BY e.project_id, e.unit, t.id IS NOT NULL, t.api_key_id, t.end_user, coalesce(t.tags, '{}');
+  GROUP BY e.project_id, e.unit, t.id IS NOT NULL, t.api_key_id, t.end_user, coalesce(t.tags, '{}'), t.model, t.family, t.kind;
   INSERT INTO archived_balance (month, budget_id, period_start, subject, spent, held)
   SELECT p_month, bp.budget_id, bp.period_start, bp.subject, l.spent, l.held
   FROM budget_period bp

@@ -13,7 +13,7 @@ DECLARE
   more_held numeric;
 BEGIN
   SELECT * INTO b FROM budget WHERE id = p_budget;
-  IF b.scope = 'PROJECT' THEN
+  IF b.scope = 'PROJECT' AND b.model_scope IS NULL THEN
     SELECT l.spent, l.held INTO spent, held FROM spendgate_ledger_balance(b.project_id, b.unit, p_start, p_end) l;
   ELSIF b.scope = 'EACH_USER' THEN
     -- The user's tasks by task_end_user_project (the project compared with IS NOT DISTINCT
@@ -29,14 +29,16 @@ BEGIN
     CROSS JOIN LATERAL (SELECT x.kind, x.amount FROM ledger_entry x
                         WHERE x.task_id = t.id AND x.unit = b.unit AND x.effective_at >= p_start AND x.effective_at < p_end
                         OFFSET 0) e
-    WHERE t.end_user = p_subject AND t.project_id IS NOT DISTINCT FROM b.project_id;
+    WHERE t.end_user = p_subject AND t.project_id IS NOT DISTINCT FROM b.project_id
+      AND (b.model_scope IS NULL OR b.model_value = CASE b.model_scope WHEN 'MODEL' THEN t.model WHEN 'FAMILY' THEN t.family ELSE t.kind END);
   ELSE
     SELECT coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
            coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
     INTO spent, held
     FROM ledger_entry e JOIN task t ON t.id = e.task_id
     WHERE e.project_id = b.project_id AND e.unit = b.unit AND e.effective_at >= p_start AND e.effective_at < p_end
-      AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, t.api_key_id, t.end_user, coalesce(t.tags, '{}')) = p_subject;
+      AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, t.api_key_id, t.end_user, coalesce(t.tags, '{}'),
+                                   b.model_scope, b.model_value, t.model, t.family, t.kind) = p_subject;
   END IF;
   -- Archived months (decisions §18): their entries are no longer here; what they added is. A month
   -- inside the window counts by who made its entries; a window holding part of an archived month
@@ -46,8 +48,9 @@ BEGIN
     FROM archived_spend a
     WHERE a.project_id = b.project_id AND a.unit = b.unit
       AND (a.month::timestamp AT TIME ZONE 'UTC') >= p_start AND ((a.month + interval '1 month')::timestamp AT TIME ZONE 'UTC') <= p_end
-      AND (b.scope = 'PROJECT'
-           OR (a.has_task AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, a.api_key_id, a.end_user, a.tags) = p_subject));
+      AND ((b.scope = 'PROJECT' AND b.model_scope IS NULL)
+           OR (a.has_task AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, a.api_key_id, a.end_user, a.tags,
+                                                       b.model_scope, b.model_value, a.model, a.family, a.kind) = p_subject));
     spent := spent + more_spent;
     held := held + more_held;
     SELECT coalesce(sum(x.spent), 0), coalesce(sum(x.held), 0) INTO more_spent, more_held

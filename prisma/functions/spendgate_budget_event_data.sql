@@ -9,7 +9,7 @@ AS $function$
     'project', jsonb_build_object('id', p.id, 'name', p.name),
     'budget', jsonb_build_object(
       'id', b.id, 'scope', b.scope, 'scopeValue', CASE WHEN b.scope = 'API_KEY' THEN k.prefix ELSE b.scope_value END,
-      'user', nullif(p_subject, ''), 'unit', b.unit, 'period', b.period, 'hard', b.hard,
+      'user', nullif(p_subject, ''), 'modelScope', b.model_scope, 'modelValue', b.model_value, 'unit', b.unit, 'period', b.period, 'hard', b.hard,
       'periodStart', spendgate_iso(w.period_start), 'periodEnd', spendgate_iso(w.period_end),
       'limit', b."limit"::text, 'spent', coalesce(bp.spent, 0)::text, 'held', coalesce(bp.held, 0)::text,
       'remaining', (b."limit" - coalesce(bp.spent, 0) - coalesce(bp.held, 0))::text))

@@ -24,10 +24,10 @@ BEGIN
     PERFORM spendgate_lock_project(r.project_id);
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
     VALUES (r.project_id, r.id, 'release', r.unit, r.held, r.held_at, 'open at the close of ' || label || ': carried to the next month');
-    PERFORM spendgate_apply_to_budgets(r.project_id, r.unit, true, r.api_key_id, r.end_user, r.tags, r.held_at, r.held, 0);
+    PERFORM spendgate_apply_to_budgets(r.project_id, r.unit, true, r.api_key_id, r.end_user, r.tags, r.model, r.family, r.kind, r.held_at, r.held, 0);
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason)
     VALUES (r.project_id, r.id, 'hold', r.unit, r.held, m_end, 'carried from ' || label || ', open at its close');
-    PERFORM spendgate_apply_to_budgets(r.project_id, r.unit, true, r.api_key_id, r.end_user, r.tags, m_end, -r.held, 0);
+    PERFORM spendgate_apply_to_budgets(r.project_id, r.unit, true, r.api_key_id, r.end_user, r.tags, r.model, r.family, r.kind, m_end, -r.held, 0);
     task_id := r.id; model := r.model; unit := r.unit; amount := r.held; accepted_at := r.accepted_at; project_id := r.project_id;
     RETURN NEXT;
   END LOOP;

@@ -16,7 +16,8 @@ BEGIN
   bal AS MATERIALIZED (
     SELECT b.id, b.hard, b."limit", b.thresholds, b.subject, b.period_start, p.spent, p.held
     FROM (SELECT bb.id, bb.hard, bb."limit", bb.thresholds, spendgate_period_start(bb.period, v.at) AS period_start,
-                 spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, true, p_key, p_user, coalesce(p_tags, '{}')) AS subject
+                 spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, true, p_key, p_user, coalesce(p_tags, '{}'),
+                                          bb.model_scope, bb.model_value, p_model, p_family, p_kind) AS subject
           FROM budget bb, v WHERE bb.project_id = p_project AND bb.unit = p_unit AND bb.deleted_at IS NULL) b
     LEFT JOIN budget_period p ON p.budget_id = b.id AND p.period_start = b.period_start AND p.subject = b.subject
     WHERE b.subject IS NOT NULL
@@ -24,7 +25,9 @@ BEGIN
   ok AS MATERIALIZED (
     SELECT v.at, v.in_force, (p_at IS NOT NULL OR v.in_force IS NULL OR v.in_force = p_version) AS priced,
            NOT EXISTS (SELECT 1 FROM bal WHERE bal.held IS NULL OR NOT spendgate_hold_fits(bal.hard, bal."limit", bal.spent, bal.held, p_hold))
-           AND (p_idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM task_idempotency k WHERE k.project_id = p_project AND k.idempotency_key = p_idempotency_key)) AS fits
+           AND (p_idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM task_idempotency k WHERE k.project_id = p_project AND k.idempotency_key = p_idempotency_key))
+           -- a project with limits (decisions §20): spendgate_place_holds checks them, one request at a time
+           AND NOT EXISTS (SELECT 1 FROM usage_limit l WHERE l.project_id = p_project) AS fits
     FROM v
   ),
   t AS (
@@ -66,4 +69,4 @@ BEGIN
   FROM ok;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone, p_ref uuid) IS 'One request''s hold in three statements: the price book''s lock, the project''s lock, and one statement that writes only when the request is priced with the version in force (or carries its own acceptance time), every balance it counts in exists and fits, and no task of the project already has its Idempotency-Key. Otherwise it writes nothing and answers ''fallback'' (the gateway then calls spendgate_place_holds, which makes new periods'' and new end users'' balances, refuses, and answers repeated keys) or ''stale_price'' with the version in force. The locks are those of spendgate_place_holds, in its order; the statement runs after both, so its snapshot sees every budget, balance and key committed before the lock was granted.';
+COMMENT ON FUNCTION public.spendgate_hold_one(p_project uuid, p_key uuid, p_user text, p_tags text[], p_model text, p_family text, p_kind text, p_unit "Unit", p_hold numeric, p_estimate numeric, p_exactness "Exactness", p_tier text, p_warnings text[], p_basis jsonb, p_version integer, p_line_components text[], p_line_quantities numeric[], p_line_rates numeric[], p_line_pers numeric[], p_line_amounts numeric[], p_idempotency_key text, p_request_hash text, p_at timestamp with time zone, p_ref uuid) IS 'One request''s hold in three statements: the price book''s lock, the project''s lock, and one statement that writes only when the request is priced with the version in force (or carries its own acceptance time), every balance it counts in exists and fits, its project has no limits (decisions §20), and no task of the project already has its Idempotency-Key. Otherwise it writes nothing and answers ''fallback'' (the gateway then calls spendgate_place_holds, which makes new periods'' and new end users'' balances, refuses, and answers repeated keys) or ''stale_price'' with the version in force. The locks are those of spendgate_place_holds, in its order; the statement runs after both, so its snapshot sees every budget, balance and key committed before the lock was granted.';

@@ -28,6 +28,8 @@ DECLARE
   alert_due boolean;
   attempt int := 0;
   plan_mode text;
+  has_limits boolean;
+  limits_fit boolean;
 BEGIN
   -- The price book as the database has it (decisions §3): a publication takes this table in EXCLUSIVE
   -- mode, so this lock waits for one in progress, and the acceptance time is read after it. A
@@ -59,6 +61,16 @@ BEGIN
       RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
       RETURN;
     END IF;
+  END IF;
+
+  -- Limits (decisions §20): a project without any costs this one probe of usage_limit's index. A
+  -- request with its own acceptance time (recorded earlier, tests) is counted one at a time.
+  has_limits := EXISTS (SELECT 1 FROM usage_limit l WHERE l.project_id = ANY (ARRAY(SELECT DISTINCT x.project_id FROM unnest(reqs) x)));
+  IF has_limits AND EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.accepted_at IS NOT NULL) THEN
+    PERFORM spendgate_lock_project(p) FROM (SELECT DISTINCT x.project_id AS p FROM unnest(reqs) x) q
+    ORDER BY hashtextextended(p::text, 7);
+    RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
+    RETURN;
   END IF;
 
   LOOP
@@ -97,16 +109,17 @@ BEGIN
       INTO s_bid, s_start, s_subject, s_at, s_total, s_hard, s_limit, s_alert_from
       FROM (SELECT b.id AS bid, CASE WHEN x.accepted_at IS NULL THEN b.batch_start ELSE spendgate_period_start(b.period, x.accepted_at) END AS period_start,
                    s.subject, min(coalesce(x.accepted_at, batch_at)) AS at, sum(x.hold_amount) AS total, b.hard, b."limit", b.alert_from
-            FROM (SELECT bb.id, bb.project_id, bb.unit, bb.period, bb.hard, bb."limit", bb.scope, bb.scope_key_id, bb.scope_value,
+            FROM (SELECT bb.id, bb.project_id, bb.unit, bb.period, bb.hard, bb."limit", bb.scope, bb.scope_key_id, bb.scope_value, bb.model_scope, bb.model_value,
                          spendgate_period_start(bb.period, batch_at) AS batch_start,
                          -- the use from which a hold can cross a threshold: below it, no alert to look for
                          bb."limit" * (SELECT min(th) FROM unnest(bb.thresholds) th) / 100 AS alert_from
                   FROM budget bb WHERE bb.project_id = ANY (ARRAY(SELECT DISTINCT x.project_id FROM unnest(reqs) x)) AND bb.deleted_at IS NULL
                   OFFSET 0) b -- a fence: each budget's figures once, not once per request
-            JOIN (SELECT x.project_id, x.unit, x.api_key_id, x.end_user, x.tags, x.accepted_at, x.hold_amount FROM unnest(reqs) x) x
+            JOIN (SELECT x.project_id, x.unit, x.api_key_id, x.end_user, x.tags, x.model, x.family, x.kind, x.accepted_at, x.hold_amount FROM unnest(reqs) x) x
               ON x.project_id = b.project_id AND x.unit = b.unit
             CROSS JOIN LATERAL (SELECT spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, x.api_key_id,
-                                                               x.end_user, coalesce(x.tags, '{}')) AS subject) s
+                                                               x.end_user, coalesce(x.tags, '{}'), b.model_scope, b.model_value,
+                                                               x.model, x.family, x.kind) AS subject) s
             WHERE s.subject IS NOT NULL
             GROUP BY 1, 2, 3, b.hard, b."limit", b.alert_from) k;
 
@@ -146,6 +159,7 @@ BEGIN
                 JOIN budget b ON b.id = k.bid AND b.scope = 'EACH_USER'
                 CROSS JOIN LATERAL spendgate_period_window(b.period, k.at) w
                 LEFT JOIN task t ON t.end_user = k.subject AND t.project_id IS NOT DISTINCT FROM b.project_id AND t.id <> ALL (t_id)
+                  AND (b.model_scope IS NULL OR b.model_value = CASE b.model_scope WHEN 'MODEL' THEN t.model WHEN 'FAMILY' THEN t.family ELSE t.kind END)
                 LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.unit = b.unit AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
                 GROUP BY k.bid, k.period_start, k.subject, w.period_end, k.total, k.hard, k.lim) m
           WHERE spendgate_hold_fits(m.hard, m.lim, m.spent, m.held, m.total)
@@ -160,6 +174,45 @@ BEGIN
           ON k.bid = u.budget_id AND k.period_start = u.period_start AND k.subject = u.subject;
         IF coalesce(cardinality(r_bid), 0) <> coalesce(cardinality(s_bid), 0) THEN
           RAISE EXCEPTION USING ERRCODE = 'SG001'; -- a new period, or a hard limit that does not fit
+        END IF;
+      END IF;
+
+      -- Every limit count the batch raises (decisions §20), in one statement where it still fits:
+      -- if all were raised, the batch is in; if one was not, SG001 undoes the block and the batch
+      -- goes one request at a time (spendgate_place_holds_in_order refuses the request past it).
+      IF has_limits THEN
+        WITH x AS (
+          SELECT y.i, y.project_id, y.api_key_id, y.end_user, y.tags,
+                 (SELECT coalesce(sum(ln.quantity), 0) FROM unnest(y.lines) ln
+                  WHERE ln.component IN ('input', 'output', 'cache_read', 'cache_write_5m', 'cache_write_1h', 'cache_write'))::bigint AS tokens
+          FROM unnest(reqs) y
+        ), counted AS (
+          SELECT x.i, l.id, l.kind, l.amount, s.subject, spendgate_limit_window(l.kind, batch_at) AS w,
+                 CASE WHEN l.kind = 'TOKENS_PER_MINUTE' THEN x.tokens ELSE 1 END AS adds
+          FROM x JOIN usage_limit l ON l.project_id = x.project_id
+          CROSS JOIN LATERAL (SELECT spendgate_budget_subject(l.scope, l.scope_key_id, l.scope_value, true, x.api_key_id, x.end_user,
+                                                             coalesce(x.tags, '{}'), NULL, NULL, NULL, NULL, NULL) AS subject) s
+          WHERE s.subject IS NOT NULL AND (l.kind <> 'TOKENS_PER_MINUTE' OR x.tokens > 0)
+        ), need AS (
+          SELECT c.id, c.subject, c.w, c.amount, sum(c.adds) AS adds FROM counted c GROUP BY c.id, c.subject, c.w, c.amount
+        ), raised AS (
+          INSERT INTO limit_use AS u (limit_id, subject, window_start, used)
+          SELECT n.id, n.subject, n.w, n.adds FROM need n WHERE n.adds <= n.amount
+          ON CONFLICT (limit_id, subject) DO UPDATE SET
+            used = CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used + EXCLUDED.used ELSE EXCLUDED.used END,
+            window_start = EXCLUDED.window_start
+          WHERE (CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used ELSE 0 END) + EXCLUDED.used
+                <= (SELECT ul.amount FROM usage_limit ul WHERE ul.id = u.limit_id)
+          RETURNING 1
+        ), held AS (
+          INSERT INTO limit_hold (task_id, limit_id, subject, window_start, tokens)
+          SELECT t.id, c.id, c.subject, c.w, CASE WHEN c.kind = 'TOKENS_PER_MINUTE' THEN c.adds ELSE 0 END
+          FROM counted c JOIN unnest(t_i, t_id) AS t(i, id) ON t.i = c.i
+          WHERE c.kind <> 'REQUESTS_PER_MINUTE'
+        )
+        SELECT (SELECT count(*) FROM raised) = (SELECT count(*) FROM need) INTO limits_fit;
+        IF NOT limits_fit THEN
+          RAISE EXCEPTION USING ERRCODE = 'SG001'; -- a limit reached: one request at a time, in order
         END IF;
       END IF;
 

@@ -25,6 +25,8 @@ DECLARE
   m_subject text[];
   batch_at timestamptz := clock_timestamp();
   at timestamptz;
+  tokens bigint;
+  limited jsonb;
 BEGIN
   FOR r IN SELECT * FROM unnest(p_requests) x ORDER BY x.i
   LOOP
@@ -56,7 +58,8 @@ BEGIN
     subjects := '{}';
     m_bid := '{}';
     m_subject := '{}';
-    FOR b IN SELECT bb.*, spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, true, r.api_key_id, r.end_user, coalesce(r.tags, '{}')) AS subject
+    FOR b IN SELECT bb.*, spendgate_budget_subject(bb.scope, bb.scope_key_id, bb.scope_value, true, r.api_key_id, r.end_user, coalesce(r.tags, '{}'),
+                                                   bb.model_scope, bb.model_value, r.model, r.family, r.kind) AS subject
              FROM budget bb WHERE bb.project_id = r.project_id AND bb.unit = r.unit AND bb.deleted_at IS NULL ORDER BY bb.id LOOP
       CONTINUE WHEN b.subject IS NULL;
       SELECT * INTO w FROM spendgate_period_window(b.period, at);
@@ -75,7 +78,7 @@ BEGIN
         -- As it is: negative when settled charges ran past the limit (an overrun).
         SELECT b.id AS id, b."limit" AS lim, b."limit" - v_spent - v_held AS remaining, b.period AS period,
                b.scope AS scope, coalesce(b.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = b.scope_key_id)) AS scope_value,
-               b.subject AS subject INTO refused;
+               b.subject AS subject, b.model_scope AS model_scope, b.model_value AS model_value INTO refused;
         was_refused := true;
         EXIT;
       END IF;
@@ -84,6 +87,19 @@ BEGIN
       outcome := 'refused'; budget_id := refused.id; budget_limit := refused.lim;
       budget_remaining := refused.remaining; budget_period := refused.period; budget_hard := true;
       budget_scope := refused.scope; budget_scope_value := refused.scope_value; budget_subject := refused.subject;
+      -- a budget on part of the catalog (decisions §20) says which, for the 402
+      response_body := CASE WHEN refused.model_scope IS NOT NULL
+                            THEN jsonb_build_object('modelScope', refused.model_scope, 'modelValue', refused.model_value)::text END;
+      RETURN NEXT; CONTINUE;
+    END IF;
+
+    -- Its limits (decisions §20), once the budgets fit: a refusal names the first limit that does
+    -- not (the JSON in response_body) and writes nothing.
+    tokens := (SELECT coalesce(sum(l.quantity), 0) FROM unnest(r.lines) l
+               WHERE l.component IN ('input', 'output', 'cache_read', 'cache_write_5m', 'cache_write_1h', 'cache_write'))::bigint;
+    limited := spendgate_limit_refusal(r.project_id, r.api_key_id, r.end_user, r.tags, tokens, at);
+    IF limited IS NOT NULL THEN
+      outcome := 'limited'; response_body := limited::text;
       RETURN NEXT; CONTINUE;
     END IF;
 
@@ -100,6 +116,7 @@ BEGIN
     IF r.idempotency_key IS NOT NULL THEN
       INSERT INTO task_idempotency (project_id, idempotency_key, task_id) VALUES (r.project_id, r.idempotency_key, new_task);
     END IF;
+    PERFORM spendgate_take_limits(new_task, r.project_id, r.api_key_id, r.end_user, r.tags, tokens, at);
 
     IF amount > 0 THEN
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at)

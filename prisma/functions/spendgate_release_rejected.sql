@@ -23,7 +23,8 @@ BEGIN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
     VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, p_reason, spendgate_closed_month(t.accepted_at));
   END IF;
-  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, 0);
+  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.model, t.family, t.kind, post, t.hold_amount, 0);
+  PERFORM spendgate_release_limits(p_task, 0); -- nothing ran (decisions §20)
   RETURN true;
 END $function$;
 

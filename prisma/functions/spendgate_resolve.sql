@@ -44,8 +44,9 @@ BEGIN
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
       VALUES (t.project_id, t.id, 'charge', t.unit, target, post, 'resolved: ' || p_reason, belongs);
     END IF;
-    PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, target);
+    PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.model, t.family, t.kind, post, t.hold_amount, target);
     PERFORM spendgate_rollup_add(t, 'resolved', t.exactness, target, '{}'::jsonb, post);
+    PERFORM spendgate_release_limits(p_task, CASE WHEN target = 0 THEN 0 END); -- released: nothing ran; charged: its estimate stands
     -- A task still in flight at the vendor (flagged for its age) stops being polled; its outcome
     -- is what the operator decided: unknown to the vendor's side of the books.
     UPDATE task SET settled_at = clock_timestamp(), updated_at = clock_timestamp(), charge_amount = target,

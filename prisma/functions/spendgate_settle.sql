@@ -41,7 +41,7 @@ BEGIN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, belongs_to)
     VALUES (t.project_id, t.id, 'charge', t.unit, p_charge, post, belongs);
   END IF;
-  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, post, t.hold_amount, p_charge);
+  PERFORM spendgate_apply_to_budgets(t.project_id, t.unit, true, t.api_key_id, t.end_user, t.tags, t.model, t.family, t.kind, post, t.hold_amount, p_charge);
 
   -- listRate and listAmount: only on a line a contract term priced (decisions §19).
   INSERT INTO charge_line (task_id, stage, seq, component, quantity, rate, per, amount, list_rate, list_amount)
@@ -63,6 +63,11 @@ BEGIN
   ON CONFLICT (period, project_id, key_prefix, model, unit, price_book_version, component, tier, rate, per) DO UPDATE SET
     lines = s.lines + EXCLUDED.lines, quantity = s.quantity + EXCLUDED.quantity,
     amount = s.amount + EXCLUDED.amount, list_amount = s.list_amount + EXCLUDED.list_amount;
+
+  -- No longer in flight; a tokens-per-minute limit counts what the lines counted (decisions §20).
+  PERFORM spendgate_release_limits(p_task, (SELECT coalesce(sum((l.value->>'quantity')::numeric), 0)::bigint
+                                           FROM jsonb_array_elements(coalesce(p_lines, '[]'::jsonb)) l
+                                           WHERE l.value->>'component' IN ('input', 'output', 'cache_read', 'cache_write_5m', 'cache_write_1h', 'cache_write')));
 
   PERFORM spendgate_rollup_add(t, p_status::text, p_exactness, p_charge, p_rollup, post);
   settled := true; overrun := excess;

@@ -17,6 +17,9 @@ type Budget = {
   scope: string;
   scopeValue: string | null;
   user: string | null;
+  /** A budget on part of the catalog (decisions §20). */
+  modelScope?: string | null;
+  modelValue?: string | null;
   unit: string;
   period: string;
   limit: string;
@@ -53,7 +56,7 @@ export function emailMessage(payload: string): { subject: string; text: string }
   let subject: string;
   const budget = d.budget as Budget | undefined;
   const budgetName = budget
-    ? `${budget.period.toLowerCase()} ${budget.unit} budget${budget.scope === 'PROJECT' ? '' : ` (${budget.scope === 'EACH_USER' ? `each user${budget.user ? `: ${mailSafe(budget.user)}` : ''}` : `${budget.scope.toLowerCase().replace('_', ' ')} ${mailSafe(budget.scopeValue)}`})`} of ${project}`
+    ? `${budget.period.toLowerCase()} ${budget.unit} budget${budget.modelScope ? ` for ${budget.modelScope === 'KIND' ? `${mailSafe(budget.modelValue)} tasks` : mailSafe(budget.modelValue)}` : ''}${budget.scope === 'PROJECT' ? '' : ` (${budget.scope === 'EACH_USER' ? `each user${budget.user ? `: ${mailSafe(budget.user)}` : ''}` : `${budget.scope.toLowerCase().replace('_', ' ')} ${mailSafe(budget.scopeValue)}`})`} of ${project}`
     : '';
   const balance = budget
     ? `Spent ${budget.spent} ${budget.unit}, held ${budget.held}, ${budget.remaining} of ${budget.limit} left.`
@@ -72,6 +75,33 @@ export function emailMessage(payload: string): { subject: string; text: string }
         balance,
       );
       break;
+    case 'limit.refused': {
+      const l = d.limit as {
+        kind: string;
+        amount: string;
+        scope: string;
+        scopeValue: string | null;
+        user: string | null;
+        used: string;
+      };
+      const what =
+        {
+          REQUESTS_PER_MINUTE: 'requests a minute',
+          TASKS_IN_FLIGHT: 'tasks in flight',
+          TOKENS_PER_MINUTE: 'chat tokens a minute',
+        }[l.kind] ?? l.kind;
+      const scope =
+        l.scope === 'PROJECT'
+          ? ''
+          : ` (${l.scope === 'EACH_USER' ? `each user${l.user ? `: ${mailSafe(l.user)}` : ''}` : `${l.scope.toLowerCase().replace('_', ' ')} ${mailSafe(l.scopeValue)}`})`;
+      subject = `Limit reached: ${l.amount} ${what}${scope} of ${project}`;
+      lines.push(
+        d.capped
+          ? `The limit of ${l.amount} ${what}${scope} of ${project} has refused more end users in this window than are announced one by one.`
+          : `The limit of ${l.amount} ${what}${scope} of ${project} refused a request with 429 (use then: ${l.used}). Nothing was held or charged for it.`,
+      );
+      break;
+    }
     case 'budget.forecast_exceeded':
       subject = `Forecast over budget: ${budgetName}`;
       lines.push(

@@ -8,6 +8,7 @@ import { emailMessage } from './email-message.js';
 export const EVENT_TYPES = [
   'budget.threshold_crossed',
   'budget.exhausted',
+  'limit.refused',
   'task.overrun',
   'task.needs_review',
   'budget.forecast_exceeded',
@@ -21,6 +22,8 @@ export const TEST_EVENT = 'webhook.test';
 interface BudgetData {
   scope: string;
   scopeValue: string | null;
+  modelScope?: string | null;
+  modelValue?: string | null;
   user: string | null;
   unit: string;
   period: string;
@@ -74,6 +77,10 @@ export function slackEscape(text: string | number | null | undefined): string {
 export function slackText(event: EventBody): string {
   if ((event.type as string) === TEST_EVENT)
     return `:white_check_mark: A test event from spendgate for ${slackEscape(event.data.project.name)}: this channel receives its alerts.`;
+  if (event.type === 'limit.refused') {
+    const { subject, text } = emailMessage(JSON.stringify(event));
+    return `:no_entry: *${slackEscape(subject)}*\n${slackEscape(text.split('\n\nEvent ')[0])}`;
+  }
   if (EARLY_WARNING.has(event.type)) {
     // The early-warning events read as their email does (every value made one line), escaped for Slack.
     const { subject, text } = emailMessage(JSON.stringify(event));
@@ -103,7 +110,10 @@ function plainText(type: EventType, data: EventBody['data']): string {
       budget.scope === 'PROJECT'
         ? ''
         : ` (${budget.scope === 'EACH_USER' ? (budget.user ? `each user: ${budget.user}` : 'each user') : `${budget.scope.toLowerCase().replace('_', ' ')} ${budget.scopeValue}`})`;
-    const name = `${budget.period.toLowerCase()} ${budget.unit} budget${scope} of ${where}`;
+    const part = budget.modelScope
+      ? ` for ${budget.modelScope === 'KIND' ? `${budget.modelValue} tasks` : budget.modelValue}`
+      : '';
+    const name = `${budget.period.toLowerCase()} ${budget.unit} budget${part}${scope} of ${where}`;
     const balance = `spent ${budget.spent}, held ${budget.held}, ${budget.remaining} of ${budget.limit} ${budget.unit} left`;
     if (event.type === 'budget.exhausted' && (event.data as { capped?: boolean }).capped) {
       return `:no_entry: The ${name} has refused more end users this period than are announced one by one; further refusals are counted, not announced.`;

@@ -1,6 +1,6 @@
 /**
  * The declared look-ups of `target`-scoped rules (permissions.ts): for a kind of thing a field
- * names by id (a task, a budget, an API key, a webhook endpoint, a delivery), the project it
+ * names by id (a task, a budget, a limit, an API key, a webhook endpoint, a delivery), the project it
  * belongs to. The room that owns the rows registers its look-up when it starts; the GraphQL guard
  * asks here before any resolver runs, so the permission table decides for targets too.
  *
@@ -9,13 +9,14 @@
  */
 import { Injectable } from '@nestjs/common';
 
-export type TargetKind = 'task' | 'budget' | 'api-key' | 'webhook-endpoint' | 'webhook-delivery';
+export type TargetKind = 'task' | 'budget' | 'limit' | 'api-key' | 'webhook-endpoint' | 'webhook-delivery';
 
 /** How a refusal names the thing (clipped: the id is the caller's text). */
 export function targetName(kind: TargetKind, id: string): string {
   const names: Record<TargetKind, string> = {
     task: 'task',
     budget: 'budget',
+    limit: 'limit',
     'api-key': 'API key',
     'webhook-endpoint': 'webhook endpoint',
     'webhook-delivery': 'delivery',

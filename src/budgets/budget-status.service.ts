@@ -9,7 +9,7 @@ import { ApiError } from '../common/api-error.js';
 import { Database, READS_DATABASE } from '../database/database.js';
 import { dec, Decimal as DecimalCtor, percent, type Decimal } from '../pricing/money.js';
 import type { Unit } from '../pricing/pricing.types.js';
-import type { BudgetScope, Period } from './budgets.service.js';
+import type { BudgetScope, ModelScope, Period } from './budgets.service.js';
 
 export interface BudgetStatus {
   budgetId: string;
@@ -20,6 +20,8 @@ export interface BudgetStatus {
   scope: BudgetScope;
   /** API_KEY: the key's prefix; TAG: "name=value"; USER: the user; otherwise null. */
   scopeValue: string | null;
+  modelScope: ModelScope | null;
+  modelValue: string | null;
   /** EACH_USER: the user whose balance is reported (the one nearest the limit); null otherwise or before any use. */
   user: string | null;
   /** EACH_USER: how many users have a balance in this window. */
@@ -55,6 +57,8 @@ interface StatusRow {
   hard: boolean;
   scope: BudgetScope;
   scope_value: string | null;
+  model_scope: ModelScope | null;
+  model_value: string | null;
   lim: string;
   thresholds: number[];
   subject: string | null;
@@ -76,7 +80,7 @@ export class BudgetStatusService {
     if (project.rowCount === 0) throw ApiError.notFound(`project ${projectId} not found`);
     const { rows } = await this.reads.query<StatusRow>(
       `SELECT b.id, b.project_id, b.unit, b.period, b.hard, b.scope,
-              coalesce(b.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = b.scope_key_id)) AS scope_value,
+              coalesce(b.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = b.scope_key_id)) AS scope_value, b.model_scope, b.model_value,
               b."limit"::text AS lim, b.thresholds, s.subject, s.users, s.spent::text AS spent, s.held::text AS held, r.under_review,
               w.period_start, w.period_end
        FROM budget b
@@ -99,7 +103,8 @@ export class BudgetStatusService {
          SELECT coalesce(sum(t.hold_amount), 0)::text AS under_review FROM task t
          WHERE t.project_id = b.project_id AND t.needs_review AND t.settled_at IS NULL AND t.unit = b.unit
            AND t.accepted_at >= w.period_start AND t.accepted_at < w.period_end
-           AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, t.api_key_id, t.end_user, coalesce(t.tags, '{}')) = coalesce(s.subject, '')) r
+           AND spendgate_budget_subject(b.scope, b.scope_key_id, b.scope_value, true, t.api_key_id, t.end_user, coalesce(t.tags, '{}'),
+                                        b.model_scope, b.model_value, t.model, t.family, t.kind) = coalesce(s.subject, '')) r
        WHERE b.project_id = $1 AND b.deleted_at IS NULL ORDER BY b.created_at, b.id`,
       [projectId, at],
     );
@@ -117,6 +122,8 @@ export class BudgetStatusService {
         hard: r.hard,
         scope: r.scope,
         scopeValue: r.scope_value,
+        modelScope: r.model_scope,
+        modelValue: r.model_value,
         user: r.subject,
         users: r.users,
         limit,

@@ -9,7 +9,7 @@ import { requirePageSize } from '../common/paging.js';
 import { dec } from '../pricing/money.js';
 import { BudgetEvent, UserBalanceConnection } from '../graphql/attribution.types.js';
 import { Callers, type CallContext } from '../auth/callers.js';
-import { BudgetScopeEnum, BudgetStatus, PeriodEnum, UnitEnum } from '../graphql/graphql.types.js';
+import { BudgetScopeEnum, BudgetStatus, ModelScopeEnum, PeriodEnum, UnitEnum } from '../graphql/graphql.types.js';
 import { DecimalValue, type DecimalText } from '../graphql/scalars.js';
 
 const MAX_USERS_PAGE = 200;
@@ -62,7 +62,9 @@ export class BudgetsResolver {
     return this.statuses.events(budget, first);
   }
 
-  @Mutation(() => ID, { description: "creates the project's budget for (unit, period, scope), or changes its limit" })
+  @Mutation(() => ID, {
+    description: "creates the project's budget for (unit, period, scope, model scope), or changes its limit",
+  })
   async setBudget(
     @Context() ctx: CallContext,
     @Args('projectId', { type: () => ID }) projectId: string,
@@ -79,6 +81,18 @@ export class BudgetsResolver {
       description: "API_KEY: the key's public prefix; TAG: name=value; USER: the end user",
     })
     scopeValue?: string,
+    @Args('modelScope', {
+      type: () => ModelScopeEnum,
+      nullable: true,
+      description: 'with any scope: only tasks of one model, family or kind count (decisions §20)',
+    })
+    modelScope?: ModelScopeEnum,
+    @Args('modelValue', {
+      type: () => String,
+      nullable: true,
+      description: 'the model id, family or kind (chat, image, video)',
+    })
+    modelValue?: string,
   ) {
     const who = await this.callers.of(ctx);
     requireUuid('projectId', projectId);
@@ -91,6 +105,8 @@ export class BudgetsResolver {
       scope,
       ...(thresholds ? { thresholds } : {}),
       ...(scopeValue !== undefined && scopeValue !== null ? { scopeValue } : {}),
+      ...(modelScope ? { modelScope } : {}),
+      ...(modelValue !== undefined && modelValue !== null ? { modelValue } : {}),
     };
     return this.changes
       .run(

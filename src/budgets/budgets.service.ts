@@ -5,14 +5,18 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import type { PoolClient } from 'pg';
-import { canonicalTags, parseTags, parseUser } from '../attribution/attribution.js';
 import { ApiError } from '../common/api-error.js';
 import { Database, DATABASE } from '../database/database.js';
 import type { BudgetScope } from '../ledger/ledger.service.js';
 import type { Decimal } from '../pricing/money.js';
 import type { Unit } from '../pricing/pricing.types.js';
+import { storedScope } from './budget-scope.js';
+import { MODEL_ROUTES } from '../catalog/catalog.js';
+import { unitOf } from '../pricing/engine.js';
 
 export type Period = 'DAILY' | 'WEEKLY' | 'MONTHLY' | 'LIFETIME';
+/** The part of the catalog a budget counts, with its scope (decisions §20). */
+export type ModelScope = 'MODEL' | 'FAMILY' | 'KIND';
 export type { BudgetScope };
 
 export interface BudgetInput {
@@ -26,6 +30,9 @@ export interface BudgetInput {
   scope?: BudgetScope;
   /** API_KEY: the key's public prefix; TAG: "name=value"; USER: the end user; none for PROJECT and EACH_USER. */
   scopeValue?: string;
+  /** Only tasks of this model, family or kind count (with any scope). */
+  modelScope?: ModelScope;
+  modelValue?: string;
 }
 
 export interface BudgetRow {
@@ -38,13 +45,8 @@ export interface BudgetRow {
   thresholds: number[];
   scope: BudgetScope;
   scopeValue: string | null;
-}
-
-/** A scope as stored: the key's id for API_KEY, the canonical value for TAG and USER. */
-interface StoredScope {
-  scope: BudgetScope;
-  keyId: string | null;
-  value: string | null;
+  modelScope: ModelScope | null;
+  modelValue: string | null;
 }
 
 @Injectable()
@@ -60,11 +62,13 @@ export class BudgetsService {
     const thresholds = input.thresholds ?? [50, 80, 100];
     checkThresholds(thresholds);
     return this.inProjectLock(input.projectId, async (client) => {
-      const scope = await storedScope(client, input);
+      const scope = await storedScope(client, input, 'budget');
+      const part = modelPart(input);
       const existing = await client.query<{ id: string }>(
         `SELECT id FROM budget WHERE project_id = $1 AND unit = $2::"Unit" AND period = $3::"Period" AND scope = $4::"BudgetScope"
-           AND scope_key_id IS NOT DISTINCT FROM $5::uuid AND scope_value IS NOT DISTINCT FROM $6 AND deleted_at IS NULL`,
-        [input.projectId, input.unit, input.period, scope.scope, scope.keyId, scope.value],
+           AND scope_key_id IS NOT DISTINCT FROM $5::uuid AND scope_value IS NOT DISTINCT FROM $6
+           AND model_scope IS NOT DISTINCT FROM $7::"ModelScope" AND model_value IS NOT DISTINCT FROM $8 AND deleted_at IS NULL`,
+        [input.projectId, input.unit, input.period, scope.scope, scope.keyId, scope.value, part.scope, part.value],
       );
       let id = existing.rows[0]?.id;
       const before = id ? await this.get(id) : undefined;
@@ -77,8 +81,9 @@ export class BudgetsService {
         ]);
       } else {
         const created = await client.query<{ id: string }>(
-          `INSERT INTO budget (id, project_id, unit, "limit", period, hard, thresholds, scope, scope_key_id, scope_value)
-           VALUES (gen_random_uuid(), $1, $2::"Unit", $3::numeric, $4::"Period", $5, $6::int[], $7::"BudgetScope", $8, $9) RETURNING id`,
+          `INSERT INTO budget (id, project_id, unit, "limit", period, hard, thresholds, scope, scope_key_id, scope_value, model_scope, model_value)
+           VALUES (gen_random_uuid(), $1, $2::"Unit", $3::numeric, $4::"Period", $5, $6::int[], $7::"BudgetScope", $8, $9, $10::"ModelScope", $11)
+           RETURNING id`,
           [
             input.projectId,
             input.unit,
@@ -89,6 +94,8 @@ export class BudgetsService {
             scope.scope,
             scope.keyId,
             scope.value,
+            part.scope,
+            part.value,
           ],
         );
         id = created.rows[0]!.id;
@@ -117,7 +124,7 @@ export class BudgetsService {
   async get(budgetId: string): Promise<BudgetRow | undefined> {
     const { rows } = await this.db.query<BudgetRow>(
       `SELECT b.id, b.project_id AS "projectId", b.unit, b."limit"::text AS "limit", b.period, b.hard, b.thresholds, b.scope,
-              coalesce(b.scope_value, k.prefix) AS "scopeValue"
+              coalesce(b.scope_value, k.prefix) AS "scopeValue", b.model_scope AS "modelScope", b.model_value AS "modelValue"
        FROM budget b LEFT JOIN api_key k ON k.id = b.scope_key_id WHERE b.id = $1 AND b.deleted_at IS NULL`,
       [budgetId],
     );
@@ -156,42 +163,34 @@ export class BudgetsService {
   }
 }
 
-/** Checks a scope and its value, naming the argument that is wrong; an API key must be the project's. */
-async function storedScope(client: PoolClient, input: BudgetInput): Promise<StoredScope> {
-  const scope = input.scope ?? 'PROJECT';
-  const value = input.scopeValue ?? undefined;
-  const none = (why: string) => {
-    if (value !== undefined) throw ApiError.badRequest(`scopeValue: ${why}`);
-  };
-  switch (scope) {
-    case 'PROJECT':
-      none('a PROJECT budget counts the whole project and takes no scopeValue');
-      return { scope, keyId: null, value: null };
-    case 'EACH_USER':
-      none('an EACH_USER budget gives every end user the limit on their own and takes no scopeValue');
-      return { scope, keyId: null, value: null };
-    case 'API_KEY': {
-      if (value === undefined)
-        throw ApiError.badRequest(
-          "scopeValue: an API_KEY budget needs the key's public prefix (the 12 hex characters after sg_)",
-        );
-      const key = await client.query<{ id: string }>('SELECT id FROM api_key WHERE prefix = $1 AND project_id = $2', [
-        value.trim(),
-        input.projectId,
-      ]);
-      if (!key.rows[0])
-        throw ApiError.badRequest(`scopeValue: no API key with prefix "${value.slice(0, 20)}" in this project`);
-      return { scope, keyId: key.rows[0].id, value: null };
-    }
-    case 'TAG': {
-      if (value === undefined)
-        throw ApiError.badRequest('scopeValue: a TAG budget needs the tag it counts, as name=value');
-      return { scope, keyId: null, value: canonicalTags(parseTags([value], 'scopeValue'))[0]! };
-    }
-    case 'USER':
-      if (value === undefined) throw ApiError.badRequest('scopeValue: a USER budget needs the end user it counts');
-      return { scope, keyId: null, value: parseUser(value, 'scopeValue')! };
+/**
+ * The part of the catalog a budget counts: a model id, a family or a kind the catalog has (so a
+ * typo is refused, never a budget that silently counts nothing), in the unit its models are priced in.
+ */
+function modelPart(input: BudgetInput): { scope: ModelScope | null; value: string | null } {
+  const value = input.modelValue?.trim();
+  if (!input.modelScope) {
+    if (value) throw ApiError.badRequest('modelValue: give modelScope (MODEL, FAMILY or KIND) with it');
+    return { scope: null, value: null };
   }
+  if (!value)
+    throw ApiError.badRequest(
+      `modelValue: a ${input.modelScope} budget needs the ${input.modelScope.toLowerCase()} it counts`,
+    );
+  const field = ({ MODEL: 'id', FAMILY: 'family', KIND: 'kind' } as const)[input.modelScope];
+  const routes = MODEL_ROUTES.filter((r) => r[field] === value);
+  if (routes.length === 0) {
+    const known = [...new Set(MODEL_ROUTES.map((r) => r[field]))].sort();
+    throw ApiError.badRequest(
+      `modelValue: "${value.slice(0, 60)}" is not a ${input.modelScope.toLowerCase()} of the catalog` +
+        (input.modelScope === 'MODEL' ? '' : ` (one of ${known.join(', ')})`),
+    );
+  }
+  if (!routes.some((r) => unitOf(r) === input.unit))
+    throw ApiError.badRequest(
+      `unit: ${value} is priced in ${unitOf(routes[0]!)}, not ${input.unit}; credits and USD never mix`,
+    );
+  return { scope: input.modelScope, value };
 }
 
 function checkThresholds(thresholds: number[] | undefined): void {

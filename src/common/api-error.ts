@@ -9,6 +9,9 @@ export interface ErrorBody {
 }
 
 export class ApiError extends Error {
+  /** Seconds after which a retry may succeed (a 429's Retry-After header). */
+  retryAfter?: number;
+
   constructor(
     readonly status: number,
     readonly code: number,
@@ -42,8 +45,10 @@ export class ApiError extends Error {
   static conflict(message: string, details?: Record<string, unknown>): ApiError {
     return new ApiError(409, 4090, message, details);
   }
-  static tooMany(message: string): ApiError {
-    return new ApiError(429, 4290, message);
+  static tooMany(message: string, details?: Record<string, unknown>, retryAfter?: number): ApiError {
+    const error = new ApiError(429, 4290, message, details);
+    if (retryAfter !== undefined) error.retryAfter = retryAfter;
+    return error;
   }
   static badGateway(message: string, details?: Record<string, unknown>): ApiError {
     return new ApiError(502, 5020, message, details);

@@ -72,6 +72,7 @@ export class ErrorFilter implements ExceptionFilter {
     if (error.status >= 500 && !(exception instanceof ApiError)) {
       this.logger.error(`unhandled: ${(exception as Error)?.stack ?? String(exception)}`);
     }
+    if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
     void reply.code(error.status).header('content-type', 'application/json').send(error.toBody());
   }
 }

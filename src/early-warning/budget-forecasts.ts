@@ -49,7 +49,7 @@ export async function budgetForecasts(
      FROM budget b JOIN project p ON p.id = b.project_id LEFT JOIN api_key k ON k.id = b.scope_key_id
      CROSS JOIN LATERAL spendgate_period_window(b.period, $1) w
      CROSS JOIN LATERAL spendgate_budget_balance(b.id, '', w.period_start, w.period_end) l
-     WHERE b.deleted_at IS NULL AND b.period <> 'LIFETIME' AND b.scope <> 'EACH_USER' AND ($2::uuid[] IS NULL OR b.project_id = ANY($2))
+     WHERE b.deleted_at IS NULL AND b.period <> 'LIFETIME' AND b.scope <> 'EACH_USER' AND b.model_scope IS NULL AND ($2::uuid[] IS NULL OR b.project_id = ANY($2))
      ORDER BY p.name, b.created_at LIMIT $3`,
     [now, projects ?? null, first ?? null],
   );

@@ -48,7 +48,7 @@ export async function forecastAlerts(db: Database, now: Date = new Date()): Prom
        SELECT u.subject, u.spent, u.held FROM budget_period u
        WHERE b.scope = 'EACH_USER' AND u.budget_id = b.id AND u.period_start = w.period_start AND u.spent + u.held >= b."limit" * $2
      ) s
-     WHERE b.deleted_at IS NULL AND b.period <> 'LIFETIME'
+     WHERE b.deleted_at IS NULL AND b.period <> 'LIFETIME' AND b.model_scope IS NULL -- not forecast: no model by the hour
        AND extract(epoch FROM w.period_end - $1) >= $3 * extract(epoch FROM w.period_end - w.period_start)`,
     [now, USER_MIN_SHARE, FORECAST_MIN_REMAINING],
   );

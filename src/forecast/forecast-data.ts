@@ -12,9 +12,11 @@ export type HourlyScope = { dimension: 'project' | 'apiKey' | 'user'; projectId:
 
 /** The hourly scope of a budget (and, for EACH_USER, of one of its users); null for a tag. */
 export function scopeOf(
-  b: { scope: string; projectId: string; scopeValue: string | null },
+  b: { scope: string; projectId: string; scopeValue: string | null; modelScope?: string | null },
   user: string | null,
 ): HourlyScope | null {
+  // The hourly roll-ups have no model: a budget on part of the catalog is not forecast (decisions §20).
+  if (b.modelScope) return null;
   switch (b.scope) {
     case 'PROJECT':
       return { dimension: 'project', projectId: b.projectId, value: '' };

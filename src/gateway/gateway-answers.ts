@@ -47,7 +47,10 @@ export function budgetRefusal(
   const remaining = held.remaining;
   const overrunBy = remaining.startsWith('-') ? remaining.slice(1) : undefined;
   const scope = held.scope === 'PROJECT' ? '' : `${describeScope(held)}, `;
-  const budget = `budget ${held.budgetId} (${scope}${held.period.toLowerCase()}, hard limit ${held.limit} ${unit})`;
+  const part = held.model
+    ? `${held.model.modelScope === 'KIND' ? `${held.model.modelValue} tasks` : held.model.modelValue} only, `
+    : '';
+  const budget = `budget ${held.budgetId} (${part}${scope}${held.period.toLowerCase()}, hard limit ${held.limit} ${unit})`;
   const message = overrunBy
     ? `${budget} is overrun by ${overrunBy} ${unit}: it refuses every submission in ${unit} until its next period or a higher limit`
     : `${budget} would be exceeded: this request holds ${hold} and ${remaining} ${unit} remain`;
@@ -56,6 +59,7 @@ export function budgetRefusal(
     scope: held.scope,
     ...(held.scopeValue !== null ? { scopeValue: held.scopeValue } : {}),
     ...(held.subject ? { user: held.subject } : {}),
+    ...(held.model ?? {}),
     period: held.period,
     unit,
     limit: held.limit,

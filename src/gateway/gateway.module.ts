@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ExhaustionEvents } from '../alerts/exhaustion-events.js';
 import { CONFIG, type Config } from '../config/config.js';
+import { LimitEvents } from '../limits/limit-events.js';
 import { GatewayController } from './gateway.controller.js';
 import { GatewayService } from './gateway.service.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -12,6 +13,7 @@ import { StreamRelayService } from './stream-relay.service.js';
     GatewayService,
     StreamRelayService,
     ExhaustionEvents,
+    LimitEvents,
     {
       provide: RateLimiter,
       inject: [CONFIG],

@@ -36,6 +36,8 @@ import { LandingWrites } from './landing-writes.js';
 import { SubmissionHold, type Priced } from './submission-hold.js';
 import { ProjectPolicies, type SubmissionPolicies } from '../projects/project-policies.js';
 import { StreamRelayService } from './stream-relay.service.js';
+import { LimitEvents } from '../limits/limit-events.js';
+import { limitRefusal } from '../limits/limit-refusal.js';
 import { ExhaustionEvents } from '../alerts/exhaustion-events.js';
 
 /** A refusal lists at most this many problems (the rest are counted): a 400 stays small. */
@@ -61,6 +63,7 @@ export class GatewayService implements OnApplicationShutdown {
     private readonly metrics: MetricsService,
     private readonly streams: StreamRelayService,
     private readonly exhaustion: ExhaustionEvents,
+    private readonly limitEvents: LimitEvents,
   ) {
     this.landing = new LandingWrites(config.RECORD_RETRY_WINDOW_MS);
     this.holds = new SubmissionHold(ledger, metrics);
@@ -122,6 +125,9 @@ export class GatewayService implements OnApplicationShutdown {
         throw unknownOutcome(held.taskId, 'the first request with this Idempotency-Key has an unknown outcome');
       case 'replay':
         return { status: held.responseStatus ?? 200, contentType: 'application/json', body: held.responseBody };
+      case 'limited':
+        this.limitEvents.record(held.refusal);
+        throw limitRefusal(held.refusal);
       case 'stale_price':
         throw ApiError.serviceUnavailable(
           'the price book changed while this request was quoted; nothing was charged, retry',

@@ -37,6 +37,11 @@ export enum BudgetScopeEnum {
   USER = 'USER',
   EACH_USER = 'EACH_USER',
 }
+export enum ModelScopeEnum {
+  MODEL = 'MODEL',
+  FAMILY = 'FAMILY',
+  KIND = 'KIND',
+}
 registerEnumType(UnitEnum, { name: 'Unit' });
 registerEnumType(ExactnessEnum, { name: 'Exactness' });
 registerEnumType(PeriodEnum, { name: 'Period' });
@@ -44,6 +49,10 @@ registerEnumType(UnpricedPolicyEnum, { name: 'UnpricedPolicy' });
 registerEnumType(FailurePolicyEnum, { name: 'FailurePolicy' });
 registerEnumType(TaskResolutionEnum, { name: 'TaskResolution' });
 registerEnumType(BudgetScopeEnum, { name: 'BudgetScope', description: 'what a budget counts (decisions §7)' });
+registerEnumType(ModelScopeEnum, {
+  name: 'ModelScope',
+  description: 'the part of the catalog a budget counts, with its scope (decisions §20): one model, family or kind',
+});
 
 /**
  * GraphQL's `Money` (interfaces.md): an amount in its unit as the API shows it; pricing's Money is the arithmetic type.
@@ -156,6 +165,10 @@ export class BudgetStatus {
     description: "API_KEY: the key's prefix; TAG: name=value; USER: the end user",
   })
   scopeValue!: string | null;
+  @Field(() => ModelScopeEnum, { nullable: true, description: 'only tasks of this model, family or kind count' })
+  modelScope!: ModelScopeEnum | null;
+  @Field(() => String, { nullable: true, description: 'the model id, family or kind (chat, image, video)' })
+  modelValue!: string | null;
   @Field(() => String, {
     nullable: true,
     description:

@@ -14,6 +14,25 @@ type Db = Pick<Database, 'prepared'>;
 
 export type BudgetScope = 'PROJECT' | 'API_KEY' | 'TAG' | 'USER' | 'EACH_USER';
 
+/** What a limit counts (decisions §20; src/limits). */
+export type LimitKind = 'REQUESTS_PER_MINUTE' | 'TASKS_IN_FLIGHT' | 'TOKENS_PER_MINUTE';
+
+/** The limit that refused a request, as spendgate_limit_refusal answers it (its 429: limits/limit-refusal.ts). */
+export interface LimitRefusal {
+  limitId: string;
+  kind: LimitKind;
+  limit: string;
+  used: string;
+  /** What this request would have added: 1, or its estimated chat tokens. */
+  adds: string;
+  scope: BudgetScope;
+  scopeValue: string | null;
+  subject: string;
+  /** Per-minute kinds: when the minute ends (ISO 8601). */
+  windowEnd: string | null;
+  retryAfter: number;
+}
+
 export interface HoldRequest {
   projectId: string;
   apiKeyId: string | null;
@@ -51,11 +70,15 @@ export type HoldOutcome =
       scope: BudgetScope;
       scopeValue: string | null;
       subject: string;
+      /** A budget on part of the catalog: which model, family or kind it counts (decisions §20). */
+      model?: { modelScope: 'MODEL' | 'FAMILY' | 'KIND'; modelValue: string };
     }
   /** The first answer to this Idempotency-Key: the vendor's body (status null: 200) or the gateway's refusal. */
   | { outcome: 'replay'; taskId: string; responseBody: string; responseStatus: number | null }
   /** The first request's outcome is unknown and the gateway never answered it (it stopped). */
   | { outcome: 'unknown' | 'conflict' | 'in_progress'; taskId: string }
+  /** A limit on the project's traffic refused it (decisions §20): nothing written. */
+  | { outcome: 'limited'; refusal: LimitRefusal }
   /** Quoted with a price-book version that is not the one in force in the database: quote again (nothing written). */
   | { outcome: 'stale_price'; inForce: number };
 
@@ -183,6 +206,9 @@ function toOutcome(row: HoldRow): HoldOutcome {
         scope: row.budget_scope!,
         scopeValue: row.budget_scope_value,
         subject: row.budget_subject ?? '',
+        ...(row.response_body
+          ? { model: JSON.parse(row.response_body) as { modelScope: 'MODEL' | 'FAMILY' | 'KIND'; modelValue: string } }
+          : {}),
       };
     case 'replay':
       return {
@@ -193,6 +219,8 @@ function toOutcome(row: HoldRow): HoldOutcome {
       };
     case 'stale_price':
       return { outcome: 'stale_price', inForce: row.in_force! };
+    case 'limited':
+      return { outcome: 'limited', refusal: JSON.parse(row.response_body!) as LimitRefusal };
     default:
       return { outcome: row.outcome, taskId: String(row.task_id) };
   }

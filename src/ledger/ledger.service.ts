@@ -13,7 +13,7 @@ import { MixedUnitsError, type Decimal, type Money } from '../pricing/money.js';
 import type { Charge, ChargeLine } from '../pricing/pricing.types.js';
 import { holdAlone, holdInBatch, linesPayload, type HoldOutcome, type HoldRequest } from './holds.js';
 
-export type { BudgetScope, HoldOutcome, HoldRequest } from './holds.js';
+export type { BudgetScope, HoldOutcome, HoldRequest, LimitKind, LimitRefusal } from './holds.js';
 
 export interface Settlement {
   taskId: string;

@@ -16,6 +16,7 @@ import { ClosingModule } from '../closing/closing.module.js';
 import { CommitmentsModule } from '../commitments/commitments.module.js';
 import { ContractsModule } from '../contracts/contracts.module.js';
 import { CurrencyModule } from '../currency/currency.module.js';
+import { LimitsModule } from '../limits/limits.module.js';
 import { HistoryModule } from '../history/history.module.js';
 import { EarlyWarningModule } from '../early-warning/early-warning.module.js';
 import { VendorStatementsModule } from '../vendor-statements/vendor-statements.module.js';
@@ -46,6 +47,7 @@ export class ReadsAppModule {
         CommitmentsModule,
         ContractsModule,
         CurrencyModule,
+        LimitsModule,
         HistoryModule,
         EarlyWarningModule,
         VendorStatementsModule,

@@ -73,6 +73,12 @@ const budgetIn = async (projectId: string) =>
       { p: projectId },
     )
   ).data.setBudget as string;
+const limitIn = async (projectId: string) =>
+  (
+    await gql(ADMIN, `mutation($p: ID!) { setLimit(projectId: $p, kind: TASKS_IN_FLIGHT, amount: 5) }`, {
+      p: projectId,
+    })
+  ).data.setLimit as string;
 const keyIn = async (projectId: string) =>
   (
     (await gql(ADMIN, `mutation($p: ID!) { issueApiKey(projectId: $p) }`, { p: projectId })).data.issueApiKey as string
@@ -189,6 +195,15 @@ const CASES: Case[] = [
   {
     name: 'deleteBudget',
     run: async (t, p) => attempt(t, `mutation($b: ID!) { deleteBudget(budgetId: $b) }`, { b: await budgetIn(p) }),
+  },
+  {
+    name: 'setLimit',
+    run: (t, p) =>
+      attempt(t, `mutation($p: ID!) { setLimit(projectId: $p, kind: REQUESTS_PER_MINUTE, amount: 60) }`, { p }),
+  },
+  {
+    name: 'deleteLimit',
+    run: async (t, p) => attempt(t, `mutation($l: ID!) { deleteLimit(limitId: $l) }`, { l: await limitIn(p) }),
   },
   {
     name: 'adjustLedger',
@@ -343,6 +358,8 @@ const ALLOWED: Record<string, { in: string[]; out: string[] }> = {
   setBudget: { in: ['admin', 'owner', 'finance', 'lead', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
   updateBudget: { in: ['admin', 'owner', 'finance', 'lead', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
   deleteBudget: { in: ['admin', 'owner', 'finance', 'lead', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
+  setLimit: { in: ['admin', 'owner', 'finance', 'lead', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
+  deleteLimit: { in: ['admin', 'owner', 'finance', 'lead', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
   adjustLedger: { in: ['admin', 'owner', 'finance', 'lead', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
   resolveTask: { in: ['admin', 'owner', 'finance', 'lead', 'service'], out: ['admin', 'owner', 'finance', 'service'] },
   createWebhookEndpoint: { in: ['admin', 'owner', 'lead'], out: ['admin', 'owner'] },
@@ -453,7 +470,7 @@ const rowCounts = async () =>
   (
     await sql(
       gw,
-      `SELECT (SELECT count(*) FROM project) + (SELECT count(*) FROM api_key WHERE revoked_at IS NULL) * 1000 + (SELECT count(*) FROM budget WHERE deleted_at IS NULL) * 100000
+      `SELECT (SELECT count(*) FROM project) + (SELECT count(*) FROM api_key WHERE revoked_at IS NULL) * 1000 + (SELECT count(*) FROM budget WHERE deleted_at IS NULL) * 100000 + (SELECT count(*) FROM usage_limit) * 100000
      + (SELECT count(*) FROM ledger_entry) * 10000000 + (SELECT count(*) FROM webhook_endpoint WHERE deleted_at IS NULL AND enabled) * 1000000000
      + (SELECT count(*) FROM person WHERE state <> 'disabled') * 100000000000 + (SELECT count(*) FROM service_account) * 10000000000000
      + (SELECT count(*) FROM price_book_version) * 1000000000000000 AS n,

@@ -168,6 +168,7 @@ function portable(o: HoldOutcome, w: World, tasks: string[]): unknown {
         scopeValue: o.scope === 'API_KEY' ? 'key 0' : o.scopeValue,
       };
     case 'stale_price':
+    case 'limited':
       return o;
     default:
       return { ...o, taskId: task(o.taskId) };

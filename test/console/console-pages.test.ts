@@ -259,6 +259,48 @@ test("a budget set, changed and deleted from the console equals the API's view; 
   await pg.context().close();
 }, 60_000);
 
+test("a limit set and deleted from the budgets page equals the API's view; a bad amount shows the API's refusal", async () => {
+  const pg = await page();
+  await signIn(pg, gw.url, ADMIN);
+  await pg.selectOption('select[name=project]', p.projectId);
+  await open(pg, 'budgets');
+  const form = pg.locator('form.new-limit');
+  await form.locator('input[name=amount]').fill('0');
+  await form.locator('button[type=submit]').click();
+  await form.locator('[role=alert]').waitFor();
+  expect(await form.locator('[role=alert]').textContent()).toMatch(/amount: a whole number from 1/);
+  await form.locator('input[name=amount]').fill('12');
+  await form.locator('select[name=kind]').selectOption('TASKS_IN_FLIGHT');
+  await form.locator('select[name=scope]').selectOption('EACH_USER');
+  await form.locator('button[type=submit]').click();
+  const row = pg.locator('table.limits tbody tr');
+  await row.waitFor();
+  expect((await row.textContent())?.replace(/\s+/g, ' ')).toContain('tasks in flight');
+  const api = async () =>
+    (
+      await graphql(
+        gw,
+        ADMIN,
+        `
+          query ($p: ID!) {
+            limits(projectId: $p) {
+              kind
+              amount
+              scope
+            }
+          }
+        `,
+        { p: p.projectId },
+      )
+    ).body.data!.limits;
+  expect(await api()).toEqual([{ kind: 'TASKS_IN_FLIGHT', amount: 12, scope: 'EACH_USER' }]);
+  pg.once('dialog', (d) => void d.accept());
+  await row.locator('button:has-text("Delete")').click();
+  await pg.waitForSelector('table.limits', { state: 'detached' });
+  expect(await api()).toEqual([]);
+  await pg.context().close();
+}, 60_000);
+
 test('a webhook endpoint added, sent a test event and disabled from the console; only that endpoint gets the test', async () => {
   const other = await graphql(
     gw,

@@ -103,6 +103,9 @@ export interface BudgetResult {
   remaining: string;
   percentUsed: string;
   projectedSpend: string | null;
+  modelScope?: 'MODEL' | 'FAMILY' | 'KIND' | null;
+  modelValue?: string | null;
+  users?: { edges: Array<{ node: { user: string; spent: string; held: string; remaining?: string } }> };
   [field: string]: unknown;
 }
 
@@ -155,6 +158,16 @@ export interface GraphqlData {
   setBudget: string;
   updateBudget: boolean;
   deleteBudget: boolean;
+  setLimit: string;
+  deleteLimit: boolean;
+  limits: Array<{
+    id?: string;
+    kind: string;
+    amount: number;
+    scope?: string;
+    scopeValue?: string | null;
+    use?: Array<{ subject: string; used: number }>;
+  }>;
   setProjectPolicies: boolean;
   adjustLedger: string;
   publishPrices: number;

@@ -1,7 +1,7 @@
 /**
  * Budgets of the picked project: each one's use as a bar with what is held shown apart, its
  * thresholds, the projection to period end, thresholds crossed and recent refusals; an EACH_USER
- * budget lists its users' own balances.
+ * budget lists its users' own balances. Then the project's limits (decisions §20) and their use now.
  */
 import { useQuery } from '@urql/preact';
 import { errorText, type Unit } from '../api';
@@ -10,6 +10,7 @@ import { dateTime } from '../format';
 import { Amount } from '../parts/amounts';
 import { Empty } from '../parts/empty';
 import { ChangeBudget, NewBudget } from '../parts/budget-forms';
+import { ProjectLimits } from '../parts/project-limits';
 import { keyLabel, projectName, useProjects } from '../parts/project-picker';
 
 interface Budget {
@@ -19,6 +20,8 @@ interface Budget {
   hard: boolean;
   scope: string;
   scopeValue: string | null;
+  modelScope: 'MODEL' | 'FAMILY' | 'KIND' | null;
+  modelValue: string | null;
   limit: string;
   spent: string;
   held: string;
@@ -41,7 +44,7 @@ interface Budget {
 
 const BUDGETS = `query Budgets($projectId: ID!) {
   budgetStatus(projectId: $projectId) {
-    budgetId unit period hard scope scopeValue limit spent held heldUnderReview remaining percentUsed projectedSpend forecastSpend runsOutAt thresholds periodStart periodEnd user
+    budgetId unit period hard scope scopeValue modelScope modelValue limit spent held heldUnderReview remaining percentUsed projectedSpend forecastSpend runsOutAt thresholds periodStart periodEnd user
     users(first: 20) { edges { node { user spent held remaining } } pageInfo { hasNextPage } }
     events(first: 10) { kind at threshold user }
   }
@@ -112,6 +115,7 @@ function ProjectBudgets({ projectId, title }: { projectId: string; title: string
         <BudgetCard budget={b} manage={manage} onChanged={refresh} />
       ))}
       {manage && <NewBudget projectId={projectId} onDone={refresh} />}
+      <ProjectLimits projectId={projectId} manage={manage} />
     </div>
   );
 }
@@ -128,12 +132,14 @@ function BudgetCard({ budget: b, manage, onChanged }: { budget: Budget; manage: 
       : b.scope === 'EACH_USER'
         ? 'each end user'
         : `${b.scope.toLowerCase().replace('_', ' ')} ${value}`;
+  const part = b.modelScope ? ` · ${b.modelScope === 'KIND' ? `${b.modelValue} tasks` : b.modelValue} only` : '';
   const refusals = b.events.filter((e) => e.kind === 'REFUSED');
   return (
     <article class="card budget" data-testid={`budget-${b.budgetId}`}>
       <header>
         <h3>
           <Amount amount={b.limit} unit={b.unit} /> {b.period.toLowerCase()} · {scope}
+          {part}
         </h3>
         <span class={b.hard ? 'badge hard' : 'badge'}>{b.hard ? 'hard: refuses' : 'soft: alerts only'}</span>
       </header>

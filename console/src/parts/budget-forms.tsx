@@ -6,8 +6,8 @@ import { useMutation } from '@urql/preact';
 import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
 
-const SET = `mutation SetBudget($projectId: ID!, $unit: Unit!, $limit: Decimal!, $period: Period!, $hard: Boolean!, $thresholds: [Int!], $scope: BudgetScope!, $scopeValue: String) {
-  setBudget(projectId: $projectId, unit: $unit, limit: $limit, period: $period, hard: $hard, thresholds: $thresholds, scope: $scope, scopeValue: $scopeValue)
+const SET = `mutation SetBudget($projectId: ID!, $unit: Unit!, $limit: Decimal!, $period: Period!, $hard: Boolean!, $thresholds: [Int!], $scope: BudgetScope!, $scopeValue: String, $modelScope: ModelScope, $modelValue: String) {
+  setBudget(projectId: $projectId, unit: $unit, limit: $limit, period: $period, hard: $hard, thresholds: $thresholds, scope: $scope, scopeValue: $scopeValue, modelScope: $modelScope, modelValue: $modelValue)
 }`;
 const UPDATE = `mutation UpdateBudget($budgetId: ID!, $limit: Decimal, $hard: Boolean, $thresholds: [Int!]) { updateBudget(budgetId: $budgetId, limit: $limit, hard: $hard, thresholds: $thresholds) }`;
 const DELETE = `mutation DeleteBudget($budgetId: ID!) { deleteBudget(budgetId: $budgetId) }`;
@@ -51,6 +51,8 @@ export function NewBudget({ projectId, onDone }: { projectId: string; onDone(): 
           thresholds,
           scope,
           scopeValue: NEEDS_VALUE[scope] ? value(form, 'scopeValue').trim() : null,
+          modelScope: value(form, 'modelScope') || null,
+          modelValue: value(form, 'modelScope') ? value(form, 'modelValue').trim() : null,
         });
         setProblem(answer.error ? errorText(answer.error) : '');
         if (!answer.error) {
@@ -91,6 +93,21 @@ export function NewBudget({ projectId, onDone }: { projectId: string; onDone(): 
           Which <input name="scopeValue" required placeholder={NEEDS_VALUE[scope]} />
         </label>
       )}
+      <label>
+        Only{' '}
+        <select name="modelScope">
+          <option value="">every model</option>
+          <option value="MODEL">one model</option>
+          <option value="FAMILY">one family</option>
+          <option value="KIND">one kind</option>
+        </select>{' '}
+        <input
+          name="modelValue"
+          placeholder="claude-opus-5, gpt-5.6, video…"
+          size={16}
+          aria-label="Which model, family or kind"
+        />
+      </label>
       <label>
         Thresholds (%) <input name="thresholds" defaultValue="50, 80, 100" size={12} />
       </label>

@@ -13,6 +13,7 @@ const CREATE = `mutation CreateEndpoint($url: String!, $events: [String!], $proj
 const EVENTS = [
   'budget.threshold_crossed',
   'budget.exhausted',
+  'limit.refused',
   'task.overrun',
   'task.needs_review',
   'budget.forecast_exceeded',

@@ -1229,17 +1229,13 @@ BEGIN
   IF NOT FOUND THEN RETURN; END IF;
   SELECT * INTO w FROM spendgate_period_window(b.period, now());
   prefix := format('exhausted:%s:%s:', b.id, spendgate_iso(w.period_start));
-  IF p_subject <> '' THEN
-    PERFORM pg_advisory_xact_lock(hashtextextended(prefix, 11));
-    SELECT count(*) INTO announced FROM outbox_event e
-    WHERE e.cause ~>=~ prefix AND e.cause ~<~ (left(prefix, -1) || ';');
-    IF announced >= 10 AND NOT EXISTS (SELECT 1 FROM outbox_event e WHERE e.cause = prefix || p_subject) THEN
-      PERFORM spendgate_emit('budget.exhausted', b.project_id, prefix || '*',
-                             spendgate_budget_event_data(b.id, w.period_start, '')
-                               || jsonb_build_object('capped', true, 'announcedUsers', announced,
-                                                     'note', 'more end users were refused in this period; they are not announced one by one'));
-      RETURN;
-    END IF;
+  announced := spendgate_users_capped(prefix, p_subject);
+  IF announced IS NOT NULL THEN
+    PERFORM spendgate_emit('budget.exhausted', b.project_id, prefix || '*',
+                           spendgate_budget_event_data(b.id, w.period_start, '')
+                             || jsonb_build_object('capped', true, 'announcedUsers', announced,
+                                                   'note', 'more end users were refused in this period; they are not announced one by one'));
+    RETURN;
   END IF;
   PERFORM spendgate_emit('budget.exhausted', b.project_id, prefix || p_subject, spendgate_budget_event_data(b.id, w.period_start, p_subject));
 END $function$;
@@ -1641,17 +1637,13 @@ BEGIN
       'id', l.id, 'kind', l.kind, 'amount', l.amount::text, 'scope', l.scope,
       'scopeValue', coalesce(l.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = l.scope_key_id)),
       'user', nullif(p_subject, ''), 'used', p_used, 'windowStart', spendgate_iso(w)));
-  IF p_subject <> '' THEN
-    PERFORM pg_advisory_xact_lock(hashtextextended(prefix, 11));
-    SELECT count(*) INTO announced FROM outbox_event e
-    WHERE e.cause ~>=~ prefix AND e.cause ~<~ (left(prefix, -1) || ';');
-    IF announced >= 10 AND NOT EXISTS (SELECT 1 FROM outbox_event e WHERE e.cause = prefix || p_subject) THEN
-      PERFORM spendgate_emit('limit.refused', l.project_id, prefix || '*',
-                             jsonb_set(data, '{limit,user}', 'null'::jsonb)
-                               || jsonb_build_object('capped', true, 'announcedUsers', announced,
-                                                     'note', 'more end users were refused in this window; they are not announced one by one'));
-      RETURN;
-    END IF;
+  announced := spendgate_users_capped(prefix, p_subject);
+  IF announced IS NOT NULL THEN
+    PERFORM spendgate_emit('limit.refused', l.project_id, prefix || '*',
+                           jsonb_set(data, '{limit,user}', 'null'::jsonb)
+                             || jsonb_build_object('capped', true, 'announcedUsers', announced,
+                                                   'note', 'more end users were refused in this window; they are not announced one by one'));
+    RETURN;
   END IF;
   PERFORM spendgate_emit('limit.refused', l.project_id, prefix || p_subject, data);
 END $function$;
@@ -2824,6 +2816,25 @@ BEGIN
 END $function$;
 
 COMMENT ON FUNCTION public.spendgate_threshold_event() IS 'Alerts (decisions §8): events written to the outbox in the same transaction as their cause, one per cause (outbox_event.cause is unique), fanned out to the matching endpoints'' deliveries by a trigger in that transaction too. The dispatcher (src/alerts/webhook-dispatcher.ts) sends them. * budget.threshold_crossed: a budget_alert row is written once per budget, period, subject and threshold (its unique index; every hold and settlement path records crossings there), so a trigger on it makes exactly one event however many requests and instances cross together. * budget.exhausted: spendgate_budget_exhausted, called by the gateway when a hard budget refuses; one per budget, period and subject. * task.overrun and task.needs_review: a trigger on task, when overrun or needs_review is first set.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_users_capped(p_prefix text, p_subject text)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  announced integer;
+BEGIN
+  IF p_subject = '' THEN RETURN NULL; END IF;
+  PERFORM pg_advisory_xact_lock(hashtextextended(p_prefix, 11));
+  SELECT count(*) INTO announced FROM outbox_event e
+  WHERE e.cause ~>=~ p_prefix AND e.cause ~<~ (left(p_prefix, -1) || ';');
+  IF announced >= 10 AND NOT EXISTS (SELECT 1 FROM outbox_event e WHERE e.cause = p_prefix || p_subject) THEN
+    RETURN announced;
+  END IF;
+  RETURN NULL;
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_users_capped(p_prefix text, p_subject text) IS 'Client-caused alerts are bounded (decisions §8): for events whose cause is <prefix><end user> (a budget''s exhaustion, a limit''s refusal, per window), how many users were announced when this one is past the cap of 10 and not announced yet (the caller then writes one capped event, <prefix>*, instead); NULL when it is announced on its own. The count reads the outbox''s cause index by range (a constant-free LIKE would not use it), under a transaction lock per prefix so that two instances never both pass the cap.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_vendor_items_settled(p_task bigint, p_who text, p_reason text)
  RETURNS integer

@@ -14,17 +14,13 @@ BEGIN
   IF NOT FOUND THEN RETURN; END IF;
   SELECT * INTO w FROM spendgate_period_window(b.period, now());
   prefix := format('exhausted:%s:%s:', b.id, spendgate_iso(w.period_start));
-  IF p_subject <> '' THEN
-    PERFORM pg_advisory_xact_lock(hashtextextended(prefix, 11));
-    SELECT count(*) INTO announced FROM outbox_event e
-    WHERE e.cause ~>=~ prefix AND e.cause ~<~ (left(prefix, -1) || ';');
-    IF announced >= 10 AND NOT EXISTS (SELECT 1 FROM outbox_event e WHERE e.cause = prefix || p_subject) THEN
-      PERFORM spendgate_emit('budget.exhausted', b.project_id, prefix || '*',
-                             spendgate_budget_event_data(b.id, w.period_start, '')
-                               || jsonb_build_object('capped', true, 'announcedUsers', announced,
-                                                     'note', 'more end users were refused in this period; they are not announced one by one'));
-      RETURN;
-    END IF;
+  announced := spendgate_users_capped(prefix, p_subject);
+  IF announced IS NOT NULL THEN
+    PERFORM spendgate_emit('budget.exhausted', b.project_id, prefix || '*',
+                           spendgate_budget_event_data(b.id, w.period_start, '')
+                             || jsonb_build_object('capped', true, 'announcedUsers', announced,
+                                                   'note', 'more end users were refused in this period; they are not announced one by one'));
+    RETURN;
   END IF;
   PERFORM spendgate_emit('budget.exhausted', b.project_id, prefix || p_subject, spendgate_budget_event_data(b.id, w.period_start, p_subject));
 END $function$;

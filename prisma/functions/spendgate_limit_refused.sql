@@ -21,17 +21,13 @@ BEGIN
       'id', l.id, 'kind', l.kind, 'amount', l.amount::text, 'scope', l.scope,
       'scopeValue', coalesce(l.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = l.scope_key_id)),
       'user', nullif(p_subject, ''), 'used', p_used, 'windowStart', spendgate_iso(w)));
-  IF p_subject <> '' THEN
-    PERFORM pg_advisory_xact_lock(hashtextextended(prefix, 11));
-    SELECT count(*) INTO announced FROM outbox_event e
-    WHERE e.cause ~>=~ prefix AND e.cause ~<~ (left(prefix, -1) || ';');
-    IF announced >= 10 AND NOT EXISTS (SELECT 1 FROM outbox_event e WHERE e.cause = prefix || p_subject) THEN
-      PERFORM spendgate_emit('limit.refused', l.project_id, prefix || '*',
-                             jsonb_set(data, '{limit,user}', 'null'::jsonb)
-                               || jsonb_build_object('capped', true, 'announcedUsers', announced,
-                                                     'note', 'more end users were refused in this window; they are not announced one by one'));
-      RETURN;
-    END IF;
+  announced := spendgate_users_capped(prefix, p_subject);
+  IF announced IS NOT NULL THEN
+    PERFORM spendgate_emit('limit.refused', l.project_id, prefix || '*',
+                           jsonb_set(data, '{limit,user}', 'null'::jsonb)
+                             || jsonb_build_object('capped', true, 'announcedUsers', announced,
+                                                   'note', 'more end users were refused in this window; they are not announced one by one'));
+    RETURN;
   END IF;
   PERFORM spendgate_emit('limit.refused', l.project_id, prefix || p_subject, data);
 END $function$;

@@ -11,6 +11,7 @@ import { reconcile } from '../../src/ledger/reconcile.js';
 import { chatBody, imageBody } from '../support/builders.js';
 import {
   ADMIN,
+  eventually,
   freshDatabase,
   gateway,
   graphql,
@@ -261,6 +262,20 @@ test('each end user has their own count; bad limits are 400s naming the argument
   await awayFromMinuteEnd();
   const as = (user: string) => submitGeneration(a, key, imageBody(), { 'x-spendgate-user': user });
   expect([(await as('ann')).status, (await as('bob')).status, (await as('ann')).status]).toEqual([200, 200, 429]);
+  // Refusals of new users are announced one by one up to 10 a window, then once more, capped (decisions §8).
+  for (let u = 0; u < 11; u++) {
+    await as(`user-${u}`);
+    expect((await as(`user-${u}`)).status).toBe(429);
+  }
+  const events = async () =>
+    sql(
+      a,
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE payload::jsonb -> 'data' ->> 'capped' = 'true')::int AS capped
+       FROM outbox_event WHERE type = 'limit.refused' AND project_id = $1`,
+      [projectId],
+    );
+  await eventually(async () => (await events())[0]!.n === 11);
+  expect(await events()).toEqual([{ n: 11, capped: 1 }]); // ann and 9 more, then one capped event
 
   const refused: Array<[string, RegExp]> = [
     [`kind: REQUESTS_PER_MINUTE, amount: 0`, /amount: a whole number from 1 to 2000000000/],

@@ -4,6 +4,7 @@
  */
 import { useMutation } from '@urql/preact';
 import { useState } from 'preact/hooks';
+import { ScopeFields, scopeValueOf } from './scope-fields';
 import { errorText, type Unit } from '../api';
 
 const SET = `mutation SetBudget($projectId: ID!, $unit: Unit!, $limit: Decimal!, $period: Period!, $hard: Boolean!, $thresholds: [Int!], $scope: BudgetScope!, $scopeValue: String, $modelScope: ModelScope, $modelValue: String) {
@@ -11,9 +12,6 @@ const SET = `mutation SetBudget($projectId: ID!, $unit: Unit!, $limit: Decimal!,
 }`;
 const UPDATE = `mutation UpdateBudget($budgetId: ID!, $limit: Decimal, $hard: Boolean, $thresholds: [Int!]) { updateBudget(budgetId: $budgetId, limit: $limit, hard: $hard, thresholds: $thresholds) }`;
 const DELETE = `mutation DeleteBudget($budgetId: ID!) { deleteBudget(budgetId: $budgetId) }`;
-
-const SCOPES = ['PROJECT', 'API_KEY', 'TAG', 'USER', 'EACH_USER'];
-const NEEDS_VALUE: Record<string, string> = { API_KEY: "the key's prefix", TAG: 'name=value', USER: 'the end user' };
 
 /** "50, 80, 100" → [50, 80, 100]; anything else is left for the API to refuse by name. */
 function thresholdList(text: string): number[] | string {
@@ -50,7 +48,7 @@ export function NewBudget({ projectId, onDone }: { projectId: string; onDone(): 
           hard: (form.elements.namedItem('hard') as HTMLInputElement).checked,
           thresholds,
           scope,
-          scopeValue: NEEDS_VALUE[scope] ? value(form, 'scopeValue').trim() : null,
+          scopeValue: scopeValueOf(form, scope),
           modelScope: value(form, 'modelScope') || null,
           modelValue: value(form, 'modelScope') ? value(form, 'modelValue').trim() : null,
         });
@@ -80,19 +78,7 @@ export function NewBudget({ projectId, onDone }: { projectId: string; onDone(): 
           ))}
         </select>
       </label>
-      <label>
-        Scope{' '}
-        <select name="scope" value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value)}>
-          {SCOPES.map((s) => (
-            <option value={s}>{s.toLowerCase().replace('_', ' ')}</option>
-          ))}
-        </select>
-      </label>
-      {NEEDS_VALUE[scope] && (
-        <label>
-          Which <input name="scopeValue" required placeholder={NEEDS_VALUE[scope]} />
-        </label>
-      )}
+      <ScopeFields scope={scope} onScope={setScope} />
       <label>
         Only{' '}
         <select name="modelScope">

@@ -5,6 +5,7 @@
  */
 import { useMutation, useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
+import { ScopeFields, scopeValueOf } from './scope-fields';
 import { errorText } from '../api';
 import { keyLabel, useProjects } from './project-picker';
 
@@ -28,8 +29,6 @@ const KINDS: Record<string, string> = {
   TASKS_IN_FLIGHT: 'tasks in flight',
   TOKENS_PER_MINUTE: 'chat tokens a minute',
 };
-const SCOPES = ['PROJECT', 'API_KEY', 'TAG', 'USER', 'EACH_USER'];
-const NEEDS_VALUE: Record<string, string> = { API_KEY: "the key's prefix", TAG: 'name=value', USER: 'the end user' };
 
 export function ProjectLimits({ projectId, manage }: { projectId: string; manage: boolean }) {
   const projects = useProjects();
@@ -129,7 +128,7 @@ function NewLimit({ projectId, onDone }: { projectId: string; onDone(): void }) 
           kind: value(form, 'kind'),
           amount: Number(amount),
           scope,
-          scopeValue: NEEDS_VALUE[scope] ? value(form, 'scopeValue').trim() : null,
+          scopeValue: scopeValueOf(form, scope),
         });
         setProblem(answer.error ? errorText(answer.error) : '');
         if (!answer.error) {
@@ -150,19 +149,7 @@ function NewLimit({ projectId, onDone }: { projectId: string; onDone(): void }) 
           ))}
         </select>
       </label>
-      <label>
-        Scope{' '}
-        <select name="scope" value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value)}>
-          {SCOPES.map((s) => (
-            <option value={s}>{s.toLowerCase().replace('_', ' ')}</option>
-          ))}
-        </select>
-      </label>
-      {NEEDS_VALUE[scope] && (
-        <label>
-          Which <input name="scopeValue" required placeholder={NEEDS_VALUE[scope]} />
-        </label>
-      )}
+      <ScopeFields scope={scope} onScope={setScope} />
       <button type="submit" disabled={result.fetching}>
         Set limit
       </button>

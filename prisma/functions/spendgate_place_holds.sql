@@ -63,10 +63,10 @@ BEGIN
     END IF;
   END IF;
 
-  -- Limits (decisions §20): a project without any costs this one probe of usage_limit's index. A
-  -- request with its own acceptance time (recorded earlier, tests) is counted one at a time.
-  has_limits := EXISTS (SELECT 1 FROM usage_limit l WHERE l.project_id = ANY (ARRAY(SELECT DISTINCT x.project_id FROM unnest(reqs) x)));
-  IF has_limits AND EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.accepted_at IS NOT NULL) THEN
+  -- Limits (decisions §20): a request with its own acceptance time (recorded earlier, tests) is
+  -- counted one at a time.
+  IF EXISTS (SELECT 1 FROM unnest(reqs) x WHERE x.accepted_at IS NOT NULL)
+     AND EXISTS (SELECT 1 FROM usage_limit l WHERE l.project_id = ANY (ARRAY(SELECT DISTINCT x.project_id FROM unnest(reqs) x))) THEN
     PERFORM spendgate_lock_project(p) FROM (SELECT DISTINCT x.project_id AS p FROM unnest(reqs) x) q
     ORDER BY hashtextextended(p::text, 7);
     RETURN QUERY SELECT * FROM spendgate_place_holds_in_order(reqs);
@@ -180,6 +180,9 @@ BEGIN
       -- Every limit count the batch raises (decisions §20), in one statement where it still fits:
       -- if all were raised, the batch is in; if one was not, SG001 undoes the block and the batch
       -- goes one request at a time (spendgate_place_holds_in_order refuses the request past it).
+      -- Looked for under the lock, as setLimit and deleteLimit take it: a limit set before this
+      -- batch holds counts it. A project without limits costs this one probe of usage_limit's index.
+      has_limits := EXISTS (SELECT 1 FROM usage_limit l WHERE l.project_id = ANY (ARRAY(SELECT DISTINCT x.project_id FROM unnest(reqs) x)));
       IF has_limits THEN
         WITH x AS (
           SELECT y.i, y.project_id, y.api_key_id, y.end_user, y.tags,

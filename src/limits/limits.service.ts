@@ -97,10 +97,20 @@ export class LimitsService {
     return rows;
   }
 
-  /** Deletes a limit with its counts (a task it counted is freed of it). */
+  /**
+   * Deletes a limit with its counts (a task it counted is freed of it), under the project's lock
+   * as holds count limits under it: a hold never raises the count of a limit being deleted.
+   */
   async remove(limitId: string): Promise<boolean> {
-    const { rowCount } = await this.db.query('DELETE FROM usage_limit WHERE id = $1', [limitId]);
-    return (rowCount ?? 0) > 0;
+    return this.db.transaction(async (client) => {
+      const { rows } = await client.query<{ project_id: string }>('SELECT project_id FROM usage_limit WHERE id = $1', [
+        limitId,
+      ]);
+      if (!rows[0]) return false;
+      await client.query('SELECT spendgate_lock_project($1)', [rows[0].project_id]);
+      const { rowCount } = await client.query('DELETE FROM usage_limit WHERE id = $1', [limitId]);
+      return (rowCount ?? 0) > 0;
+    });
   }
 
   /** Its use now, the most used subjects first (at most `first`). */

@@ -1162,7 +1162,7 @@ BEGIN
                         WHERE x.task_id = t.id AND x.unit = b.unit AND x.effective_at >= p_start AND x.effective_at < p_end
                         OFFSET 0) e
     WHERE t.end_user = p_subject AND t.project_id IS NOT DISTINCT FROM b.project_id
-      AND (b.model_scope IS NULL OR b.model_value = CASE b.model_scope WHEN 'MODEL' THEN t.model WHEN 'FAMILY' THEN t.family ELSE t.kind END);
+      AND spendgate_counts_model(b.model_scope, b.model_value, t.model, t.family, t.kind);
   ELSE
     SELECT coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
            coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)
@@ -1272,8 +1272,7 @@ CREATE OR REPLACE FUNCTION public.spendgate_budget_subject(p_scope "BudgetScope"
 AS $function$
   SELECT CASE
     -- a cap on part of the catalog counts only tasks of that model, family or kind (decisions §20)
-    WHEN p_model_scope IS NOT NULL AND (NOT p_has_task OR p_model_value IS DISTINCT FROM
-         CASE p_model_scope WHEN 'MODEL' THEN p_model WHEN 'FAMILY' THEN p_family ELSE p_kind END) THEN NULL
+    WHEN p_model_scope IS NOT NULL AND (NOT p_has_task OR NOT spendgate_counts_model(p_model_scope, p_model_value, p_model, p_family, p_kind)) THEN NULL
     WHEN p_scope = 'PROJECT' THEN ''
     WHEN NOT p_has_task THEN NULL
     WHEN p_scope = 'API_KEY' THEN CASE WHEN p_scope_key = p_key THEN '' END
@@ -1383,6 +1382,17 @@ AS $function$
 $function$;
 
 COMMENT ON FUNCTION public.spendgate_closed_month(p_at timestamp with time zone) IS 'The closed month an instant belongs to, or NULL when its month is open.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_counts_model(p_model_scope "ModelScope", p_model_value text, p_model text, p_family text, p_kind text)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT p_model_scope IS NULL
+         OR p_model_value IS NOT DISTINCT FROM CASE p_model_scope WHEN 'MODEL' THEN p_model WHEN 'FAMILY' THEN p_family ELSE p_kind END
+$function$;
+
+COMMENT ON FUNCTION public.spendgate_counts_model(p_model_scope "ModelScope", p_model_value text, p_model text, p_family text, p_kind text) IS 'Whether a budget on part of the catalog (decisions §20) counts a task of this model, family and kind; a budget without a model scope counts every task. The one rule spendgate_budget_subject and the look-ups of an end user''s tasks apply.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_emit(p_type text, p_project uuid, p_cause text, p_data jsonb)
  RETURNS void
@@ -2010,7 +2020,7 @@ BEGIN
                 JOIN budget b ON b.id = k.bid AND b.scope = 'EACH_USER'
                 CROSS JOIN LATERAL spendgate_period_window(b.period, k.at) w
                 LEFT JOIN task t ON t.end_user = k.subject AND t.project_id IS NOT DISTINCT FROM b.project_id AND t.id <> ALL (t_id)
-                  AND (b.model_scope IS NULL OR b.model_value = CASE b.model_scope WHEN 'MODEL' THEN t.model WHEN 'FAMILY' THEN t.family ELSE t.kind END)
+                  AND spendgate_counts_model(b.model_scope, b.model_value, t.model, t.family, t.kind)
                 LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.unit = b.unit AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
                 GROUP BY k.bid, k.period_start, k.subject, w.period_end, k.total, k.hard, k.lim) m
           WHERE spendgate_hold_fits(m.hard, m.lim, m.spent, m.held, m.total)

@@ -30,7 +30,7 @@ BEGIN
                         WHERE x.task_id = t.id AND x.unit = b.unit AND x.effective_at >= p_start AND x.effective_at < p_end
                         OFFSET 0) e
     WHERE t.end_user = p_subject AND t.project_id IS NOT DISTINCT FROM b.project_id
-      AND (b.model_scope IS NULL OR b.model_value = CASE b.model_scope WHEN 'MODEL' THEN t.model WHEN 'FAMILY' THEN t.family ELSE t.kind END);
+      AND spendgate_counts_model(b.model_scope, b.model_value, t.model, t.family, t.kind);
   ELSE
     SELECT coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('charge', 'adjustment')), 0),
            coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0) - coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0)

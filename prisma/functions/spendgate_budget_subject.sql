@@ -7,8 +7,7 @@ CREATE OR REPLACE FUNCTION public.spendgate_budget_subject(p_scope "BudgetScope"
 AS $function$
   SELECT CASE
     -- a cap on part of the catalog counts only tasks of that model, family or kind (decisions §20)
-    WHEN p_model_scope IS NOT NULL AND (NOT p_has_task OR p_model_value IS DISTINCT FROM
-         CASE p_model_scope WHEN 'MODEL' THEN p_model WHEN 'FAMILY' THEN p_family ELSE p_kind END) THEN NULL
+    WHEN p_model_scope IS NOT NULL AND (NOT p_has_task OR NOT spendgate_counts_model(p_model_scope, p_model_value, p_model, p_family, p_kind)) THEN NULL
     WHEN p_scope = 'PROJECT' THEN ''
     WHEN NOT p_has_task THEN NULL
     WHEN p_scope = 'API_KEY' THEN CASE WHEN p_scope_key = p_key THEN '' END

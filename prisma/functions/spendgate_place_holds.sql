@@ -159,7 +159,7 @@ BEGIN
                 JOIN budget b ON b.id = k.bid AND b.scope = 'EACH_USER'
                 CROSS JOIN LATERAL spendgate_period_window(b.period, k.at) w
                 LEFT JOIN task t ON t.end_user = k.subject AND t.project_id IS NOT DISTINCT FROM b.project_id AND t.id <> ALL (t_id)
-                  AND (b.model_scope IS NULL OR b.model_value = CASE b.model_scope WHEN 'MODEL' THEN t.model WHEN 'FAMILY' THEN t.family ELSE t.kind END)
+                  AND spendgate_counts_model(b.model_scope, b.model_value, t.model, t.family, t.kind)
                 LEFT JOIN ledger_entry e ON e.task_id = t.id AND e.unit = b.unit AND e.effective_at >= w.period_start AND e.effective_at < w.period_end
                 GROUP BY k.bid, k.period_start, k.subject, w.period_end, k.total, k.hard, k.lim) m
           WHERE spendgate_hold_fits(m.hard, m.lim, m.spent, m.held, m.total)

@@ -6,6 +6,7 @@
  * sent as text/plain only, so nothing in it is markup.
  */
 import type { AmountText } from '../pricing/money.js';
+import { catalogPartName, LIMIT_KIND_NAMES } from '../common/scope-names.js';
 
 interface Body {
   type: string;
@@ -56,7 +57,7 @@ export function emailMessage(payload: string): { subject: string; text: string }
   let subject: string;
   const budget = d.budget as Budget | undefined;
   const budgetName = budget
-    ? `${budget.period.toLowerCase()} ${budget.unit} budget${budget.modelScope ? ` for ${budget.modelScope === 'KIND' ? `${mailSafe(budget.modelValue)} tasks` : mailSafe(budget.modelValue)}` : ''}${budget.scope === 'PROJECT' ? '' : ` (${budget.scope === 'EACH_USER' ? `each user${budget.user ? `: ${mailSafe(budget.user)}` : ''}` : `${budget.scope.toLowerCase().replace('_', ' ')} ${mailSafe(budget.scopeValue)}`})`} of ${project}`
+    ? `${budget.period.toLowerCase()} ${budget.unit} budget${budget.modelScope ? ` for ${mailSafe(catalogPartName(budget.modelScope, budget.modelValue ?? null))}` : ''}${scopeText(budget)} of ${project}`
     : '';
   const balance = budget
     ? `Spent ${budget.spent} ${budget.unit}, held ${budget.held}, ${budget.remaining} of ${budget.limit} left.`
@@ -84,16 +85,8 @@ export function emailMessage(payload: string): { subject: string; text: string }
         user: string | null;
         used: string;
       };
-      const what =
-        {
-          REQUESTS_PER_MINUTE: 'requests a minute',
-          TASKS_IN_FLIGHT: 'tasks in flight',
-          TOKENS_PER_MINUTE: 'chat tokens a minute',
-        }[l.kind] ?? l.kind;
-      const scope =
-        l.scope === 'PROJECT'
-          ? ''
-          : ` (${l.scope === 'EACH_USER' ? `each user${l.user ? `: ${mailSafe(l.user)}` : ''}` : `${l.scope.toLowerCase().replace('_', ' ')} ${mailSafe(l.scopeValue)}`})`;
+      const what = LIMIT_KIND_NAMES[l.kind] ?? l.kind;
+      const scope = scopeText(l);
       subject = `Limit reached: ${l.amount} ${what}${scope} of ${project}`;
       lines.push(
         d.capped
@@ -155,6 +148,13 @@ export function emailMessage(payload: string): { subject: string; text: string }
     `Event ${mailSafe(d.eventId)} at ${event.timestamp}. Sent by spendgate.`,
   ].join('\n');
   return { subject: mailSafe(subject).slice(0, 200), text };
+}
+
+/** " (each user: u-7)", " (api key ab12…)", or nothing for the whole project; every value mail-safe. */
+function scopeText(s: { scope: string; scopeValue: string | null; user: string | null }): string {
+  if (s.scope === 'PROJECT') return '';
+  if (s.scope === 'EACH_USER') return ` (each user${s.user ? `: ${mailSafe(s.user)}` : ''})`;
+  return ` (${s.scope.toLowerCase().replace('_', ' ')} ${mailSafe(s.scopeValue)})`;
 }
 
 interface Digest {

@@ -1,4 +1,5 @@
 import { emailMessage } from './email-message.js';
+import { catalogPartName } from '../common/scope-names.js';
 
 /**
  * What a delivery sends (decisions §8), plain TypeScript: the event's body as stored (STANDARD),
@@ -110,9 +111,7 @@ function plainText(type: EventType, data: EventBody['data']): string {
       budget.scope === 'PROJECT'
         ? ''
         : ` (${budget.scope === 'EACH_USER' ? (budget.user ? `each user: ${budget.user}` : 'each user') : `${budget.scope.toLowerCase().replace('_', ' ')} ${budget.scopeValue}`})`;
-    const part = budget.modelScope
-      ? ` for ${budget.modelScope === 'KIND' ? `${budget.modelValue} tasks` : budget.modelValue}`
-      : '';
+    const part = budget.modelScope ? ` for ${catalogPartName(budget.modelScope, budget.modelValue ?? null)}` : '';
     const name = `${budget.period.toLowerCase()} ${budget.unit} budget${part}${scope} of ${where}`;
     const balance = `spent ${budget.spent}, held ${budget.held}, ${budget.remaining} of ${budget.limit} ${budget.unit} left`;
     if (event.type === 'budget.exhausted' && (event.data as { capped?: boolean }).capped) {

@@ -9,7 +9,8 @@ import { requirePageSize } from '../common/paging.js';
 import { dec } from '../pricing/money.js';
 import { BudgetEvent, UserBalanceConnection } from '../graphql/attribution.types.js';
 import { Callers, type CallContext } from '../auth/callers.js';
-import { BudgetScopeEnum, BudgetStatus, ModelScopeEnum, PeriodEnum, UnitEnum } from '../graphql/graphql.types.js';
+import { BudgetScopeEnum, PeriodEnum, UnitEnum } from '../graphql/graphql.types.js';
+import { BudgetStatus, ModelScopeEnum } from './budget-status.types.js';
 import { DecimalValue, type DecimalText } from '../graphql/scalars.js';
 
 const MAX_USERS_PAGE = 200;

@@ -3,7 +3,7 @@ import { Parent, ResolveField, Resolver } from '@nestjs/graphql';
 import { Inject } from '@nestjs/common';
 import type { BudgetStatus as Status } from '../budgets/budget-status.service.js';
 import { Database, READS_DATABASE } from '../database/database.js';
-import { BudgetStatus } from '../graphql/graphql.types.js';
+import { BudgetStatus } from '../budgets/budget-status.types.js';
 import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import type { Decimal } from '../pricing/money.js';
 import type { Forecast } from './forecast.js';

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Attribution } from '../attribution/attribution.js';
 import type { Endpoint } from '../catalog/catalog.types.js';
 import { ApiError } from '../common/api-error.js';
+import { catalogPartName } from '../common/scope-names.js';
 import type { HoldOutcome } from '../ledger/ledger.service.js';
 import type { Money } from '../pricing/money.js';
 import type { TaskRecordView } from '../tasks/task-store.js';
@@ -47,9 +48,7 @@ export function budgetRefusal(
   const remaining = held.remaining;
   const overrunBy = remaining.startsWith('-') ? remaining.slice(1) : undefined;
   const scope = held.scope === 'PROJECT' ? '' : `${describeScope(held)}, `;
-  const part = held.model
-    ? `${held.model.modelScope === 'KIND' ? `${held.model.modelValue} tasks` : held.model.modelValue} only, `
-    : '';
+  const part = held.model ? `${catalogPartName(held.model.modelScope, held.model.modelValue)} only, ` : '';
   const budget = `budget ${held.budgetId} (${part}${scope}${held.period.toLowerCase()}, hard limit ${held.limit} ${unit})`;
   const message = overrunBy
     ? `${budget} is overrun by ${overrunBy} ${unit}: it refuses every submission in ${unit} until its next period or a higher limit`

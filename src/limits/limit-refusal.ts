@@ -3,13 +3,8 @@
  * named (what it counts, its amount, its use) and what frees it, and Retry-After.
  */
 import { ApiError } from '../common/api-error.js';
-import type { LimitKind, LimitRefusal } from '../ledger/holds.js';
-
-const WHAT: Record<LimitKind, string> = {
-  REQUESTS_PER_MINUTE: 'requests a minute',
-  TASKS_IN_FLIGHT: 'tasks in flight',
-  TOKENS_PER_MINUTE: 'chat tokens a minute',
-};
+import { LIMIT_KIND_NAMES } from '../common/scope-names.js';
+import type { LimitRefusal } from '../ledger/holds.js';
 
 export function limitRefusal(r: LimitRefusal): ApiError {
   const scope =
@@ -18,7 +13,7 @@ export function limitRefusal(r: LimitRefusal): ApiError {
       : r.scope === 'EACH_USER'
         ? `each user, here ${r.subject}`
         : `${r.scope === 'API_KEY' ? 'API key' : r.scope.toLowerCase()} ${r.scopeValue}`;
-  const name = `limit ${r.limitId} (${scope}, ${r.limit} ${WHAT[r.kind]})`;
+  const name = `limit ${r.limitId} (${scope}, ${r.limit} ${LIMIT_KIND_NAMES[r.kind]})`;
   const frees =
     r.kind === 'TASKS_IN_FLIGHT'
       ? `${r.used} tasks are in flight: it admits another when one of them settles, fails or is released`

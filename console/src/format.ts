@@ -18,6 +18,10 @@ export const ADJUSTMENT = '(adjustment)';
 export const ADJUSTMENT_LABEL = 'adjustments (not a model)';
 export const modelLabel = (model: string): string => (model === ADJUSTMENT ? ADJUSTMENT_LABEL : model);
 
+/** A budget on part of the catalog (decisions §20), as every page names it: "seedream-4.0 only", "video tasks only". */
+export const catalogPart = (modelScope: string | null, modelValue: string | null): string =>
+  modelScope ? `${modelScope === 'KIND' ? `${modelValue} tasks` : modelValue} only` : '';
+
 export function groupDigits(amount: string): string {
   const negative = amount.startsWith('-');
   const [whole = '0', fraction] = (negative ? amount.slice(1) : amount).split('.');

@@ -166,6 +166,8 @@ interface Digest {
     project: string;
     scope: string;
     scopeValue: string | null;
+    modelScope?: string | null;
+    modelValue?: string | null;
     unit: string;
     period: string;
     limit: string;
@@ -195,7 +197,7 @@ function digestLines(d: Digest): string[] {
     ...(d.budgetsAtRisk.length
       ? d.budgetsAtRisk.map(
           (b) =>
-            `  ${mailSafe(b.project)}, ${b.period.toLowerCase()} ${b.unit} budget${b.scope === 'PROJECT' ? '' : ` (${b.scope.toLowerCase()} ${mailSafe(b.scopeValue)})`}: forecast ${b.forecastSpend} of ${b.limit}${b.runsOutAt ? `, runs out ${b.runsOutAt.slice(0, 10)}` : ''}`,
+            `  ${mailSafe(b.project)}, ${b.period.toLowerCase()} ${b.unit} budget${b.modelScope ? ` for ${mailSafe(catalogPartName(b.modelScope, b.modelValue ?? null))}` : ''}${b.scope === 'PROJECT' ? '' : ` (${b.scope.toLowerCase()} ${mailSafe(b.scopeValue)})`}: forecast ${b.forecastSpend} of ${b.limit}${b.runsOutAt ? `, runs out ${b.runsOutAt.slice(0, 10)}` : ''}`,
         )
       : ['  none']),
   ];

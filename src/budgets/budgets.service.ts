@@ -11,7 +11,7 @@ import type { BudgetScope } from '../ledger/ledger.service.js';
 import type { Decimal } from '../pricing/money.js';
 import type { Unit } from '../pricing/pricing.types.js';
 import { storedScope } from './budget-scope.js';
-import { MODEL_ROUTES } from '../catalog/catalog.js';
+import { MODEL_ROUTES, routesIn } from '../catalog/catalog.js';
 import { unitOf } from '../pricing/engine.js';
 
 export type Period = 'DAILY' | 'WEEKLY' | 'MONTHLY' | 'LIFETIME';
@@ -177,9 +177,9 @@ function modelPart(input: BudgetInput): { scope: ModelScope | null; value: strin
     throw ApiError.badRequest(
       `modelValue: a ${input.modelScope} budget needs the ${input.modelScope.toLowerCase()} it counts`,
     );
-  const field = ({ MODEL: 'id', FAMILY: 'family', KIND: 'kind' } as const)[input.modelScope];
-  const routes = MODEL_ROUTES.filter((r) => r[field] === value);
+  const routes = routesIn(input.modelScope, value);
   if (routes.length === 0) {
+    const field = ({ MODEL: 'id', FAMILY: 'family', KIND: 'kind' } as const)[input.modelScope];
     const known = [...new Set(MODEL_ROUTES.map((r) => r[field]))].sort();
     throw ApiError.badRequest(
       `modelValue: "${value.slice(0, 60)}" is not a ${input.modelScope.toLowerCase()} of the catalog` +

@@ -16,6 +16,12 @@ export function modelIdsFor(endpoint: Endpoint): string[] {
   return routesFor(endpoint).map((route) => route.id);
 }
 
+/** The routes a budget on part of the catalog counts (decisions §20): one model, a family or a kind. */
+export function routesIn(part: 'MODEL' | 'FAMILY' | 'KIND', value: string): ModelRoute[] {
+  const field = ({ MODEL: 'id', FAMILY: 'family', KIND: 'kind' } as const)[part];
+  return MODEL_ROUTES.filter((route) => route[field] === value);
+}
+
 /** The value the request gives for `field`, or the default the spec shows, or undefined. */
 export function effectiveValue(route: ModelRoute, body: Record<string, unknown>, field: string): unknown {
   if (Object.hasOwn(body, field) && body[field] !== undefined) return body[field];

@@ -24,6 +24,8 @@ export interface Digest {
     budgetId: string;
     scope: string;
     scopeValue: string | null;
+    modelScope: string | null;
+    modelValue: string | null;
     unit: Unit;
     period: string;
     limit: string;
@@ -88,6 +90,8 @@ async function budgetsAtRisk(db: Database, now: Date): Promise<Digest['budgetsAt
       budgetId: b.id,
       scope: b.scope,
       scopeValue: b.scopeValue,
+      modelScope: b.modelScope,
+      modelValue: b.modelValue,
       unit: b.unit,
       period: b.period,
       limit: b.limit,

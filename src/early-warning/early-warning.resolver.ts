@@ -18,6 +18,9 @@ export class BudgetAtRisk {
   @Field() projectName!: string;
   @Field() scope!: string;
   @Field(() => String, { nullable: true }) scopeValue!: string | null;
+  @Field(() => String, { nullable: true, description: 'MODEL, FAMILY or KIND for a budget on part of the catalog' })
+  modelScope!: string | null;
+  @Field(() => String, { nullable: true }) modelValue!: string | null;
   @Field(() => UnitEnum) unit!: UnitEnum;
   @Field() period!: string;
   @Field(() => DecimalValue) limit!: string;

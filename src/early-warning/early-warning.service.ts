@@ -14,6 +14,8 @@ export interface BudgetAtRiskView {
   projectName: string;
   scope: string;
   scopeValue: string | null;
+  modelScope: string | null;
+  modelValue: string | null;
   unit: Unit;
   period: string;
   limit: string;
@@ -53,6 +55,8 @@ export class EarlyWarningService {
         projectName: b.project,
         scope: b.scope,
         scopeValue: b.scopeValue,
+        modelScope: b.modelScope,
+        modelValue: b.modelValue,
         unit: b.unit,
         period: b.period,
         limit: b.limit,

@@ -7,7 +7,7 @@
  */
 import type { Unit } from '../pricing/money.js';
 import type { Database } from '../database/database.js';
-import { forecastFrom, scopeOf } from '../forecast/forecast-data.js';
+import { forecastFrom, scopeOfRow } from '../forecast/forecast-data.js';
 import { dec } from '../pricing/money.js';
 
 /** The share of the period that must remain for a forecast alert to be worth sending. */
@@ -22,6 +22,8 @@ interface Subject {
   scope: string;
   scope_value: string | null;
   unit: Unit;
+  model_scope: string | null;
+  model_value: string | null;
   period: string;
   lim: string;
   period_start: Date;
@@ -35,7 +37,7 @@ interface Subject {
 export async function forecastAlerts(db: Database, now: Date = new Date()): Promise<number> {
   const { rows } = await db.query<Subject>(
     `SELECT b.id AS budget_id, b.project_id::text, p.name AS project_name, b.scope::text, coalesce(b.scope_value, k.prefix) AS scope_value,
-            b.unit::text, b.period::text, b."limit"::text AS lim, w.period_start, w.period_end, s.subject, s.spent::text, s.held::text
+            b.unit::text, b.model_scope::text, b.model_value, b.period::text, b."limit"::text AS lim, w.period_start, w.period_end, s.subject, s.spent::text, s.held::text
      FROM budget b JOIN project p ON p.id = b.project_id LEFT JOIN api_key k ON k.id = b.scope_key_id
      CROSS JOIN LATERAL spendgate_period_window(b.period, $1) w
      CROSS JOIN LATERAL (
@@ -48,7 +50,7 @@ export async function forecastAlerts(db: Database, now: Date = new Date()): Prom
        SELECT u.subject, u.spent, u.held FROM budget_period u
        WHERE b.scope = 'EACH_USER' AND u.budget_id = b.id AND u.period_start = w.period_start AND u.spent + u.held >= b."limit" * $2
      ) s
-     WHERE b.deleted_at IS NULL AND b.period <> 'LIFETIME' AND b.model_scope IS NULL -- not forecast: no model by the hour
+     WHERE b.deleted_at IS NULL AND b.period <> 'LIFETIME'
        AND extract(epoch FROM w.period_end - $1) >= $3 * extract(epoch FROM w.period_end - w.period_start)`,
     [now, USER_MIN_SHARE, FORECAST_MIN_REMAINING],
   );
@@ -56,7 +58,7 @@ export async function forecastAlerts(db: Database, now: Date = new Date()): Prom
   for (const r of rows) {
     const limit = dec(r.lim);
     const f = await forecastFrom(db, {
-      scope: scopeOf({ scope: r.scope, projectId: r.project_id, scopeValue: r.scope_value }, r.subject || null),
+      scope: scopeOfRow(r, r.subject || null),
       unit: r.unit,
       periodStart: r.period_start,
       periodEnd: r.period_end,
@@ -72,6 +74,8 @@ export async function forecastAlerts(db: Database, now: Date = new Date()): Prom
         id: r.budget_id,
         scope: r.scope,
         scopeValue: r.scope === 'EACH_USER' ? null : r.scope_value,
+        modelScope: r.model_scope,
+        modelValue: r.model_value,
         user: r.subject || null,
         unit: r.unit,
         period: r.period,

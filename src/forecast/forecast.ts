@@ -34,7 +34,7 @@ export interface ForecastInput {
   held: Decimal;
   limit: Decimal;
   now: Date;
-  /** No hourly history for this scope (a tag budget): only the period's own rate. */
+  /** No history for this scope (an end user's cap on part of the catalog): only the period's own rate. */
   linearOnly?: boolean;
 }
 

@@ -413,6 +413,15 @@ test('the page defects a newcomer found: chat charge labels, rates in force, rev
     `
       mutation ($p: ID!) {
         setBudget(projectId: $p, unit: USD, limit: "0.07", period: MONTHLY, hard: false)
+        model: setBudget(
+          projectId: $p
+          unit: USD
+          limit: "0.1"
+          period: MONTHLY
+          hard: false
+          modelScope: MODEL
+          modelValue: "seedream-4.0"
+        )
       }
     `,
     { p: p.projectId },
@@ -425,6 +434,7 @@ test('the page defects a newcomer found: chat charge labels, rates in force, rev
       {
         budgetsAtRisk {
           projectName
+          modelValue
           usedPercent
           forecastSpend
         }
@@ -432,7 +442,12 @@ test('the page defects a newcomer found: chat charge labels, rates in force, rev
     `,
   );
   expect(risks.body).toEqual({
-    data: { budgetsAtRisk: [{ projectName: 'search-team', usedPercent: '171.4', forecastSpend: null }] },
+    data: {
+      budgetsAtRisk: [
+        { projectName: 'search-team', modelValue: null, usedPercent: '171.4', forecastSpend: null },
+        { projectName: 'search-team', modelValue: 'seedream-4.0', usedPercent: '120.0', forecastSpend: null },
+      ],
+    },
   });
   const pg = await page();
   await signIn(pg, gw.url, ADMIN);
@@ -440,6 +455,10 @@ test('the page defects a newcomer found: chat charge labels, rates in force, rev
   // A budget at 80 % or more is at risk, with its share: 0.06 spent and 0.06 held under review of 0.07.
   await pg.waitForSelector('[data-testid=at-risk]');
   expect(await pg.textContent('[data-testid=at-risk]')).toMatch(/search-team.*171\.4 % of \$0\.07/);
+  // A cap on one model says which (decisions §20).
+  expect(await pg.textContent('[data-testid=at-risk] tr:nth-child(2)')).toMatch(
+    /search-team, monthly, seedream-4\.0 only.*120\.0 % of \$0\.10/,
+  );
   // The review queue's size beside its link.
   expect(await pg.textContent('nav a[href="#/review"] [data-testid=review-count]')).toBe('1');
   // A chat task settled from the vendor's reported usage is exact, not an estimate.

@@ -6,7 +6,7 @@
 import { useQuery } from '@urql/preact';
 import { errorText, type Unit } from '../api';
 import { may, useSigned } from '../signed';
-import { dateTime } from '../format';
+import { catalogPart, dateTime } from '../format';
 import { Amount } from '../parts/amounts';
 import { Empty } from '../parts/empty';
 import { ChangeBudget, NewBudget } from '../parts/budget-forms';
@@ -132,7 +132,7 @@ function BudgetCard({ budget: b, manage, onChanged }: { budget: Budget; manage: 
       : b.scope === 'EACH_USER'
         ? 'each end user'
         : `${b.scope.toLowerCase().replace('_', ' ')} ${value}`;
-  const part = b.modelScope ? ` · ${b.modelScope === 'KIND' ? `${b.modelValue} tasks` : b.modelValue} only` : '';
+  const part = b.modelScope ? ` · ${catalogPart(b.modelScope, b.modelValue)}` : '';
   const refusals = b.events.filter((e) => e.kind === 'REFUSED');
   return (
     <article class="card budget" data-testid={`budget-${b.budgetId}`}>

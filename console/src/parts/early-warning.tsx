@@ -4,11 +4,11 @@
  */
 import { useQuery } from '@urql/preact';
 import type { Unit } from '../api';
-import { dateTime } from '../format';
+import { catalogPart, dateTime } from '../format';
 import { Amount } from './amounts';
 import { keyLabel, useProjects } from './project-picker';
 
-const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeValue unit period limit used usedPercent forecastSpend runsOutAt }
+const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeValue modelScope modelValue unit period limit used usedPercent forecastSpend runsOutAt }
   anomalies(first: 5) { eventId projectName scope scopeValue hour unit spend baseline multiple } }`;
 
 interface Risk {
@@ -16,6 +16,8 @@ interface Risk {
   projectName: string;
   scope: string;
   scopeValue: string | null;
+  modelScope: string | null;
+  modelValue: string | null;
   unit: Unit;
   period: string;
   limit: string;
@@ -66,6 +68,7 @@ export function EarlyWarning({ data }: { data: Early | undefined }) {
                 <tr>
                   <td>
                     {b.projectName}, {b.period.toLowerCase()}
+                    {b.modelScope ? `, ${catalogPart(b.modelScope, b.modelValue)}` : ''}
                     {b.scope === 'PROJECT'
                       ? ''
                       : ` (${b.scope.toLowerCase().replace('_', ' ')} ${valueOf(b.scope, b.scopeValue)})`}

@@ -547,6 +547,8 @@ CREATE TABLE spend_rollup (
   cache_write_tokens bigint NOT NULL DEFAULT 0,
   video_seconds numeric NOT NULL DEFAULT 0,
   images integer NOT NULL DEFAULT 0,
+  credit numeric NOT NULL DEFAULT 0,
+  first_at timestamp(6) with time zone NOT NULL DEFAULT CURRENT_TIMESTAMP,
   CONSTRAINT spend_rollup_pkey PRIMARY KEY (day, project_id, model, unit, status)
 );
 
@@ -1016,9 +1018,10 @@ BEGIN
   VALUES (p_project, p_task, 'adjustment', p_unit, p_amount, post, p_reason, belongs) RETURNING id INTO entry;
   PERFORM spendgate_apply_to_budgets(p_project, p_unit, p_task IS NOT NULL, t.api_key_id, t.end_user, t.tags, t.model, t.family, t.kind, post, 0, p_amount);
   -- Reports read the roll-ups, so an adjustment lands there too (on its task's model, if any).
-  INSERT INTO spend_rollup AS s (day, project_id, model, unit, status, amount)
-  VALUES (v_day, p_project, coalesce(t.model, '(adjustment)'), p_unit, CASE WHEN belongs IS NULL THEN 'adjustment' ELSE 'prior_period' END, p_amount)
-  ON CONFLICT (day, project_id, model, unit, status) DO UPDATE SET amount = s.amount + EXCLUDED.amount;
+  -- A credit is kept apart as well, so amount + credit and credit only grow (decisions §21: /metrics/books).
+  INSERT INTO spend_rollup AS s (day, project_id, model, unit, status, amount, credit)
+  VALUES (v_day, p_project, coalesce(t.model, '(adjustment)'), p_unit, CASE WHEN belongs IS NULL THEN 'adjustment' ELSE 'prior_period' END, p_amount, greatest(-p_amount, 0))
+  ON CONFLICT (day, project_id, model, unit, status) DO UPDATE SET amount = s.amount + EXCLUDED.amount, credit = s.credit + EXCLUDED.credit;
   PERFORM spendgate_rollup_by_add(p_project, coalesce(t.model, '(adjustment)'), p_unit, coalesce(t.price_book_version, 0), v_day,
                                   (SELECT k.prefix FROM api_key k WHERE k.id = t.api_key_id), t.end_user, t.tags,
                                   0, 0, p_amount, '{}'::jsonb);

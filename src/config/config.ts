@@ -58,6 +58,10 @@ const schema = z
     MAX_UNAUTHENTICATED_CONNECTIONS_PER_ADDRESS: int(1024, 1),
     // In production /metrics answers only with Authorization: Bearer <METRICS_TOKEN>.
     METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+    /** /metrics/books (decisions §21): the oldest projects with a label of their own; the rest are "(other)". */
+    METRICS_MAX_PROJECTS: int(50, 1).pipe(z.number().max(10_000)),
+    /** A new series of /metrics/books shows 0 this long (≥ the scrape interval): increase() counts its first amount. */
+    METRICS_NEW_SERIES_MS: int(60_000, 0),
     RATE_LIMIT_PER_SECOND: int(0, 0),
     DB_POOL_SIZE: int(20, 1),
     READ_POOL_SIZE: int(4, 1),

@@ -10,6 +10,7 @@
  * of the catalog is forecast from its period's own rate.
  */
 import { routesIn } from '../catalog/catalog.js';
+import type { BudgetStatus } from '../budgets/budget-status.service.js';
 import type { Unit } from '../pricing/money.js';
 import type { Database } from '../database/database.js';
 import { dec, type Decimal } from '../pricing/money.js';
@@ -111,6 +112,19 @@ export async function forecastFrom(db: Pick<Database, 'query'>, r: ForecastReque
     limit: r.limit,
     now,
     linearOnly: r.scope === null,
+  });
+}
+
+/** A budget's forecast as budgetStatus shows it (its period; EACH_USER: the user nearest the limit). */
+export function forecastOfStatus(db: Pick<Database, 'query'>, b: BudgetStatus): Promise<Forecast | null> {
+  return forecastFrom(db, {
+    scope: scopeOf(b, b.user),
+    unit: b.unit,
+    periodStart: b.periodStart,
+    periodEnd: b.period === 'LIFETIME' ? null : b.periodEnd,
+    spent: b.spent,
+    held: b.held,
+    limit: b.limit,
   });
 }
 

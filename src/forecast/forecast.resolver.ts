@@ -7,7 +7,7 @@ import { BudgetStatus } from '../budgets/budget-status.types.js';
 import { DecimalValue, DateTimeScalar } from '../graphql/scalars.js';
 import type { Decimal } from '../pricing/money.js';
 import type { Forecast } from './forecast.js';
-import { forecastFrom, scopeOf } from './forecast-data.js';
+import { forecastOfStatus } from './forecast-data.js';
 
 @Resolver(() => BudgetStatus)
 export class ForecastResolver {
@@ -36,15 +36,7 @@ export class ForecastResolver {
   private of(b: Status): Promise<Forecast | null> {
     let f = this.computed.get(b);
     if (!f) {
-      f = forecastFrom(this.db, {
-        scope: scopeOf(b, b.user),
-        unit: b.unit,
-        periodStart: b.periodStart,
-        periodEnd: b.period === 'LIFETIME' ? null : b.periodEnd,
-        spent: b.spent,
-        held: b.held,
-        limit: b.limit,
-      });
+      f = forecastOfStatus(this.db, b);
       this.computed.set(b, f);
     }
     return f;

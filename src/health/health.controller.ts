@@ -1,7 +1,5 @@
 /** Liveness, readiness (database and upstream; the reports replica, if any) and Prometheus metrics. */
 import { Controller, Get, Headers, Inject, Res } from '@nestjs/common';
-import { bearer, sameSecret } from '../auth/api-keys.js';
-import { ApiError } from '../common/api-error.js';
 import type { FastifyReply } from 'fastify';
 import { CONFIG, type Config } from '../config/config.js';
 import { Database, DATABASE, REPORTS_DATABASE } from '../database/database.js';
@@ -9,6 +7,7 @@ import { UpstreamService } from '../upstream/upstream.service.js';
 import { VENDOR_PATHS } from '../catalog/vendor-paths.js';
 import { ReadsThread } from '../reads/reads-thread.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { checkMetricsAccess } from '../metrics/metrics-access.js';
 
 @Controller()
 export class HealthController {
@@ -54,22 +53,10 @@ export class HealthController {
       .send({ status, database, upstream, ...(separateReports ? { reportsDatabase } : {}), reads });
   }
 
-  /**
-   * Prometheus text. Its counters tell spend and traffic: in production only with
-   * `Authorization: Bearer <METRICS_TOKEN>` (unset: refused, saying so); elsewhere open.
-   */
+  /** Prometheus text of this instance (traffic, holds, latencies); the books are at /metrics/books. */
   @Get('metrics')
   async prometheus(@Headers('authorization') authorization: string | undefined, @Res() reply: FastifyReply) {
-    if (this.config.NODE_ENV === 'production') {
-      const token = this.config.METRICS_TOKEN;
-      if (!token)
-        throw ApiError.forbidden(
-          '/metrics is closed in production until METRICS_TOKEN is set; then scrape it with Authorization: Bearer <METRICS_TOKEN>',
-        );
-      const given = bearer(authorization);
-      if (!given || !sameSecret(given, token))
-        throw ApiError.unauthorized('send Authorization: Bearer <METRICS_TOKEN>');
-    }
+    checkMetricsAccess(this.config, authorization);
     void reply.header('content-type', this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
   }
 }

@@ -1,4 +1,7 @@
-/** Prometheus metrics (prom-client), served at GET /metrics. */
+/**
+ * Prometheus metrics of this instance (prom-client), served at GET /metrics. Money (spend, budgets)
+ * is not counted here but read from the books at GET /metrics/books (book-metrics/, decisions §21).
+ */
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Charge } from '../pricing/pricing.types.js';
@@ -59,14 +62,6 @@ export class MetricsService {
     labelNames: ['unit'],
     registers: [this.registry],
   });
-  /** Spend counters by unit: a float is fine here, this is a dashboard gauge, not the ledger. */
-  readonly spend = new Counter({
-    name: 'spendgate_spend_total',
-    help: 'Settled charges by unit (display only; the ledger is exact)',
-    labelNames: ['unit'],
-    registers: [this.registry],
-  });
-
   // Alerts (decisions §8): this instance's delivery attempts, and the outbox lag it last measured.
   readonly webhookDeliveries = new Counter({
     name: 'spendgate_webhook_deliveries_total',
@@ -92,7 +87,6 @@ export class MetricsService {
 
   settled(status: string, charge: Charge, overrun: string | null = null): void {
     this.settlements.inc({ status });
-    if (!charge.amount.isZero()) this.spend.inc({ unit: charge.unit }, charge.amount.toNumber());
     if (overrun !== null) {
       this.overruns.inc({ unit: charge.unit });
       this.overrunAmount.inc({ unit: charge.unit }, Number(overrun));

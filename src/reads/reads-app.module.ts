@@ -19,6 +19,7 @@ import { CurrencyModule } from '../currency/currency.module.js';
 import { LimitsModule } from '../limits/limits.module.js';
 import { HistoryModule } from '../history/history.module.js';
 import { EarlyWarningModule } from '../early-warning/early-warning.module.js';
+import { BookMetricsModule } from '../book-metrics/book-metrics.module.js';
 import { VendorStatementsModule } from '../vendor-statements/vendor-statements.module.js';
 import { Callers } from '../auth/callers.js';
 import { TargetLookups } from '../auth/target-lookups.js';
@@ -50,6 +51,7 @@ export class ReadsAppModule {
         LimitsModule,
         HistoryModule,
         EarlyWarningModule,
+        BookMetricsModule,
         VendorStatementsModule,
         GraphQLModule.forRootAsync<MercuriusDriverConfig>({
           driver: MercuriusDriver,

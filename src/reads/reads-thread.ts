@@ -75,6 +75,8 @@ export class ReadsThread {
     const handler = (request: FastifyRequest, reply: FastifyReply) => this.pass(request, reply);
     fastify.route({ method: ['GET', 'POST'], url: '/graphql', handler });
     fastify.route({ method: ['GET', 'POST'], url: '/reports/*', handler });
+    // The books as Prometheus metrics (book-metrics/): a read of the database like any report.
+    fastify.route({ method: 'GET', url: '/metrics/books', handler });
     // Sign-in and sign-out of the console (people/sign-in.controller.ts).
     fastify.route({ method: ['GET', 'POST'], url: '/auth/*', handler });
   }

@@ -5,7 +5,7 @@
  * admin token kept in a file, a sandbox profile against the simulator).
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -122,4 +122,22 @@ test('compose: health checks and restarts, an admin token kept in a file (never 
   expect(compose).toMatch(/gateway-sandbox:\n\s+<<: \*gateway\n\s+profiles: \[sandbox\]/);
   expect(compose).toMatch(/UPSTREAM_BASE_URL: http:\/\/simulator:8090/);
   expect(compose).toMatch(/simulate", "--host", "0.0.0.0"/);
+});
+
+test('compose sandbox: Prometheus scrapes every instance and the books once, Grafana provisions the dashboard', () => {
+  const compose = readFileSync('docker-compose.yml', 'utf8');
+  expect(compose).toMatch(/prometheus:\n\s+image: prom\/prometheus:\S+\n\s+profiles: \[sandbox\]/);
+  expect(compose).toMatch(/grafana:\n\s+image: grafana\/grafana:\S+\n\s+profiles: \[sandbox\]/);
+  const mounts = [...compose.matchAll(/\.\/(deploy\/[^:"]+):/g)].map((m) => m[1]!);
+  expect(mounts).toHaveLength(3);
+  for (const mount of mounts) expect(existsSync(mount)).toBe(true);
+  const prometheus = readFileSync('deploy/prometheus/prometheus.yml', 'utf8');
+  expect(prometheus).toMatch(/job_name: spendgate\n\s+metrics_path: \/metrics\n/);
+  expect(prometheus).toMatch(/job_name: spendgate-books\n\s+metrics_path: \/metrics\/books\n/);
+  // the token the sandbox gateway is given is the one Prometheus sends
+  const token = /METRICS_TOKEN: (\S+)/.exec(compose.slice(compose.indexOf('gateway-sandbox:')))![1];
+  expect(prometheus.match(/credentials: (\S+)/g)).toEqual([`credentials: ${token}`, `credentials: ${token}`]);
+  expect(readFileSync('deploy/grafana/provisioning/dashboards/spendgate.yml', 'utf8')).toMatch(
+    /path: \/var\/lib\/grafana\/dashboards/,
+  );
 });

@@ -47,16 +47,7 @@ async function onVersion(label: '18' | '15') {
       const { key } = await benchProject(pg.url, 'bench');
       const [simPort, gatewayPort] = [await freePort(), await freePort()];
       servers.simulator(simPort);
-      servers.start(['dist/src/main.js'], {
-        PORT: String(gatewayPort),
-        DATABASE_URL: pg.url,
-        UPSTREAM_BASE_URL: `http://127.0.0.1:${simPort}`,
-        UPSTREAM_API_KEY: 'bench-vendor-key',
-        ADMIN_TOKEN: 'bench-admin-token-0123456789',
-        LOG_LEVEL: 'warn',
-        POLLER_ENABLED: 'false',
-        NODE_ENV: 'production',
-      });
+      servers.spendgate(gatewayPort, pg.url, simPort);
       await waitFor(`http://127.0.0.1:${simPort}/__sim/tasks`);
       await waitFor(`http://127.0.0.1:${gatewayPort}/healthz`);
       const { rows } = await import('pg').then(async ({ default: pgLib }) => {

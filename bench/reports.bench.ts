@@ -27,6 +27,7 @@ import { spendReport, type SpendRow } from '../src/reports/spend-report.js';
 import { DAYS, PROJECTS, RAW_GROUPED, seed, TASKS, USERS } from './reports-data.js';
 
 const ADMIN = 'bench-admin-token-0123456789';
+const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 
 async function main() {
   await withScratchPostgres('reports', [], async (server) => {
@@ -166,6 +167,19 @@ async function main() {
               (SELECT count(DISTINCT (end_user, date_trunc('month', accepted_at AT TIME ZONE 'UTC'))) FROM task WHERE end_user IS NOT NULL)::text AS user_months,
               count(*) FILTER (WHERE dimension = 'apiKey')::text AS by_key, count(*) FILTER (WHERE dimension = 'tag')::text AS by_tag FROM spend_rollup_by`,
     );
+    // The books as Prometheus scrapes them (/metrics/books, decisions §21): spend by project × model ×
+    // unit × status over all 90 days, the budgets and their forecasts; the gateway's CPU per scrape.
+    const scrape = () =>
+      fetch(`${gw.url}/metrics/books`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then(async (r) => {
+        if (r.status !== 200 || !(await r.text()).includes('spendgate_spend_total{'))
+          throw new Error(`HTTP ${r.status}`);
+      });
+    const scrapeCpuBefore = threadCpuMs(gw.pid);
+    const booksScrape = await time(20, scrape);
+    const booksScrapeCpu = threadCpuPer(scrapeCpuBefore, threadCpuMs(gw.pid), 21);
+    const {
+      rows: [rollupSize],
+    } = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM spend_rollup`);
     await gw.close();
 
     const out = {
@@ -228,6 +242,12 @@ async function main() {
         byTag: { report: 'the same month by tag:feature, with (none)', ms: byTag },
         targets: { topUsersP50Ms: 50 },
       },
+      booksScrape: {
+        what: 'GET /metrics/books: spend and credits by project × model × unit × status over every day, budgets with forecasts',
+        spendRollupRows: Number(rollupSize!.n),
+        ms: booksScrape,
+        gatewayCpuMsPerScrape: booksScrapeCpu,
+      },
       targets: { p50Ms: 50, speedup: 100 },
     };
     publish('reports', out);
@@ -250,6 +270,7 @@ async function gatewayProcess(databaseUrl: string): Promise<{ url: string; pid: 
       PORT: String(port),
       LOG_LEVEL: 'warn',
       ADMIN_TOKEN: ADMIN,
+      METRICS_TOKEN,
       POLLER_ENABLED: 'false',
       NODE_ENV: 'production',
       DATA_DIR: dataDir,

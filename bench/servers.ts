@@ -27,6 +27,21 @@ export class BenchServers {
     return this.start(['dist/src/cli/main.js', 'simulate', '--port', String(port), '--delay-ms', '600000']);
   }
 
+  /** spendgate in production mode in front of the simulator on `simPort`, the poller off (`env` adds to it). */
+  spendgate(port: number, databaseUrl: string, simPort: number, env: Record<string, string> = {}): ChildProcess {
+    return this.start(['dist/src/main.js'], {
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      UPSTREAM_BASE_URL: `http://127.0.0.1:${simPort}`,
+      UPSTREAM_API_KEY: 'bench-vendor-key',
+      ADMIN_TOKEN: 'bench-admin-token-0123456789', // required outside the sandbox
+      LOG_LEVEL: 'warn',
+      POLLER_ENABLED: 'false',
+      NODE_ENV: 'production',
+      ...env,
+    });
+  }
+
   /** @portkey-ai/gateway, a Node AI gateway that keeps no ledger. */
   portkey(port: number): ChildProcess {
     return this.start(['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${port}`, '--headless']);

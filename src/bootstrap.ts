@@ -15,6 +15,7 @@ import type { EmbeddedDatabase } from './database/embedded.js';
 import { migrate } from './database/migrate.js';
 import { lockDataDir } from './database/data-dir-lock.js';
 import { MetricsService } from './metrics/metrics.service.js';
+import { TracingService } from './telemetry/tracing.service.js';
 import { CacheEvents } from './common/cache-events.js';
 import { createNestApp } from './http/nest-app.js';
 import { ConnectionGuard } from './http/connection-guard.js';
@@ -132,6 +133,7 @@ export async function startGateway(
   });
 
   await app.get(PriceBookService).init(); // seeds the price book before the worker reads it
+  await app.get(TracingService).init(); // off unless OTEL_EXPORTER_OTLP_ENDPOINT is set
   reads.forward(fastify);
   serveWebPages(fastify, { graphiql: config.NODE_ENV !== 'production' });
   if (simulator) passSimulatorControl(fastify, upstreamBase!);

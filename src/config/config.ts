@@ -62,6 +62,11 @@ const schema = z
     METRICS_MAX_PROJECTS: int(50, 1).pipe(z.number().max(10_000)),
     /** A new series of /metrics/books shows 0 this long (≥ the scrape interval): increase() counts its first amount. */
     METRICS_NEW_SERIES_MS: int(60_000, 0),
+    /** Traces over OTLP/HTTP (decisions §21): the SDK's own variables; unset, tracing is off and costs nothing. */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+    OTEL_SERVICE_NAME: z.string().min(1).default('spendgate'),
+    OTEL_BSP_SCHEDULE_DELAY: int(5_000, 1),
     RATE_LIMIT_PER_SECOND: int(0, 0),
     DB_POOL_SIZE: int(20, 1),
     READ_POOL_SIZE: int(4, 1),

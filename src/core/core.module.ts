@@ -8,6 +8,7 @@ import { CacheEvents } from '../common/cache-events.js';
 import { CONFIG } from '../config/config.js';
 import { DATABASE, READS_DATABASE, REPORTS_DATABASE } from '../database/database.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { TracingService } from '../telemetry/tracing.service.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import { ProjectPolicies } from '../projects/project-policies.js';
@@ -37,6 +38,7 @@ const SHARED = [
   SettlementService,
   TaskStore,
   MetricsService,
+  TracingService,
   PollerService,
   BudgetsService,
   BudgetStatusService,

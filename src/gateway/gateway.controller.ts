@@ -10,6 +10,8 @@ import { VENDOR_API_ROOT } from '../catalog/vendor-paths.js';
 import { RateLimiter } from './rate-limiter.js';
 import type { GatewayReply } from './gateway-reply.js';
 import { GatewayService } from './gateway.service.js';
+import { finish, step, TracingService } from '../telemetry/tracing.service.js';
+import type { Endpoint } from '../catalog/catalog.js';
 
 @Controller(VENDOR_API_ROOT)
 export class GatewayController {
@@ -18,6 +20,7 @@ export class GatewayController {
     private readonly principals: PrincipalsService,
     @Inject(RateLimiter) private readonly limiter: RateLimiter,
     private readonly failures: AuthFailures,
+    private readonly tracing: TracingService,
   ) {}
 
   @Post('chat/completions')
@@ -27,12 +30,7 @@ export class GatewayController {
     @Body() body: unknown,
     @Res() reply: FastifyReply,
   ) {
-    const ctx = await this.authenticate(request, headers);
-    this.requireJson(headers);
-    send(
-      reply,
-      await this.gateway.submit('chat', ctx, body, idempotencyKey(headers), attributionOf(headers, ctx.tags)),
-    );
+    send(reply, await this.traced('chat', request, headers, body));
   }
 
   @Post('generations')
@@ -42,12 +40,7 @@ export class GatewayController {
     @Body() body: unknown,
     @Res() reply: FastifyReply,
   ) {
-    const ctx = await this.authenticate(request, headers);
-    this.requireJson(headers);
-    send(
-      reply,
-      await this.gateway.submit('generations', ctx, body, idempotencyKey(headers), attributionOf(headers, ctx.tags)),
-    );
+    send(reply, await this.traced('generations', request, headers, body));
   }
 
   @Get('tasks/:taskId')
@@ -59,6 +52,38 @@ export class GatewayController {
   ) {
     const ctx = await this.authenticate(request, headers);
     send(reply, await this.gateway.poll(ctx, taskId));
+  }
+
+  /** A submission, traced when tracing is on (telemetry/tracing.service.ts): authenticate, then the gateway's steps. */
+  private async traced(
+    endpoint: Endpoint,
+    request: FastifyRequest,
+    headers: Record<string, string | undefined>,
+    body: unknown,
+  ): Promise<GatewayReply> {
+    const t = this.tracing.start('spendgate.submission', () => ({
+      'gen_ai.operation.name': endpoint === 'chat' ? 'chat' : 'generate_content',
+      'http.request.method': 'POST',
+    }));
+    try {
+      const ctx = await step(t, 'authenticate', () => this.authenticate(request, headers));
+      t?.root.setAttribute('spendgate.project.id', ctx.projectId);
+      this.requireJson(headers);
+      const answer = await this.gateway.submit(
+        endpoint,
+        ctx,
+        body,
+        idempotencyKey(headers),
+        attributionOf(headers, ctx.tags),
+        t,
+      );
+      t?.root.setAttribute('http.response.status_code', answer.status);
+      finish(t);
+      return answer;
+    } catch (error) {
+      finish(t, error);
+      throw error;
+    }
   }
 
   /** Submissions are JSON (the vendor's contract); a form or text body is refused, not guessed at. */

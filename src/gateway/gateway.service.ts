@@ -16,6 +16,7 @@ import { bigintId, clip } from '../common/ids.js';
 import { safeJson } from '../common/json.js';
 import { CONFIG, type Config } from '../config/config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { step, type Trace } from '../telemetry/tracing.service.js';
 import { LedgerService, type HoldOutcome } from '../ledger/ledger.service.js';
 import { quote } from '../pricing/engine.js';
 import { Money } from '../pricing/money.js';
@@ -81,6 +82,7 @@ export class GatewayService implements OnApplicationShutdown {
     body: unknown,
     idempotencyKey?: string,
     attribution: Attribution = { user: null, tags: ctx.tags },
+    t?: Trace,
   ): Promise<GatewayReply> {
     const validation = validateSubmission(endpoint, body);
     if (!validation.ok) {
@@ -93,6 +95,7 @@ export class GatewayService implements OnApplicationShutdown {
       });
     }
     const { route } = validation;
+    t?.root.setAttributes({ 'gen_ai.request.model': route.id, 'spendgate.model.kind': route.kind });
     const policies = await this.policies.of(ctx.projectId);
     const requestJson = JSON.stringify(validation.body);
     const hash = idempotencyKey ? requestHash(endpoint, validation.body, attribution) : undefined;
@@ -101,12 +104,19 @@ export class GatewayService implements OnApplicationShutdown {
     // Quoted with the version this instance knows; if the database has another in force at the
     // hold, the versions are read again and it is quoted once more (decisions §3).
     for (let attempt = 1; ; attempt++) {
-      priced = this.price(route, validation.body, policies);
-      held = await this.holds.place(ctx, route, priced, attribution, idempotencyKey, hash);
+      priced = step(t, 'quote', () => this.price(route, validation.body, policies));
+      const p = priced;
+      held = await step(t, 'hold', () => this.holds.place(ctx, route, p, attribution, idempotencyKey, hash));
       if (held.outcome !== 'stale_price' || attempt === STALE_PRICE_ATTEMPTS) break;
       await this.priceBooks.refreshNow();
     }
     const { estimate, hold } = priced;
+    t?.root.setAttributes({
+      'spendgate.hold.outcome': held.outcome,
+      'spendgate.hold.amount': hold.amount.toFixed(),
+      'spendgate.hold.unit': hold.unit,
+      'spendgate.quote.exactness': priced.quote.exactness,
+    });
 
     switch (held.outcome) {
       case 'refused':
@@ -135,7 +145,8 @@ export class GatewayService implements OnApplicationShutdown {
         );
     }
 
-    return this.forward(endpoint, held.taskId, requestJson);
+    t?.root.setAttribute('spendgate.task.id', held.taskId);
+    return this.forward(endpoint, held.taskId, requestJson, t);
   }
 
   /** The quote with the version in force as this instance knows it, and what it holds (or the unpriced refusal). */
@@ -160,11 +171,18 @@ export class GatewayService implements OnApplicationShutdown {
     return { quote: q, version: book.version, estimate, hold };
   }
 
-  private async forward(endpoint: Endpoint, taskId: string, requestJson: string): Promise<GatewayReply> {
+  private async forward(endpoint: Endpoint, taskId: string, requestJson: string, t?: Trace): Promise<GatewayReply> {
     let res;
     const upstreamTimer = this.metrics.submissionStages.startTimer({ stage: 'upstream' });
     try {
-      res = await this.upstream.client.open('POST', VENDOR_PATHS.submit[endpoint], requestJson);
+      res = await step(
+        t,
+        'vendor call',
+        () => this.upstream.client.open('POST', VENDOR_PATHS.submit[endpoint], requestJson),
+        {
+          'server.address': this.upstream.client.host,
+        },
+      );
     } catch (error) {
       const e = error as UpstreamError;
       this.metrics.upstreamErrors.inc({ kind: e.outcome ?? 'unknown' });
@@ -190,7 +208,9 @@ export class GatewayService implements OnApplicationShutdown {
       const record = { taskId, upstreamId: accepted.id, upstreamTaskId: accepted.taskId, responseBody: text };
       let landed;
       try {
-        landed = await this.landing.land(`record of task ${taskId}`, () => this.tasks.recordAccepted(record));
+        landed = await step(t, 'record', () =>
+          this.landing.land(`record of task ${taskId}`, () => this.tasks.recordAccepted(record)),
+        );
       } catch (error) {
         // The vendor's answer itself cannot be recorded (its taskId is already another task's):
         // the vendor did accept something, so the hold stays and a person looks at it.

@@ -10,6 +10,8 @@ import { ZERO } from '../pricing/money.js';
 import type { Charge } from '../pricing/pricing.types.js';
 import { PriceBookService } from '../pricing/price-book.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { finish, step, TracingService } from '../telemetry/tracing.service.js';
+import { SpanKind } from '@opentelemetry/api';
 import type { UpstreamState } from '../upstream/vendor-protocol.js';
 import type { TaskForSettlement } from './task-store.js';
 
@@ -19,6 +21,7 @@ export class SettlementService {
     private readonly ledger: LedgerService,
     private readonly priceBooks: PriceBookService,
     private readonly metrics: MetricsService,
+    private readonly tracing: TracingService,
   ) {}
 
   /**
@@ -27,17 +30,36 @@ export class SettlementService {
    */
   async apply(task: TaskForSettlement, state: UpstreamState, review?: string): Promise<boolean> {
     if (state.status === 'processing') return false;
-    const priced = await this.chargeFor(task, state);
-    const charge = review ? { ...priced, warnings: [...priced.warnings, review], needsReview: true } : priced;
-    const { settled, overrun } = await this.ledger.settle({
-      taskId: task.id,
-      status: state.status,
-      charge,
-      usage: state.usage,
-      rollup: state.status === 'ready' || task.failure_policy === 'charge' ? rollupOf(task.price_basis, charge) : {},
-    });
-    if (settled) this.metrics.settled(state.status, charge, overrun);
-    return settled;
+    const t = this.tracing.start(
+      'spendgate.settlement',
+      () => ({
+        'gen_ai.request.model': task.model,
+        'spendgate.task.id': task.id,
+        'spendgate.task.status': state.status,
+      }),
+      SpanKind.INTERNAL,
+    );
+    try {
+      const priced = await step(t, 'price', () => this.chargeFor(task, state));
+      const charge = review ? { ...priced, warnings: [...priced.warnings, review], needsReview: true } : priced;
+      const { settled, overrun } = await step(t, 'ledger', () =>
+        this.ledger.settle({
+          taskId: task.id,
+          status: state.status,
+          charge,
+          usage: state.usage,
+          rollup:
+            state.status === 'ready' || task.failure_policy === 'charge' ? rollupOf(task.price_basis, charge) : {},
+        }),
+      );
+      if (settled) this.metrics.settled(state.status, charge, overrun);
+      t?.root.setAttributes({ 'spendgate.settled': settled, ...(settled ? costAttributes(charge) : {}) });
+      finish(t);
+      return settled;
+    } catch (error) {
+      finish(t, error);
+      throw error;
+    }
   }
 
   /**
@@ -85,5 +107,36 @@ function countsOf(basis: PriceBasis, charge: Charge): Record<string, string> {
     cache_write_5m_tokens: qty('cache_write_5m').toFixed(),
     cache_write_1h_tokens: qty('cache_write_1h').toFixed(),
     cache_write_tokens: qty('cache_write').toFixed(),
+  };
+}
+
+/**
+ * A settlement's gen_ai attributes (decisions §21): the cost (a float for dashboards, its exact text
+ * beside it) and its unit, and for chat the token counts. Never the prompt or the answer.
+ */
+function costAttributes(charge: Charge): Record<string, string | number> {
+  return {
+    'gen_ai.usage.cost': Number(charge.amount.toFixed()),
+    'spendgate.cost.amount': charge.amount.toFixed(),
+    'spendgate.cost.unit': charge.unit,
+    'spendgate.cost.exactness': charge.exactness,
+    ...tokensOf(charge),
+  };
+}
+
+/** gen_ai.usage.input_tokens and output_tokens, from the charge's lines (chat only). */
+function tokensOf(charge: Charge): Record<string, number> {
+  const sum = (components: string[]) =>
+    charge.lines.filter((l) => components.includes(l.component)).reduce((s, l) => s.plus(l.quantity), ZERO);
+  if (!charge.lines.some((l) => l.component === 'input' || l.component === 'output')) return {};
+  return {
+    'gen_ai.usage.input_tokens': sum([
+      'input',
+      'cache_read',
+      'cache_write_5m',
+      'cache_write_1h',
+      'cache_write',
+    ]).toNumber(),
+    'gen_ai.usage.output_tokens': sum(['output']).toNumber(),
   };
 }

@@ -31,10 +31,13 @@ export class UpstreamClient {
   private readonly origin: string;
   /** The base URL's path (a vendor may be mounted under one), prefixed to every request's path. */
   private readonly basePath: string;
+  /** host[:port] of the vendor, for traces (never its key or path). */
+  readonly host: string;
 
   constructor(private readonly options: UpstreamOptions) {
     const url = new URL(options.baseUrl);
     this.origin = url.origin;
+    this.host = url.host;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.agent = new Agent({
       connect: { timeout: options.connectTimeoutMs },

@@ -339,7 +339,7 @@ describe('stalled connections and unauthenticated clients', () => {
   });
 });
 
-test('/metrics in production: closed without METRICS_TOKEN, open only with it', async () => {
+test('/metrics and /metrics/books in production: closed without METRICS_TOKEN, open only with it', async () => {
   const vendor = await fakeVendor();
   const url = await freshDatabase();
   const env = {
@@ -351,12 +351,15 @@ test('/metrics in production: closed without METRICS_TOKEN, open only with it', 
   const closed = await gateway(url, env);
   const open = await gateway(url, { ...env, METRICS_TOKEN: 'metrics-token-0123456789' });
   try {
-    expect(await http(`${closed.url}/metrics`)).toMatchObject({ status: 403, body: { code: 4030 } });
-    expect((await http(`${open.url}/metrics`)).status).toBe(401);
-    expect((await http(`${open.url}/metrics`, { key: 'wrong-token-0123456789' })).status).toBe(401);
-    const scraped = await http(`${open.url}/metrics`, { key: 'metrics-token-0123456789' });
-    expect(scraped.status).toBe(200);
-    expect(scraped.text).toMatch(/^# HELP /m);
+    // the books (/metrics/books, served by the reads worker) keep the same rule as the instance's own metrics
+    for (const path of ['/metrics', '/metrics/books']) {
+      expect(await http(`${closed.url}${path}`)).toMatchObject({ status: 403, body: { code: 4030 } });
+      expect((await http(`${open.url}${path}`)).status).toBe(401);
+      expect((await http(`${open.url}${path}`, { key: 'wrong-token-0123456789' })).status).toBe(401);
+      const scraped = await http(`${open.url}${path}`, { key: 'metrics-token-0123456789' });
+      expect(scraped.status).toBe(200);
+      expect(scraped.text).toMatch(/^# HELP /m);
+    }
   } finally {
     await Promise.all([closed.close(), open.close()]);
     await vendor.close();

@@ -42,6 +42,8 @@ export class Load {
   readonly polls: Attempt[] = [];
   private readonly t0 = performance.now();
   private running = true;
+  /** When stop() was called: attempts started after it (a retry on the way out) are not part of the round. */
+  private stoppedAt = Infinity;
   private readonly loops: Array<Promise<void>> = [];
   private seq = 0;
 
@@ -65,6 +67,7 @@ export class Load {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stoppedAt = this.now();
     await Promise.all(this.loops);
   }
 
@@ -153,7 +156,10 @@ export class Load {
    * second after both, and how many attempts were answered 503.
    */
   figures(eventAt: number) {
-    const attempts = this.submissions.flatMap((s) => s.attempts).sort((a, b) => a.at - b.at);
+    const attempts = this.submissions
+      .flatMap((s) => s.attempts)
+      .filter((a) => a.at < this.stoppedAt)
+      .sort((a, b) => a.at - b.at);
     const failed = (a: Attempt) => a.status === 0 || a.status >= 500;
     const lastFailure = attempts.filter((a) => a.at >= eventAt - 1_000 && failed(a)).at(-1);
     const successes = attempts.filter((a) => a.status === 200).map((a) => a.at + a.ms);

@@ -271,7 +271,11 @@ test('a poll answered with a stream is relayed and settles the task; the poller 
     body: { status: 'ready', usage: { prompt_tokens: 1, completion_tokens: 1 } },
   });
   await gw.app.get(TaskStore).pollAgainIn((await lastTask()).id, 0, 3_600_000, true);
-  expect(await gw.app.get(PollerService).round()).toBe(1);
+  // A poll whose slot passed while the event loop was busy is put back, not sent late (poller.service.ts):
+  // on a loaded machine the first round may send nothing, so a round or two more may settle it, once.
+  let settled = 0;
+  for (let round = 0; round < 3 && settled === 0; round++) settled += await gw.app.get(PollerService).round();
+  expect(settled).toBe(1);
   // 1 × 1400/1M + 1 × 4900/1M = 0.0014 + 0.0049.
   expect(await lastTask()).toMatchObject({ status: 'ready', charge_amount: '0.0063' });
   expect(await reconcile(gw.db)).toEqual([]);

@@ -42,7 +42,10 @@ export class Load {
   readonly polls: Attempt[] = [];
   private readonly t0 = performance.now();
   private running = true;
-  /** When stop() was called: attempts started after it (a retry on the way out) are not part of the round. */
+  /**
+   * When stop() was called: attempts that had not ended by then (in flight, or a retry on the way
+   * out) are not part of the round: no attempt after them could show whether they were the last.
+   */
   private stoppedAt = Infinity;
   private readonly loops: Array<Promise<void>> = [];
   private seq = 0;
@@ -158,7 +161,7 @@ export class Load {
   figures(eventAt: number) {
     const attempts = this.submissions
       .flatMap((s) => s.attempts)
-      .filter((a) => a.at < this.stoppedAt)
+      .filter((a) => a.at + a.ms <= this.stoppedAt)
       .sort((a, b) => a.at - b.at);
     const failed = (a: Attempt) => a.status === 0 || a.status >= 500;
     const lastFailure = attempts.filter((a) => a.at >= eventAt - 1_000 && failed(a)).at(-1);

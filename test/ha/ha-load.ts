@@ -43,8 +43,8 @@ export class Load {
   private readonly t0 = performance.now();
   private running = true;
   /**
-   * When stop() was called: attempts that had not ended by then (in flight, or a retry on the way
-   * out) are not part of the round: no attempt after them could show whether they were the last.
+   * When stop() was called: a failure in the last second before it is not judged (a retry 100 ms
+   * later would have shown whether it was the last one, but the round was over).
    */
   private stoppedAt = Infinity;
   private readonly loops: Array<Promise<void>> = [];
@@ -159,12 +159,10 @@ export class Load {
    * second after both, and how many attempts were answered 503.
    */
   figures(eventAt: number) {
-    const attempts = this.submissions
-      .flatMap((s) => s.attempts)
-      .filter((a) => a.at + a.ms <= this.stoppedAt)
-      .sort((a, b) => a.at - b.at);
+    const attempts = this.submissions.flatMap((s) => s.attempts).sort((a, b) => a.at - b.at);
     const failed = (a: Attempt) => a.status === 0 || a.status >= 500;
-    const lastFailure = attempts.filter((a) => a.at >= eventAt - 1_000 && failed(a)).at(-1);
+    const judged = (a: Attempt) => a.at + a.ms <= this.stoppedAt - 1_000;
+    const lastFailure = attempts.filter((a) => a.at >= eventAt - 1_000 && failed(a) && judged(a)).at(-1);
     const successes = attempts.filter((a) => a.status === 200).map((a) => a.at + a.ms);
     const recoveredAt = lastFailure
       ? Math.min(...successes.filter((done) => done > lastFailure.at + lastFailure.ms))

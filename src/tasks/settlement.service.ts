@@ -98,8 +98,7 @@ function countsOf(basis: PriceBasis, charge: Charge): Record<string, string> {
   if (basis.kind === 'video') return { video_seconds: String(basis.duration ?? 0) };
   if (basis.kind === 'image') return { images: String(basis.n ?? 1) };
   if (charge.exactness !== 'EXACT') return {};
-  const qty = (component: string) =>
-    charge.lines.filter((l) => l.component === component).reduce((s, l) => s.plus(l.quantity), ZERO);
+  const qty = (component: string) => quantityOf(charge, [component]);
   return {
     input_tokens: qty('input').toFixed(),
     output_tokens: qty('output').toFixed(),
@@ -126,8 +125,7 @@ function costAttributes(charge: Charge): Record<string, string | number> {
 
 /** gen_ai.usage.input_tokens and output_tokens, from the charge's lines (chat only). */
 function tokensOf(charge: Charge): Record<string, number> {
-  const sum = (components: string[]) =>
-    charge.lines.filter((l) => components.includes(l.component)).reduce((s, l) => s.plus(l.quantity), ZERO);
+  const sum = (components: string[]) => quantityOf(charge, components);
   if (!charge.lines.some((l) => l.component === 'input' || l.component === 'output')) return {};
   return {
     'gen_ai.usage.input_tokens': sum([
@@ -139,4 +137,9 @@ function tokensOf(charge: Charge): Record<string, number> {
     ]).toNumber(),
     'gen_ai.usage.output_tokens': sum(['output']).toNumber(),
   };
+}
+
+/** The quantity the charge's lines of these components add up to (tokens of a class, for chat). */
+function quantityOf(charge: Charge, components: string[]) {
+  return charge.lines.filter((l) => components.includes(l.component)).reduce((s, l) => s.plus(l.quantity), ZERO);
 }

@@ -271,7 +271,9 @@ describe('the gateway process (dist/src/main.js)', () => {
 
   test('SIGTERM: in-flight requests finish, then the process exits 0; the vendor key is in no log line', async () => {
     await http(`${simUrl}/__sim/config`, { body: { latencyMs: 600 } });
-    const gw = await spawnGateway(env());
+    // The vendor's 600 ms must fit its timeout with room for a loaded CI machine: a 504 here would be the timeout,
+    // not the shutdown under test.
+    const gw = await spawnGateway({ ...env(), UPSTREAM_TIMEOUT_MS: '5000' });
     try {
       const inFlight = Promise.all(
         Array.from({ length: 3 }, () => http(`${gw.url}/api-platform/v1/generations`, { key, body: IMAGE })),

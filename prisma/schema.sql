@@ -208,6 +208,20 @@ CREATE TABLE auth_failure (
   CONSTRAINT auth_failure_pkey PRIMARY KEY (key)
 );
 
+CREATE TABLE books_change (
+  month date NOT NULL,
+  project_id uuid NOT NULL,
+  version bigint NOT NULL DEFAULT 0,
+  CONSTRAINT books_change_pkey PRIMARY KEY (month, project_id)
+);
+
+CREATE TABLE books_epoch (
+  id boolean NOT NULL DEFAULT true,
+  version bigint NOT NULL DEFAULT 0,
+  CONSTRAINT books_epoch_pkey PRIMARY KEY (id),
+  CONSTRAINT books_epoch_one_row CHECK (id)
+);
+
 CREATE TABLE budget (
   id uuid NOT NULL,
   project_id uuid NOT NULL,
@@ -1134,6 +1148,30 @@ BEGIN
 END $function$;
 
 COMMENT ON FUNCTION public.spendgate_audit_append_only() IS 'The audit trail is append-only (decisions §12): UPDATE, DELETE and TRUNCATE are refused, as on the ledger. A database superuser can still turn triggers off (session_replication_role = replica): the hash chain is what proves, afterwards, that nothing was changed (`spendgate audit verify`, src/audit/audit-chain.ts).';
+
+CREATE OR REPLACE FUNCTION public.spendgate_books_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO books_change AS c (month, project_id, version)
+  VALUES (date_trunc('month', NEW.day)::date, NEW.project_id, 1)
+  ON CONFLICT (month, project_id) DO UPDATE SET version = c.version + 1;
+  RETURN NULL;
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_books_changed() IS 'Cached reports (decisions §22): every write to spend_rollup advances its month''s and project''s counter in books_change, in the writer''s transaction, so the counter becomes visible exactly when the figures do. Settlements of one project already queue on its hourly roll-up row; this row is of the same width.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_books_epoch()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  UPDATE books_epoch SET version = version + 1;
+  RETURN NULL;
+END $function$;
+
+COMMENT ON FUNCTION public.spendgate_books_epoch() IS 'Cached reports (decisions §22): a project or key renamed or a commitment changed alters reports of every month (their names, FOCUS''s commitment columns), so these statements advance the one epoch every cached answer is also stamped with. Rare writes: one row suffices.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_budget_balance(p_budget uuid, p_subject text, p_start timestamp with time zone, p_end timestamp with time zone, OUT spent numeric, OUT held numeric)
  RETURNS record
@@ -2888,6 +2926,8 @@ COMMENT ON FUNCTION public.spendgate_vendor_items_settled(p_task bigint, p_who t
 -- Triggers
 -- ==============================================================================================
 
+CREATE TRIGGER api_key_books_epoch AFTER DELETE OR UPDATE OF name, prefix ON api_key FOR EACH STATEMENT EXECUTE FUNCTION spendgate_books_epoch();
+
 CREATE TRIGGER audit_record_append_only BEFORE DELETE OR UPDATE ON audit_record FOR EACH ROW EXECUTE FUNCTION spendgate_audit_append_only();
 
 CREATE TRIGGER audit_record_no_truncate BEFORE TRUNCATE ON audit_record FOR EACH STATEMENT EXECUTE FUNCTION spendgate_audit_append_only();
@@ -2897,6 +2937,8 @@ CREATE TRIGGER budget_alert_event AFTER INSERT ON budget_alert FOR EACH ROW EXEC
 CREATE TRIGGER charge_line_fixed BEFORE DELETE OR UPDATE ON charge_line FOR EACH ROW EXECUTE FUNCTION spendgate_charge_line_fixed();
 
 CREATE TRIGGER charge_line_no_truncate BEFORE TRUNCATE ON charge_line FOR EACH STATEMENT EXECUTE FUNCTION spendgate_charge_line_fixed();
+
+CREATE TRIGGER commitment_books_epoch AFTER INSERT OR DELETE OR UPDATE ON commitment FOR EACH STATEMENT EXECUTE FUNCTION spendgate_books_epoch();
 
 CREATE TRIGGER ledger_entry_append_only BEFORE DELETE OR UPDATE ON ledger_entry FOR EACH ROW EXECUTE FUNCTION spendgate_ledger_append_only();
 
@@ -2909,6 +2951,10 @@ CREATE TRIGGER ledger_seal_kept BEFORE DELETE OR UPDATE ON ledger_seal FOR EACH 
 CREATE TRIGGER month_close_reopen_only BEFORE DELETE OR UPDATE ON month_close FOR EACH ROW EXECUTE FUNCTION spendgate_month_close_reopen_only();
 
 CREATE TRIGGER outbox_event_fanout AFTER INSERT ON outbox_event FOR EACH ROW EXECUTE FUNCTION spendgate_outbox_fanout();
+
+CREATE TRIGGER project_books_epoch AFTER DELETE OR UPDATE OF name ON project FOR EACH STATEMENT EXECUTE FUNCTION spendgate_books_epoch();
+
+CREATE TRIGGER spend_rollup_books_changed AFTER INSERT OR UPDATE ON spend_rollup FOR EACH ROW EXECUTE FUNCTION spendgate_books_changed();
 
 CREATE TRIGGER spend_rollup_no_delete BEFORE DELETE ON spend_rollup FOR EACH ROW EXECUTE FUNCTION spendgate_rollup_no_delete();
 

@@ -11,12 +11,15 @@ import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
 import { parseMonth } from '../common/month.js';
 import { StatementsService } from './statements.service.js';
+import { sendAnswer } from '../report-cache/answer-headers.js';
+import { ReportCache } from '../report-cache/report-cache.service.js';
 
 @Controller('reports/statements')
 export class StatementsController {
   constructor(
     private readonly statements: StatementsService,
     private readonly callers: RestCallers,
+    private readonly cache: ReportCache,
   ) {}
 
   @Get(':projectId/:file')
@@ -36,20 +39,16 @@ export class StatementsController {
     const kind = match[2] as 'csv' | 'pdf';
     if (version !== undefined && !/^[1-9]\d{0,3}$/.test(version))
       throw ApiError.badRequest('version: a version number (1 is the first close)');
-    const body = await this.statements.file(
-      projectId,
-      month,
-      kind,
-      version === undefined ? undefined : Number(version),
-    );
-    if (body === undefined)
+    const id = await this.statements.fileId(projectId, month, version === undefined ? undefined : Number(version));
+    if (id === undefined)
       throw ApiError.notFound(
         `no statement of ${month.label} for this project: the month is not closed, or the project had no activity in it`,
       );
-    void reply
-      .header('content-type', kind === 'csv' ? 'text/csv; charset=utf-8' : 'application/pdf')
-      .header('content-disposition', `attachment; filename="statement-${month.label}-${projectId.slice(0, 8)}.${kind}"`)
-      .header('cache-control', 'private, max-age=0')
-      .send(body);
+    // A statement row is never changed (a reopened and closed month has a new one): its bytes are kept (report-cache/).
+    const answer = await this.cache.kept(`statement ${id} ${kind}`, () => this.statements.file(id, kind));
+    return sendAnswer(request, reply, answer, {
+      'content-type': kind === 'csv' ? 'text/csv; charset=utf-8' : 'application/pdf',
+      'content-disposition': `attachment; filename="statement-${month.label}-${projectId.slice(0, 8)}.${kind}"`,
+    });
   }
 }

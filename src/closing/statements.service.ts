@@ -38,19 +38,24 @@ export class StatementsService {
     return rows.map((r) => r.body);
   }
 
-  /** The file as kept: the current version, or `version` (1 for the first close). */
-  async file(
-    projectId: string,
-    month: Month,
-    kind: 'csv' | 'pdf',
-    version?: number,
-  ): Promise<string | Buffer | undefined> {
-    const { rows } = await this.db.query<{ csv: string; pdf: Buffer }>(
-      `SELECT s.csv, s.pdf FROM statement s JOIN month_close c ON c.id = s.close_id
+  /** The statement row of a file as kept: the current version, or `version` (1 for the first close). */
+  async fileId(projectId: string, month: Month, version?: number): Promise<string | undefined> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `SELECT s.id::text AS id FROM statement s JOIN month_close c ON c.id = s.close_id
        WHERE s.project_id = $1 AND s.month = $2::date AND ($3::int IS NULL AND c.reopened_at IS NULL OR ($3::int IS NOT NULL AND (s.body->>'version')::int = $3))
        ORDER BY s.id DESC LIMIT 1`,
       [projectId, month.day, version ?? null],
     );
-    return rows[0]?.[kind];
+    return rows[0]?.id;
+  }
+
+  /** A statement row's file: its rows never change, so neither do these bytes. */
+  async file(id: string, kind: 'csv' | 'pdf'): Promise<Buffer> {
+    const { rows } = await this.db.query<{ csv: string; pdf: Buffer }>(
+      'SELECT s.csv, s.pdf FROM statement s WHERE s.id = $1::bigint',
+      [id],
+    );
+    const file = rows[0]![kind];
+    return Buffer.isBuffer(file) ? file : Buffer.from(file);
   }
 }

@@ -73,6 +73,8 @@ const schema = z
     READ_STATEMENT_TIMEOUT_MS: int(10_000, 100),
     // Reads at once: half the cores (one on two), so heavy reads never take every core from submissions (decisions §5).
     READ_CONCURRENCY: int(Math.max(1, Math.floor(availableParallelism() / 2)), 1),
+    /** Report answers the reads worker keeps while the books they cover are unchanged (MB; 0: none; decisions §22). */
+    REPORT_CACHE_MB: z.coerce.number().int().min(0).max(65_536).default(64),
     /** The reads thread's young generation, per semi-space (MB; 0: V8's default, which starts at 1 MB and grows). */
     READS_SEMI_SPACE_MB: z.coerce.number().int().min(0).max(1024).default(64),
     /**

@@ -17,6 +17,7 @@ import { BudgetStatusService } from '../budgets/budget-status.service.js';
 import { BudgetsService } from '../budgets/budgets.service.js';
 import { PrincipalsService } from '../auth/principals.service.js';
 import { ReportsService } from '../reports/reports.service.js';
+import { ReportCache } from '../report-cache/report-cache.service.js';
 import { PollerService } from '../tasks/poller.service.js';
 import { SettlementService } from '../tasks/settlement.service.js';
 import { TaskStore } from '../tasks/task-store.js';
@@ -44,6 +45,7 @@ const SHARED = [
   BudgetStatusService,
   PrincipalsService,
   ReportsService,
+  ReportCache,
   AuditService,
   ChangesService,
   AuthFailures,

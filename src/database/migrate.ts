@@ -77,7 +77,11 @@ export async function migrate(
         if (previous !== checksum) throw new Error(`migration ${name} was changed after it was applied`);
         continue;
       }
+      const first = await functionsFirst(client, sql);
       await inOneTransaction(client, `migration ${name}`, [
+        ...(first.length
+          ? [['SET LOCAL check_function_bodies = off'] as [string], ...first.map((f) => [f] as [string])]
+          : []),
         [sql],
         [
           `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count)
@@ -160,6 +164,33 @@ async function applyFunctions(client: pg.Client, log: (line: string) => void): P
     log(`applied ${name}`);
   }
   return applied;
+}
+
+/**
+ * The files of the functions a migration's triggers name (EXECUTE FUNCTION f()) that the database
+ * does not have yet: they go first, in the migration's transaction. The files are otherwise applied
+ * after every migration, and a trigger cannot be made before its function. Applied again (and
+ * recorded) with the others afterwards.
+ */
+async function functionsFirst(client: pg.Client, sql: string): Promise<string[]> {
+  const names = new Set(
+    [...sql.matchAll(/EXECUTE\s+(?:FUNCTION|PROCEDURE)\s+(?:public\.)?(\w+)\s*\(/gi)].map((m) => m[1]!),
+  );
+  const files: string[] = [];
+  for (const name of names) {
+    const file = path.join(functionsDir(), `${name}.sql`);
+    // An older migration makes its trigger's function itself.
+    if (
+      !existsSync(file) ||
+      new RegExp(`CREATE\\s+(OR\\s+REPLACE\\s+)?FUNCTION\\s+(public\\.)?${name}\\s*\\(`, 'i').test(sql)
+    )
+      continue;
+    const { rows } = await client.query<{ present: boolean }>('SELECT to_regproc($1) IS NOT NULL AS present', [
+      `public.${name}`,
+    ]);
+    if (!rows[0]!.present) files.push(await readFile(file, 'utf8'));
+  }
+  return files;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

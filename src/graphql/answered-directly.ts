@@ -15,7 +15,13 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GraphQLResolveInfo } from 'graphql';
 import { jsonWriter, type JsonWriter } from './json-writer.js';
 
-const pending = new WeakMap<object, Map<string, { token: string; json: Buffer }>>();
+interface DirectAnswer {
+  token: string;
+  json: Buffer;
+  digest: string;
+}
+
+const pending = new WeakMap<object, Map<string, DirectAnswer>>();
 /** Writers by the query's field node: Mercurius keeps a query's parsed document, so these repeat. */
 const writers = new WeakMap<object, JsonWriter | null>();
 const NONCE = randomBytes(12).toString('hex');
@@ -27,25 +33,44 @@ let sequence = 0;
  * selection, a value it would answer otherwise, a field inside another, or no reply to write to.
  */
 export function answerDirectly(context: unknown, info: GraphQLResolveInfo, value: unknown[]): boolean {
-  const reply = (context as { reply?: FastifyReply }).reply;
+  const json = writeDirectly(info, value);
+  return json !== undefined && placeDirectly(context, info, json);
+}
+
+/** `value` written as the JSON of the root field `info` resolves, or undefined where GraphQL's execution must. */
+export function writeDirectly(info: GraphQLResolveInfo, value: unknown[]): Buffer | undefined {
   const node = info.fieldNodes[0]!;
-  if (!reply || info.path.prev !== undefined || info.fieldNodes.length !== 1) return false;
+  if (info.path.prev !== undefined || info.fieldNodes.length !== 1) return undefined;
   let write = writers.get(node);
   if (write === undefined) {
     write = jsonWriter(info.returnType, node.selectionSet) ?? null;
     writers.set(node, write);
   }
-  if (!write) return false;
-  let json: Buffer;
+  if (!write) return undefined;
   try {
-    json = write(value);
+    return write(value);
   } catch {
-    return false; // GraphQL's execution answers it, errors and all
+    return undefined; // GraphQL's execution answers it, errors and all
   }
-  const answers = pending.get(reply) ?? new Map<string, { token: string; json: Buffer }>();
+}
+
+/**
+ * Puts `json` (writeDirectly's, now or kept from an earlier request of the same selection) where the
+ * field's answer goes; false when there is no reply to write to. `digest`: a strong validator of its
+ * bytes, for the answer's ETag (directDigests).
+ */
+export function placeDirectly(context: unknown, info: GraphQLResolveInfo, json: Buffer, digest = ''): boolean {
+  const reply = (context as { reply?: FastifyReply }).reply;
+  if (!reply || info.path.prev !== undefined || info.fieldNodes.length !== 1) return false;
+  const answers = pending.get(reply) ?? new Map<string, DirectAnswer>();
   pending.set(reply, answers);
-  answers.set(String(info.path.key), { token: `answered-directly:${NONCE}:${++sequence}`, json });
+  answers.set(String(info.path.key), { token: `answered-directly:${NONCE}:${++sequence}`, json, digest });
   return true;
+}
+
+/** A reply's written answers not yet in place: each one's token as it stands (quoted) in the envelope, its digest. */
+export function directDigests(reply: FastifyReply): Array<{ quoted: string; digest: string }> {
+  return [...(pending.get(reply)?.values() ?? [])].map((a) => ({ quoted: JSON.stringify(a.token), digest: a.digest }));
 }
 
 export function answerDirectlyHooks(fastify: FastifyInstance): void {

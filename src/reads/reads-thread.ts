@@ -130,6 +130,10 @@ export class ReadsThread {
       for (const [name, value] of Object.entries(res.headers)) {
         if (value !== undefined && !HOP_BY_HOP.has(name)) void reply.header(name, value);
       }
+      if (res.statusCode === 304) {
+        await res.body.dump(); // the client holds the answer (report-cache/): no body
+        return reply.code(304).send();
+      }
       return reply.code(res.statusCode).send(res.body);
     } catch (error) {
       this.logger.warn(`reads worker did not answer: ${(error as Error).message}`);

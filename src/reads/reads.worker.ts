@@ -27,6 +27,7 @@ import type { ReadsWorkerData } from './reads-thread.js';
 import { warmUp } from './warm-up.js';
 import { protectCookieRequests } from '../auth/session-cookies.js';
 import { answerDirectlyHooks } from '../graphql/answered-directly.js';
+import { reportCacheHooks } from '../report-cache/graphql-answers.js';
 
 const data = workerData as ReadsWorkerData;
 lowerThisThreadsPriority();
@@ -51,7 +52,9 @@ try {
   const fastify = app.getHttpAdapter().getInstance();
   // The console's session cookie and its CSRF proof (auth/session-cookies.ts), before any route runs.
   await protectCookieRequests(fastify, config);
-  // Answers a resolver wrote itself (spendReport) go where GraphQL left their place (graphql/answered-directly.ts).
+  // Cached report answers' extensions, ETag and 304 (report-cache/graphql-answers.ts), before the hooks that put
+  // answers a resolver wrote itself (spendReport) where GraphQL left their place (graphql/answered-directly.ts).
+  reportCacheHooks(fastify);
   answerDirectlyHooks(fastify);
   // Reads take turns: at most READ_CONCURRENCY at once, the rest wait (then 503).
   const gate = new ReadGate(config.READ_CONCURRENCY, config.READ_STATEMENT_TIMEOUT_MS);

@@ -10,6 +10,8 @@ import { ApiError } from '../common/api-error.js';
 import { list, one, reportDate, type QueryValue } from '../common/query-params.js';
 import { ReportsService } from './reports.service.js';
 import { toCsv } from './spend-csv.js';
+import { sendAnswer } from '../report-cache/answer-headers.js';
+import { arrivalOf, ReportCache, type CachedAnswer } from '../report-cache/report-cache.service.js';
 import type { GroupKey } from './spend-report.js';
 
 interface Scope {
@@ -23,6 +25,7 @@ export class ReportsController {
   constructor(
     private readonly reports: ReportsService,
     private readonly callers: RestCallers,
+    private readonly cache: ReportCache,
   ) {}
 
   @Get('spend.csv')
@@ -40,7 +43,7 @@ export class ReportsController {
     const first = one(q.first);
     if (first !== undefined && !/^\d{1,6}$/.test(first))
       throw ApiError.badRequest('first: must be a whole number from 1 to 10000');
-    const rows = await this.reports.spend({
+    const query = {
       from,
       to,
       groupBy,
@@ -49,19 +52,28 @@ export class ReportsController {
       ...(unit ? { unit: unit as 'USD' | 'CREDITS' } : {}),
       ...(orderBy ? { orderBy: orderBy as 'keys' | 'amount' } : {}),
       ...(first !== undefined ? { first: Number(first) } : {}),
-    });
-    await this.attach(reply, 'spend', { projectIds, from, to }, toCsv(groupBy, rows));
+    };
+    const key = `spend.csv ${JSON.stringify({ ...query, projectIds: projectIds?.toSorted() })}`;
+    const answer = await this.cache.answer(request, arrivalOf(reply), key, { projectIds, from, to }, async () =>
+      Buffer.from(toCsv(groupBy, await this.reports.spend(query))),
+    );
+    await this.attach(request, reply, 'spend', { projectIds, from, to }, answer);
   }
 
   @Get('focus.csv')
   async focusCsv(@Req() request: FastifyRequest, @Query() q: Record<string, QueryValue>, @Res() reply: FastifyReply) {
     const scope = await this.scope(request, q);
-    const csv = await this.reports.focus({
-      from: scope.from,
-      to: scope.to,
-      ...(scope.projectIds ? { projectIds: scope.projectIds } : {}),
-    });
-    await this.attach(reply, 'focus', scope, csv);
+    const key = `focus.csv ${JSON.stringify({ ...scope, projectIds: scope.projectIds?.toSorted() })}`;
+    const answer = await this.cache.answer(request, arrivalOf(reply), key, scope, async () =>
+      Buffer.from(
+        await this.reports.focus({
+          from: scope.from,
+          to: scope.to,
+          ...(scope.projectIds ? { projectIds: scope.projectIds } : {}),
+        }),
+      ),
+    );
+    await this.attach(request, reply, 'focus', scope, answer);
   }
 
   /** Who may read which projects, and the date range every report needs. */
@@ -72,12 +84,18 @@ export class ReportsController {
     return { projectIds, from: reportDate('from', q.from), to: reportDate('to', q.to) };
   }
 
-  /** Sends a CSV as a download named after its range and project. */
-  private async attach(reply: FastifyReply, kind: string, scope: Scope, csv: string): Promise<void> {
+  /** Sends a CSV as a download named after its range and project, with its validators (report-cache/). */
+  private async attach(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    kind: string,
+    scope: Scope,
+    answer: CachedAnswer<Buffer>,
+  ): Promise<void> {
     const name = await this.reports.fileName(kind, scope.from, scope.to, scope.projectIds);
-    void reply
-      .header('content-type', 'text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="${name}"`)
-      .send(csv);
+    sendAnswer(request, reply, answer, {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="${name}"`,
+    });
   }
 }

@@ -7,10 +7,12 @@ import { Inject } from '@nestjs/common';
 import { Args, Context, ID, Info, Int, Query, Resolver, registerEnumType } from '@nestjs/graphql';
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
 import { CONFIG, type Config } from '../config/config.js';
-import { dec, ZERO } from '../pricing/money.js';
 import { ReportsService } from './reports.service.js';
-import { answerDirectly } from '../graphql/answered-directly.js';
-import type { GroupKey, Measure, SpendRow as ReportRow } from './spend-report.js';
+import { placeDirectly } from '../graphql/answered-directly.js';
+import { spendAnswer } from './spend-answers.js';
+import { arrivalOf, ReportCache } from '../report-cache/report-cache.service.js';
+import { recordField } from '../report-cache/graphql-answers.js';
+import type { GroupKey, Measure, ReportQuery } from './spend-report.js';
 import { Dashboard, SpendRow, UnitEnum } from '../graphql/graphql.types.js';
 
 export enum SpendOrder {
@@ -21,72 +23,6 @@ registerEnumType(SpendOrder, {
   name: 'SpendOrder',
   description: 'KEYS: by the grouping keys; AMOUNT_DESC: the largest spend first (needs unit)',
 });
-
-/**
- * One GraphQL row per group: the SQL's per-unit rows become `totals`, one Money per unit. The
- * report is sorted by keys then unit, so a group's rows are adjacent. Most groups have a single
- * unit: their figures pass through as the exact strings they are, with no intermediate arrays
- * (a 9,000-group report is answered many times a minute by dashboards).
- */
-export function mergeUnits(rows: ReportRow[]): SpendRow[] {
-  const out: SpendRow[] = [];
-  for (let at = 0; at < rows.length;) {
-    let end = at + 1;
-    while (end < rows.length && sameKeys(rows[at]!.keys, rows[end]!.keys)) end++;
-    out.push(end === at + 1 ? oneUnit(rows[at]!) : severalUnits(rows.slice(at, end)));
-    at = end;
-  }
-  return out;
-}
-
-function oneUnit(r: ReportRow): SpendRow {
-  return {
-    keys: r.keys,
-    totals: [{ unit: r.unit as UnitEnum, amount: r.amount }],
-    tasks: r.tasks,
-    unpricedTasks: r.unpricedTasks,
-    tokens: {
-      input: r.inputTokens,
-      output: r.outputTokens,
-      cacheRead: r.cacheReadTokens,
-      cacheWrite5m: r.cacheWrite5mTokens,
-      cacheWrite1h: r.cacheWrite1hTokens,
-      cacheWrite: r.cacheWriteTokens,
-    },
-    videoSeconds: r.videoSeconds,
-    images: r.images,
-    apiKeyName: r.apiKeyName ?? null,
-  };
-}
-
-/** A group with rows in both units: money stays per unit in `totals`; quantities (tokens, seconds) are added up. */
-function severalUnits(parts: ReportRow[]): SpendRow {
-  const total = (pick: (r: ReportRow) => string) => parts.reduce((s, p) => s.plus(dec(pick(p))), ZERO).toFixed();
-  const count = (pick: (r: ReportRow) => number) => parts.reduce((n, p) => n + pick(p), 0);
-  return {
-    keys: parts[0]!.keys,
-    totals: parts.map((p) => ({ unit: p.unit as UnitEnum, amount: p.amount })),
-    tasks: count((r) => r.tasks),
-    unpricedTasks: count((r) => r.unpricedTasks),
-    tokens: {
-      input: total((r) => r.inputTokens),
-      output: total((r) => r.outputTokens),
-      cacheRead: total((r) => r.cacheReadTokens),
-      cacheWrite5m: total((r) => r.cacheWrite5mTokens),
-      cacheWrite1h: total((r) => r.cacheWrite1hTokens),
-      cacheWrite: total((r) => r.cacheWriteTokens),
-    },
-    videoSeconds: total((r) => r.videoSeconds),
-    images: count((r) => r.images),
-    apiKeyName: parts[0]!.apiKeyName ?? null,
-  };
-}
-
-function sameKeys(a: string[], b: string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 /** The optional measures the query selects (fragments included), so only those are summed. */
 function measuresSelected(info: GraphQLResolveInfo): Measure[] {
@@ -111,6 +47,7 @@ export class ReportsResolver {
   constructor(
     private readonly reports: ReportsService,
     private readonly callers: Callers,
+    private readonly cache: ReportCache,
     @Inject(CONFIG) private readonly config: Config,
   ) {}
 
@@ -157,7 +94,7 @@ export class ReportsResolver {
   ) {
     const who = await this.callers.of(ctx);
     const scoped = scopeProjects(who, projectIds);
-    const rows = await this.reports.spend({
+    const query: ReportQuery = {
       from,
       to,
       groupBy: (groupBy ?? []) as GroupKey[],
@@ -173,11 +110,14 @@ export class ReportsResolver {
       ...(unit ? { unit } : {}),
       ...(orderBy ? { orderBy } : {}),
       ...(first !== undefined && first !== null ? { first } : {}),
-    });
-    const answer = mergeUnits(rows);
-    // Dashboards poll months of thousands of groups: their JSON is written here (answered-directly.ts).
-    if (info && this.config.GRAPHQL_ANSWER_REPORTS_DIRECTLY && answerDirectly(ctx, info, answer)) return [];
-    return answer;
+    };
+    // Dashboards poll months of thousands of groups: written once, kept while the books stand (spend-answers.ts).
+    const direct = !!info && this.config.GRAPHQL_ANSWER_REPORTS_DIRECTLY;
+    const answer = await spendAnswer(this.cache, this.reports, ctx, info, query, direct);
+    if (info) recordField(ctx, info, answer);
+    const value = answer.value;
+    if (!Buffer.isBuffer(value)) return value;
+    return placeDirectly(ctx, info!, value, answer.digest) ? [] : (JSON.parse(value.toString()) as SpendRow[]);
   }
 
   @Query(() => [String], {
@@ -188,11 +128,18 @@ export class ReportsResolver {
     @Args('from', { type: () => DateTimeScalar }) from: Date,
     @Args('to', { type: () => DateTimeScalar }) to: Date,
     @Args('projectIds', { type: () => [ID], nullable: true }) projectIds?: string[],
+    @Info() info?: GraphQLResolveInfo,
   ) {
     const who = await this.callers.of(ctx);
     if (!(to > from)) throw ApiError.badRequest('to: must be after from');
     for (const id of projectIds ?? []) requireUuid('projectIds', id);
-    return this.reports.tagNames(from, to, scopeProjects(who, projectIds));
+    const scoped = scopeProjects(who, projectIds);
+    const key = `tagNames ${JSON.stringify({ from, to, projectIds: scoped?.toSorted() })}`;
+    const answer = await this.cache.answer(ctx, arrivalOf(ctx), key, { projectIds: scoped, from, to }, () =>
+      this.reports.tagNames(from, to, scoped),
+    );
+    if (info) recordField(ctx, info, answer);
+    return answer.value;
   }
 
   @Query(() => Dashboard, {

@@ -290,3 +290,40 @@ test('the overview shows the range converted, labelled with the rates’ version
   expect(expected.label).toMatch(/^converted to EUR at EUR v\d+ \(0\.9 per USD, from \d{4}-\d\d\)/);
   await page.context().close();
 }, 60_000);
+
+test('cached answers (decisions §22): the overview says when its figures were computed; a reload is answered from memory, a change is not', async () => {
+  const page = await admin();
+  const caches: string[] = [];
+  page.on('response', (res) => {
+    if (res.url().endsWith('/graphql') && res.request().postData()?.includes('query Overview'))
+      caches.push(`${res.status()} ${res.headers()['x-spendgate-cache'] ?? ''}`);
+  });
+  const route = `${gw.url}/console/#/overview?from=${label(1)}-01&to=${lastDay(1)}`;
+  await page.goto(route);
+  await page.waitForSelector('[data-ready=overview] [data-testid=computed-at]');
+  const first = await page.getAttribute('[data-testid=computed-at]', 'data-computed-at');
+  expect(await page.textContent('[data-testid=computed-at]')).toMatch(
+    /^Figures computed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
+  );
+  const rangeBefore = await page.getAttribute('[data-testid=card-range] [data-testid=range-USD]', 'data-amount');
+  await page.reload();
+  await page.waitForSelector('[data-ready=overview] [data-testid=computed-at]');
+  expect(await page.getAttribute('[data-testid=computed-at]', 'data-computed-at')).toBe(first);
+  expect(caches.at(-1)).toBe('200 hit');
+  // Back and forth in one page: the query is asked again with its ETag and answered 304.
+  await page.goto(`${gw.url}/console/#/tasks`);
+  await page.waitForSelector('[data-ready=tasks]');
+  await page.goto(route);
+  await page.waitForSelector('[data-ready=overview] [data-testid=computed-at]');
+  for (let i = 0; i < 50 && caches.at(-1) !== '304 hit'; i++) await page.waitForTimeout(100);
+  expect(caches.at(-1)).toBe('304 hit');
+  // A correction last month: the next load computes again, and says so.
+  await adjust('0.5', day(1, 12));
+  await page.reload();
+  await page.waitForSelector('[data-ready=overview] [data-testid=computed-at]');
+  // (The page shows its oldest figure's time: today's, unchanged, still answered from memory.)
+  expect(caches.at(-1)).toBe('200 computed');
+  const rangeAfter = await page.getAttribute('[data-testid=card-range] [data-testid=range-USD]', 'data-amount');
+  expect(new Decimal(rangeAfter!).minus(rangeBefore!).toFixed()).toBe('0.5');
+  await page.context().close();
+}, 60_000);

@@ -73,6 +73,18 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
       );
       if (res.errors) problems.push(`reading ${project.name} ${month}: ${JSON.stringify(res.errors)}`);
       const report = (res.data?.r ?? []) as Array<{ tasks: number; totals: Array<{ unit: string; amount: string }> }>;
+      // The same report on the other instance: both answer from their own cached answers (decisions §22).
+      const other = await gql(
+        real,
+        `query($f: DateTime!, $t: DateTime!, $p: [ID!]) {
+        r: spendReport(from: $f, to: $t, projectIds: $p, groupBy: ["project"]) { tasks totals { unit amount } } }`,
+        { f: from, t: to, p: [project.id] },
+        1,
+      );
+      if (JSON.stringify(other.data?.r) !== JSON.stringify(res.data?.r))
+        problems.push(
+          `${project.name} ${month}: spendReport on the other instance ${JSON.stringify(other.data?.r)}, on the first ${JSON.stringify(res.data?.r)}`,
+        );
       const drill = res.data?.d as
         | {
             tasks: number;

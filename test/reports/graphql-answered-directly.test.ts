@@ -111,7 +111,19 @@ async function ask(
         headers: { 'content-type': 'application/json', ...(init.key ? { authorization: `Bearer ${init.key}` } : {}) },
         body: JSON.stringify({ query, variables }),
       });
-  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+  return { status: res.status, type: res.headers.get('content-type'), text: withoutBooks(await res.text()) };
+}
+
+/**
+ * The answer's bytes without `extensions.books` (when its figures were computed, which differs by
+ * instance and time: decisions §22), which stands last in the envelope; everything before it compared
+ * byte for byte.
+ */
+function withoutBooks(text: string): string {
+  const at = text.lastIndexOf(',"extensions":{"books":');
+  if (at < 0) return text;
+  expect(JSON.parse(text.slice(at + ',"extensions":'.length, -1)).books.computedAt).toMatch(/^\d{4}-/);
+  return `${text.slice(0, at)}}`;
 }
 
 test.each(QUERIES)('the same bytes with and without direct answers: %s', async (_name, query, variables) => {

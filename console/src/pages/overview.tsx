@@ -18,6 +18,7 @@ import { ConvertedTotal } from '../parts/converted-total';
 import { loadChart, SpendChart } from '../parts/spend-chart';
 import { TopList, type Ranked } from '../parts/top-list';
 import { Empty } from '../parts/empty';
+import { ComputedAt, type BooksExtension } from '../parts/computed-at';
 import { EarlyWarning, useEarlyWarning } from '../parts/early-warning';
 import { RangePicker } from '../parts/range-picker';
 import { keyLabel, useProjects } from '../parts/project-picker';
@@ -73,7 +74,10 @@ export function Overview() {
     projects: projectId ? [projectId] : null,
     stack: ['day', stack],
   };
-  const [{ data, error, fetching }] = useQuery<Record<string, Row[] | string[]>>({ query: OVERVIEW, variables });
+  const [{ data, error, fetching, extensions }] = useQuery<Record<string, Row[] | string[]>>({
+    query: OVERVIEW,
+    variables,
+  });
   const early = useEarlyWarning(viewer.kind !== 'PROJECT_KEY');
   void loadChart(); // beside the query, not after it: the chart draws as soon as the data is in
   const tagNames = (data?.tagNames as string[] | undefined) ?? [];
@@ -180,6 +184,7 @@ export function Overview() {
           </a>
         </span>
       </div>
+      <ComputedAt books={extensions?.books as BooksExtension | undefined} />
       {problem && (
         <p class="error" role="alert">
           {problem}

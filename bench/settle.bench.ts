@@ -1,12 +1,12 @@
 /**
- * `npm run bench:settle`: what one settlement costs PostgreSQL, and what the SKU roll-up added to
- * it (decisions §19: spendgate_settle also sums its charge lines into spend_rollup_sku). One
+ * `npm run bench:settle`: what one settlement costs PostgreSQL, and what the SKU roll-up and the books
+ * counter added to it (decisions §19: spendgate_settle also sums its charge lines into spend_rollup_sku). One
  * embedded PostgreSQL (defaults, fsync on), one project with a monthly budget, chat tasks held as
  * the gateway holds them, each settled with three charge lines (input, cache read, output) as the
- * poller settles them. The rounds alternate the settlement function as it is and the same body
- * without the SKU roll-up's statement, on the same database: settlements a second from 8
- * connections, and the mean of one connection's calls. Writes bench/results/settle.json; asserts
- * nothing.
+ * poller settles them. The rounds alternate the settlement as it is, the same function body without
+ * the SKU roll-up's statement, and the settlement without the books counter's trigger (decisions §22:
+ * cached reports), on the same database: settlements a second from 8 connections, and the mean of one
+ * connection's calls. Writes bench/results/settle.json; asserts nothing.
  */
 import { readFileSync } from 'node:fs';
 import { Database } from '../src/database/database.js';
@@ -100,22 +100,24 @@ await withScratchPostgres('settle', ['max_connections=100'], async (server) => {
     return performance.now() - started;
   };
 
-  const results: Record<string, { perSecond: number[]; meanMicros: number[] }> = {
-    'with the SKU roll-up': { perSecond: [], meanMicros: [] },
-    'without it': { perSecond: [], meanMicros: [] },
-  };
+  // Each variant's statements, run before its rounds: the settlement function, and the books counter's trigger
+  // (decisions §22) on or off.
+  const books = (on: boolean) =>
+    `ALTER TABLE spend_rollup ${on ? 'ENABLE' : 'DISABLE'} TRIGGER spend_rollup_books_changed`;
+  const variants: Array<[string, string[]]> = [
+    ['as it is', [SETTLE_SQL, books(true)]],
+    ['without the SKU roll-up', [WITHOUT_SKU, books(true)]],
+    ['without the books counter', [SETTLE_SQL, books(false)]],
+  ];
+  const results: Record<string, { perSecond: number[]; meanMicros: number[] }> = Object.fromEntries(
+    variants.map(([name]) => [name, { perSecond: [], meanMicros: [] }]),
+  );
   await settleAll(await held(500), CLIENTS); // warm-up
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, body] of (round % 2 === 0
-      ? [
-          ['with the SKU roll-up', SETTLE_SQL],
-          ['without it', WITHOUT_SKU],
-        ]
-      : [
-          ['without it', WITHOUT_SKU],
-          ['with the SKU roll-up', SETTLE_SQL],
-        ]) as Array<[string, string]>) {
-      await db.query(body);
+    // Each round in another order, so a drift of the machine's speed falls on every variant alike.
+    const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
+    for (const [name, statements] of round % 2 ? order.reverse() : order) {
+      for (const statement of statements) await db.query(statement);
       const ids = await held(PER_ROUND * 2);
       const ms = await settleAll(ids.slice(0, PER_ROUND), CLIENTS);
       results[name]!.perSecond.push(Math.round(PER_ROUND / (ms / 1000)));
@@ -123,6 +125,7 @@ await withScratchPostgres('settle', ['max_connections=100'], async (server) => {
       results[name]!.meanMicros.push(Math.round((alone * 1000) / 500));
     }
   }
+  await db.query(books(true));
   await db.query(SETTLE_SQL);
   const { rows: sku } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM spend_rollup_sku');
   await db.close();

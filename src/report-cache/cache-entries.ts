@@ -52,16 +52,11 @@ export function arrivalOf(replyOrContext: unknown): number {
   return performance.now() - (holder?.elapsedTime ?? holder?.reply?.elapsedTime ?? 0);
 }
 
-/** What parts' answers claim together: the least epoch, and every part's counters. */
-export function joinedVersion(versions: string[]): string {
-  let epoch: bigint | undefined;
-  let changes = 0n;
-  for (const v of versions) {
-    const [e, c] = v.split('.');
-    epoch = epoch === undefined || BigInt(e!) < epoch ? BigInt(e!) : epoch;
-    changes += BigInt(c!);
-  }
-  return `${epoch ?? 0n}.${changes}`;
+/** Whether a stamp `version` counts at least what `than` counts: the same epoch, no fewer changes. */
+export function atLeast(version: string, than: string): boolean {
+  const [epoch, changes] = version.split('.');
+  const [thanEpoch, thanChanges] = than.split('.');
+  return epoch === thanEpoch && BigInt(changes!) >= BigInt(thanChanges!);
 }
 
 export function answerOf<T extends Cacheable>(entry: Entry, closed: boolean, hit: boolean): CachedAnswer<T> {

@@ -87,7 +87,10 @@ export function reportCacheHooks(fastify: FastifyInstance): void {
     if (!record?.valid || typeof payload !== 'string' || reply.statusCode !== 200) return payload;
     // The envelope with each written answer's digest where its bytes will go: a validator of the whole.
     let envelope = payload;
-    for (const { quoted, digest } of directDigests(reply)) envelope = envelope.split(quoted).join(digest);
+    for (const { quoted, digest } of directDigests(reply)) {
+      if (!digest) return payload; // an answer written but not kept: nothing vouches for its bytes
+      envelope = envelope.split(quoted).join(digest);
+    }
     const etag = `"g${createHash('sha256').update(envelope).digest('base64url').slice(0, 32)}"`;
     const final = record.fields.size >= record.roots && [...record.fields.values()].every((f) => f.closed);
     void reply

@@ -26,11 +26,12 @@ import {
   scopeKey,
   type BooksScope,
   type BooksStamp,
+  type ProjectStamp,
   type ProjectStamps,
 } from './books-stamp.js';
 import {
   answerOf,
-  joinedVersion,
+  atLeast,
   measure,
   stampable,
   type Cacheable,
@@ -106,10 +107,12 @@ export class ReportCache {
     const stamps = await this.projectStampsOf(request, scope);
     if (!stamps) return undefined;
     const partKey = (id: string) => `${key}\u0000${id}`;
-    const stale = stamps.projects.filter((p) => {
-      const held = this.entries!.get(partKey(p.id));
-      return !held || (held.version !== p.version && held.startedAt < arrivedAt);
-    });
+    // A part serves this answer when it holds at least what this request's stamp counts for its project: the
+    // answer then claims that stamp, one reading of every project's counters (a sum of parts' own stamps, read at
+    // different moments, would claim a state the books were never in).
+    const covers = (p: ProjectStamp) => (held: Entry | undefined) =>
+      held !== undefined && atLeast(held.version, p.version);
+    const stale = stamps.projects.filter((p) => !covers(p)(this.entries!.get(partKey(p.id))));
     const together = stale.length > 4 && stale.length > stamps.projects.length / 4;
     if (together) {
       // Many at once (a cold start): every part in one computation, which the parts below then find.
@@ -131,6 +134,7 @@ export class ReportCache {
             return { version: now?.projects[0]?.version ?? p.version, closed: stamps.closed };
           },
           () => parts.one(p.id),
+          covers(p),
         ),
       ),
     );
@@ -141,7 +145,7 @@ export class ReportCache {
     );
     return {
       value,
-      version: joinedVersion(answers.map((a) => a.version)),
+      version: `${stamps.epoch}.${stamps.projects.reduce((sum, p) => sum + BigInt(p.changes), 0n)}`,
       closed: stamps.closed,
       computedAt: oldest?.computedAt ?? new Date(),
       digest: createHash('sha256')
@@ -152,22 +156,27 @@ export class ReportCache {
     };
   }
 
-  /** `key`'s answer: held while `stamp` is what it was stamped with, else computed once (see the class). */
+  /**
+   * `key`'s answer: held while `stamp` is what it was stamped with, else computed once (see the class).
+   * `covers`, when given, decides instead which entry serves (a part of answerByProject's), and a
+   * computation in flight is waited for and then judged the same way.
+   */
   private async answerAt<T extends Cacheable>(
     key: string,
     arrivedAt: number,
     stamp: BooksStamp,
     restamp: () => Promise<BooksStamp>,
     compute: () => Promise<T>,
+    covers?: (entry: Entry) => boolean,
   ): Promise<CachedAnswer<T>> {
     for (let waited = false; ; waited = true) {
       const held = this.entries!.get(key);
-      if (held && (held.version === stamp.version || held.startedAt >= arrivedAt)) {
+      if (held && (covers ? covers(held) : held.version === stamp.version || held.startedAt >= arrivedAt)) {
         this.counts.hits++;
         return answerOf<T>(held, stamp.closed, true);
       }
       const flying = this.flights.get(key);
-      if (flying && flying.startedAt >= arrivedAt) {
+      if (flying && !covers && flying.startedAt >= arrivedAt) {
         this.counts.joined++;
         return answerOf<T>(await flying.promise, stamp.closed, true);
       }

@@ -78,16 +78,16 @@ async function main() {
 
     const gw = await gatewayProcess(server.url);
     // Timed as a dashboard sees it (the answer parsed) and as received (its text), one after the other: cold
-    // (each request a new one, `first` above the groups, so nothing kept answers it: decisions §22), then warm
+    // (each request a new one, under another alias, so nothing kept answers it: decisions §22), then warm
     // (the same request again) and warm with its ETag (a 304).
     const overGraphql = async (fields: string) => {
       let n = 0;
-      const bodyOf = (first?: number) =>
+      const bodyOf = (alias = 'spendReport') =>
         JSON.stringify({
-          query: `query($f: DateTime!, $t: DateTime!) { spendReport(from: $f, to: $t, groupBy: ["project", "model", "day"]${first ? `, first: ${first}` : ''}) { ${fields} } }`,
+          query: `query($f: DateTime!, $t: DateTime!) { ${alias}: spendReport(from: $f, to: $t, groupBy: ["project", "model", "day"]) { ${fields} } }`,
           variables: { f: from.toISOString(), t: today.toISOString() },
         });
-      const ask = (body = bodyOf(10_000 - n++), etag?: string) =>
+      const ask = (body = bodyOf(`cold${n++}`), etag?: string) =>
         fetch(`${gw.url}/graphql`, {
           method: 'POST',
           headers: {
@@ -99,8 +99,8 @@ async function main() {
         });
       const cpuBefore = threadCpuMs(gw.pid);
       const parsed = await time(20, async () => {
-        const answer = (await (await ask()).json()) as { data?: { spendReport: unknown[] } };
-        if (answer.data?.spendReport.length !== rollupRows.length)
+        const answer = (await (await ask()).json()) as { data?: Record<string, unknown[]> };
+        if (Object.values(answer.data ?? {})[0]?.length !== rollupRows.length)
           throw new Error(JSON.stringify(answer).slice(0, 500));
       });
       const text = await time(20, async () => {
@@ -120,8 +120,8 @@ async function main() {
         if (res.status !== 200 || (await res.text()).length < rollupRows.length) throw new Error(`HTTP ${res.status}`);
       });
       const warmParsed = await time(20, async () => {
-        const answer = (await (await ask(same)).json()) as { data?: { spendReport: unknown[] } };
-        if (answer.data?.spendReport.length !== rollupRows.length) throw new Error('short answer');
+        const answer = (await (await ask(same)).json()) as { data?: Record<string, unknown[]> };
+        if (Object.values(answer.data ?? {})[0]?.length !== rollupRows.length) throw new Error('short answer');
       });
       const warmCpuMsPerAnswer = threadCpuPer(warmCpuBefore, threadCpuMs(gw.pid), 40);
       const notModified = await time(20, async () => {

@@ -88,24 +88,19 @@ await withScratchPostgres('console', [], async (server) => {
   console.log(
     `seeded ${TASKS.toLocaleString('en')} tasks, ${USERS.toLocaleString('en')} users in ${((Date.now() - seeded) / 1000).toFixed(0)} s`,
   );
-  const gw = await startGateway({
-    DATABASE_URL: server.url,
-    PORT: '0',
-    LOG_LEVEL: 'silent',
-    ADMIN_TOKEN: ADMIN,
-    POLLER_ENABLED: 'false',
-    NODE_ENV: 'production',
-  });
+  const start = (env: Record<string, string> = {}) =>
+    startGateway({
+      DATABASE_URL: server.url,
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      ADMIN_TOKEN: ADMIN,
+      POLLER_ENABLED: 'false',
+      NODE_ENV: 'production',
+      ...env,
+    });
+  const gw = await start();
   // The same gateway without cached answers (REPORT_CACHE_MB=0): every load computes every figure, as before §22.
-  const uncached = await startGateway({
-    DATABASE_URL: server.url,
-    PORT: '0',
-    LOG_LEVEL: 'silent',
-    ADMIN_TOKEN: ADMIN,
-    POLLER_ENABLED: 'false',
-    NODE_ENV: 'production',
-    REPORT_CACHE_MB: '0',
-  });
+  const uncached = await start({ REPORT_CACHE_MB: '0' });
   const browser = await openBrowser();
   try {
     // The busiest project's budgets: the whole project, one key, one tag and each end user.

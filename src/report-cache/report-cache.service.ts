@@ -49,7 +49,6 @@ export class ReportCache {
   /** Stamps read for one request, by scope: a page's many reports read each once. */
   private readonly stamps = new WeakMap<object, Map<string, Promise<unknown>>>();
   private nextFlight = 0;
-  readonly counts = { hits: 0, joined: 0, computed: 0 };
 
   constructor(
     @Inject(REPORTS_DATABASE) private readonly db: Database,
@@ -64,10 +63,6 @@ export class ReportCache {
         maxEntrySize: Math.floor(maxSize / 4),
         sizeCalculation: (e) => Math.max(1, e.bytes + e.version.length + 200),
       });
-  }
-
-  get enabled(): boolean {
-    return this.entries !== undefined;
   }
 
   /**
@@ -172,12 +167,10 @@ export class ReportCache {
     for (let waited = false; ; waited = true) {
       const held = this.entries!.get(key);
       if (held && (covers ? covers(held) : held.version === stamp.version || held.startedAt >= arrivedAt)) {
-        this.counts.hits++;
         return answerOf<T>(held, stamp.closed, true);
       }
       const flying = this.flights.get(key);
       if (flying && !covers && flying.startedAt >= arrivedAt) {
-        this.counts.joined++;
         return answerOf<T>(await flying.promise, stamp.closed, true);
       }
       if (flying) {
@@ -217,7 +210,6 @@ export class ReportCache {
   }
 
   private async compute(key: string, stamp: BooksStamp, flight: Flight, compute: () => Promise<Cacheable>) {
-    this.counts.computed++;
     return this.store(key, stamp.version, await compute(), flight);
   }
 
@@ -254,7 +246,6 @@ export class ReportCache {
         continue;
       }
       const flight = this.newFlight();
-      this.counts.computed++;
       flight.promise = fill(flight).then(() => undefined as unknown as Entry);
       this.flights.set(key, flight);
       try {

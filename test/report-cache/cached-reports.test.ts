@@ -63,8 +63,8 @@ async function settleOne(gw: Gateway, key: string): Promise<void> {
 }
 
 /** A task of `projectId` held and settled by `gw`'s own ledger service: a settlement on that instance. */
-async function settleOn(gw: Gateway, projectId: string, amount = '0.04'): Promise<void> {
-  const task = await heldTask(gw, { projectId });
+async function settleOn(gw: Gateway, projectId: string, amount = '0.04', acceptedAt?: Date): Promise<void> {
+  const task = await heldTask(gw, { projectId, ...(acceptedAt ? { acceptedAt } : {}) });
   const charge = {
     unit: 'USD' as const,
     exactness: 'EXACT' as const,
@@ -102,20 +102,7 @@ beforeAll(async () => {
   q = await projectWithKey(a, 'cached-q');
   await settleOne(a, p.key);
   // Last month's activity, settled while it is open: 0.04 USD posted in it.
-  const late = await heldTask(a, {
-    projectId: p.projectId,
-    acceptedAt: new Date(lastMonth.getTime() + 2 * 86_400_000),
-  });
-  const charge = {
-    unit: 'USD' as const,
-    exactness: 'EXACT' as const,
-    amount: new Decimal('0.04'),
-    lines: [],
-    warnings: [],
-  };
-  await a.app
-    .get(LedgerService)
-    .settle({ taskId: late.taskId, status: 'ready', charge: { ...charge, needsReview: false }, usage: {}, rollup: {} });
+  await settleOn(a, p.projectId, '0.04', new Date(lastMonth.getTime() + 2 * 86_400_000));
 }, 120_000);
 
 afterAll(async () => {

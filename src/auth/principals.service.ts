@@ -154,7 +154,9 @@ export class PrincipalsService {
   /** A person's or service account's token: its holder, if the token and the holder are live. */
   private async holder(token: string): Promise<Principal | null> {
     const { prefix } = parseToken(token)!;
-    const { rows } = await this.db.query<HolderRow>(
+    // Prepared: every read of a person or a service account (a dashboard polling each second) asks it.
+    const { rows } = await this.db.prepared<HolderRow>(
+      'access_token_holder',
       `SELECT t.id AS token_id, t.hash,
               CASE WHEN t.person_id IS NOT NULL THEN 'person' ELSE 'service' END AS kind,
               coalesce(p.id, s.id) AS holder_id, coalesce(p.email, s.name) AS label,

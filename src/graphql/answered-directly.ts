@@ -11,17 +11,23 @@
  * written JSON. A response without such a field passes both with one WeakMap look-up.
  */
 import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GraphQLResolveInfo } from 'graphql';
 import { jsonWriter, type JsonWriter } from './json-writer.js';
 
 interface DirectAnswer {
   token: string;
-  json: Buffer;
+  /** The field's JSON, whole or in pieces that follow each other (a report kept project by project). */
+  json: readonly Buffer[];
   digest: string;
 }
 
 const pending = new WeakMap<object, Map<string, DirectAnswer>>();
+/** The pieces of each answer sent as a stream of them (writtenPieces). */
+const pieces = new WeakMap<object, Buffer[]>();
+/** From this size on, an answer is sent as its pieces (below, one buffer costs less than a stream). */
+const SENT_IN_PIECES_FROM = 64 * 1024;
 /** Writers by the query's field node: Mercurius keeps a query's parsed document, so these repeat. */
 const writers = new WeakMap<object, JsonWriter | null>();
 const NONCE = randomBytes(12).toString('hex');
@@ -55,22 +61,33 @@ export function writeDirectly(info: GraphQLResolveInfo, value: unknown[]): Buffe
 }
 
 /**
- * Puts `json` (writeDirectly's, now or kept from an earlier request of the same selection) where the
- * field's answer goes; false when there is no reply to write to. `digest`: a strong validator of its
- * bytes, for the answer's ETag (directDigests).
+ * Puts `json` (writeDirectly's, now or kept from an earlier request of the same selection, whole or in
+ * pieces) where the field's answer goes; false when there is no reply to write to. `digest`: a strong
+ * validator of its bytes, for the answer's ETag (directDigests).
  */
-export function placeDirectly(context: unknown, info: GraphQLResolveInfo, json: Buffer, digest = ''): boolean {
+export function placeDirectly(
+  context: unknown,
+  info: GraphQLResolveInfo,
+  json: Buffer | readonly Buffer[],
+  digest = '',
+): boolean {
   const reply = (context as { reply?: FastifyReply }).reply;
   if (!reply || info.path.prev !== undefined || info.fieldNodes.length !== 1) return false;
   const answers = pending.get(reply) ?? new Map<string, DirectAnswer>();
   pending.set(reply, answers);
-  answers.set(String(info.path.key), { token: `answered-directly:${NONCE}:${++sequence}`, json, digest });
+  const pieces = Buffer.isBuffer(json) ? [json] : json;
+  answers.set(String(info.path.key), { token: `answered-directly:${NONCE}:${++sequence}`, json: pieces, digest });
   return true;
 }
 
 /** A reply's written answers not yet in place: each one's token as it stands (quoted) in the envelope, its digest. */
 export function directDigests(reply: FastifyReply): Array<{ quoted: string; digest: string }> {
   return [...(pending.get(reply)?.values() ?? [])].map((a) => ({ quoted: JSON.stringify(a.token), digest: a.digest }));
+}
+
+/** The pieces of an onSend payload, when it is a large answer these hooks put together (64 KB and more). */
+export function writtenPieces(payload: unknown): Buffer[] | undefined {
+  return typeof payload === 'object' && payload !== null ? pieces.get(payload) : undefined;
 }
 
 export function answerDirectlyHooks(fastify: FastifyInstance): void {
@@ -96,13 +113,21 @@ export function answerDirectlyHooks(fastify: FastifyInstance): void {
       .map((p) => ({ ...p, at: payload.indexOf(p.quoted) }))
       .filter((p) => p.at >= 0)
       .sort((a, b) => a.at - b.at);
+    if (places.length === 0) return payload; // a 304, or an answer whose written fields an error nulled
     const parts: Buffer[] = [];
     let from = 0;
     for (const { quoted, json, at } of places) {
-      parts.push(Buffer.from(payload.slice(from, at)), json);
+      parts.push(Buffer.from(payload.slice(from, at)), ...json);
       from = at + quoted.length;
     }
     parts.push(Buffer.from(payload.slice(from)));
-    return Buffer.concat(parts);
+    const size = parts.reduce((n, part) => n + part.length, 0);
+    if (size < SENT_IN_PIECES_FROM) return Buffer.concat(parts);
+    // A large answer is sent piece by piece, not copied into one buffer: it is megabytes, often kept by
+    // the report cache, and a copy of it per response cost more in garbage collection than in copying.
+    void reply.header('content-length', size);
+    const stream = Readable.from(parts, { objectMode: false });
+    pieces.set(stream, parts);
+    return stream;
   });
 }

@@ -1,7 +1,8 @@
 /**
  * The main thread's side of the reads worker (reads.worker.ts): starts it, forwards the read
  * paths to it (GraphQL, CSV reports), restarts it if it dies, and stops it last.
- * Forwarding costs the main thread a loopback hop and a copy of the bytes, not the read's work.
+ * Forwarding costs the main thread a loopback hop and a copy of the bytes, not the read's work; a large
+ * written answer is handed over as memory instead (posted-answers.ts).
  */
 import { existsSync } from 'node:fs';
 import { Readable } from 'node:stream';
@@ -15,6 +16,7 @@ import { Pool } from 'undici';
 import { ApiError } from '../common/api-error.js';
 import type { CacheEvent } from '../common/cache-events.js';
 import type { UpstreamOptions } from '../upstream/upstream.types.js';
+import { POSTED_BODY, PostedBodies, type PostedBody } from './posted-answers.js';
 
 export interface ReadsWorkerData {
   /** The environment the gateway was started with (the worker reads the same configuration). */
@@ -43,6 +45,7 @@ export class ReadsThread {
   private ready: Promise<void> = new Promise(() => {});
   private closing = false;
   private onCacheEvent: (event: CacheEvent) => Promise<void> = async () => {};
+  private readonly posted = new PostedBodies();
 
   constructor(
     private readonly data: ReadsWorkerData,
@@ -79,6 +82,11 @@ export class ReadsThread {
     fastify.route({ method: 'GET', url: '/metrics/books', handler });
     // Sign-in and sign-out of the console (people/sign-in.controller.ts).
     fastify.route({ method: ['GET', 'POST'], url: '/auth/*', handler });
+  }
+
+  /** How many large answers the worker handed over as memory (posted-answers.ts). */
+  get answersHandedOver(): number {
+    return this.posted.handedOver;
   }
 
   async probe(): Promise<string> {
@@ -128,7 +136,19 @@ export class ReadsThread {
         body,
       });
       for (const [name, value] of Object.entries(res.headers)) {
-        if (value !== undefined && !HOP_BY_HOP.has(name)) void reply.header(name, value);
+        if (value !== undefined && !HOP_BY_HOP.has(name) && name !== POSTED_BODY) void reply.header(name, value);
+      }
+      const posted = res.headers[POSTED_BODY];
+      if (typeof posted === 'string') {
+        // A large answer the worker handed over as memory (posted-answers.ts): its body comes by message.
+        await res.body.dump();
+        const pieces = await this.posted.take(posted);
+        if (!pieces) throw new Error('its answer was not handed over');
+        void reply.header(
+          'content-length',
+          pieces.reduce((n, piece) => n + piece.length, 0),
+        );
+        return reply.code(res.statusCode).send(Readable.from(pieces, { objectMode: false }));
       }
       if (res.statusCode === 304) {
         await res.body.dump(); // the client holds the answer (report-cache/): no body
@@ -159,7 +179,8 @@ export class ReadsThread {
       worker.once('error', reject);
       worker.once('exit', (code) => reject(new Error(`reads worker exited with code ${code} before it served`)));
     });
-    worker.on('message', (m: { type: string; id?: number; event?: CacheEvent }) => {
+    worker.on('message', (m: { type: string; id?: number; event?: CacheEvent } | PostedBody) => {
+      if (m.type === 'body') return this.posted.received(m as PostedBody);
       if (m.type !== 'cache') return;
       void this.onCacheEvent(m.event!)
         .catch((e: Error) => this.logger.warn(`applying ${m.event!.kind} from the reads worker: ${e.message}`))
@@ -170,6 +191,7 @@ export class ReadsThread {
     void previous?.close();
     worker.on('error', (error) => this.logger.error(`reads worker: ${error.stack ?? error.message}`));
     worker.once('exit', (code) => {
+      this.posted.reset();
       if (this.closing) return;
       // A worker that died (a crash, an out-of-memory read) is replaced; reads answer 503 meanwhile.
       this.logger.error(`reads worker exited with code ${code}; starting a new one`);

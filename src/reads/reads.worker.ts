@@ -28,6 +28,7 @@ import { warmUp } from './warm-up.js';
 import { protectCookieRequests } from '../auth/session-cookies.js';
 import { answerDirectlyHooks } from '../graphql/answered-directly.js';
 import { reportCacheHooks } from '../report-cache/graphql-answers.js';
+import { postLargeAnswers } from './posted-answers.js';
 
 const data = workerData as ReadsWorkerData;
 lowerThisThreadsPriority();
@@ -56,6 +57,8 @@ try {
   // answers a resolver wrote itself (spendReport) where GraphQL left their place (graphql/answered-directly.ts).
   reportCacheHooks(fastify);
   answerDirectlyHooks(fastify);
+  // Large written answers go to the main thread as memory, not through the loopback socket.
+  postLargeAnswers(fastify, parentPort!);
   // Reads take turns: at most READ_CONCURRENCY at once, the rest wait (then 503).
   const gate = new ReadGate(config.READ_CONCURRENCY, config.READ_STATEMENT_TIMEOUT_MS);
   // A vendor statement arrives as a stream (the main thread forwards it as it comes), parsed by its import.

@@ -41,9 +41,11 @@ export function monthsOf(from: Date, to: Date): { first: string; end: string; co
 }
 
 /** The stamp of `scope`, read now from `db`: where its answer is computed from (a replica, if reports read one). */
-export async function readStamp(db: Pick<Database, 'query'>, scope: BooksScope): Promise<BooksStamp> {
+export async function readStamp(db: Pick<Database, 'prepared'>, scope: BooksScope): Promise<BooksStamp> {
   const months = monthsOf(scope.from, scope.to);
-  const { rows } = await db.query<{ epoch: string; changes: string; closed: number }>(
+  // Prepared: every cached read asks it first, and its planning took as long as its execution.
+  const { rows } = await db.prepared<{ epoch: string; changes: string; closed: number }>(
+    'books_stamp',
     `SELECT e.version::text AS epoch,
             (SELECT coalesce(sum(c.version), 0)::text FROM books_change c
               WHERE c.month >= $1::date AND c.month < $2::date AND ($3::uuid[] IS NULL OR c.project_id = ANY($3))) AS changes,
@@ -77,11 +79,12 @@ export interface ProjectStamps {
  * project; undefined when two of them share a name (a report's rows by name would interleave them).
  */
 export async function readProjectStamps(
-  db: Pick<Database, 'query'>,
+  db: Pick<Database, 'prepared'>,
   scope: BooksScope,
 ): Promise<ProjectStamps | undefined> {
   const months = monthsOf(scope.from, scope.to);
-  const { rows } = await db.query<{ epoch: string; closed: number; projects: Array<[string, string, string]> }>(
+  const { rows } = await db.prepared<{ epoch: string; closed: number; projects: Array<[string, string, string]> }>(
+    'books_project_stamps',
     `SELECT e.version::text AS epoch,
             (SELECT count(DISTINCT m.month)::int FROM month_close m
               WHERE m.reopened_at IS NULL AND m.month >= $1::date AND m.month < $2::date) AS closed,

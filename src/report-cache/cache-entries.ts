@@ -66,8 +66,24 @@ export function answerOf<T extends Cacheable>(entry: Entry, closed: boolean, hit
 
 /** The value's size in bytes and a strong validator of them. */
 export function measure(value: Cacheable): { bytes: number; digest: string } {
-  const bytes = Buffer.isBuffer(value) ? value : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+  const bytes = bytesOf(value);
   return { bytes: bytes.length, digest: createHash('sha256').update(bytes).digest('base64url').slice(0, 32) };
+}
+
+/**
+ * A kept answer's bytes in shared memory (from 16 KB up, where a copy starts to cost): the reads worker
+ * then hands them to the main thread without a copy (reads/posted-answers.ts). A kept answer is never
+ * written again, so sharing it is safe.
+ */
+export function shared<T extends Cacheable>(value: T): T {
+  if (!Buffer.isBuffer(value) || value.length < 16 * 1024 || value.buffer instanceof SharedArrayBuffer) return value;
+  const out = Buffer.from(new SharedArrayBuffer(value.length));
+  value.copy(out);
+  return out as T;
+}
+
+function bytesOf(value: Cacheable): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
 export function stampable(scope: BooksScope): boolean {

@@ -33,6 +33,7 @@ import {
   answerOf,
   atLeast,
   measure,
+  shared,
   stampable,
   type Cacheable,
   type CachedAnswer,
@@ -91,13 +92,19 @@ export class ReportCache {
    * scope cannot be stamped, or two projects in it share a name (their rows would interleave): the
    * caller then asks `answer`.
    */
-  async answerByProject<T extends Buffer | readonly unknown[]>(
+  async answerByProject<T extends Buffer | readonly unknown[], U>(
     request: object,
     arrivedAt: number,
     key: string,
     scope: BooksScope,
-    parts: { all: () => Promise<Map<string, T>>; one: (projectId: string) => Promise<T>; join: (parts: T[]) => T },
-  ): Promise<CachedAnswer<T> | undefined> {
+    parts: {
+      all: () => Promise<Map<string, T>>;
+      one: (projectId: string) => Promise<T>;
+      /** A project with no rows. */
+      empty: T;
+      join: (parts: T[]) => U;
+    },
+  ): Promise<(Omit<CachedAnswer<T>, 'value'> & { value: U }) | undefined> {
     if (!this.entries || !stampable(scope)) return undefined;
     const stamps = await this.projectStampsOf(request, scope);
     if (!stamps) return undefined;
@@ -114,8 +121,8 @@ export class ReportCache {
       await this.together(`${key}\u0000*`, arrivedAt, async (flight) => {
         const now = await readProjectStamps(this.db, scope);
         const byName = await parts.all();
-        const empty = parts.join([]);
-        for (const p of now?.projects ?? []) this.store(partKey(p.id), p.version, byName.get(p.name) ?? empty, flight);
+        for (const p of now?.projects ?? [])
+          this.store(partKey(p.id), p.version, byName.get(p.name) ?? parts.empty, flight);
       });
     }
     const answers = await Promise.all(
@@ -133,6 +140,10 @@ export class ReportCache {
         ),
       ),
     );
+    const digest = createHash('sha256')
+      .update(answers.map((a) => a.digest).join(','))
+      .digest('base64url')
+      .slice(0, 32);
     const value = parts.join(answers.map((a) => a.value));
     const oldest = answers.reduce<CachedAnswer<T> | undefined>(
       (o, a) => (!o || a.computedAt < o.computedAt ? a : o),
@@ -143,10 +154,7 @@ export class ReportCache {
       version: `${stamps.epoch}.${stamps.projects.reduce((sum, p) => sum + BigInt(p.changes), 0n)}`,
       closed: stamps.closed,
       computedAt: oldest?.computedAt ?? new Date(),
-      digest: createHash('sha256')
-        .update(answers.map((a) => a.digest).join(','))
-        .digest('base64url')
-        .slice(0, 32),
+      digest,
       hit: !together && answers.every((a) => a.hit),
     };
   }
@@ -214,7 +222,8 @@ export class ReportCache {
   }
 
   /** Keeps `value` under `key`, unless a later computation already left its own there. */
-  private store(key: string, version: string, value: Cacheable, flight: Flight): Entry {
+  private store(key: string, version: string, computed: Cacheable, flight: Flight): Entry {
+    const value = shared(computed);
     const { bytes, digest } = measure(value);
     const entry: Entry = {
       value,

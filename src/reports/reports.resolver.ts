@@ -116,8 +116,11 @@ export class ReportsResolver {
     const answer = await spendAnswer(this.cache, this.reports, ctx, info, query, direct);
     if (info) recordField(ctx, info, answer);
     const value = answer.value;
-    if (!Buffer.isBuffer(value)) return value;
-    return placeDirectly(ctx, info!, value, answer.digest) ? [] : (JSON.parse(value.toString()) as SpendRow[]);
+    if (Array.isArray(value)) return value;
+    const { json } = value as { json: readonly Buffer[] };
+    return placeDirectly(ctx, info!, json, answer.digest)
+      ? []
+      : (JSON.parse(Buffer.concat(json).toString()) as SpendRow[]);
   }
 
   @Query(() => [String], {

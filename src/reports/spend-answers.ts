@@ -14,7 +14,12 @@ import type { ReportsService } from './reports.service.js';
 import type { ReportQuery } from './spend-report.js';
 import { mergeUnits } from './merge-units.js';
 
-export type SpendAnswer = SpendRow[] | Buffer;
+/** What a report part is kept as: rows, or their JSON as written. */
+type SpendPart = SpendRow[] | Buffer;
+/** The answer: rows, or JSON in pieces that follow each other (the parts' bytes themselves, not copies). */
+export type SpendAnswer = SpendRow[] | { json: readonly Buffer[] };
+
+const asAnswer = (part: SpendPart): SpendAnswer => (Buffer.isBuffer(part) ? { json: [part] } : part);
 
 export async function spendAnswer(
   cache: ReportCache,
@@ -26,14 +31,14 @@ export async function spendAnswer(
 ): Promise<CachedAnswer<SpendAnswer>> {
   // The form is fixed before anything is computed: written JSON when a writer serves this selection.
   const json = direct && info !== undefined && writeDirectly(info, []) !== undefined;
-  const form = (rows: SpendRow[]): SpendAnswer => (json ? writeDirectly(info!, rows)! : rows);
+  const form = (rows: SpendRow[]): SpendPart => (json ? writeDirectly(info!, rows)! : rows);
   const scope = { projectIds: query.projectIds, from: query.from, to: query.to };
   const shape = { ...query, projectIds: undefined };
   const selection = info ? selectionKey(info) : '';
   const arrivedAt = arrivalOf(ctx);
   if (query.groupBy[0] === 'project' && query.orderBy !== 'amount' && query.first === undefined) {
     // A project's rows are the same whoever asks: the parts are shared by every scope that holds them.
-    const byProject = await cache.answerByProject<SpendAnswer>(
+    const byProject = await cache.answerByProject<SpendPart, SpendAnswer>(
       ctx,
       arrivedAt,
       `spendReport by project ${JSON.stringify(shape)} ${json} ${selection}`,
@@ -50,25 +55,35 @@ export async function spendAnswer(
           return new Map([...byName].map(([name, rows]) => [name, form(rows)]));
         },
         one: async (projectId) => form(mergeUnits(await reports.spend({ ...query, projectIds: [projectId] }))),
-        join: (parts) => (json ? joinJsonArrays(parts as Buffer[]) : (parts as SpendRow[][]).flat()),
+        empty: form([]),
+        join: (parts) => (json ? { json: joinJsonArrays(parts as Buffer[]) } : (parts as SpendRow[][]).flat()),
       },
     );
     if (byProject) return byProject;
   }
   const key = `spendReport ${JSON.stringify({ ...query, projectIds: query.projectIds?.toSorted() })} ${json} ${selection}`;
-  return cache.answer<SpendAnswer>(ctx, arrivedAt, key, scope, async () =>
+  const whole = await cache.answer<SpendPart>(ctx, arrivedAt, key, scope, async () =>
     form(mergeUnits(await reports.spend(query))),
   );
+  return { ...whole, value: asAnswer(whole.value) };
 }
 
-/** JSON arrays' elements in one array, in order: `[a,b]`, `[]`, `[c]` → `[a,b,c]`. */
-export function joinJsonArrays(parts: Buffer[]): Buffer {
-  const pieces: Buffer[] = [Buffer.from('[')];
+/**
+ * JSON arrays' elements in one array, in order: `[a,b]`, `[]`, `[c]` → `[a,b,c]`, as pieces that follow
+ * each other: views of the parts' own bytes between brackets and commas, nothing copied (a month's
+ * report is megabytes, joined anew whenever one project's part changes).
+ */
+export function joinJsonArrays(parts: Buffer[]): Buffer[] {
+  const pieces: Buffer[] = [OPEN];
   for (const part of parts) {
     if (part.length <= 2) continue; // []
-    if (pieces.length > 1) pieces.push(Buffer.from(','));
+    if (pieces.length > 1) pieces.push(COMMA);
     pieces.push(part.subarray(1, part.length - 1));
   }
-  pieces.push(Buffer.from(']'));
-  return Buffer.concat(pieces);
+  pieces.push(CLOSE);
+  return pieces;
 }
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');

@@ -150,6 +150,29 @@ test('the answers hold the data they should: rows in every report, the tricky na
   expect(failed.errors[0].message).toMatch(/groupBy/);
 });
 
+test('a large answer crosses from the reads worker as memory (src/reads/posted-answers.ts), the same bytes; a small one by the socket', async () => {
+  const post = (gw: Gateway, query: string) =>
+    fetch(`${gw.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ query, variables: month }),
+    });
+  const before = direct.reads.answersHandedOver;
+  const large = await post(direct, QUERIES[0]![1]);
+  const bytes = Buffer.from(await large.arrayBuffer());
+  expect(bytes.length).toBeGreaterThan(64 * 1024);
+  expect(direct.reads.answersHandedOver).toBe(before + 1);
+  expect(Number(large.headers.get('content-length'))).toBe(bytes.length);
+  expect([...large.headers.keys()].filter((name) => name.includes('posted'))).toEqual([]);
+  const executedBytes = await (await post(executed, QUERIES[0]![1])).text();
+  expect(withoutBooks(bytes.toString())).toBe(withoutBooks(executedBytes));
+  expect(executed.reads.answersHandedOver).toBe(0); // answered by GraphQL's execution: nothing written to hand over
+  const small = await post(direct, QUERIES[2]![1]);
+  expect(small.status).toBe(200);
+  expect((await small.text()).length).toBeLessThan(64 * 1024);
+  expect(direct.reads.answersHandedOver).toBe(before + 1);
+});
+
 test('a GET and a request without a token answer the same bytes too', async () => {
   const query = `{ spendReport(from: "${month.f}", to: "${month.t}", groupBy: ["project"]) { keys totals { unit amount } } }`;
   const get = [

@@ -66,7 +66,7 @@ export function answerOf<T extends Cacheable>(entry: Entry, closed: boolean, hit
 
 /** The value's size in bytes and a strong validator of them. */
 export function measure(value: Cacheable): { bytes: number; digest: string } {
-  const bytes = bytesOf(value);
+  const bytes = Buffer.isBuffer(value) ? value : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
   return { bytes: bytes.length, digest: createHash('sha256').update(bytes).digest('base64url').slice(0, 32) };
 }
 
@@ -80,10 +80,6 @@ export function shared<T extends Cacheable>(value: T): T {
   const out = Buffer.from(new SharedArrayBuffer(value.length));
   value.copy(out);
   return out as T;
-}
-
-function bytesOf(value: Cacheable): Buffer {
-  return Buffer.isBuffer(value) ? value : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
 export function stampable(scope: BooksScope): boolean {

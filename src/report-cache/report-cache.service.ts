@@ -140,10 +140,6 @@ export class ReportCache {
         ),
       ),
     );
-    const digest = createHash('sha256')
-      .update(answers.map((a) => a.digest).join(','))
-      .digest('base64url')
-      .slice(0, 32);
     const value = parts.join(answers.map((a) => a.value));
     const oldest = answers.reduce<CachedAnswer<T> | undefined>(
       (o, a) => (!o || a.computedAt < o.computedAt ? a : o),
@@ -154,7 +150,10 @@ export class ReportCache {
       version: `${stamps.epoch}.${stamps.projects.reduce((sum, p) => sum + BigInt(p.changes), 0n)}`,
       closed: stamps.closed,
       computedAt: oldest?.computedAt ?? new Date(),
-      digest,
+      digest: createHash('sha256')
+        .update(answers.map((a) => a.digest).join(','))
+        .digest('base64url')
+        .slice(0, 32),
       hit: !together && answers.every((a) => a.hit),
     };
   }

@@ -37,6 +37,9 @@ export function createSimulator(options: SimulatorOptions = {}) {
   const journal = stateFile ? openJournal(stateFile, tasks) : undefined;
   const hanging = new Set<FastifyReply>();
   let nextTaskId = Math.max(Date.now() * 1000, ...tasks.keys()); // unique across simulator restarts
+  // Submissions that have arrived, counted before the latency knob holds them: a test can wait until
+  // every request is at the vendor instead of guessing with a sleep.
+  const received = { submissions: 0 };
   let chance = prng(knobs.seed);
   const app: FastifyInstance = Fastify({ logger: logger ?? false, bodyLimit: 64 * 1024 * 1024 });
 
@@ -49,6 +52,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
     auth: string | undefined,
     reply: FastifyReply,
   ) {
+    received.submissions += 1;
     await pause();
     if (!authorised(auth)) return reply.code(401).send({ code: 4010, message: 'invalid API key' });
     const request = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
@@ -241,7 +245,7 @@ export function createSimulator(options: SimulatorOptions = {}) {
     journal?.write(`${JSON.stringify({ forced: { taskId: task.taskId, ...outcome } })}\n`);
   }
 
-  return { app, knobs, tasks };
+  return { app, knobs, tasks, received };
 }
 
 /**

@@ -37,6 +37,7 @@ async function withOutage(
   const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-outage-'));
   const port = await freePort();
   let server: EmbeddedDatabase = await startEmbeddedPostgres({ dataDir: dir, port, settings: ['fsync=off'] });
+  let restarted: Promise<void> | undefined;
   await migrate(server.url);
   const gw = await gateway(server.url, {
     RECORD_RETRY_WINDOW_MS: windowMs,
@@ -46,24 +47,33 @@ async function withOutage(
   });
   try {
     const { key } = await projectWithKey(gw);
-    // The vendor takes 1.2 s to answer: the holds are placed, then the database goes away while
-    // the vendor is accepting, and comes back 2.5 s later.
-    await http(`${gw.simulatorUrl}/__sim/config`, { body: { latencyMs: 1_200 } });
+    // The vendor takes 2 s to answer: once all six holds are placed and every request is at the
+    // vendor, the database goes away while the vendor is accepting, and comes back 2.5 s later.
+    // (Waiting on the vendor's own count, not a sleep: on a slow machine a sleep stopped the
+    // database before the sixth hold was placed.)
+    await http(`${gw.simulatorUrl}/__sim/config`, { body: { latencyMs: 2_000 } });
+    const sim = gw.simulator!;
+    const before = sim.received.submissions;
     const submissions = Promise.all(
       Array.from({ length: 6 }, (_, i) => submitGeneration(gw, key, IMAGE, { 'idempotency-key': `outage-${i}` })),
     );
-    await new Promise((r) => setTimeout(r, 400));
+    await eventually(async () => sim.received.submissions - before === 6, 10_000, 10);
     await server.stop();
-    const restarted = new Promise<void>((resolve) =>
-      setTimeout(async () => {
-        server = await startEmbeddedPostgres({ dataDir: dir, port, settings: ['fsync=off'] });
-        resolve();
+    restarted = new Promise<void>((resolve, reject) =>
+      setTimeout(() => {
+        startEmbeddedPostgres({ dataDir: dir, port, settings: ['fsync=off'] }).then((s) => {
+          server = s;
+          resolve();
+        }, reject);
       }, 2_500),
     );
     const results = await submissions;
     await http(`${gw.simulatorUrl}/__sim/config`, { body: { latencyMs: 0 } });
-    await check({ gw, key, results, restart: () => restarted });
+    const back = restarted;
+    await check({ gw, key, results, restart: () => back });
   } finally {
+    // Never leave the restart pending past the test: it would start a PostgreSQL after the suite.
+    await restarted?.catch(() => undefined);
     await gw.close();
     await server.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -4,11 +4,15 @@
  * never sees. What the page keeps is the CSRF token every request must carry (x-csrf-token), in
  * memory only: never in a URL, storage or a cookie it can read. A reload asks /auth/session again.
  */
+import type { Viewer } from './pages/sign-in';
+
 export interface SessionState {
   signedIn: boolean;
   /** Sign-in with the organisation's identity provider is offered (OIDC_ISSUER is set). */
   oidc: boolean;
   csrfToken: string;
+  /** Who is signed in (GraphQL's `viewer`), when signedIn: no second round trip before the first page. */
+  viewer?: Viewer;
 }
 
 let csrf = '';

@@ -4,8 +4,9 @@
  *   session cookie (or shows a readable page saying why not);
  * - POST /auth/token signs in with a token (a person's access token, the break-glass ADMIN_TOKEN,
  *   or a project key for its own project) and answers with the session cookie;
- * - GET /auth/session says who is signed in, whether OIDC is offered, and the CSRF token every
- *   state-changing request a cookie authenticates must carry (x-csrf-token);
+ * - GET /auth/session says who is signed in (the viewer, as GraphQL's `viewer` answers: the console
+ *   needs no second round trip before it asks for its figures), whether OIDC is offered, and the CSRF
+ *   token every state-changing request a cookie authenticates must carry (x-csrf-token);
  * - POST /auth/logout ends the session on the server.
  * Every sign-in, failed one and sign-out is audited; failures are slowed per address.
  */
@@ -21,6 +22,8 @@ import { SessionCookies } from '../auth/session-cookies.js';
 import { OidcService, SignInRefused } from '../auth/oidc.service.js';
 import { PrincipalsService } from '../auth/principals.service.js';
 import { SESSION_COOKIE, SessionsService, type SessionKind } from '../auth/sessions.service.js';
+import { ProjectsService } from '../projects/projects.service.js';
+import { viewerOf } from './viewer.resolver.js';
 
 const STATE_COOKIE = 'sg_oidc_state';
 
@@ -34,14 +37,18 @@ export class SignInController {
     private readonly failures: AuthFailures,
     private readonly changes: ChangesService,
     private readonly cookies: SessionCookies,
+    private readonly projects: ProjectsService,
   ) {}
 
   @Get('session')
   async session(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const who = await this.sessions.principal(cookie(request, SESSION_COOKIE));
-    void reply
-      .header('cache-control', 'no-store')
-      .send({ signedIn: who !== null, oidc: this.oidc.enabled, csrfToken: await reply.generateCsrf() });
+    void reply.header('cache-control', 'no-store').send({
+      signedIn: who !== null,
+      oidc: this.oidc.enabled,
+      csrfToken: await reply.generateCsrf(),
+      ...(who ? { viewer: await viewerOf(who, this.projects) } : {}),
+    });
   }
 
   @Get('login')

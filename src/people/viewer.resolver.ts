@@ -49,27 +49,31 @@ export class ViewerResolver {
 
   @Query(() => Viewer, { description: 'who the caller is, and what they may do' })
   async viewer(@Context() ctx: CallContext): Promise<Viewer> {
-    const who = await this.callers.of(ctx);
-    const can = CAPABILITIES.filter((c) => hasCapability(who, c));
-    const pages = Object.entries(PAGE_RULES)
-      .filter(([, c]) => c === null || hasCapability(who, c))
-      .map(([page]) => page)
-      .filter((page) => page !== 'tokens' || who.kind === 'person' || who.kind === 'service');
-    const project = who.kind === 'project' ? (await this.projects.list([who.projectId]))[0] : undefined;
-    return {
-      kind: KIND[who.kind],
-      admin: who.kind === 'admin',
-      role: who.kind === 'admin' ? 'OWNER' : who.kind === 'project' ? null : who.role,
-      allProjects: coversAll(who),
-      projectIds: grantedProjects(who) ?? [],
-      name: who.kind === 'person' ? who.email : who.kind === 'service' ? who.name : null,
-      email: who.kind === 'person' ? who.email : null,
-      can,
-      pages,
-      projectId: who.kind === 'project' ? who.projectId : null,
-      projectName: project?.name ?? null,
-    };
+    return viewerOf(await this.callers.of(ctx), this.projects);
   }
+}
+
+/** The viewer of a caller: this query's answer, and GET /auth/session's for a signed-in console. */
+export async function viewerOf(who: Principal, projects: ProjectsService): Promise<Viewer> {
+  const can = CAPABILITIES.filter((c) => hasCapability(who, c));
+  const pages = Object.entries(PAGE_RULES)
+    .filter(([, c]) => c === null || hasCapability(who, c))
+    .map(([page]) => page)
+    .filter((page) => page !== 'tokens' || who.kind === 'person' || who.kind === 'service');
+  const project = who.kind === 'project' ? (await projects.list([who.projectId]))[0] : undefined;
+  return {
+    kind: KIND[who.kind],
+    admin: who.kind === 'admin',
+    role: who.kind === 'admin' ? 'OWNER' : who.kind === 'project' ? null : who.role,
+    allProjects: coversAll(who),
+    projectIds: grantedProjects(who) ?? [],
+    name: who.kind === 'person' ? who.email : who.kind === 'service' ? who.name : null,
+    email: who.kind === 'person' ? who.email : null,
+    can,
+    pages,
+    projectId: who.kind === 'project' ? who.projectId : null,
+    projectName: project?.name ?? null,
+  };
 }
 
 const KIND: Record<Principal['kind'], string> = {

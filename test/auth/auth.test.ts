@@ -118,6 +118,18 @@ describe('one gateway', () => {
       )[0]!.n,
     ).toBe(1);
 
+    // The session says who is signed in: the same viewer GraphQL answers, so the console asks nothing more first.
+    const sessionState = async () =>
+      (await (await jar.fetch(`${gw.url}/auth/session`)).json()) as { signedIn: boolean; viewer?: unknown };
+    const viewer = await cookieGraphql(
+      gw,
+      jar,
+      '{ viewer { kind admin role allProjects projectIds name email can pages projectId projectName } }',
+      { 'x-csrf-token': csrf, origin: gw.url },
+    );
+    expect(await sessionState()).toMatchObject({ signedIn: true, viewer: viewer.body.data!.viewer });
+    expect(viewer.body.data!.viewer).toMatchObject({ kind: 'PERSON', email: 'olga@example.com', role: 'OWNER' });
+
     // Sign-out needs the same proof, ends the row, and the cookie is worth nothing after.
     const session = jar.get('sg_session')!;
     expect((await jar.fetch(`${gw.url}/auth/logout`, { method: 'POST' })).status).toBe(403);
@@ -126,6 +138,9 @@ describe('one gateway', () => {
     ).toBe(200);
     expect(jar.get('sg_session')).toBeUndefined();
     expect((await sql(gw, 'SELECT count(*)::int AS n FROM session WHERE ended_at IS NOT NULL'))[0]!.n).toBe(1);
+    const signedOut = await sessionState();
+    expect(signedOut.signedIn).toBe(false);
+    expect(signedOut).not.toHaveProperty('viewer');
     const replayed = new CookieJar();
     replayed.take(
       new Response(null, {

@@ -45,7 +45,7 @@ export function SignIn({ onSignedIn }: { onSignedIn(viewer: Viewer): void }) {
       try {
         const state = await session.state();
         setOidc(state.oidc);
-        if (state.signedIn) onSignedIn(await viewerOfSession());
+        if (state.signedIn) onSignedIn(state.viewer ?? (await viewerOfSession()));
       } catch (e) {
         setError((e as Error).message);
       } finally {

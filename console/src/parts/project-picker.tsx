@@ -12,9 +12,13 @@ interface ProjectNames {
   apiKeys: { prefix: string; name: string | null }[];
 }
 
-/** The projects the caller may read, with their keys' names (one request, cached for every page). */
+/**
+ * The projects the caller may read, with their keys' names: one request, kept for every page. Cache-first: a part
+ * that mounts later (the early warning, once the figures are in) asked the network again under cache-and-network;
+ * a mutation that returns a project or a key still refreshes it (urql's cache clears queries by type).
+ */
 export function useProjects(): ProjectNames[] {
-  const [{ data }] = useQuery<{ projects: ProjectNames[] }>({ query: PROJECTS });
+  const [{ data }] = useQuery<{ projects: ProjectNames[] }>({ query: PROJECTS, requestPolicy: 'cache-first' });
   return data?.projects ?? [];
 }
 

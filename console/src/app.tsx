@@ -10,7 +10,8 @@ import { useRoute } from './route';
 import { apiClient } from './api';
 import { session } from './session';
 import { SignedIn, useSigned, type Signed } from './signed';
-import { SignIn, type Viewer } from './pages/sign-in';
+import { SignIn } from './pages/sign-in';
+import type { Viewer } from './viewer';
 import { Overview } from './pages/overview';
 import { lazy } from './lazy';
 

@@ -4,7 +4,7 @@
  * never sees. What the page keeps is the CSRF token every request must carry (x-csrf-token), in
  * memory only: never in a URL, storage or a cookie it can read. A reload asks /auth/session again.
  */
-import type { Viewer } from './pages/sign-in';
+import type { Viewer } from './viewer';
 
 export interface SessionState {
   signedIn: boolean;

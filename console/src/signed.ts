@@ -4,7 +4,7 @@
  */
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import type { Viewer } from './pages/sign-in';
+import type { Viewer } from './viewer';
 
 export interface Signed {
   viewer: Viewer;

@@ -7,22 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiClient, errorText } from '../api';
 import { session } from '../session';
-
-export interface Viewer {
-  kind: 'ADMIN_TOKEN' | 'PERSON' | 'SERVICE_ACCOUNT' | 'PROJECT_KEY';
-  admin: boolean;
-  role: 'OWNER' | 'FINANCE' | 'LEAD' | 'VIEWER' | null;
-  allProjects: boolean;
-  projectIds: string[];
-  name: string | null;
-  email: string | null;
-  /** Capabilities held on some project (read, budgets, keys, webhooks, corrections, books, admin, people, audit). */
-  can: string[];
-  /** The pages this caller may open. */
-  pages: string[];
-  projectId: string | null;
-  projectName: string | null;
-}
+import type { Viewer } from '../viewer';
 
 const VIEWER = `query Viewer { viewer { kind admin role allProjects projectIds name email can pages projectId projectName } }`;
 

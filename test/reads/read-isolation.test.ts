@@ -17,7 +17,6 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
 import type { Gateway } from '../../src/bootstrap.js';
-import { readFileSync } from 'node:fs';
 import {
   freshDatabase,
   gateway,
@@ -28,6 +27,7 @@ import {
   sql,
   submitGeneration,
 } from '../support/harness.js';
+import { niceOf } from '../support/nice.js';
 
 const READ_POOL_SIZE = 4;
 
@@ -179,14 +179,4 @@ function sampleReadBackends(): { stop: () => Promise<ReadBackend[][]> } {
       return samples;
     },
   };
-}
-
-/** A process's nice value (field 19 of /proc/PID/stat), or null when it is gone. */
-function niceOf(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-  } catch {
-    return null;
-  }
 }

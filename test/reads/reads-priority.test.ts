@@ -4,26 +4,12 @@
  * Nest, the schema and the warm-up at the lowest priority took 47 s on a loaded machine, and a gateway
  * serves nothing until its reads thread is up.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { ADMIN, freshDatabase, gateway, http } from '../support/harness.js';
+import { niceOf } from '../support/nice.js';
 
-/** The nice value of every thread of this process (Linux: /proc/self/task/<tid>/stat, field 19). */
-function threadNices(): Map<number, number> {
-  const nices = new Map<number, number>();
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      // After the command name (which may hold spaces) come fields 3 onwards; nice is field 19.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      nices.set(Number(tid), Number(fields[19 - 3]));
-    } catch {
-      // the thread ended while listed
-    }
-  }
-  return nices;
-}
-
-const lowered = () => [...threadNices().values()].filter((n) => n === 19).length;
+/** How many threads of this process run at nice 19 (/proc/<tid>/stat reads a thread as it reads a process). */
+const lowered = () => readdirSync('/proc/self/task').filter((tid) => niceOf(Number(tid)) === 19).length;
 
 test('a serving gateway has one thread at nice 19, its reads thread, and reads are answered', async () => {
   expect(lowered()).toBe(0);

@@ -1,25 +1,27 @@
 /**
  * `npm run bench:console`: the console's overview and budgets pages in Debian's Chromium on the
  * bench:reports data set (1,000,000 settled tasks, 50 projects, 100,000 end users), against a real
- * gateway. Each sample is a fresh page load: from navigation to the page's figures on screen (the
- * overview's chart drawn). The overview also without cached answers (REPORT_CACHE_MB=0: every load
- * computes, as before decisions §22) and warm (the answers kept by an earlier load), in the same
- * run. Also as a finance person (the ADMIN_TOKEN's every read is audited, decisions §11: not what a
- * reader pays) and reloaded in the same browser (its scripts cached, the answers kept: a person pressing
- * reload). Prints p50 and worst of each, and the first-load JavaScript gzipped; writes
- * bench/results/console.json. Targets (decisions §9): under 1 s (warm overview: 300 ms); first-load
- * JavaScript under 30 KB gzipped; a month picked equals spendReport's figures for it.
+ * gateway (a node process of its own). Each sample is a fresh page load: from navigation to the page's
+ * figures on screen (the overview's chart drawn), on the driver's clock and on the page's own. The
+ * overview also without cached answers (REPORT_CACHE_MB=0: every load computes, as before decisions
+ * §22) and warm (the answers kept by an earlier load), in the same run. Also as a finance person (the
+ * ADMIN_TOKEN's every read is audited, decisions §11: not what a reader pays) and reloaded in the same
+ * browser (its scripts cached, the answers kept: a person pressing reload). Prints p50 and worst of
+ * each, and the first-load JavaScript gzipped; writes bench/results/console.json. Targets (decisions
+ * §9): under 1 s (warm overview: 300 ms); first-load JavaScript under 30 KB gzipped; a month picked
+ * equals spendReport's figures for it.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type { Browser } from 'playwright-core';
-import { startGateway } from '../src/bootstrap.js';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Database } from '../src/database/database.js';
+import { freePort } from '../src/database/embedded.js';
 import { ProjectsService } from '../src/projects/projects.service.js';
 import { PeopleService } from '../src/people/people.service.js';
 import { TokensService } from '../src/people/tokens.service.js';
 import { openBrowser } from './browser.js';
+import { BenchServers, waitFor } from './servers.js';
 import { seed, TASKS, USERS } from './reports-data.js';
 import { machine, publish, withScratchPostgres } from './support.js';
 
@@ -60,49 +62,83 @@ async function monthFigures(
   return figures;
 }
 
-async function timeLoads(
-  browser: Browser,
-  url: string,
-  token: string,
-  route: string,
-  ready: string,
-): Promise<number[]> {
-  const samples: number[] = [];
+/** Load times: the driver's clock (reload asked → selector seen) and the page's (navigation start → figures shown). */
+interface Timed {
+  wall: number[];
+  page: number[];
+}
+
+/**
+ * Records, on the page's own clock, when `ready` first matches: what a person waits for, without the
+ * driver's part of the wall clock (the reload's round trip and the script it injects to find the
+ * selector in each new document, ~150-250 ms on this 2-core VM).
+ */
+async function watchReady(context: BrowserContext, ready: string): Promise<void> {
+  // Source text: it runs in the page (before the console's scripts), not in this process.
+  await context.addInitScript({
+    content: `{
+      const seen = new MutationObserver(() => {
+        if (!document.querySelector(${JSON.stringify(ready)})) return;
+        window.readyAt = performance.now();
+        seen.disconnect();
+      });
+      seen.observe(document, { subtree: true, childList: true, attributes: true });
+    }`,
+  });
+}
+
+const readyAt = (page: Page) => page.evaluate<number>('window.readyAt');
+
+async function timeLoads(browser: Browser, url: string, token: string, route: string, ready: string): Promise<Timed> {
+  const samples: Timed = { wall: [], page: [] };
   for (let i = 0; i < RUNS; i++) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     // Signed in as a person would be: the session cookie already in this browser.
     await context.request.post(`${url}/auth/token`, { data: { token } });
+    await watchReady(context, ready);
     const page = await context.newPage();
     const started = performance.now();
     await page.goto(`${url}/console/#/${route}`);
     await page.waitForSelector(ready, { timeout: 30_000 });
-    samples.push(performance.now() - started);
+    samples.wall.push(performance.now() - started);
+    samples.page.push(await readyAt(page));
     await context.close();
   }
-  return samples.sort((a, b) => a - b);
+  return sorted(samples);
 }
+
+const sorted = (t: Timed): Timed => ({ wall: t.wall.sort((a, b) => a - b), page: t.page.sort((a, b) => a - b) });
 
 /** One signed-in browser reloading the page: the first load, then RUNS reloads timed. */
 async function timeReloads(browser: Browser, url: string, token: string, route: string, ready: string) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.request.post(`${url}/auth/token`, { data: { token } });
+  await watchReady(context, ready);
   const page = await context.newPage();
   await page.goto(`${url}/console/#/${route}`);
   await page.waitForSelector(ready, { timeout: 30_000 });
-  const samples: number[] = [];
+  const samples: Timed = { wall: [], page: [] };
   for (let i = 0; i < RUNS; i++) {
     await new Promise((r) => setTimeout(r, 300)); // the page's later requests (comparisons) end first
     const started = performance.now();
     await page.reload();
     await page.waitForSelector(ready, { timeout: 30_000 });
-    samples.push(performance.now() - started);
+    samples.wall.push(performance.now() - started);
+    samples.page.push(await readyAt(page));
   }
   await context.close();
-  return samples.sort((a, b) => a - b);
+  return sorted(samples);
 }
 
 const p50 = (xs: number[]) => xs[Math.floor(xs.length / 2)]!;
 const round = (ms: number) => Math.round(ms);
+/** p50 and worst on both clocks. */
+const figures = (t: Timed) => ({
+  p50: round(p50(t.wall)),
+  worst: round(t.wall.at(-1)!),
+  pageP50: round(p50(t.page)),
+  pageWorst: round(t.page.at(-1)!),
+});
 
 await withScratchPostgres('console', [], async (server) => {
   const db = new Database(server.url, 4);
@@ -111,16 +147,15 @@ await withScratchPostgres('console', [], async (server) => {
   console.log(
     `seeded ${TASKS.toLocaleString('en')} tasks, ${USERS.toLocaleString('en')} users in ${((Date.now() - seeded) / 1000).toFixed(0)} s`,
   );
-  const start = (env: Record<string, string> = {}) =>
-    startGateway({
-      DATABASE_URL: server.url,
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      ADMIN_TOKEN: ADMIN,
-      POLLER_ENABLED: 'false',
-      NODE_ENV: 'production',
-      ...env,
-    });
+  // Each gateway a node process of its own, as deployed: not sharing an event loop with the browser's driver.
+  const servers = new BenchServers();
+  const start = async (env: Record<string, string> = {}) => {
+    const port = await freePort();
+    servers.spendgate(port, server.url, await freePort(), { LOG_LEVEL: 'silent', ...env });
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(`${url}/healthz`);
+    return { url };
+  };
   const gw = await start();
   // The same gateway without cached answers (REPORT_CACHE_MB=0): every load computes every figure, as before §22.
   const uncached = await start({ REPORT_CACHE_MB: '0' });
@@ -201,29 +236,28 @@ await withScratchPostgres('console', [], async (server) => {
       tasks: TASKS,
       users: USERS,
       runs: RUNS,
-      overviewMs: { p50: round(p50(overview)), worst: round(overview.at(-1)!) },
-      overviewColdMs: { p50: round(p50(overviewCold)), worst: round(overviewCold.at(-1)!) },
-      overviewWarmMs: { p50: round(p50(overviewWarm)), worst: round(overviewWarm.at(-1)!) },
-      overviewFinanceMs: { p50: round(p50(overviewPerson)), worst: round(overviewPerson.at(-1)!) },
-      overviewReloadMs: { p50: round(p50(overviewReload)), worst: round(overviewReload.at(-1)!) },
-      budgetsMs: { p50: round(p50(budgets)), worst: round(budgets.at(-1)!) },
-      monthMs: { p50: round(p50(month)), worst: round(month.at(-1)!), route: monthRoute, equalsSpendReport: matches },
+      overviewMs: figures(overview),
+      overviewColdMs: figures(overviewCold),
+      overviewWarmMs: figures(overviewWarm),
+      overviewFinanceMs: figures(overviewPerson),
+      overviewReloadMs: figures(overviewReload),
+      budgetsMs: figures(budgets),
+      monthMs: { ...figures(month), route: monthRoute, equalsSpendReport: matches },
       firstLoadGzipBytes: bytes,
     };
+    // Each figure on both clocks: the driver's wall clock, then the page's own (navigation start → figures in the DOM).
+    const both = (f: ReturnType<typeof figures>) =>
+      `p50 ${f.p50} ms, worst ${f.worst} (page's clock p50 ${f.pageP50}, worst ${f.pageWorst})`;
+    console.log(`overview (admin, all projects, 30 days, chart drawn): ${both(out.overviewMs)} (target < 1000)`);
+    console.log(`overview without cached answers (every load computes): ${both(out.overviewColdMs)}`);
+    console.log(`overview warm (cached, after one load): ${both(out.overviewWarmMs)} (target ≤ 300)`);
+    console.log(`overview as a finance person, fresh load: ${both(out.overviewFinanceMs)}`);
     console.log(
-      `overview (admin, all projects, 30 days, chart drawn): p50 ${out.overviewMs.p50} ms, worst ${out.overviewMs.worst} ms (target < 1000)`,
+      `overview as a finance person, reloaded in the same browser: ${both(out.overviewReloadMs)} (target ≤ 300)`,
     );
+    console.log(`budgets (project key, 3 budgets incl. each-user): ${both(out.budgetsMs)} (target < 1000)`);
     console.log(
-      `overview without cached answers (every load computes): p50 ${out.overviewColdMs.p50} ms; warm (cached, after one load): p50 ${out.overviewWarmMs.p50} ms (target ≤ 300)`,
-    );
-    console.log(
-      `overview as a finance person: fresh load p50 ${out.overviewFinanceMs.p50} ms; reloaded in the same browser p50 ${out.overviewReloadMs.p50} ms, worst ${out.overviewReloadMs.worst} ms (target ≤ 300)`,
-    );
-    console.log(
-      `budgets (project key, 3 budgets incl. each-user): p50 ${out.budgetsMs.p50} ms, worst ${out.budgetsMs.worst} ms (target < 1000)`,
-    );
-    console.log(
-      `a month picked (${monthRoute}, chart drawn): p50 ${out.monthMs.p50} ms, worst ${out.monthMs.worst} ms; its figures equal spendReport's: ${matches ? 'yes' : 'NO'}`,
+      `a month picked (${monthRoute}, chart drawn): ${both(out.monthMs)}; its figures equal spendReport's: ${matches ? 'yes' : 'NO'}`,
     );
     console.log(
       `first-load JavaScript ${(bytes.js / 1024).toFixed(1)} KB gzipped, CSS ${(bytes.css / 1024).toFixed(1)} KB (target < 30 KB; the chart library and every page but the overview load after)`,
@@ -231,8 +265,7 @@ await withScratchPostgres('console', [], async (server) => {
     publish('console', out);
   } finally {
     await browser.close();
-    await gw.close();
-    await uncached.close();
+    await servers.stop();
     await db.close();
   }
 });

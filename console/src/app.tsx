@@ -5,10 +5,10 @@
  */
 import { Provider, useQuery } from '@urql/preact';
 import type { Client } from '@urql/core';
-import { useMemo, useState } from 'preact/hooks';
+import { useMemo, useRef, useState } from 'preact/hooks';
 import { useRoute } from './route';
 import { apiClient } from './api';
-import { session } from './session';
+import { session, type SessionState } from './session';
 import { SignedIn, useSigned, type Signed } from './signed';
 import { SignIn } from './pages/sign-in';
 import type { Viewer } from './viewer';
@@ -69,17 +69,23 @@ function ReviewCount() {
   );
 }
 
-export function App() {
-  const [viewer, setViewer] = useState<Viewer | null>(null);
+/**
+ * `opened`: the session as this page load found it (main.tsx), used once: after a sign-out the
+ * sign-in page asks again.
+ */
+export function App({ opened }: { opened?: SessionState }) {
+  const [viewer, setViewer] = useState<Viewer | null>((opened?.signedIn && opened.viewer) || null);
+  const first = useRef(opened);
   const [picked, setPicked] = useState<string | null>(null);
   const client = useMemo<Client>(() => apiClient(), []);
 
   const signOut = async () => {
     await session.signOut();
+    first.current = undefined;
     setViewer(null);
     setPicked(null);
   };
-  if (!viewer) return <SignIn onSignedIn={setViewer} />;
+  if (!viewer) return <SignIn opened={first.current} onSignedIn={setViewer} />;
   const signed: Signed = {
     viewer,
     projectId: viewer.kind === 'PROJECT_KEY' ? viewer.projectId : picked,

@@ -218,6 +218,39 @@ test('admin: every page renders from the gateway alone; the overview equals spen
   await page.close();
 }, 60_000);
 
+test('a signed-in reload asks who is signed in once, beside the scripts, and shows its page without the sign-in form first; sign-out stays out', async () => {
+  const { page, violations } = await newPage();
+  await signIn(page, gw.url, ADMIN);
+  await page.waitForSelector('[data-ready=overview]');
+  // Whether the sign-in form is ever drawn during the reload (a flash of it before the page).
+  await page.addInitScript(`{
+    const seen = new MutationObserver(() => { if (document.querySelector('input[name=token]')) window.formShown = true; });
+    seen.observe(document, { subtree: true, childList: true });
+  }`);
+  const asked: string[] = [];
+  page.on('request', (r) => {
+    if (r.url() === `${gw.url}/auth/session`) asked.push(r.method());
+  });
+  await page.reload();
+  await page.waitForSelector('[data-ready=overview] [data-testid=chart-USD][data-drawn=yes]');
+  expect(asked).toEqual(['GET']);
+  // One answer, fetched by index.html's preload (initiator "link"), not after the scripts ran.
+  const fetched = await page.evaluate(`performance.getEntriesByType('resource')
+    .filter((e) => e.name.endsWith('/auth/session')).map((e) => e.initiatorType)`);
+  expect(fetched).toEqual(['link']);
+  expect(await page.evaluate('window.formShown ?? false')).toBe(false);
+  expect(await page.textContent('[data-testid=viewer]')).toBe('admin');
+
+  // The answer the page opened with is used once: after a sign-out the form asks again and stays.
+  const checked = page.waitForResponse((r) => r.url() === `${gw.url}/auth/session`);
+  await page.click('text=Sign out');
+  expect((await (await checked).json()).signedIn).toBe(false);
+  await page.waitForSelector('input[name=token]');
+  expect(await page.$('[data-testid=viewer]')).toBeNull();
+  expect(violations).toEqual([]);
+  await page.close();
+}, 60_000);
+
 test('a project key sees its own project read-only: no admin actions, and the API refuses them', async () => {
   const { page } = await newPage();
   await page.goto(`${gw.url}/`);

@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { apiClient, errorText } from '../api';
-import { session } from '../session';
+import { session, type SessionState } from '../session';
 import type { Viewer } from '../viewer';
 
 const VIEWER = `query Viewer { viewer { kind admin role allProjects projectIds name email can pages projectId projectName } }`;
@@ -18,7 +18,13 @@ async function viewerOfSession(): Promise<Viewer> {
   throw new Error(errorText(result.error) || 'the gateway gave no answer');
 }
 
-export function SignIn({ onSignedIn }: { onSignedIn(viewer: Viewer): void }) {
+export function SignIn({
+  opened,
+  onSignedIn,
+}: {
+  opened?: SessionState | undefined;
+  onSignedIn(viewer: Viewer): void;
+}) {
   const [typed, setTyped] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(true);
@@ -28,7 +34,7 @@ export function SignIn({ onSignedIn }: { onSignedIn(viewer: Viewer): void }) {
   useEffect(() => {
     void (async () => {
       try {
-        const state = await session.state();
+        const state = opened ?? (await session.state());
         setOidc(state.oidc);
         if (state.signedIn) onSignedIn(state.viewer ?? (await viewerOfSession()));
       } catch (e) {

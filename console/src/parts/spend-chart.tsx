@@ -2,7 +2,7 @@
  * Spend per day for one unit, stacked by model or project. The chart library (uPlot) loads on
  * first use, so it is not part of the first page load. The table under it keeps the exact figures.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Money, Unit } from '../api';
 import { day, modelLabel } from '../format';
 import { Amount } from './amounts';
@@ -71,10 +71,11 @@ export function SpendChart({
   link?: ((day: string, key: string) => string | null) | undefined;
 }) {
   const host = useRef<HTMLDivElement>(null);
-  const [drawn, setDrawn] = useState(false);
   const [tableOpen, setTableOpen] = useState(false); // the table is built when first opened, not on every load
   const data = stack(rows, unit, from, days);
-  useEffect(() => {
+  // Drawn before the browser paints (a layout effect; the library is in by then on a reload) and
+  // marked on the element itself: no second render and frame just to say so.
+  useLayoutEffect(() => {
     let dispose: (() => void) | undefined;
     let live = true;
     void loadChart().then(({ drawStacked }) => {
@@ -86,7 +87,7 @@ export function SpendChart({
           }
         : undefined;
       dispose = drawStacked(host.current, data, unit, onPick);
-      setDrawn(true);
+      host.current.parentElement!.dataset.drawn = 'yes';
     });
     return () => {
       live = false;
@@ -95,7 +96,7 @@ export function SpendChart({
   }, [JSON.stringify(data), unit]);
   const own = tableOpen ? rows.filter((r) => r.totals.some((t) => t.unit === unit)) : [];
   return (
-    <div class="card chart" data-testid={`chart-${unit}`} data-drawn={drawn ? 'yes' : undefined}>
+    <div class="card chart" data-testid={`chart-${unit}`}>
       <h2>Spend per day · {unit === 'USD' ? 'USD' : 'credits'}</h2>
       <div
         ref={host}

@@ -20,7 +20,8 @@ export class RestCallers {
     private readonly failures: AuthFailures,
   ) {}
 
-  async of(request: FastifyRequest): Promise<Principal> {
+  /** `audit: false` only where the request that follows is audited itself (a statement's pre-check). */
+  async of(request: FastifyRequest, options: { audit?: boolean } = {}): Promise<Principal> {
     const ctx = callContext(request);
     const who = await this.callers.maybe(ctx);
     if (!who) {
@@ -28,7 +29,7 @@ export class RestCallers {
       if (!ctx.token && !ctx.session) throw refusal;
       throw await this.failures.failed(ctx.client, { action: 'auth.failed', presented: presented(ctx.token) }, refusal);
     }
-    if (who.kind === 'admin' && !isWarmUp(request))
+    if (who.kind === 'admin' && !isWarmUp(request) && options.audit !== false)
       await this.audit.record(
         who,
         { action: 'admin-token.read', after: { path: request.url.split('?')[0] } },

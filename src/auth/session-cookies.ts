@@ -85,5 +85,8 @@ function needsProof(request: FastifyRequest): boolean {
   // A GET of a report changes nothing and the SameSite=Strict cookie never rides a cross-site
   // request, so a plain download link works; GraphQL (a mutation may ride any request) always needs proof.
   if (path.startsWith('/reports/')) return request.method !== 'GET' && request.method !== 'HEAD';
-  return path === '/graphql' || (request.method === 'POST' && path === '/auth/logout');
+  // The main thread's pre-check of a statement import (/__reads/…) asks with the client's own credentials.
+  return (
+    path === '/graphql' || (request.method === 'POST' && (path === '/auth/logout' || path.startsWith('/__reads/')))
+  );
 }

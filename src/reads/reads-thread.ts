@@ -12,11 +12,21 @@ import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
+import { rm } from 'node:fs/promises';
 import { ApiError } from '../common/api-error.js';
 import type { CacheEvent } from '../common/cache-events.js';
 import type { UpstreamOptions } from '../upstream/upstream.types.js';
 import { POSTED_BODY, PostedBodies, type PostedBody } from './posted-answers.js';
+import {
+  discard,
+  spool,
+  SPOOLED_STATEMENT,
+  STATEMENT_IMPORT_CHECK,
+  type Spooled,
+} from '../vendor-statements/statement-spool.js';
+
+const STATEMENTS = '/reports/vendor-statements';
 
 export interface ReadsWorkerData {
   /** The environment the gateway was started with (the worker reads the same configuration). */
@@ -122,47 +132,109 @@ export class ReadsThread {
     headers['x-spendgate-client'] = request.ip;
     if (request.headers.host) headers['x-spendgate-host'] = request.headers.host;
     delete headers['x-spendgate-warm-up'];
+    delete headers[SPOOLED_STATEMENT];
+    if (request.method === 'POST' && request.body instanceof Readable && request.url.split('?')[0] === STATEMENTS)
+      return this.passStatement(request, reply, headers);
     const body =
       request.method === 'GET' || request.body === undefined || request.body === null
         ? undefined
         : typeof request.body === 'string' || request.body instanceof Readable
           ? request.body
           : JSON.stringify(request.body);
+    return this.relay(reply, { path: request.url, method: request.method as 'GET' | 'POST', headers, body });
+  }
+
+  /**
+   * A vendor statement: the worker first says whether this caller may import it (no body), then this
+   * thread, at the process's priority, takes the body to a file and hands the worker its path
+   * (statement-spool.ts). A refused body is read and dropped here, so the client hears the refusal.
+   */
+  private async passStatement(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    headers: Record<string, string>,
+  ): Promise<FastifyReply> {
+    const body = request.body as Readable;
+    const query = request.url.slice(STATEMENTS.length);
+    const { 'content-type': _type, ...asking } = headers;
+    let check: Dispatcher.ResponseData;
     try {
-      const res = await this.pool!.request({
-        path: request.url,
-        method: request.method as 'GET' | 'POST',
-        headers,
-        body,
-      });
-      for (const [name, value] of Object.entries(res.headers)) {
-        if (value !== undefined && !HOP_BY_HOP.has(name) && name !== POSTED_BODY) void reply.header(name, value);
-      }
-      const posted = res.headers[POSTED_BODY];
-      if (typeof posted === 'string') {
-        // A large answer the worker handed over as memory (posted-answers.ts): its body comes by message.
-        await res.body.dump();
-        const pieces = await this.posted.take(posted);
-        if (!pieces) throw new Error('its answer was not handed over');
-        void reply.header(
-          'content-length',
-          pieces.reduce((n, piece) => n + piece.length, 0),
-        );
-        return reply.code(res.statusCode).send(Readable.from(pieces, { objectMode: false }));
-      }
-      if (res.statusCode === 304) {
-        await res.body.dump(); // the client holds the answer (report-cache/): no body
-        return reply.code(304).send();
-      }
-      return reply.code(res.statusCode).send(res.body);
+      check = await this.pool!.request({ path: `${STATEMENT_IMPORT_CHECK}${query}`, method: 'POST', headers: asking });
     } catch (error) {
-      this.logger.warn(`reads worker did not answer: ${(error as Error).message}`);
-      return reply
-        .code(503)
-        .send(
-          ApiError.serviceUnavailable('reads are unavailable on this instance for a moment; retry shortly').toBody(),
-        );
+      await discard(body);
+      return this.unavailable(reply, error as Error);
     }
+    if (check.statusCode !== 204) {
+      await discard(body);
+      return this.answer(reply, check);
+    }
+    await check.body.dump();
+    let spooled: Spooled;
+    try {
+      spooled = await spool(body);
+    } catch (error) {
+      const refusal = error instanceof ApiError ? error : new ApiError(400, 4000, 'the statement did not arrive whole');
+      return reply.code(refusal.status).send(refusal.toBody());
+    }
+    try {
+      // The worker has imported (or refused) the file by the time its answer's headers are here.
+      return await this.relay(reply, {
+        path: request.url,
+        method: 'POST',
+        headers: { ...headers, [SPOOLED_STATEMENT]: spooled.file },
+        body: '',
+      });
+    } finally {
+      await rm(spooled.dir, { recursive: true, force: true });
+    }
+  }
+
+  private async relay(
+    reply: FastifyReply,
+    options: { path: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string | Readable },
+  ): Promise<FastifyReply> {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.pool!.request(options);
+    } catch (error) {
+      return this.unavailable(reply, error as Error);
+    }
+    try {
+      return await this.answer(reply, res);
+    } catch (error) {
+      return this.unavailable(reply, error as Error);
+    }
+  }
+
+  /** The worker's answer, as the client's. */
+  private async answer(reply: FastifyReply, res: Dispatcher.ResponseData): Promise<FastifyReply> {
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value !== undefined && !HOP_BY_HOP.has(name) && name !== POSTED_BODY) void reply.header(name, value);
+    }
+    const posted = res.headers[POSTED_BODY];
+    if (typeof posted === 'string') {
+      // A large answer the worker handed over as memory (posted-answers.ts): its body comes by message.
+      await res.body.dump();
+      const pieces = await this.posted.take(posted);
+      if (!pieces) throw new Error('its answer was not handed over');
+      void reply.header(
+        'content-length',
+        pieces.reduce((n, piece) => n + piece.length, 0),
+      );
+      return reply.code(res.statusCode).send(Readable.from(pieces, { objectMode: false }));
+    }
+    if (res.statusCode === 304) {
+      await res.body.dump(); // the client holds the answer (report-cache/): no body
+      return reply.code(304).send();
+    }
+    return reply.code(res.statusCode).send(res.body);
+  }
+
+  private unavailable(reply: FastifyReply, error: Error): FastifyReply {
+    this.logger.warn(`reads worker did not answer: ${error.message}`);
+    return reply
+      .code(503)
+      .send(ApiError.serviceUnavailable('reads are unavailable on this instance for a moment; retry shortly').toBody());
   }
 
   private async start(): Promise<void> {

@@ -29,6 +29,7 @@ import { protectCookieRequests } from '../auth/session-cookies.js';
 import { answerDirectlyHooks } from '../graphql/answered-directly.js';
 import { reportCacheHooks } from '../report-cache/graphql-answers.js';
 import { postLargeAnswers } from './posted-answers.js';
+import { STATEMENT_IMPORT_CHECK } from '../vendor-statements/statement-spool.js';
 
 const data = workerData as ReadsWorkerData;
 const config = { ...loadConfig(data.env), ADMIN_TOKEN: data.adminToken };
@@ -65,10 +66,12 @@ try {
     done(null, payload),
   );
   fastify.addHook('onRequest', async (request, reply) => {
-    // An import is not a read: it takes no read turn (it has its own, one at a time: reconciliation.service.ts).
+    // An import is not a read: it takes no read turn (it has its own, one at a time: reconciliation.service.ts),
+    // nor does the main thread's question whether the caller may import (statement-spool.ts).
     if (
       request.url === '/__reads/ready' ||
-      (request.method === 'POST' && request.url.startsWith('/reports/vendor-statements'))
+      (request.method === 'POST' &&
+        (request.url.startsWith('/reports/vendor-statements') || request.url.startsWith(STATEMENT_IMPORT_CHECK)))
     )
       return;
     const release = await gate.enter();

@@ -1,15 +1,14 @@
 /**
- * POST /reports/vendor-statements: the vendor's CSV as the body (text/csv, spooled to a file, up to 1 GiB; a
- * column mapping as `?mapping=<JSON>`), answered with the reconciliation (201, or 200 when the same
- * file was imported before). GET /reports/vendor-statements/{id}/differences.csv: the differences
- * to send to the vendor. Finance and owners.
+ * POST /reports/vendor-statements: the vendor's CSV as the body (text/csv, spooled to a file, up to
+ * 1 GiB; a column mapping as `?mapping=<JSON>`), answered with the reconciliation (201, or 200 when
+ * the same file was imported before). Through the gateway, the main thread spools the body once the
+ * pre-check below allowed it, and names the file (statement-spool.ts).
+ * GET /reports/vendor-statements/{id}/differences.csv: the differences to send to the vendor.
+ * Finance and owners.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf, requireAccess } from '../auth/access.js';
@@ -20,6 +19,7 @@ import { clientInfo } from '../auth/callers.js';
 import { ReconciliationService } from './reconciliation.service.js';
 import type { ColumnMapping } from './statement-format.js';
 import { toReconciliation } from './vendor-statements.resolver.js';
+import { discard, spool, spooledFile, SPOOLED_STATEMENT, STATEMENT_IMPORT_CHECK } from './statement-spool.js';
 
 @Controller('reports/vendor-statements')
 export class VendorStatementsController {
@@ -35,13 +35,17 @@ export class VendorStatementsController {
     @Res() reply: FastifyReply,
   ) {
     const body = request.body;
+    // Spooled by the main thread already (statement-spool.ts), once StatementImportCheckController allowed it.
+    const given = spooledFile(request.headers[SPOOLED_STATEMENT]);
     try {
       const who = await this.callers.of(request);
       requireAccess(who, 'books', 'all', 'importVendorStatement');
-      if (!(body instanceof Readable) && typeof body !== 'string')
+      if (!given && !(body instanceof Readable) && typeof body !== 'string')
         throw new ApiError(415, 4150, 'send the statement as the body, Content-Type: text/csv');
       const parsed = parseMapping(mapping);
-      const spooled = await spool(typeof body === 'string' ? Readable.from([body]) : body);
+      const spooled = given
+        ? { file: given, dir: undefined }
+        : await spool(typeof body === 'string' ? Readable.from([body]) : (body as Readable));
       try {
         const done = await this.reconciliation.import(
           createReadStream(spooled.file),
@@ -52,7 +56,8 @@ export class VendorStatementsController {
         );
         void reply.code(done.created ? 201 : 200).send(toReconciliation(done.statement, done.created));
       } finally {
-        await rm(spooled.dir, { recursive: true, force: true });
+        // The main thread removes what it spooled, once this answers.
+        if (spooled.dir) await rm(spooled.dir, { recursive: true, force: true });
       }
     } catch (error) {
       // A refusal before the body was read: read the rest first, or the connection is reset under
@@ -106,54 +111,23 @@ function parseMapping(text: string | undefined): ColumnMapping[] | undefined {
   return value as ColumnMapping[];
 }
 
-const MAX_STATEMENT_BYTES = 1 << 30;
-
 /**
- * The body to a temporary file first, at the network's pace: the request must arrive within
- * REQUEST_TIMEOUT_MS, and a statement read while it is matched would arrive only as fast as the
- * database takes its rows (a million in ~20 s). Over 1 GiB: 413.
+ * Asked by the main thread before it takes a statement's body (reads-thread.ts), on the worker's own
+ * path (never forwarded from a client): the caller, its permission and the mapping, as the import
+ * checks them. 204, or the import's own refusal. Not audited: the import that follows is.
  */
-async function spool(body: Readable): Promise<{ dir: string; file: string }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'spendgate-statement-'));
-  const file = path.join(dir, 'statement.csv');
-  let size = 0;
-  // Past the limit the rest is read and dropped, so that the client hears the 413.
-  const limit = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      size += chunk.length;
-      done(null, size > MAX_STATEMENT_BYTES ? undefined : chunk);
-    },
-  });
-  try {
-    await pipeline(body, limit, createWriteStream(file));
-  } catch {
-    await rm(dir, { recursive: true, force: true });
-    throw new ApiError(400, 4000, 'the statement did not arrive whole: send it again');
-  }
-  if (size > MAX_STATEMENT_BYTES) {
-    await rm(dir, { recursive: true, force: true });
-    throw new ApiError(
-      413,
-      4130,
-      'a statement is at most 1 GiB: split it (rows an earlier statement holds are skipped as repeated)',
-    );
-  }
-  return { dir, file };
-}
+@Controller(STATEMENT_IMPORT_CHECK.split('/')[1])
+export class StatementImportCheckController {
+  constructor(private readonly callers: RestCallers) {}
 
-/** Reads and drops what is left of a refused body, up to 1 GiB (the request timeout bounds the time). */
-async function discard(body: Readable): Promise<void> {
-  if (body.readableEnded || body.destroyed) return;
-  let left = 1 << 30;
-  await new Promise<void>((resolve) => {
-    body.on('data', (chunk: Buffer) => {
-      left -= chunk.length;
-      if (left < 0) body.destroy();
-    });
-    body
-      .once('end', resolve)
-      .once('close', resolve)
-      .once('error', () => resolve());
-    body.resume();
-  });
+  @Post(STATEMENT_IMPORT_CHECK.split('/')[2])
+  async allowed(
+    @Req() request: FastifyRequest,
+    @Query('mapping') mapping: string | undefined,
+    @Res() reply: FastifyReply,
+  ) {
+    requireAccess(await this.callers.of(request, { audit: false }), 'books', 'all', 'importVendorStatement');
+    parseMapping(mapping);
+    void reply.code(204).send();
+  }
 }

@@ -2,12 +2,12 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
 import { ReconciliationService } from './reconciliation.service.js';
-import { VendorStatementsController } from './vendor-statements.controller.js';
+import { StatementImportCheckController, VendorStatementsController } from './vendor-statements.controller.js';
 import { VendorStatementsResolver } from './vendor-statements.resolver.js';
 
 @Module({
   imports: [AuthModule],
   providers: [ReconciliationService, VendorStatementsResolver],
-  controllers: [VendorStatementsController],
+  controllers: [VendorStatementsController, StatementImportCheckController],
 })
 export class VendorStatementsModule {}

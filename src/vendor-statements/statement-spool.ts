@@ -1,0 +1,88 @@
+/**
+ * A vendor statement's body on its way to the import: spooled to a temporary file at the network's
+ * pace, or read and dropped when the import is refused. The gateway's main thread does both for
+ * POST /reports/vendor-statements (reads-thread.ts) once the reads worker has said the caller may
+ * import: the worker runs at the lowest priority, and a statement that had to pass through it while
+ * the machine was busy could not arrive within REQUEST_TIMEOUT_MS (a 200 MB body under two busy
+ * loops on 2 cores answered 408 instead of its 400). The worker then reads the file the main thread
+ * names in SPOOLED_STATEMENT, a header the main thread removes from every client's request.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ApiError } from '../common/api-error.js';
+
+export const MAX_STATEMENT_BYTES = 1 << 30;
+
+/** Where the main thread says it spooled the body (never taken from a client: reads-thread.ts strips it). */
+export const SPOOLED_STATEMENT = 'x-spendgate-spooled-statement';
+
+/** The path the worker asks first: may this caller import, with this mapping? 204 or the refusal. */
+export const STATEMENT_IMPORT_CHECK = '/__reads/statement-import-allowed';
+
+const PREFIX = 'spendgate-statement-';
+
+export interface Spooled {
+  dir: string;
+  file: string;
+}
+
+/** The body to a temporary file; over 1 GiB: 413 (the rest read and dropped, so the client hears it). */
+export async function spool(body: Readable): Promise<Spooled> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), PREFIX));
+  const file = path.join(dir, 'statement.csv');
+  let size = 0;
+  const limit = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      done(null, size > MAX_STATEMENT_BYTES ? undefined : chunk);
+    },
+  });
+  try {
+    await pipeline(body, limit, createWriteStream(file));
+  } catch {
+    await rm(dir, { recursive: true, force: true });
+    throw new ApiError(400, 4000, 'the statement did not arrive whole: send it again');
+  }
+  if (size > MAX_STATEMENT_BYTES) {
+    await rm(dir, { recursive: true, force: true });
+    throw new ApiError(
+      413,
+      4130,
+      'a statement is at most 1 GiB: split it (rows an earlier statement holds are skipped as repeated)',
+    );
+  }
+  return { dir, file };
+}
+
+/** The file a SPOOLED_STATEMENT header names, if it is one spool() made (anything else is ignored). */
+export function spooledFile(header: string | string[] | undefined): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const dir = path.dirname(header);
+  const ok =
+    path.dirname(dir) === os.tmpdir() &&
+    new RegExp(`^${PREFIX}[A-Za-z0-9]{6}$`).test(path.basename(dir)) &&
+    path.basename(header) === 'statement.csv';
+  return ok ? header : undefined;
+}
+
+/** Reads and drops what is left of a refused body, up to 1 GiB (the request timeout bounds the time). */
+export async function discard(body: Readable): Promise<void> {
+  if (body.readableEnded || body.destroyed) return;
+  let left = 1 << 30;
+  await new Promise<void>((resolve) => {
+    body.on('data', (chunk: Buffer) => {
+      left -= chunk.length;
+      if (left < 0) body.destroy();
+    });
+    body
+      .once('end', resolve)
+      .once('close', resolve)
+      .once('error', () => resolve());
+    body.resume();
+  });
+}

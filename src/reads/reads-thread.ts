@@ -13,20 +13,12 @@ import { Worker } from 'node:worker_threads';
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Pool, type Dispatcher } from 'undici';
-import { rm } from 'node:fs/promises';
 import { ApiError } from '../common/api-error.js';
 import type { CacheEvent } from '../common/cache-events.js';
 import type { UpstreamOptions } from '../upstream/upstream.types.js';
 import { POSTED_BODY, PostedBodies, type PostedBody } from './posted-answers.js';
-import {
-  discard,
-  spool,
-  SPOOLED_STATEMENT,
-  STATEMENT_IMPORT_CHECK,
-  type Spooled,
-} from '../vendor-statements/statement-spool.js';
-
-const STATEMENTS = '/reports/vendor-statements';
+import { SPOOLED_STATEMENT } from '../vendor-statements/statement-spool.js';
+import { isStatementUpload, passStatement, type Relayed, type WorkerHop } from './statement-upload.js';
 
 export interface ReadsWorkerData {
   /** The environment the gateway was started with (the worker reads the same configuration). */
@@ -133,8 +125,7 @@ export class ReadsThread {
     if (request.headers.host) headers['x-spendgate-host'] = request.headers.host;
     delete headers['x-spendgate-warm-up'];
     delete headers[SPOOLED_STATEMENT];
-    if (request.method === 'POST' && request.body instanceof Readable && request.url.split('?')[0] === STATEMENTS)
-      return this.passStatement(request, reply, headers);
+    if (isStatementUpload(request)) return passStatement(this.hop, request, reply, headers);
     const body =
       request.method === 'GET' || request.body === undefined || request.body === null
         ? undefined
@@ -144,55 +135,15 @@ export class ReadsThread {
     return this.relay(reply, { path: request.url, method: request.method as 'GET' | 'POST', headers, body });
   }
 
-  /**
-   * A vendor statement: the worker first says whether this caller may import it (no body), then this
-   * thread, at the process's priority, takes the body to a file and hands the worker its path
-   * (statement-spool.ts). A refused body is read and dropped here, so the client hears the refusal.
-   */
-  private async passStatement(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    headers: Record<string, string>,
-  ): Promise<FastifyReply> {
-    const body = request.body as Readable;
-    const query = request.url.slice(STATEMENTS.length);
-    const { 'content-type': _type, ...asking } = headers;
-    let check: Dispatcher.ResponseData;
-    try {
-      check = await this.pool!.request({ path: `${STATEMENT_IMPORT_CHECK}${query}`, method: 'POST', headers: asking });
-    } catch (error) {
-      await discard(body);
-      return this.unavailable(reply, error as Error);
-    }
-    if (check.statusCode !== 204) {
-      await discard(body);
-      return this.answer(reply, check);
-    }
-    await check.body.dump();
-    let spooled: Spooled;
-    try {
-      spooled = await spool(body);
-    } catch (error) {
-      const refusal = error instanceof ApiError ? error : new ApiError(400, 4000, 'the statement did not arrive whole');
-      return reply.code(refusal.status).send(refusal.toBody());
-    }
-    try {
-      // The worker has imported (or refused) the file by the time its answer's headers are here.
-      return await this.relay(reply, {
-        path: request.url,
-        method: 'POST',
-        headers: { ...headers, [SPOOLED_STATEMENT]: spooled.file },
-        body: '',
-      });
-    } finally {
-      await rm(spooled.dir, { recursive: true, force: true });
-    }
-  }
+  /** What a statement's upload (statement-upload.ts) does through this thread's connection to the worker. */
+  private readonly hop: WorkerHop = {
+    request: (options) => this.pool!.request(options),
+    relay: (reply, options) => this.relay(reply, options),
+    answer: (reply, res) => this.answer(reply, res),
+    unavailable: (reply, error) => this.unavailable(reply, error),
+  };
 
-  private async relay(
-    reply: FastifyReply,
-    options: { path: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string | Readable },
-  ): Promise<FastifyReply> {
+  private async relay(reply: FastifyReply, options: Relayed): Promise<FastifyReply> {
     let res: Dispatcher.ResponseData;
     try {
       res = await this.pool!.request(options);

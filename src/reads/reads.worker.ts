@@ -29,7 +29,7 @@ import { protectCookieRequests } from '../auth/session-cookies.js';
 import { answerDirectlyHooks } from '../graphql/answered-directly.js';
 import { reportCacheHooks } from '../report-cache/graphql-answers.js';
 import { postLargeAnswers } from './posted-answers.js';
-import { STATEMENT_IMPORT_CHECK } from '../vendor-statements/statement-spool.js';
+import { STATEMENT_IMPORT, STATEMENT_IMPORT_CHECK } from '../vendor-statements/statement-spool.js';
 
 const data = workerData as ReadsWorkerData;
 const config = { ...loadConfig(data.env), ADMIN_TOKEN: data.adminToken };
@@ -71,7 +71,7 @@ try {
     if (
       request.url === '/__reads/ready' ||
       (request.method === 'POST' &&
-        (request.url.startsWith('/reports/vendor-statements') || request.url.startsWith(STATEMENT_IMPORT_CHECK)))
+        (request.url.startsWith(STATEMENT_IMPORT) || request.url.startsWith(STATEMENT_IMPORT_CHECK)))
     )
       return;
     const release = await gate.enter();

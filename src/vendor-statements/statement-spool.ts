@@ -1,7 +1,7 @@
 /**
  * A vendor statement's body on its way to the import: spooled to a temporary file at the network's
  * pace, or read and dropped when the import is refused. The gateway's main thread does both for
- * POST /reports/vendor-statements (reads-thread.ts) once the reads worker has said the caller may
+ * POST /reports/vendor-statements (reads/statement-upload.ts) once the reads worker has said the caller may
  * import: the worker runs at the lowest priority, and a statement that had to pass through it while
  * the machine was busy could not arrive within REQUEST_TIMEOUT_MS (a 200 MB body under two busy
  * loops on 2 cores answered 408 instead of its 400). The worker then reads the file the main thread
@@ -20,6 +20,9 @@ export const MAX_STATEMENT_BYTES = 1 << 30;
 
 /** Where the main thread says it spooled the body (never taken from a client: reads-thread.ts strips it). */
 export const SPOOLED_STATEMENT = 'x-spendgate-spooled-statement';
+
+/** Where a statement is posted (VendorStatementsController). */
+export const STATEMENT_IMPORT = '/reports/vendor-statements';
 
 /** The path the worker asks first: may this caller import, with this mapping? 204 or the refusal. */
 export const STATEMENT_IMPORT_CHECK = '/__reads/statement-import-allowed';

@@ -112,7 +112,7 @@ function parseMapping(text: string | undefined): ColumnMapping[] | undefined {
 }
 
 /**
- * Asked by the main thread before it takes a statement's body (reads-thread.ts), on the worker's own
+ * Asked by the main thread before it takes a statement's body (reads/statement-upload.ts), on the worker's own
  * path (never forwarded from a client): the caller, its permission and the mapping, as the import
  * checks them. 204, or the import's own refusal. Not audited: the import that follows is.
  */

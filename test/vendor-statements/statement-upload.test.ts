@@ -1,5 +1,5 @@
 /**
- * How a vendor statement's body reaches its import (statement-spool.ts, reads-thread.ts): the reads
+ * How a vendor statement's body reaches its import (statement-spool.ts, reads/statement-upload.ts): the reads
  * worker first says whether the caller may import, then the main thread takes the body to a file at
  * the process's priority and hands the worker its path. A refused body is never written to disk; a
  * client cannot name a file for the worker to read; the pre-check is not audited a second time; and

@@ -3,7 +3,7 @@
  * and the project being looked at. Pages read the API through urql. It shows only the pages and
  * actions the caller's role allows (viewer.pages, viewer.can); the API decides again on each call.
  */
-import { Provider, useQuery } from '@urql/preact';
+import { Provider } from '@urql/preact';
 import type { Client } from '@urql/core';
 import { useMemo, useRef, useState } from 'preact/hooks';
 import { useRoute } from './route';
@@ -26,6 +26,7 @@ const Audit = lazy(() => import('./pages/audit').then((m) => m.Audit));
 const Months = lazy(() => import('./pages/months').then((m) => m.Months));
 const Reconciliation = lazy(() => import('./pages/reconciliation').then((m) => m.Reconciliation));
 import { ProjectPicker } from './parts/project-picker';
+import { ReviewCount } from './parts/review-count';
 
 const PAGES = [
   { path: 'overview', title: 'Overview' },
@@ -51,33 +52,15 @@ function who(viewer: Viewer): string {
   return `${viewer.name ?? ''} · ${(viewer.role ?? '').toLowerCase()}${scope}`;
 }
 
-const REVIEW_COUNT = `query ReviewCount($projects: [ID!]) { taskTotals(filter: { needsReview: true, projectIds: $projects }) { tasks } }`;
-
-/** The review queue's size, beside its link (refreshed with the page). */
-function ReviewCount() {
-  const { projectId } = useSigned();
-  const [{ data }] = useQuery<{ taskTotals: { tasks: number } }>({
-    query: REVIEW_COUNT,
-    variables: { projects: projectId ? [projectId] : null },
-  });
-  const n = data?.taskTotals.tasks;
-  if (!n) return null;
-  return (
-    <span class="count" data-testid="review-count" aria-label={`${n} to review`}>
-      {n}
-    </span>
-  );
-}
-
 /**
  * `opened`: the session as this page load found it (main.tsx), used once: after a sign-out the
- * sign-in page asks again.
+ * sign-in page asks again. `client`: the API client that load's first queries went out on.
  */
-export function App({ opened }: { opened?: SessionState }) {
+export function App({ opened, client: given }: { opened?: SessionState; client?: Client }) {
   const [viewer, setViewer] = useState<Viewer | null>((opened?.signedIn && opened.viewer) || null);
   const first = useRef(opened);
   const [picked, setPicked] = useState<string | null>(null);
-  const client = useMemo<Client>(() => apiClient(), []);
+  const client = useMemo<Client>(() => given ?? apiClient(), []);
 
   const signOut = async () => {
     await session.signOut();

@@ -5,12 +5,17 @@ import { ApiError } from '../common/api-error.js';
 import { actorOf } from '../auth/access.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { requireUuid } from '../common/ids.js';
-import { ProjectsService } from './projects.service.js';
+import { ProjectsService, type ApiKeyRow } from './projects.service.js';
 import { dec } from '../pricing/money.js';
 import { ApiKeyInfo } from '../graphql/attribution.types.js';
 import { Callers, type CallContext } from '../auth/callers.js';
 import { FailurePolicyEnum, Project, UnpricedPolicyEnum } from '../graphql/graphql.types.js';
 import { DecimalValue, type DecimalText, DateTimeScalar } from '../graphql/scalars.js';
+
+/** A project as `projects` lists it: its keys are read for the whole list at once. */
+type ListedProject = Awaited<ReturnType<ProjectsService['list']>>[number] & {
+  keysOf(projectId: string): Promise<ApiKeyRow[]>;
+};
 
 @Resolver(() => Project)
 export class ProjectsResolver {
@@ -24,8 +29,13 @@ export class ProjectsResolver {
   }
 
   @Query(() => [Project], { description: 'the projects the caller may read (a project key: its own)' })
-  async projects(@Context() ctx: CallContext) {
-    return this.service.list(grantedProjects(await this.callers.of(ctx)));
+  async projects(@Context() ctx: CallContext): Promise<ListedProject[]> {
+    const listed = await this.service.list(grantedProjects(await this.callers.of(ctx)));
+    // Their keys, if the query asks for them, in one query for the whole list rather than one per project.
+    let keys: Promise<Map<string, ApiKeyRow[]>> | undefined;
+    const keysOf = async (id: string) =>
+      (await (keys ??= this.service.keysByProject(listed.map((p) => p.id)))).get(id) ?? [];
+    return listed.map((project) => ({ ...project, keysOf }));
   }
 
   @Mutation(() => ID)
@@ -108,8 +118,8 @@ export class ProjectsResolver {
   @ResolveField(() => [ApiKeyInfo], {
     description: "the project's API keys, newest first (prefixes, names and tags, never secrets)",
   })
-  async apiKeys(@Parent() project: { id: string }) {
-    return this.service.keys(project.id);
+  async apiKeys(@Parent() project: { id: string; keysOf?: ListedProject['keysOf'] }) {
+    return project.keysOf ? project.keysOf(project.id) : this.service.keys(project.id);
   }
 
   @Mutation(() => Boolean, { description: 'revokes a key by its public prefix (the 12 hex characters after sg_)' })

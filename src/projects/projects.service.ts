@@ -111,6 +111,17 @@ export class ProjectsService {
     return rows;
   }
 
+  /** The keys of these projects, each project's newest first: one query for a whole list (the console's every load). */
+  async keysByProject(projectIds: string[]): Promise<Map<string, ApiKeyRow[]>> {
+    const { rows } = await this.db.query<ApiKeyRow>(
+      `${KEY_COLUMNS} WHERE project_id = ANY($1::uuid[]) ORDER BY created_at DESC, id`,
+      [projectIds],
+    );
+    const byProject = new Map(projectIds.map((id) => [id, [] as ApiKeyRow[]]));
+    for (const row of rows) byProject.get(row.projectId)?.push(row);
+    return byProject;
+  }
+
   /** A key by its public prefix, or undefined. */
   async keyByPrefix(prefix: string): Promise<ApiKeyRow | undefined> {
     const { rows } = await this.db.query<ApiKeyRow>(`${KEY_COLUMNS} WHERE prefix = $1`, [prefix]);

@@ -251,6 +251,43 @@ test('a signed-in reload asks who is signed in once, beside the scripts, and sho
   await page.close();
 }, 60_000);
 
+test("a signed-in reload sends the overview's first queries before its first paint, each once", async () => {
+  const { page, violations } = await newPage();
+  await signIn(page, gw.url, ADMIN);
+  await page.waitForSelector('[data-ready=overview][data-compared=yes]');
+  // Each GraphQL operation the page sends (its name, when), and when the shell is first painted.
+  await page.addInitScript(`{
+    window.sent = [];
+    const send = window.fetch;
+    window.fetch = (input, init) => {
+      const op = /(?:query|mutation)\\s+(\\w+)/.exec(typeof init?.body === 'string' ? init.body : '')?.[1];
+      if (op) window.sent.push([op, performance.now()]);
+      return send(input, init);
+    };
+    const seen = new MutationObserver(() => {
+      if (!document.querySelector('[data-testid=viewer]')) return;
+      seen.disconnect();
+      requestAnimationFrame(() => (window.paintAt = performance.now())); // the frame that first paints the shell
+    });
+    seen.observe(document, { subtree: true, childList: true });
+  }`);
+  await page.reload();
+  await page.waitForSelector('[data-ready=overview][data-compared=yes]');
+  const { sent, paintAt } = (await page.evaluate('({ sent: window.sent, paintAt: window.paintAt })')) as {
+    sent: [string, number][];
+    paintAt: number;
+  };
+  const first = ['Overview', 'Early', 'Projects', 'ReviewCount'];
+  // Sent before the shell's first paint (not from the components' effects, which run after it), and not again.
+  for (const op of first) {
+    const times = sent.filter(([name]) => name === op).map(([, at]) => at);
+    expect({ op, times: times.length }).toEqual({ op, times: 1 });
+    expect({ op, beforePaint: times[0]! < paintAt }).toEqual({ op, beforePaint: true });
+  }
+  expect(violations).toEqual([]);
+  await page.close();
+}, 60_000);
+
 test('a project key sees its own project read-only: no admin actions, and the API refuses them', async () => {
   const { page } = await newPage();
   await page.goto(`${gw.url}/`);

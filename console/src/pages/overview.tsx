@@ -10,6 +10,7 @@
 import { useQuery } from '@urql/preact';
 import { errorText, type Money, type Unit } from '../api';
 import { useSigned } from '../signed';
+import type { Viewer } from '../viewer';
 import { ADJUSTMENT, ADJUSTMENT_LABEL, day, modelLabel, monthStart, UNITS, utcMidnight } from '../format';
 import { href, setParams, useRoute } from '../route';
 import { isWholeMonths, previousOf, rangeFromParams, rangeLabel, rangeOf, type DayRange } from '../range';
@@ -52,15 +53,15 @@ function usersRange(range: DayRange): DayRange {
   return isWholeMonths(range) ? range : rangeOf(day(monthStart(0)), day(utcMidnight(-1, monthStart(1))));
 }
 
-export function Overview() {
-  const { viewer, projectId } = useSigned();
-  const { params } = useRoute();
+/**
+ * What the overview asks for at this address, for this caller: first-queries.ts sends the same request
+ * before the page renders, and urql shares it by its key (query and variables), so it goes out once.
+ */
+export function overviewRequest(params: URLSearchParams, viewer: Viewer, projectId: string | null) {
   const { range, problem } = rangeFromParams(params);
   const previous = previousOf(range);
   const users = usersRange(range);
   const stack = params.get('stack') === 'project' && viewer.kind !== 'PROJECT_KEY' && !projectId ? 'project' : 'model';
-  const tag = params.get('tag');
-  const projects = useProjects();
   const variables = {
     from: range.start.toISOString(),
     to: range.end.toISOString(),
@@ -74,6 +75,15 @@ export function Overview() {
     projects: projectId ? [projectId] : null,
     stack: ['day', stack],
   };
+  return { query: OVERVIEW, variables, range, problem, previous, users, stack };
+}
+
+export function Overview() {
+  const { viewer, projectId } = useSigned();
+  const { params } = useRoute();
+  const { variables, range, problem, previous, users, stack } = overviewRequest(params, viewer, projectId);
+  const tag = params.get('tag');
+  const projects = useProjects();
   const [{ data, error, fetching, extensions }] = useQuery<Record<string, Row[] | string[]>>({
     query: OVERVIEW,
     variables,

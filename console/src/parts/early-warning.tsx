@@ -8,7 +8,7 @@ import { catalogPart, dateTime } from '../format';
 import { Amount } from './amounts';
 import { keyLabel, useProjects } from './project-picker';
 
-const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeValue modelScope modelValue unit period limit used usedPercent forecastSpend runsOutAt }
+export const EARLY = `query Early { budgetsAtRisk { budgetId projectName scope scopeValue modelScope modelValue unit period limit used usedPercent forecastSpend runsOutAt }
   anomalies(first: 5) { eventId projectName scope scopeValue hour unit spend baseline multiple } }`;
 
 interface Risk {

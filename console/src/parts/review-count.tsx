@@ -1,0 +1,21 @@
+/** The review queue's size, beside its link in the shell's navigation. */
+import { useQuery } from '@urql/preact';
+import { useSigned } from '../signed';
+
+export const REVIEW_COUNT = `query ReviewCount($projects: [ID!]) { taskTotals(filter: { needsReview: true, projectIds: $projects }) { tasks } }`;
+
+/** The queue's size (refreshed with the page); nothing when it is empty. */
+export function ReviewCount() {
+  const { projectId } = useSigned();
+  const [{ data }] = useQuery<{ taskTotals: { tasks: number } }>({
+    query: REVIEW_COUNT,
+    variables: { projects: projectId ? [projectId] : null },
+  });
+  const n = data?.taskTotals.tasks;
+  if (!n) return null;
+  return (
+    <span class="count" data-testid="review-count" aria-label={`${n} to review`}>
+      {n}
+    </span>
+  );
+}

@@ -66,7 +66,7 @@ async function monthFigures(
 interface Timed {
   wall: number[];
   page: number[];
-  painted: number[];
+  frame: number[];
 }
 
 /**
@@ -82,8 +82,9 @@ async function watchReady(context: BrowserContext, ready: string): Promise<void>
         if (!document.querySelector(${JSON.stringify(ready)})) return;
         window.readyAt = performance.now();
         seen.disconnect();
-        // The frame that shows it: a task after the next animation frame's paint.
-        requestAnimationFrame(() => setTimeout(() => (window.paintedAt = performance.now())));
+        // When the frame that shows it starts (its layout and paint follow: ~15 ms in a trace here). Not a
+        // task after that frame: the page's own effects (the comparisons' requests) are queued before it.
+        requestAnimationFrame(() => (window.frameAt = performance.now()));
       });
       seen.observe(document, { subtree: true, childList: true, attributes: true });
     }`,
@@ -91,12 +92,12 @@ async function watchReady(context: BrowserContext, ready: string): Promise<void>
 }
 
 const readyAt = (page: Page) => page.evaluate<number>('window.readyAt');
-/** When the frame showing it was painted (a task after that animation frame), once it has been. */
-const paintedAt = (page: Page) =>
-  page.waitForFunction('window.paintedAt').then(() => page.evaluate<number>('window.paintedAt'));
+/** When the frame that shows it started, once it has. */
+const frameAt = (page: Page) =>
+  page.waitForFunction('window.frameAt').then(() => page.evaluate<number>('window.frameAt'));
 
 async function timeLoads(browser: Browser, url: string, token: string, route: string, ready: string): Promise<Timed> {
-  const samples: Timed = { wall: [], page: [], painted: [] };
+  const samples: Timed = { wall: [], page: [], frame: [] };
   for (let i = 0; i < RUNS; i++) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     // Signed in as a person would be: the session cookie already in this browser.
@@ -108,7 +109,7 @@ async function timeLoads(browser: Browser, url: string, token: string, route: st
     await page.waitForSelector(ready, { timeout: 30_000 });
     samples.wall.push(performance.now() - started);
     samples.page.push(await readyAt(page));
-    samples.painted.push(await paintedAt(page));
+    samples.frame.push(await frameAt(page));
     await context.close();
   }
   return sorted(samples);
@@ -118,7 +119,7 @@ const ascending = (xs: number[]) => xs.sort((a, b) => a - b);
 const sorted = (t: Timed): Timed => ({
   wall: ascending(t.wall),
   page: ascending(t.page),
-  painted: ascending(t.painted),
+  frame: ascending(t.frame),
 });
 
 /** One signed-in browser reloading the page: the first load, then RUNS reloads timed. */
@@ -129,7 +130,7 @@ async function timeReloads(browser: Browser, url: string, token: string, route: 
   const page = await context.newPage();
   await page.goto(`${url}/console/#/${route}`);
   await page.waitForSelector(ready, { timeout: 30_000 });
-  const samples: Timed = { wall: [], page: [], painted: [] };
+  const samples: Timed = { wall: [], page: [], frame: [] };
   for (let i = 0; i < RUNS; i++) {
     await new Promise((r) => setTimeout(r, 300)); // the page's later requests (comparisons) end first
     const started = performance.now();
@@ -137,7 +138,7 @@ async function timeReloads(browser: Browser, url: string, token: string, route: 
     await page.waitForSelector(ready, { timeout: 30_000 });
     samples.wall.push(performance.now() - started);
     samples.page.push(await readyAt(page));
-    samples.painted.push(await paintedAt(page));
+    samples.frame.push(await frameAt(page));
   }
   await context.close();
   return sorted(samples);
@@ -151,7 +152,7 @@ const figures = (t: Timed) => ({
   worst: round(t.wall.at(-1)!),
   pageP50: round(p50(t.page)),
   pageWorst: round(t.page.at(-1)!),
-  paintedP50: round(p50(t.painted)),
+  frameP50: round(p50(t.frame)),
 });
 
 await withScratchPostgres('console', [], async (server) => {
@@ -261,7 +262,7 @@ await withScratchPostgres('console', [], async (server) => {
     };
     // Each figure on both clocks: the driver's wall clock, then the page's own (navigation start → figures in the DOM).
     const both = (f: ReturnType<typeof figures>) =>
-      `p50 ${f.p50} ms, worst ${f.worst} (page's clock p50 ${f.pageP50}, worst ${f.pageWorst}; painted p50 ${f.paintedP50})`;
+      `p50 ${f.p50} ms, worst ${f.worst} (page's clock p50 ${f.pageP50}, worst ${f.pageWorst}; its frame p50 ${f.frameP50})`;
     console.log(`overview (admin, all projects, 30 days, chart drawn): ${both(out.overviewMs)} (target < 1000)`);
     console.log(`overview without cached answers (every load computes): ${both(out.overviewColdMs)}`);
     console.log(`overview warm (cached, after one load): ${both(out.overviewWarmMs)} (target ≤ 300)`);

@@ -6,7 +6,7 @@
  * an answer that arrives before its component is read from urql's cache.
  */
 import type { Client } from '@urql/core';
-import { REVIEW_COUNT } from './parts/review-count';
+import { reviewCountRequest } from './parts/review-count';
 import { EARLY } from './parts/early-warning';
 import { PROJECTS } from './parts/project-picker';
 import { overviewRequest } from './pages/overview';
@@ -27,5 +27,8 @@ export function askFirstQueries(client: Client, viewer: Viewer, hash: string): v
     if (viewer.kind !== 'PROJECT_KEY') ask(EARLY);
   }
   ask(PROJECTS, {}, 'cache-first');
-  if (viewer.pages.includes('review')) ask(REVIEW_COUNT, { projects: projectId ? [projectId] : null });
+  if (viewer.pages.includes('review')) {
+    const { query, variables } = reviewCountRequest(projectId);
+    ask(query, variables);
+  }
 }

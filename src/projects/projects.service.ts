@@ -104,11 +104,7 @@ export class ProjectsService {
 
   /** The project's keys (never their secrets), newest first. */
   async keys(projectId: string): Promise<ApiKeyRow[]> {
-    const { rows } = await this.db.query<ApiKeyRow>(
-      `${KEY_COLUMNS} WHERE project_id = $1 ORDER BY created_at DESC, id`,
-      [projectId],
-    );
-    return rows;
+    return (await this.keysByProject([projectId])).get(projectId)!;
   }
 
   /** The keys of these projects, each project's newest first: one query for a whole list (the console's every load). */

@@ -81,11 +81,12 @@ export function overviewRequest(params: URLSearchParams, viewer: Viewer, project
 export function Overview() {
   const { viewer, projectId } = useSigned();
   const { params } = useRoute();
-  const { variables, range, problem, previous, users, stack } = overviewRequest(params, viewer, projectId);
+  const request = overviewRequest(params, viewer, projectId);
+  const { variables, range, problem, previous, users, stack } = request;
   const tag = params.get('tag');
   const projects = useProjects();
   const [{ data, error, fetching, extensions }] = useQuery<Record<string, Row[] | string[]>>({
-    query: OVERVIEW,
+    query: request.query,
     variables,
   });
   const early = useEarlyWarning(viewer.kind !== 'PROJECT_KEY');

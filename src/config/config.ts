@@ -35,6 +35,8 @@ const schema = z
     DATABASE_URL: postgresUrl,
     REPORTS_DATABASE_URL: postgresUrl,
     DATA_DIR: z.string().min(1).default('./.data'),
+    // Where a vendor statement's body waits for its import (up to 1 GiB); unset: the system's temporary directory.
+    STATEMENT_SPOOL_DIR: z.string().min(1).optional(),
     UPSTREAM_BASE_URL: optionalUrl,
     UPSTREAM_API_KEY: z.string().optional(),
     ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

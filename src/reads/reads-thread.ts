@@ -125,7 +125,8 @@ export class ReadsThread {
     if (request.headers.host) headers['x-spendgate-host'] = request.headers.host;
     delete headers['x-spendgate-warm-up'];
     delete headers[SPOOLED_STATEMENT];
-    if (isStatementUpload(request)) return passStatement(this.hop, request, reply, headers);
+    if (isStatementUpload(request))
+      return passStatement(this.hop, request, reply, headers, this.data.env.STATEMENT_SPOOL_DIR);
     const body =
       request.method === 'GET' || request.body === undefined || request.body === null
         ? undefined

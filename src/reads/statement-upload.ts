@@ -45,6 +45,7 @@ export async function passStatement(
   request: FastifyRequest,
   reply: FastifyReply,
   headers: Record<string, string>,
+  spoolDir: string | undefined,
 ): Promise<FastifyReply> {
   const body = request.body as Readable;
   const query = request.url.slice(STATEMENT_IMPORT.length);
@@ -63,9 +64,16 @@ export async function passStatement(
   await check.body.dump();
   let spooled: Spooled;
   try {
-    spooled = await spool(body);
+    spooled = await spool(body, spoolDir);
   } catch (error) {
-    const refusal = error instanceof ApiError ? error : new ApiError(400, 4000, 'the statement did not arrive whole');
+    // Anything but a refusal spool() made is this gateway's own failure, not the statement's.
+    const refusal =
+      error instanceof ApiError
+        ? error
+        : ApiError.serviceUnavailable(
+            'this gateway could not take the statement in: nothing was imported; send it again',
+          );
+    await discard(body); // what is left of it, so that the client hears the answer (a body cut off is already gone)
     return reply.code(refusal.status).send(refusal.toBody());
   }
   try {

@@ -34,10 +34,22 @@ export interface Spooled {
   file: string;
 }
 
-/** The body to a temporary file; over 1 GiB: 413 (the rest read and dropped, so the client hears it). */
-export async function spool(body: Readable): Promise<Spooled> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), PREFIX));
+/**
+ * The body to a temporary file; over 1 GiB: 413 (the rest read and dropped, so the client hears it). A
+ * body cut off is the client's to send again (400); a temporary directory that cannot be made or
+ * written (a full or read-only disk) is this gateway's fault, not the statement's (503).
+ */
+export async function spool(body: Readable, under = os.tmpdir()): Promise<Spooled> {
+  const dir = await mkdtemp(path.join(path.resolve(under), PREFIX)).catch((error: Error) => {
+    throw unstorable(error);
+  });
   const file = path.join(dir, 'statement.csv');
+  const out = createWriteStream(file);
+  // The file's own failure (a system call on it), not the body's error that pipeline passes on to it.
+  let diskError: Error | undefined;
+  out.on('error', (error: NodeJS.ErrnoException) => {
+    if (!diskError && FILE_CALLS.has(error.syscall ?? '')) diskError = error;
+  });
   let size = 0;
   const limit = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -46,9 +58,10 @@ export async function spool(body: Readable): Promise<Spooled> {
     },
   });
   try {
-    await pipeline(body, limit, createWriteStream(file));
+    await pipeline(body, limit, out);
   } catch {
     await rm(dir, { recursive: true, force: true });
+    if (diskError) throw unstorable(diskError);
     throw new ApiError(400, 4000, 'the statement did not arrive whole: send it again');
   }
   if (size > MAX_STATEMENT_BYTES) {
@@ -62,12 +75,22 @@ export async function spool(body: Readable): Promise<Spooled> {
   return { dir, file };
 }
 
+const FILE_CALLS = new Set(['open', 'write', 'writev', 'close', 'fsync']);
+
+/** Says the system error's code, never its message: that names local paths. */
+function unstorable(error: Error): ApiError {
+  const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
+  return ApiError.serviceUnavailable(
+    `this gateway cannot store a statement for its import now (${code} on its statement spool directory, STATEMENT_SPOOL_DIR): nothing was imported; send it again later`,
+  );
+}
+
 /** The file a SPOOLED_STATEMENT header names, if it is one spool() made (anything else is ignored). */
-export function spooledFile(header: string | string[] | undefined): string | undefined {
+export function spooledFile(header: string | string[] | undefined, under = os.tmpdir()): string | undefined {
   if (typeof header !== 'string') return undefined;
   const dir = path.dirname(header);
   const ok =
-    path.dirname(dir) === os.tmpdir() &&
+    path.dirname(dir) === path.resolve(under) &&
     new RegExp(`^${PREFIX}[A-Za-z0-9]{6}$`).test(path.basename(dir)) &&
     path.basename(header) === 'statement.csv';
   return ok ? header : undefined;

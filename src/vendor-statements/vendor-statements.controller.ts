@@ -9,11 +9,12 @@
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf, requireAccess } from '../auth/access.js';
 import { RestCallers } from '../auth/rest-caller.js';
 import { ApiError } from '../common/api-error.js';
+import { CONFIG, type Config } from '../config/config.js';
 import { csvLine } from '../common/csv.js';
 import { clientInfo } from '../auth/callers.js';
 import { ReconciliationService } from './reconciliation.service.js';
@@ -26,6 +27,7 @@ export class VendorStatementsController {
   constructor(
     private readonly reconciliation: ReconciliationService,
     private readonly callers: RestCallers,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   @Post()
@@ -36,7 +38,7 @@ export class VendorStatementsController {
   ) {
     const body = request.body;
     // Spooled by the main thread already (statement-spool.ts), once StatementImportCheckController allowed it.
-    const given = spooledFile(request.headers[SPOOLED_STATEMENT]);
+    const given = spooledFile(request.headers[SPOOLED_STATEMENT], this.config.STATEMENT_SPOOL_DIR);
     try {
       const who = await this.callers.of(request);
       requireAccess(who, 'books', 'all', 'importVendorStatement');
@@ -45,7 +47,10 @@ export class VendorStatementsController {
       const parsed = parseMapping(mapping);
       const spooled = given
         ? { file: given, dir: undefined }
-        : await spool(typeof body === 'string' ? Readable.from([body]) : (body as Readable));
+        : await spool(
+            typeof body === 'string' ? Readable.from([body]) : (body as Readable),
+            this.config.STATEMENT_SPOOL_DIR,
+          );
       try {
         const done = await this.reconciliation.import(
           createReadStream(spooled.file),

@@ -4,15 +4,16 @@
  * the process's priority and hands the worker its path. A refused body is never written to disk; a
  * client cannot name a file for the worker to read; the pre-check is not audited a second time; and
  * with the machine saturated by two busy loops a 200 MB hostile body still gets its 400 (it got 408
- * when the body had to pass through the lowest-priority reads thread).
+ * when the body had to pass through the lowest-priority reads thread); a spool the gateway cannot
+ * write is its own 503, not the statement's 400.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Gateway } from '../../src/bootstrap.js';
-import { SPOOLED_STATEMENT } from '../../src/vendor-statements/statement-spool.js';
+import { spool, SPOOLED_STATEMENT } from '../../src/vendor-statements/statement-spool.js';
 import { ADMIN, eventually, freshDatabase, gateway, projectWithKey, sql } from '../support/harness.js';
 import { CookieJar } from '../support/cookie-jar.js';
 
@@ -124,6 +125,52 @@ test('a client cannot name a file for the import: the header is dropped and the 
   expect(readFileSync(file, 'utf8')).toBe(HEADER + rows(8100001, 5));
   rmSync(dir, { recursive: true });
 }, 60_000);
+
+test('a gateway that cannot store a statement (its spool directory is gone) says it is its own fault: 503, nothing imported', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-spool-test-'));
+  const spoolDir = path.join(dir, 'spool');
+  const other = await gateway(await freshDatabase(), { POLLER_ENABLED: 'false', STATEMENT_SPOOL_DIR: spoolDir });
+  try {
+    const send = () =>
+      fetch(`${other.url}/reports/vendor-statements`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/csv', authorization: `Bearer ${ADMIN}` },
+        body: HEADER + rows(8300001, 3),
+      });
+    const count = async () => Number((await sql(other, 'SELECT count(*)::int AS n FROM vendor_statement'))[0]!.n);
+    // It was answered 400, "did not arrive whole": the client would have sent a whole statement again and again.
+    const refused = await send();
+    const body = (await refused.json()) as { message: string };
+    expect(refused.status).toBe(503);
+    expect(body.message).toMatch(
+      /cannot store a statement .*\(ENOENT on its statement spool directory, STATEMENT_SPOOL_DIR\): nothing was imported/,
+    );
+    expect(body.message).not.toContain(dir); // no local path in an answer
+    expect(await count()).toBe(0);
+    // Once the directory is there, the same statement is taken, spooled there.
+    mkdirSync(spoolDir);
+    expect((await send()).status).toBe(201);
+    expect(await count()).toBe(1);
+  } finally {
+    await other.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
+
+test("a body cut off is the client's to send again (400), even though its error reaches the file too", async () => {
+  for (const cut of [
+    (b: Readable) => b.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })),
+    (b: Readable) => b.destroy(), // closed early, no error: pipeline's premature close
+  ]) {
+    const body = new Readable({ read() {} });
+    body.push(HEADER + rows(8400001, 2));
+    setTimeout(() => cut(body), 20);
+    await expect(spool(body)).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/did not arrive whole/),
+    });
+  }
+});
 
 test('with the machine saturated (two busy loops at normal priority), a 200 MB hostile body still gets its 400', async () => {
   const loops: ChildProcess[] = [0, 1].map(() => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));

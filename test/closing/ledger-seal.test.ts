@@ -232,8 +232,10 @@ test('the Months page: October final with its statements to download; Close only
     await page.waitForSelector('[data-ready=months]');
     expect(await page.textContent('tr[data-month="2026-10"]')).toContain('closed · final');
     // Months close in order from the first with entries (October): no Close on September, which a
-    // close cannot take (decisions §13); November is not over.
-    expect(await page.$$('[data-testid=months] button:has-text("Close")')).toHaveLength(0);
+    // close cannot take (decisions §13); November's only once it is over.
+    const novemberOver = Date.now() >= Date.UTC(2026, 11, 1);
+    expect(await page.$$('[data-testid=months] button:has-text("Close")')).toHaveLength(novemberOver ? 1 : 0);
+    if (novemberOver) expect(await page.$$('tr[data-month="2026-11"] button:has-text("Close")')).toHaveLength(1);
     await page.click('tr[data-month="2026-10"] button:has-text("statements")');
     await page.waitForSelector('[data-testid="statements-2026-10"]');
     expect(await page.textContent('[data-testid="statements-2026-10"]')).toContain('Forschung & Entwicklung');

@@ -35,18 +35,24 @@ const REPORT = `query($f: DateTime!, $t: DateTime!, $c: String!) {
 beforeAll(async () => {
   gw = await gateway(await freshDatabase(), { SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false' });
   ({ key, projectId } = await projectWithKey(gw));
-  // October: accepted then (as a gateway that recorded them in October), settled with the vendor's usage.
-  const at = new Date(Date.UTC(2026, 9, 15, 12));
-  await acceptedTask(gw, { projectId, upstreamTaskId: '880001', body: CHAT, acceptedAt: at });
-  await acceptedTask(gw, { projectId, upstreamTaskId: '880002', body: IMAGE, acceptedAt: at });
-  for (const [upstream, usage] of [
-    ['880001', USAGE],
-    ['880002', undefined],
+  // October and November: accepted then (as a gateway that recorded them in those months), settled with the
+  // vendor's usage. (The test's months are fixed; "now" was November when it was written.)
+  for (const [month, chat, image] of [
+    [9, '880001', '880002'],
+    [10, '880003', '880004'],
   ] as const) {
-    const task = await gw.app.get(TaskStore).findByUpstreamId(upstream, projectId);
-    expect(await gw.app.get(SettlementService).apply(task!, { status: 'ready', usage })).toBe(true);
+    const at = new Date(Date.UTC(2026, month, 15, 12));
+    await acceptedTask(gw, { projectId, upstreamTaskId: chat, body: CHAT, acceptedAt: at });
+    await acceptedTask(gw, { projectId, upstreamTaskId: image, body: IMAGE, acceptedAt: at });
+    for (const [upstream, usage] of [
+      [chat, USAGE],
+      [image, undefined],
+    ] as const) {
+      const task = await gw.app.get(TaskStore).findByUpstreamId(upstream, projectId);
+      expect(await gw.app.get(SettlementService).apply(task!, { status: 'ready', usage })).toBe(true);
+    }
   }
-  // November (now): through the gateway.
+  // Now (after November, outside RANGE): the same through the gateway, the dashboard's month to date.
   for (const [res, usage] of [
     [await submitChat(gw, key, CHAT), USAGE],
     [await submitGeneration(gw, key, IMAGE), undefined],
@@ -97,7 +103,7 @@ test('finance sets the rates by month; a report converts each month at its own v
     'converted to EUR at credit price v1 (0.001 USD a credit, from 2026-10), credit price v2 (0.002 USD a credit, from 2026-11), ' +
       'EUR v1 (0.9 per USD, from 2026-10); the exact figures per unit are the books',
   );
-  // The dashboard's month to date (November here), converted beside its exact cards: 6.3 × 0.002 × 0.9 + 0.07 × 0.9.
+  // The dashboard's month to date (this month), converted beside its exact cards: 6.3 × 0.002 × 0.9 + 0.07 × 0.9.
   const dashboard = (
     await gql(
       `{ dashboard { monthToDate { unit amount } monthToDateConverted(currency: "EUR") { amount creditPriceVersions } } }`,

@@ -172,7 +172,11 @@ test("spend by who: the migrations' backfill gives exactly what settlement keeps
       prompt_tokens: 1_000,
       completion_tokens: 100,
     });
-    const yesterday = new Date(Date.now() - 86_400_000).toISOString();
+    // A day back, but within this month: a correction is dated within the books, which begin this month here.
+    const now = new Date();
+    const yesterday = new Date(
+      Math.max(Date.now() - 86_400_000, Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)),
+    ).toISOString();
     for (const vars of [
       { t: String(imageTask), e: null },
       { t: null, e: yesterday },

@@ -97,7 +97,7 @@ export async function startGateway(
     ? new Database(config.REPORTS_DATABASE_URL, 1, { readOnly: true, applicationName: 'spendgate-probe' })
     : undefined;
   const reads = new ReadsThread(
-    { env: { ...env }, databaseUrl, adminToken: config.ADMIN_TOKEN, upstream },
+    { env: { ...env }, databaseUrl, adminToken: config.ADMIN_TOKEN, upstream, spoolDir: config.STATEMENT_SPOOL_DIR },
     config.READS_SEMI_SPACE_MB,
   );
   const guard = new ConnectionGuard({

@@ -25,6 +25,8 @@ export interface ReadsWorkerData {
   env: Record<string, string | undefined>;
   databaseUrl: string;
   adminToken: string | undefined;
+  /** STATEMENT_SPOOL_DIR as configuration validated it (statement-spool.ts). */
+  spoolDir: string | undefined;
   upstream: UpstreamOptions;
 }
 
@@ -125,8 +127,7 @@ export class ReadsThread {
     if (request.headers.host) headers['x-spendgate-host'] = request.headers.host;
     delete headers['x-spendgate-warm-up'];
     delete headers[SPOOLED_STATEMENT];
-    if (isStatementUpload(request))
-      return passStatement(this.hop, request, reply, headers, this.data.env.STATEMENT_SPOOL_DIR);
+    if (isStatementUpload(request)) return passStatement(this.hop, request, reply, headers, this.data.spoolDir);
     const body =
       request.method === 'GET' || request.body === undefined || request.body === null
         ? undefined

@@ -39,8 +39,8 @@ export interface Spooled {
  * body cut off is the client's to send again (400); a temporary directory that cannot be made or
  * written (a full or read-only disk) is this gateway's fault, not the statement's (503).
  */
-export async function spool(body: Readable, under = os.tmpdir()): Promise<Spooled> {
-  const dir = await mkdtemp(path.join(path.resolve(under), PREFIX)).catch((error: Error) => {
+export async function spool(body: Readable, under?: string): Promise<Spooled> {
+  const dir = await mkdtemp(path.join(spoolRoot(under), PREFIX)).catch((error: Error) => {
     throw unstorable(error);
   });
   const file = path.join(dir, 'statement.csv');
@@ -75,6 +75,9 @@ export async function spool(body: Readable, under = os.tmpdir()): Promise<Spoole
   return { dir, file };
 }
 
+/** Where spools are made and looked for: STATEMENT_SPOOL_DIR, else the system's temporary directory. */
+const spoolRoot = (under: string | undefined) => path.resolve(under ?? os.tmpdir());
+
 const FILE_CALLS = new Set(['open', 'write', 'writev', 'close', 'fsync']);
 
 /** Says the system error's code, never its message: that names local paths. */
@@ -86,11 +89,11 @@ function unstorable(error: Error): ApiError {
 }
 
 /** The file a SPOOLED_STATEMENT header names, if it is one spool() made (anything else is ignored). */
-export function spooledFile(header: string | string[] | undefined, under = os.tmpdir()): string | undefined {
+export function spooledFile(header: string | string[] | undefined, under?: string): string | undefined {
   if (typeof header !== 'string') return undefined;
   const dir = path.dirname(header);
   const ok =
-    path.dirname(dir) === path.resolve(under) &&
+    path.dirname(dir) === spoolRoot(under) &&
     new RegExp(`^${PREFIX}[A-Za-z0-9]{6}$`).test(path.basename(dir)) &&
     path.basename(header) === 'statement.csv';
   return ok ? header : undefined;

@@ -1,8 +1,9 @@
 /**
  * `npm run bench:console`: the console's overview and budgets pages in Debian's Chromium on the
- * bench:reports data set (1,000,000 settled tasks, 50 projects, 100,000 end users), against a real
- * gateway (a node process of its own). Each sample is a fresh page load: from navigation to the page's
- * figures on screen (the overview's chart drawn), on the driver's clock and on the page's own. The
+ * bench:reports data set (1,000,000 settled tasks, 50 projects, 100,000 end users; its ledger sealed, as
+ * a running gateway keeps it), against a real gateway (a node process of its own). Each sample is a
+ * fresh page load: from navigation to the page's figures on screen (the overview's chart drawn), on
+ * the driver's clock and on the page's own. The
  * overview also without cached answers (REPORT_CACHE_MB=0: every load computes, as before decisions
  * §22) and warm (the answers kept by an earlier load), in the same run. Also as a finance person (the
  * ADMIN_TOKEN's every read is audited, decisions §11: not what a reader pays) and reloaded in the same
@@ -22,7 +23,7 @@ import { PeopleService } from '../src/people/people.service.js';
 import { TokensService } from '../src/people/tokens.service.js';
 import { openBrowser } from './browser.js';
 import { BenchServers, waitFor } from './servers.js';
-import { seed, TASKS, USERS } from './reports-data.js';
+import { sealSeeded, seed, TASKS, USERS } from './reports-data.js';
 import { machine, publish, withScratchPostgres } from './support.js';
 
 const ADMIN = 'bench-admin-token-0123456789';
@@ -92,9 +93,32 @@ async function watchReady(context: BrowserContext, ready: string): Promise<void>
 }
 
 const readyAt = (page: Page) => page.evaluate<number>('window.readyAt');
+
+/** `expr`'s value in the page once it is defined, asked every 10 ms for at most 30 s (nothing injected). */
+async function whenDefined(page: Page, expr: string): Promise<number> {
+  for (const until = performance.now() + 30_000; performance.now() < until;) {
+    const value = await page.evaluate<number | undefined>(expr);
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`${expr} was not set within 30 s`);
+}
+
 /** When the frame that shows it started, once it has. */
-const frameAt = (page: Page) =>
-  page.waitForFunction('window.frameAt').then(() => page.evaluate<number>('window.frameAt'));
+const frameAt = (page: Page) => whenDefined(page, 'window.frameAt');
+
+/**
+ * Waits until the page has marked its figures (watchReady), asking it every few ms. Not Playwright's
+ * waitForSelector: that evaluates its 330 KB selector engine in each new document, on the page's own
+ * main thread, while the page loads (a 50-70 ms task at 165-237 ms in a trace of a reload here), so it
+ * delays what it measures. The page's own clock is then the page's alone; the driver's keeps the
+ * driver's part (the reload's round trip and these asks, ~1 ms each). `selector: true` times it the
+ * former way too, to compare in one run.
+ */
+async function untilReady(page: Page, ready: string, selector: boolean): Promise<void> {
+  if (selector) await page.waitForSelector(ready, { timeout: 30_000 });
+  else await whenDefined(page, 'window.readyAt');
+}
 
 async function timeLoads(browser: Browser, url: string, token: string, route: string, ready: string): Promise<Timed> {
   const samples: Timed = { wall: [], page: [], frame: [] };
@@ -105,8 +129,8 @@ async function timeLoads(browser: Browser, url: string, token: string, route: st
     await watchReady(context, ready);
     const page = await context.newPage();
     const started = performance.now();
-    await page.goto(`${url}/console/#/${route}`);
-    await page.waitForSelector(ready, { timeout: 30_000 });
+    await page.goto(`${url}/console/#/${route}`, { waitUntil: 'commit' });
+    await untilReady(page, ready, false);
     samples.wall.push(performance.now() - started);
     samples.page.push(await readyAt(page));
     samples.frame.push(await frameAt(page));
@@ -123,7 +147,14 @@ const sorted = (t: Timed): Timed => ({
 });
 
 /** One signed-in browser reloading the page: the first load, then RUNS reloads timed. */
-async function timeReloads(browser: Browser, url: string, token: string, route: string, ready: string) {
+async function timeReloads(
+  browser: Browser,
+  url: string,
+  token: string,
+  route: string,
+  ready: string,
+  selector = false,
+) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.request.post(`${url}/auth/token`, { data: { token } });
   await watchReady(context, ready);
@@ -134,8 +165,8 @@ async function timeReloads(browser: Browser, url: string, token: string, route: 
   for (let i = 0; i < RUNS; i++) {
     await new Promise((r) => setTimeout(r, 300)); // the page's later requests (comparisons) end first
     const started = performance.now();
-    await page.reload();
-    await page.waitForSelector(ready, { timeout: 30_000 });
+    await page.reload({ waitUntil: 'commit' });
+    await untilReady(page, ready, selector);
     samples.wall.push(performance.now() - started);
     samples.page.push(await readyAt(page));
     samples.frame.push(await frameAt(page));
@@ -161,6 +192,11 @@ await withScratchPostgres('console', [], async (server) => {
   await seed(db);
   console.log(
     `seeded ${TASKS.toLocaleString('en')} tasks, ${USERS.toLocaleString('en')} users in ${((Date.now() - seeded) / 1000).toFixed(0)} s`,
+  );
+  const sealing = Date.now();
+  const sealed = await sealSeeded(db);
+  console.log(
+    `sealed its ${sealed.toLocaleString('en')} ledger entries in ${((Date.now() - sealing) / 1000).toFixed(0)} s`,
   );
   // Each gateway a node process of its own, as deployed: not sharing an event loop with the browser's driver.
   const servers = new BenchServers();
@@ -219,6 +255,7 @@ await withScratchPostgres('console', [], async (server) => {
     const CHART = '[data-ready=overview] [data-testid=chart-USD][data-drawn=yes]';
     const overviewPerson = await timeLoads(browser, gw.url, person, 'overview', CHART);
     const overviewReload = await timeReloads(browser, gw.url, person, 'overview', CHART);
+    const overviewReloadSelector = await timeReloads(browser, gw.url, person, 'overview', CHART, true);
     const budgets = await timeLoads(browser, gw.url, key, 'budgets', '[data-ready=budgets] article.budget');
     // A month picked on the 1M tasks (the month before last, October on 2026-11-25): the page's
     // figures against spendReport's for the same range, and how long that view takes.
@@ -256,6 +293,7 @@ await withScratchPostgres('console', [], async (server) => {
       overviewWarmMs: figures(overviewWarm),
       overviewFinanceMs: figures(overviewPerson),
       overviewReloadMs: figures(overviewReload),
+      overviewReloadSelectorMs: figures(overviewReloadSelector),
       budgetsMs: figures(budgets),
       monthMs: { ...figures(month), route: monthRoute, equalsSpendReport: matches },
       firstLoadGzipBytes: bytes,
@@ -265,10 +303,15 @@ await withScratchPostgres('console', [], async (server) => {
       `p50 ${f.p50} ms, worst ${f.worst} (page's clock p50 ${f.pageP50}, worst ${f.pageWorst}; its frame p50 ${f.frameP50})`;
     console.log(`overview (admin, all projects, 30 days, chart drawn): ${both(out.overviewMs)} (target < 1000)`);
     console.log(`overview without cached answers (every load computes): ${both(out.overviewColdMs)}`);
-    console.log(`overview warm (cached, after one load): ${both(out.overviewWarmMs)} (target ≤ 300)`);
+    console.log(
+      `overview warm (cached, after one load), in a fresh browser: ${both(out.overviewWarmMs)} (its scripts fetched and compiled; the 300 ms target is a reload, below)`,
+    );
     console.log(`overview as a finance person, fresh load: ${both(out.overviewFinanceMs)}`);
     console.log(
       `overview as a finance person, reloaded in the same browser: ${both(out.overviewReloadMs)} (target ≤ 300)`,
+    );
+    console.log(
+      `the same, waited for with Playwright's selector engine in the page (as before 2026-12-02): ${both(out.overviewReloadSelectorMs)}`,
     );
     console.log(`budgets (project key, 3 budgets incl. each-user): ${both(out.budgetsMs)} (target < 1000)`);
     console.log(

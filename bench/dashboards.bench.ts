@@ -25,7 +25,7 @@ import { freePort } from '../src/database/embedded.js';
 import { Database } from '../src/database/database.js';
 import { OPEN_LOOP_SECONDS, openLoopRun } from './open-loop.js';
 import { threadCpuMs } from './proc.js';
-import { seed } from './reports-data.js';
+import { sealSeeded, seed } from './reports-data.js';
 import { benchProject, CHAT, waitFor } from './servers.js';
 import { machine, publish, withScratchPostgres } from './support.js';
 
@@ -237,6 +237,7 @@ async function main() {
   await withScratchPostgres('dashboards', [], async (server) => {
     const db = new Database(server.url, 4);
     await seed(db);
+    await sealSeeded(db);
     await db.close();
     const { key } = await benchProject(server.url, 'dashboards-load');
     const simPort = await freePort();

@@ -27,7 +27,7 @@ import { machine, publish, withScratchPostgres } from './support.js';
 import { threadCpuMs, threadCpuPer } from './proc.js';
 import { BenchServers, waitFor } from './servers.js';
 import { spendReport, type SpendRow } from '../src/reports/spend-report.js';
-import { DAYS, PROJECTS, RAW_GROUPED, seed, TASKS, USERS } from './reports-data.js';
+import { DAYS, PROJECTS, RAW_GROUPED, sealSeeded, seed, TASKS, USERS } from './reports-data.js';
 
 const ADMIN = 'bench-admin-token-0123456789';
 const METRICS_TOKEN = 'bench-metrics-token-0123456789';
@@ -38,6 +38,7 @@ async function main() {
     const seedStarted = Date.now();
     await seed(db);
     const seedSeconds = (Date.now() - seedStarted) / 1000;
+    await sealSeeded(db);
 
     const today = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z');
     const from = new Date(today.getTime() - 30 * 86_400_000);

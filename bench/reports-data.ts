@@ -73,10 +73,10 @@ export async function seed(db: Database, tasks = TASKS) {
 
 /**
  * The seeded ledger sealed, as the gateway that wrote it would have sealed it as it went (decisions
- * §13, every LEDGER_SEAL_MS). A bench that starts gateways on the data set calls it: else the first
- * of them spends the run catching up on 3,000,000 entries (at most two thirds of the time, in
- * PostgreSQL; measured in bench:console on 2026-12-01: 41 seals, 4.2 s of SQL in 9 s of reloads) beside
- * what the bench times, and of two gateways alternated only the first pays it.
+ * §13, every LEDGER_SEAL_MS). A bench that starts gateways on the data set calls it: else one of
+ * them (whichever holds the sealer's lock) spends the run catching up on 3,000,000 entries, at most
+ * two thirds of the time, in PostgreSQL (bench:console on 2026-12-01: 41 seals, 4.2 s of SQL in 9 s
+ * of reloads), beside what the bench times; of two gateways alternated, only that one pays it.
  */
 export async function sealSeeded(db: Database): Promise<number> {
   return new LedgerSealer(db).sealAll();

@@ -1,16 +1,16 @@
 /**
  * `npm run bench:console`: the console's overview and budgets pages in Debian's Chromium on the
- * bench:reports data set (1,000,000 settled tasks, 50 projects, 100,000 end users; its ledger sealed, as
- * a running gateway keeps it), against a real gateway (a node process of its own). Each sample is a
- * fresh page load: from navigation to the page's figures on screen (the overview's chart drawn), on
- * the driver's clock and on the page's own. The
- * overview also without cached answers (REPORT_CACHE_MB=0: every load computes, as before decisions
- * §22) and warm (the answers kept by an earlier load), in the same run. Also as a finance person (the
- * ADMIN_TOKEN's every read is audited, decisions §11: not what a reader pays) and reloaded in the same
- * browser (its scripts cached, the answers kept: a person pressing reload). Prints p50 and worst of
- * each, and the first-load JavaScript gzipped; writes bench/results/console.json. Targets (decisions
- * §9): under 1 s (warm overview: 300 ms); first-load JavaScript under 30 KB gzipped; a month picked
- * equals spendReport's figures for it.
+ * bench:reports data set (1,000,000 settled tasks, 50 projects, 100,000 end users; its ledger
+ * sealed, as a running gateway keeps it), against a real gateway (a node process of its own). Each
+ * sample is a fresh page load: from navigation to the page's figures on screen (the overview's
+ * chart drawn), on the driver's clock and on the page's own. The overview also without cached
+ * answers (REPORT_CACHE_MB=0: every load computes, as before decisions §22) and warm (the answers
+ * kept by an earlier load), in the same run. Also as a finance person (the ADMIN_TOKEN's every read
+ * is audited, decisions §11: not what a reader pays) and reloaded in the same browser (its scripts
+ * cached, the answers kept: a person pressing reload). Prints p50 and worst of each, and the
+ * first-load JavaScript gzipped; writes bench/results/console.json. Targets (decisions §9): under
+ * 1 s (warm overview: 300 ms); first-load JavaScript under 30 KB gzipped; a month picked equals
+ * spendReport's figures for it.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

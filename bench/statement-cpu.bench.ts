@@ -16,23 +16,14 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { findRoute } from '../src/catalog/catalog.js';
 import { Database } from '../src/database/database.js';
-import { holdAlone, holdInBatch, type HoldRequest } from '../src/ledger/holds.js';
-import { quote } from '../src/pricing/engine.js';
-import { buildPriceBook, SPEC_PRICE_ROWS } from '../src/pricing/price-book.js';
-import { Money } from '../src/pricing/money.js';
+import { holdAlone, holdInBatch } from '../src/ledger/holds.js';
+import { holdProbe, probeQuote as q, probeRoute as route } from './hold-probe.js';
 import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
 import { childrenOf, runNs } from './proc.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 2);
-const route = findRoute('gpt-5.6-luna')!;
-const body = {
-  model: route.id,
-  messages: [{ role: 'user', content: 'Summarise the quarterly report in three bullet points.' }],
-  max_tokens: 256,
-};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -48,31 +39,8 @@ async function main() {
       const backend = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       const others = () => childrenOf(postmaster).filter((p) => p !== backend);
 
-      const { rows } = await db.query<{ id: string }>(
-        `WITH p AS (INSERT INTO project (id, name) VALUES (gen_random_uuid(), 'probe') RETURNING id),
-            b AS (INSERT INTO budget (id, project_id, unit, "limit", period, hard)
-                  SELECT gen_random_uuid(), id, u::"Unit", 1000000000, 'MONTHLY', true FROM p, unnest(ARRAY['USD', 'CREDITS']) u RETURNING project_id)
-       SELECT DISTINCT project_id AS id FROM b`,
-      );
-      const projectId = rows[0]!.id;
-      const book = buildPriceBook(1, new Date(0), SPEC_PRICE_ROWS);
+      const { projectId, request } = await holdProbe(db);
       await db.query(`CREATE TABLE probe_row (id bigserial PRIMARY KEY, x text)`);
-      const q = quote({ route, body }, book);
-      // Version 1 in force, as a gateway's first start seeds it: the hold compares the quote's version with it.
-      await db.query(
-        `INSERT INTO price_book_version (version, effective_at, note) VALUES (1, '2026-01-01', 'probe') ON CONFLICT DO NOTHING`,
-      );
-      const version = 1;
-      const request = (): HoldRequest => ({
-        projectId,
-        apiKeyId: null,
-        model: route.id,
-        family: route.family,
-        kind: route.kind,
-        hold: Money.of(q.unit, q.amount),
-        quote: q,
-        priceBookVersion: version,
-      });
 
       const held: string[] = [];
       let n = 0;

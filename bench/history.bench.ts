@@ -33,7 +33,7 @@ import { bytesPerTask, HISTORY_TASKS, seededMonths, seedHistory } from './histor
 import { openLoopRun } from './open-loop.js';
 import { seed as seedReports } from './reports-data.js';
 import { BenchServers, CHAT, benchProject, waitFor } from './servers.js';
-import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
+import { machine, median, publish, speedProbe, withScratchPostgres } from './support.js';
 
 const MIGRATE_TASKS = Number(process.env.BENCH_MIGRATE_TASKS ?? 1_000_000);
 const RATE = 500;
@@ -43,7 +43,6 @@ const BEFORE_PARTITIONS = '20261127160000_submission_ref';
 const PARTS = (process.env.BENCH_PARTS ?? 'submissions,reports,archive,migration').split(',');
 const log = (line: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 const ms = (t: number) => Math.round((performance.now() - t) * 10) / 10;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const CLI = { actor: { kind: 'named' as const, actorKind: 'cli', id: 'bench', label: 'cli:bench' } };
 const CLIENT = { requestId: null, clientAddress: null, userAgent: 'bench' };
 

@@ -14,7 +14,7 @@ import { Database } from '../src/database/database.js';
 import { holdAlone, holdInBatch } from '../src/ledger/holds.js';
 import { holdProbe } from './hold-probe.js';
 import { runNs } from './proc.js';
-import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
+import { machine, median, publish, speedProbe, withScratchPostgres } from './support.js';
 
 const SIZES = (process.env.BENCH_BATCH_SIZES ?? '1,2,3,4,8').split(',').map(Number);
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 20);
@@ -22,7 +22,6 @@ const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 2);
 const REQUESTS_PER_BLOCK = 48;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main() {
   const speedAtStart = speedProbe();

@@ -48,6 +48,11 @@ export function speedProbe(): number {
   return Math.round(performance.now() - start);
 }
 
+/** The middle value (the upper one of an even count), the input left unsorted. */
+export function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+}
+
 export function publish(name: string, out: unknown): void {
   console.log(JSON.stringify(out, null, 2));
   mkdirSync('bench/results', { recursive: true });

@@ -7,11 +7,14 @@
  * logging or metrics; prepared statements; node's own HTTP server.
  *
  * Environment: PORT, DATABASE_URL, UPSTREAM (the vendor's chat URL), FLOOR_COMMITS (0: a bare
- * proxy, as Portkey is; 1: the hold only; 2: hold and acceptance, as spendgate must).
+ * proxy, as Portkey is; 1: the hold only; 2: hold and acceptance, as spendgate must). FLOOR_BOOKS=1
+ * with FLOOR_PROJECT: the two commits write the rows spendgate's books write (floor-books.ts)
+ * instead of one small row.
  */
 import http from 'node:http';
 import pg from 'pg';
 import { Pool } from 'undici';
+import { booksRows } from './floor-books.js';
 
 const commits = Number(process.env.FLOOR_COMMITS ?? 2);
 const upstream = new URL(process.env.UPSTREAM!);
@@ -22,9 +25,22 @@ const HOLD = {
   text: `INSERT INTO floor_task (status, request) VALUES ('submitting', $1) RETURNING id`,
 };
 const ACCEPT = { name: 'floor_accept', text: `UPDATE floor_task SET status = 'processing', answer = $2 WHERE id = $1` };
+const books = process.env.FLOOR_BOOKS === '1' ? await booksRows(db, process.env.FLOOR_PROJECT!) : undefined;
+
+async function hold(body: string): Promise<string | null> {
+  if (commits < 1) return null;
+  if (books) return books.hold();
+  return (await db.query<{ id: string }>({ ...HOLD, values: [body.length] })).rows[0]!.id;
+}
+
+async function accept(held: string | null, text: string): Promise<void> {
+  if (commits < 2) return;
+  if (books) return books.accept(held!, text);
+  await db.query({ ...ACCEPT, values: [held, text.length] });
+}
 
 async function submit(body: string): Promise<{ status: number; text: string }> {
-  const held = commits >= 1 ? (await db.query<{ id: string }>({ ...HOLD, values: [body.length] })).rows[0]!.id : null;
+  const held = await hold(body);
   const res = await vendor.request({
     path: upstream.pathname,
     method: 'POST',
@@ -32,7 +48,7 @@ async function submit(body: string): Promise<{ status: number; text: string }> {
     body,
   });
   const text = await res.body.text();
-  if (commits >= 2) await db.query({ ...ACCEPT, values: [held, text.length] });
+  await accept(held, text);
   return { status: res.statusCode, text };
 }
 

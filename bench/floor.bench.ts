@@ -6,6 +6,7 @@
  * simulator, each target its own process:
  *   - the skeleton gateway (floor-skeleton.ts) as a bare proxy, with the hold's commit only, and
  *     with both commits: node's HTTP server, prepared statements, one-row writes, nothing else;
+ *     and with both commits writing the rows spendgate's books write (floor-books.ts);
  *   - Portkey (a Node AI gateway that keeps no ledger) and spendgate (everything in the path).
  * CPU per request is the target's process plus PostgreSQL's (postmaster and backends), as
  * bench:gateway reads it. BENCH_ROUNDS (default 2) rounds, alternated. Prints figures and writes
@@ -51,19 +52,21 @@ async function main() {
       await waitFor(`${sim}/__sim/tasks`);
       const vendorAuth = { authorization: 'Bearer bench-vendor-key' };
       const targets: Target[] = [];
-      for (const commits of [0, 1, 2]) {
+      const books = await benchProject(server.url, 'floor-books');
+      for (const [commits, name, extra] of [
+        [0, 'skeleton: a bare proxy', {}],
+        [1, 'skeleton: the hold committed', {}],
+        [2, 'skeleton: hold and acceptance committed', {}],
+        [2, "skeleton: the books' rows, two commits", { FLOOR_BOOKS: '1', FLOOR_PROJECT: books.projectId }],
+      ] as const) {
         const p = await freePort();
         const { pid } = servers.start(['dist/bench/floor-skeleton.js'], {
           PORT: String(p),
           DATABASE_URL: server.url,
           UPSTREAM: `${sim}${CHAT_PATH}`,
           FLOOR_COMMITS: String(commits),
+          ...extra,
         });
-        const name = [
-          'skeleton: a bare proxy',
-          'skeleton: the hold committed',
-          'skeleton: hold and acceptance committed',
-        ][commits]!;
         targets.push({ name, pid: pid!, url: `http://127.0.0.1:${p}${CHAT_PATH}`, headers: {} });
       }
       const portkeyPort = await freePort();
@@ -128,7 +131,7 @@ async function main() {
         offeredPerSecond: RATE,
         secondsPerRun: OPEN_LOOP_SECONDS,
         notes:
-          'CPU ms per request: the target process, plus PostgreSQL (all its processes) for the targets that write; Portkey and the bare proxy write nothing, and what PostgreSQL spends meanwhile (spendgate idle) is not theirs',
+          "CPU ms per request: the target process, plus PostgreSQL (all its processes) for the targets that write; Portkey and the bare proxy write nothing, and what PostgreSQL spends meanwhile (spendgate idle) is not theirs. The books' rows skeleton falls behind 500/s whenever a commit's flush takes over 2 ms (one balance row, locked until each commit): read its CPU only where its p50 stays in milliseconds",
         machineSpeedProbeMs: { start: speedAtStart, end: speedProbe() },
         runs,
         target: { cpuMsPerSubmission: 0.4 },

@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Database } from '../src/database/database.js';
 import { holdAlone, holdInBatch } from '../src/ledger/holds.js';
-import { holdProbe, probeQuote as q, probeRoute as route } from './hold-probe.js';
+import { holdProbe, probeTaskValues } from './hold-probe.js';
 import { machine, publish, speedProbe, withScratchPostgres } from './support.js';
 import { childrenOf, runNs } from './proc.js';
 
@@ -69,15 +69,7 @@ async function main() {
                                        estimate_amount, estimate_warnings, estimate_lines, hold_amount, accepted_at, updated_at)
                      VALUES ($1, $2, $3, $4, $5, 'submitting', $6, 1, 'EXACT', $7, '{}', '{}', $7, clock_timestamp(), clock_timestamp())
                      RETURNING id, accepted_at`;
-      const taskValues = [
-        projectId,
-        route.id,
-        route.family,
-        route.kind,
-        q.unit,
-        JSON.stringify(q.basis),
-        q.amount.toFixed(),
-      ];
+      const taskValues = probeTaskValues(projectId);
       // Each hold phase makes the tasks its record phase records.
       const phases: Array<[string, () => Promise<unknown>]> = [
         ['SELECT 1', () => db.query('SELECT 1')],

@@ -1,7 +1,8 @@
 /**
  * What bench:statement-cpu and bench:hold-batches hold against: a project with two hard monthly
  * budgets (USD and credits, as bench:gateway's projects have), price book version 1 in force, and
- * a chat request of gpt-5.6-luna (its hold an estimate of 256 output tokens) priced with it.
+ * a chat request of gpt-5.6-luna (its hold an estimate of 256 output tokens) priced with it. The
+ * request and its quote also price bench:floor's skeleton that writes the books' rows.
  */
 import { findRoute } from '../src/catalog/catalog.js';
 import type { Database } from '../src/database/database.js';

@@ -10,6 +10,7 @@
  * version 1 (the version a gateway's first start seeds).
  */
 import type pg from 'pg';
+import { acceptanceOf } from '../src/upstream/vendor-protocol.js';
 import { probeQuote, probeTaskValues } from './hold-probe.js';
 
 const HOLD = `WITH t AS (
@@ -37,13 +38,13 @@ export interface BooksRows {
   accept(taskId: string, vendorAnswer: string): Promise<void>;
 }
 
-/** Prepares the project's rows (its budget's balance for this month) and answers the two writes. */
+/** Prepares the project's rows (its budget's balance for the period now) and answers the two writes. */
 export async function booksRows(db: pg.Pool, projectId: string): Promise<BooksRows> {
   const q = probeQuote;
-  const month = `date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
   const { rows: periods } = await db.query<{ budget_id: string; period_start: Date }>(
     `INSERT INTO budget_period (budget_id, period_start, period_end)
-     SELECT id, ${month}, ${month} + interval '1 month' FROM budget WHERE project_id = $1 AND unit = $2
+     SELECT b.id, w.period_start, w.period_end FROM budget b, spendgate_period_window(b.period, now()) w
+     WHERE b.project_id = $1 AND b.unit = $2
      ON CONFLICT (budget_id, period_start, subject) DO UPDATE SET held = budget_period.held
      RETURNING budget_id, period_start`,
     [projectId, q.unit],
@@ -68,8 +69,13 @@ export async function booksRows(db: pg.Pool, projectId: string): Promise<BooksRo
       return rows[0]!.id;
     },
     async accept(taskId, vendorAnswer) {
-      const data = (JSON.parse(vendorAnswer) as { data: { id: string; taskId: number } }).data;
-      await db.query({ name: 'books_accept', text: ACCEPT, values: [taskId, data.id, data.taskId, vendorAnswer] });
+      const accepted = acceptanceOf(JSON.parse(vendorAnswer));
+      if (!accepted) throw new Error(`not an acceptance: ${vendorAnswer.slice(0, 200)}`);
+      await db.query({
+        name: 'books_accept',
+        text: ACCEPT,
+        values: [taskId, accepted.id, accepted.taskId, vendorAnswer],
+      });
     },
   };
 }

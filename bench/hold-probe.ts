@@ -48,12 +48,11 @@ export async function holdProbe(db: Database): Promise<{ projectId: string; requ
 /** The probe's task columns a bench writes by hand, in this order: project, model, family, kind, unit,
  * price basis (JSON) and the quote's amount. */
 export function probeTaskValues(projectId: string): string[] {
-  const route = probeRoute;
   return [
     projectId,
-    route.id,
-    route.family,
-    route.kind,
+    probeRoute.id,
+    probeRoute.family,
+    probeRoute.kind,
     probeQuote.unit,
     JSON.stringify(probeQuote.basis),
     probeQuote.amount.toFixed(),

@@ -8,6 +8,7 @@
  *   argument names (`project`), on the project of the thing its argument names (`target`, found
  *   by the look-up the thing's room registered), each time the field is asked (aliases included),
  *   or somewhere (the rest): refused here, before any resolver runs, so the table is what decides.
+ * - no text argument may hold a NUL character (text-arguments.ts);
  * - a read with the ADMIN_TOKEN is audited (decisions §11: every use of the break-glass token).
  */
 import {
@@ -28,6 +29,7 @@ import type { AuditSink } from '../auth/audit-sink.js';
 import { presented, type AuthFailures } from '../auth/auth-failures.js';
 import { ApiError } from '../common/api-error.js';
 import { asksForSchema, costOf, MAX_COST } from './limits.js';
+import { nulInArguments } from './text-arguments.js';
 import type { CallContext, Callers } from '../auth/callers.js';
 
 const { ErrorWithProps } = mercurius;
@@ -64,6 +66,14 @@ export function operationGuard(
         400,
       );
     }
+    // Before the permission checks too: their look-ups query with the arguments' text.
+    const nul = nulInArguments(document, variables);
+    if (nul)
+      throw new ErrorWithProps(
+        `${nul}: text must not contain the NUL character (U+0000)`,
+        { code: 'BAD_USER_INPUT', status: 400 },
+        400,
+      );
     const occurrences = rootSelections(document);
     const fields = [...occurrences.keys()];
     if (fields.length === 0) return; // introspection only

@@ -26,18 +26,22 @@ export interface BooksStamp {
   closed: boolean;
 }
 
-/** The first day of `at`'s month, UTC, as YYYY-MM-DD. */
-function monthOf(at: Date): string {
-  return `${at.toISOString().slice(0, 7)}-01`;
+/** No entry is dated outside [1970, 10000) (the ledger's CHECK): a range beyond counts nothing more. */
+const BOOKS_FROM = Date.UTC(1970, 0, 1);
+const BOOKS_END = Date.UTC(10000, 0, 1);
+
+/** The first day of the month `months` after January 1970, as YYYY-MM-DD (year 10000 written as such, not +010000). */
+function monthText(months: number): string {
+  return `${1970 + Math.floor(months / 12)}-${String((months % 12) + 1).padStart(2, '0')}-01`;
 }
 
-/** The months [first, end) that [from, to) touches, and how many. */
+/** The months [first, end) that [from, to) touches within the books' years, and how many. */
 export function monthsOf(from: Date, to: Date): { first: string; end: string; count: number } {
-  const last = new Date(Math.max(from.getTime(), to.getTime() - 1));
-  const first = monthOf(from);
-  const next = new Date(Date.UTC(last.getUTCFullYear(), last.getUTCMonth() + 1, 1));
-  const count = (last.getUTCFullYear() - from.getUTCFullYear()) * 12 + (last.getUTCMonth() - from.getUTCMonth()) + 1;
-  return { first, end: monthOf(next), count: Math.max(count, 1) };
+  const clamp = (t: number) => new Date(Math.min(Math.max(t, BOOKS_FROM), BOOKS_END - 1));
+  const start = clamp(from.getTime());
+  const last = clamp(Math.max(from.getTime(), to.getTime() - 1));
+  const index = (d: Date) => (d.getUTCFullYear() - 1970) * 12 + d.getUTCMonth();
+  return { first: monthText(index(start)), end: monthText(index(last) + 1), count: index(last) - index(start) + 1 };
 }
 
 /** The stamp of `scope`, read now from `db`: where its answer is computed from (a replica, if reports read one). */

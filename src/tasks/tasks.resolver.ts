@@ -4,6 +4,7 @@ import { ChangesService } from '../audit/changes.service.js';
 import { graphqlRefusal } from '../common/error.filter.js';
 import { Callers, type CallContext } from '../auth/callers.js';
 import { Args, Context, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import { clip, isUuid } from '../common/ids.js';
 import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { dec } from '../pricing/money.js';
@@ -62,6 +63,9 @@ function checkFilter(filter: TaskFilterInput | undefined): void {
     if (values.some((v) => typeof v !== 'string' || v.length > 200 || v.includes('\0')))
       throw graphqlRefusal(`filter.${name}: each value is text of at most 200 characters`, 'BAD_USER_INPUT');
   }
+  const notId = filter?.projectIds?.find((id) => !isUuid(id));
+  if (notId !== undefined)
+    throw graphqlRefusal(`filter.projectIds: "${clip(notId)}" is not an id (a UUID)`, 'BAD_USER_INPUT');
   if (filter?.from && filter.to && !(filter.to > filter.from))
     throw graphqlRefusal('filter.to: must be after filter.from', 'BAD_USER_INPUT');
   if (!filter?.postedFrom !== !filter?.postedTo)

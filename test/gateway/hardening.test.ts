@@ -309,7 +309,7 @@ describe('requests, ids and exports at the edges', () => {
       { n: 'a\u0000b' },
     );
     expect(created.body.errors?.[0]).toMatchObject({
-      message: 'name: must not contain control characters or line breaks',
+      message: 'name: text must not contain the NUL character (U+0000)',
       extensions: { code: 'BAD_USER_INPUT' },
     });
     const adjusted = await graphql(
@@ -323,7 +323,7 @@ describe('requests, ids and exports at the edges', () => {
       { p: projectId, r: 'refund\u0000' },
     );
     expect(adjusted.body.errors?.[0]).toMatchObject({
-      message: 'reason: must not contain control characters',
+      message: 'reason: text must not contain the NUL character (U+0000)',
       extensions: { code: 'BAD_USER_INPUT' },
     });
     expect(JSON.stringify([created.body, adjusted.body])).not.toMatch(/0x00|invalid byte sequence/);

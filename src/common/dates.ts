@@ -6,7 +6,14 @@
  */
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
 
-/** The instant `text` names, or null when it is not a real date (or not ISO 8601). */
+/**
+ * Years 0001–9999 at UTC: PostgreSQL has no year 0, and an offset can carry a written 9999-12-31
+ * into year 10000, which every YYYY-MM-DD the code writes would spell +010000.
+ */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
+const END_INSTANT = Date.parse('+010000-01-01T00:00:00Z');
+
+/** The instant `text` names, or null when it is not a real date (or not ISO 8601, or outside years 0001–9999 UTC). */
 export function calendarDate(text: string): Date | null {
   const m = text.length <= 40 ? ISO.exec(text.trim()) : null;
   if (!m) return null;
@@ -23,15 +30,26 @@ export function calendarDate(text: string): Date | null {
     offsetMinutes = (z[1] === '-' ? -1 : 1) * (h * 60 + min);
   }
   const ms = Number(`0.${m[7] ?? '0'}`) * 1000;
-  const t = Date.UTC(year, month - 1, day, hour, minute, second, Math.floor(ms)) - offsetMinutes * 60_000;
-  return Number.isFinite(t) ? new Date(t) : null;
+  const t = utc(year, month - 1, day, hour, minute, second, Math.floor(ms)) - offsetMinutes * 60_000;
+  return Number.isFinite(t) && t >= FIRST_INSTANT && t < END_INSTANT ? new Date(t) : null;
 }
 
 export function daysIn(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return new Date(utc(year, month, 0)).getUTCDate();
+}
+
+/** 400 Gregorian years: the calendar repeats itself exactly. */
+const CYCLE_MS = 146_097 * 86_400_000;
+
+/**
+ * Date.UTC, but a year 0–99 is that year, not 1900–1999 (Date.UTC's two-digit rule): computed 400
+ * years later, where the calendar is the same, and moved back.
+ */
+function utc(year: number, month: number, ...rest: number[]): number {
+  return Date.UTC(year + 400, month, ...rest) - CYCLE_MS;
 }
 
 /** The message for a date that is not one, naming the field. */
 export function notADate(field: string, text: string): string {
-  return `${field}: "${text.slice(0, 40)}" is not a real date-time (ISO 8601, e.g. 2026-11-30 or 2026-11-30T10:00:00Z)`;
+  return `${field}: "${text.slice(0, 40)}" is not a real date-time (ISO 8601 in years 0001–9999 UTC, e.g. 2026-11-30 or 2026-11-30T10:00:00Z)`;
 }

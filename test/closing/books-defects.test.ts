@@ -469,7 +469,7 @@ describe('dates that enter (items 6 and 10)', () => {
     expect(csv.body).toMatchObject({
       code: 4000,
       message:
-        'from: "2026-02-30T00:00:00Z" is not a real date-time (ISO 8601, e.g. 2026-11-30 or 2026-11-30T10:00:00Z)',
+        'from: "2026-02-30T00:00:00Z" is not a real date-time (ISO 8601 in years 0001–9999 UTC, e.g. 2026-11-30 or 2026-11-30T10:00:00Z)',
     });
     const cli = await run(
       process.execPath,

@@ -71,6 +71,31 @@ test('a report whose range ends in the year 9999 is answered, not a 500 (its sta
   }
 });
 
+test('a date-time that an offset carries past year 9999 (or before year 0) at UTC is refused naming it (PostgreSQL has no year 0)', async () => {
+  for (const t of ['9999-12-31T19:00:00-05:00', '0001-01-01T00:00:00+01:00', '0000-06-01T00:00:00Z']) {
+    const names = await admin(`query($t: DateTime!) { tagNames(from: "2026-01-01T00:00:00Z", to: $t) }`, { t });
+    expect({ http: names.status, ...refusal(names) }).toEqual({
+      http: 400,
+      status: 400,
+      code: 'BAD_USER_INPUT',
+      message: expect.stringContaining(`"${t}" is not a real date-time (ISO 8601 in years 0001–9999 UTC`),
+    });
+  }
+});
+
+test('a year below 100 is that year, not 1900 and after (Date.UTC reads two-digit years so)', async () => {
+  const rowsBefore = await rowsWritten();
+  const adjusted = await admin(
+    `mutation($p: ID!, $at: DateTime) { adjustLedger(projectId: $p, unit: USD, amount: "1", reason: "r", effectiveAt: $at) }`,
+    { p: projectId, at: '0050-06-01T00:00:00Z' },
+  );
+  expect(refusal(adjusted)).toMatchObject({
+    status: 400,
+    message: expect.stringMatching(/^effectiveAt: 0050-06-01T00:00:00.000Z /),
+  });
+  expect(await rowsWritten()).toBe(rowsBefore);
+});
+
 test("a task filter's project id that is not a UUID is refused naming it, in tasks and taskTotals", async () => {
   for (const query of [
     `query($x: TaskFilterInput) { tasks(filter: $x) { edges { cursor } } }`,
@@ -148,6 +173,7 @@ const hostileDate = fc.constantFrom(
   '0000-01-01T00:00:00+01:00',
   '9999-12-31T23:59:59.999Z',
   '9999-12-31T23:00:00-05:00',
+  '9999-12-31T19:00:00-05:00',
   '2026-12-31T23:59:59.999Z',
   '2026-02-30T00:00:00Z',
   'yesterday',

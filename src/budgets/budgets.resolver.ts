@@ -3,6 +3,7 @@ import { TargetLookups } from '../auth/target-lookups.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { BudgetStatusService, type BudgetStatus as BudgetStatusView } from './budget-status.service.js';
 import { BudgetsService } from './budgets.service.js';
+import { parseUser } from '../attribution/attribution.js';
 import { ApiError } from '../common/api-error.js';
 import { requireUuid } from '../common/ids.js';
 import { requirePageSize } from '../common/paging.js';
@@ -46,7 +47,7 @@ export class BudgetsResolver {
   ) {
     requirePageSize(first, MAX_USERS_PAGE);
     if (budget.scope !== 'EACH_USER') return { edges: [], pageInfo: { hasNextPage: false, endCursor: null } };
-    const cursor = after === undefined || after === null ? undefined : Buffer.from(after, 'base64url').toString();
+    const cursor = after === undefined || after === null ? undefined : userCursor(after);
     const page = await this.statuses.users(budget.budgetId, first, cursor);
     const edges = page.users.map((node) => ({ cursor: Buffer.from(node.user).toString('base64url'), node }));
     return { edges, pageInfo: { hasNextPage: page.hasNextPage, endCursor: edges.at(-1)?.cursor ?? null } };
@@ -175,5 +176,14 @@ export class BudgetsResolver {
       },
       () => this.budgets.remove(budgetId),
     );
+  }
+}
+
+/** The end user a previous page's cursor names (base64url); anything else is not a cursor of this list. */
+function userCursor(after: string): string {
+  try {
+    return parseUser(Buffer.from(after, 'base64url').toString(), 'after')!;
+  } catch {
+    throw ApiError.badRequest('after: is not a cursor of this list');
   }
 }

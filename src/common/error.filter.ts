@@ -43,30 +43,30 @@ export function graphqlRefusal(message: string, code: GraphqlCode): GraphQLError
   return graphqlError(message, STATUS_OF[code]);
 }
 
+/**
+ * Any exception a resolver throws, as the GraphQL error it answers: a refusal with its code and
+ * details; a lost database (the primary's or the reports replica's) said so, not as the driver's
+ * error (which names internal addresses); a resolver's own GraphQLError as it is; anything else is
+ * our fault: logged whole, told as "internal error" (a driver's or a runtime's message can name
+ * tables, addresses, or values the client must not see).
+ */
+export function graphqlErrorOf(exception: unknown, logger: Pick<Logger, 'error'>): GraphQLError {
+  const error =
+    exception instanceof ApiError ? exception : isDatabaseUnavailable(exception) ? databaseUnavailable() : undefined;
+  if (error) return graphqlError(error.message, error.status, error.details);
+  if (exception instanceof GraphQLError) return exception;
+  logger.error(`unhandled in GraphQL: ${(exception as Error)?.stack ?? String(exception)}`);
+  return new GraphQLError('internal error', { extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 } });
+}
+
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    if (host.getType<string>() !== 'http') {
-      // GraphQL: the same refusal, as a GraphQL error with a code and the same details. A lost
-      // database (the primary's or the reports replica's) is said so, not as the driver's error
-      // (which names internal addresses).
-      const error =
-        exception instanceof ApiError
-          ? exception
-          : isDatabaseUnavailable(exception)
-            ? databaseUnavailable()
-            : undefined;
-      if (error) {
-        throw graphqlError(error.message, error.status, error.details);
-      }
-      if (exception instanceof GraphQLError) throw exception; // a resolver's own refusal
-      // Anything else is our fault: logged whole, told as "internal error" (a driver's or a
-      // runtime's message can name tables, addresses, or values the client must not see).
-      this.logger.error(`unhandled in GraphQL: ${(exception as Error)?.stack ?? String(exception)}`);
-      throw new GraphQLError('internal error', { extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 } });
-    }
+    // GraphQL: the same refusal, as a GraphQL error (field resolvers' errors, which Nest's filters
+    // do not see, take the same path in graphql/error-format.ts).
+    if (host.getType<string>() !== 'http') throw graphqlErrorOf(exception, this.logger);
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const error = toApiError(exception);
     if (error.status >= 500 && !(exception instanceof ApiError)) {

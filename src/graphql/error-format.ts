@@ -6,7 +6,11 @@
  */
 import mercurius from 'mercurius';
 import { fromFastifyError } from '../common/api-error.js';
-import { graphqlRefusalBody } from '../common/error.filter.js';
+import { Logger } from '@nestjs/common';
+import { GraphQLError } from 'graphql';
+import { graphqlErrorOf, graphqlRefusalBody } from '../common/error.filter.js';
+
+const logger = new Logger('Errors');
 
 const ECHO = /(got invalid value )("(?:[^"\\]|\\.)*"|[^;]*)/s;
 
@@ -38,7 +42,7 @@ export const errorFormatter: typeof mercurius.defaultErrorFormatter = (execution
       ? fromFastifyError(only as { code?: string; statusCode?: number; message?: string })
       : undefined;
   if (hook) return { statusCode: hook.status, response: graphqlRefusalBody(hook) };
-  const formatted = mercurius.defaultErrorFormatter(execution, context);
+  const formatted = mercurius.defaultErrorFormatter({ ...execution, errors: execution.errors.map(asRefusal) }, context);
   let status = 0;
   let ran = formatted.response.data !== null && formatted.response.data !== undefined;
   for (const error of formatted.response.errors ?? []) {
@@ -53,6 +57,23 @@ export const errorFormatter: typeof mercurius.defaultErrorFormatter = (execution
   }
   return { ...formatted, statusCode: ran || status === 0 ? 200 : status };
 };
+
+/**
+ * A field resolver's exception (@ResolveField, a plain field): Nest's filters see only the root
+ * fields', so these arrive as thrown. Each answers as a root field's would (graphqlErrorOf): a
+ * refusal with its code, anything else an internal error, never the exception's own message.
+ */
+function asRefusal(error: GraphQLError): GraphQLError {
+  const original = error.originalError;
+  if (!original || original instanceof GraphQLError || error.path === undefined) return error;
+  const refusal = graphqlErrorOf(original, logger);
+  return new GraphQLError(refusal.message, {
+    nodes: error.nodes,
+    path: error.path,
+    originalError: refusal,
+    extensions: refusal.extensions,
+  });
+}
 
 function graphqlCodeOf(message: string): string {
   if (message.startsWith('Syntax Error')) return 'GRAPHQL_PARSE_FAILED';

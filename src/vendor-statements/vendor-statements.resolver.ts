@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { Args, Context, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { actorOf } from '../auth/access.js';
 import { ApiError } from '../common/api-error.js';
+import { calendarDate } from '../common/dates.js';
 import { requirePageSize } from '../common/paging.js';
 import { PageInfo, UnitEnum } from '../graphql/graphql.types.js';
 import { Callers, type CallContext } from '../auth/callers.js';
@@ -147,8 +148,10 @@ export class VendorStatementsResolver {
     @Args('after', { type: () => String, nullable: true }) after?: string,
   ) {
     requirePageSize(first, 100);
-    const at = after ? new Date(after) : undefined;
-    if (at && Number.isNaN(at.getTime())) throw ApiError.badRequest('after: is not a cursor of this list');
+    // A cursor is an import's instant, read by the one rule for dates that enter (a year past 9999 or
+    // before 1 would reach the query as text PostgreSQL refuses).
+    const at = after ? calendarDate(after) : undefined;
+    if (at === null) throw ApiError.badRequest('after: is not a cursor of this list');
     const rows = await this.reconciliation.statements(first + 1, at?.toISOString());
     const edges = rows.slice(0, first).map((s) => ({ cursor: s.importedAt.toISOString(), node: toReconciliation(s) }));
     return { edges, pageInfo: { hasNextPage: rows.length > first, endCursor: edges.at(-1)?.cursor ?? null } };

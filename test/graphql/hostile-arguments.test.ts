@@ -96,6 +96,39 @@ test('a year below 100 is that year, not 1900 and after (Date.UTC reads two-digi
   expect(await rowsWritten()).toBe(rowsBefore);
 });
 
+test("a page's cursor that is not one is refused, not read as a year past 9999 or a NUL", async () => {
+  for (const after of ['+275760-09-13T00:00:00Z', '-000001-01-01T00:00:00Z', '10000', '0000-01-01']) {
+    const page = await admin(`query($a: String) { vendorReconciliations(first: 5, after: $a) { edges { cursor } } }`, {
+      a: after,
+    });
+    expect({ after, ...refusal(page) }).toEqual({
+      after,
+      status: 400,
+      code: 'BAD_USER_INPUT',
+      message: 'after: is not a cursor of this list',
+    });
+  }
+  const { projectId: eachUser } = await projectWithKey(gw);
+  const set = await admin(
+    `mutation($p: ID!) { setBudget(projectId: $p, unit: USD, limit: "5", period: MONTHLY, hard: true, scope: EACH_USER) }`,
+    { p: eachUser },
+  );
+  expect(set.body.errors).toBeUndefined();
+  for (const after of ['AA', 'AAB4', Buffer.from('u'.repeat(200)).toString('base64url')]) {
+    // "AA" is a NUL byte; "AAB4" control characters; then a user longer than any
+    const users = await admin(
+      `query($p: ID!, $a: String) { budgetStatus(projectId: $p) { users(first: 5, after: $a) { edges { cursor } } } }`,
+      { p: eachUser, a: after },
+    );
+    expect({ after, ...refusal(users) }).toEqual({
+      after,
+      status: 400,
+      code: 'BAD_USER_INPUT',
+      message: 'after: is not a cursor of this list',
+    });
+  }
+});
+
 test("a task filter's project id that is not a UUID is refused naming it, in tasks and taskTotals", async () => {
   for (const query of [
     `query($x: TaskFilterInput) { tasks(filter: $x) { edges { cursor } } }`,
@@ -154,6 +187,7 @@ const declared = (t: Ref): string =>
 const hostileText = fc.oneof(
   fc.constantFrom('', ' ', NUL, '😀', "'; drop table task; --", 'x'.repeat(5_000), '-1', 'NaN', '1e400', '2026-13-01'),
   fc.constantFrom('9999-12', '0000-01', '1970-01', '2026-11', 'team=a', 'gw-1', '99999999999999999999999'),
+  fc.constantFrom('+275760-09-13T00:00:00Z', '-000001-01-01T00:00:00Z', '10000', 'AA', 'dGFzazox'),
   fc.string({ maxLength: 30 }),
 );
 const hostileDecimal = fc.constantFrom(

@@ -65,7 +65,7 @@ function argumentOf(document: DocumentNode, name: string): string | undefined {
 function literalPath(ancestors: ReadonlyArray<ASTNode | ReadonlyArray<ASTNode>>): string | undefined {
   const names: string[] = [];
   for (const node of ancestors) {
-    if (Array.isArray(node) || !('kind' in node)) continue;
+    if (Array.isArray(node)) continue;
     const n = node as ASTNode;
     if (n.kind === Kind.ARGUMENT || n.kind === Kind.OBJECT_FIELD) names.push(n.name.value);
   }

@@ -94,16 +94,22 @@ async function simulate(args: string[]): Promise<number> {
   return 0;
 }
 
+/** node:util parseArgs' refusals (an unknown option, a missing value): a wrong use, like UsageError. */
+function isArgumentError(error: unknown): error is Error {
+  return error instanceof Error && String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS_');
+}
+
 // Out before exit: to a pipe, stdout is written asynchronously, and process.exit would cut it off.
 const exit = (code: number) => process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
 
 main(process.argv.slice(2)).then(
   (code) => exit(code),
   (error: unknown) => {
-    if (error instanceof UsageError) process.stderr.write(`spendgate: ${error.message}\n${USAGE}\n`);
+    if (error instanceof UsageError || isArgumentError(error))
+      process.stderr.write(`spendgate: ${error.message}\n${USAGE}\n`);
     else if (error instanceof ConfigError || error instanceof ApiError)
       process.stderr.write(`spendgate: ${error.message}\n`);
     else process.stderr.write(`spendgate: ${(error as Error).stack ?? String(error)}\n`);
-    exit(error instanceof UsageError ? 2 : 1);
+    exit(error instanceof UsageError || isArgumentError(error) ? 2 : 1);
   },
 );

@@ -84,7 +84,6 @@ export class ArchiveService {
         `month ${month.label}: it can be archived from ${new Date(month.end.getTime() + SETTLED_AFTER_MS).toISOString()}, when no budget period holds part of it`,
       );
     const work = path.join(root, `.${month.label}.${randomBytes(6).toString('hex')}`);
-    await mkdir(work, { recursive: true });
     try {
       return await this.changes.run(
         actor,
@@ -97,6 +96,8 @@ export class ArchiveService {
         }),
         async () => {
           await this.requireArchivable(month);
+          // Made only now: a refused archive leaves no directory behind, ARCHIVE_DIR's own included.
+          await mkdir(work, { recursive: true });
           const manifest = await this.writeFiles(month, work);
           const final = monthDir(root, month.label);
           await rm(final, { recursive: true, force: true });

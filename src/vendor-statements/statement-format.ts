@@ -33,6 +33,36 @@ export interface ColumnMapping {
   format?: string;
 }
 
+/**
+ * A mapping given as JSON text (the upload's `mapping` parameter, the command line's --mapping):
+ * at most ten {field, column[, scale][, format]} objects, or why not. What each one says is
+ * checked against the header by layoutOf.
+ */
+export function mappingFromJson(text: string): { mapping: ColumnMapping[] } | { refusal: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { refusal: 'mapping: a JSON array such as [{"field":"amount","column":"Cost (cents)","scale":"0.01"}]' };
+  }
+  const optionalText = (v: unknown) => v === undefined || typeof v === 'string';
+  if (
+    !Array.isArray(value) ||
+    value.length > 10 ||
+    !value.every(
+      (m: Partial<Record<keyof ColumnMapping, unknown>> | null) =>
+        m &&
+        typeof m === 'object' &&
+        typeof m.field === 'string' &&
+        typeof m.column === 'string' &&
+        optionalText(m.scale) &&
+        optionalText(m.format),
+    )
+  )
+    return { refusal: 'mapping: a JSON array of {field, column[, scale][, format]}, each a string' };
+  return { mapping: value as ColumnMapping[] };
+}
+
 export interface Layout {
   index: Partial<Record<Field, number>>;
   columns: Partial<Record<Field, string>>;

@@ -18,7 +18,7 @@ import { CONFIG, type Config } from '../config/config.js';
 import { csvLine } from '../common/csv.js';
 import { clientInfo } from '../auth/callers.js';
 import { ReconciliationService } from './reconciliation.service.js';
-import type { ColumnMapping } from './statement-format.js';
+import { mappingFromJson, type ColumnMapping } from './statement-format.js';
 import { toReconciliation } from './vendor-statements.resolver.js';
 import { discard, spool, spooledFile, SPOOLED_STATEMENT, STATEMENT_IMPORT_CHECK } from './statement-spool.js';
 
@@ -98,22 +98,9 @@ export class VendorStatementsController {
 
 function parseMapping(text: string | undefined): ColumnMapping[] | undefined {
   if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw ApiError.badRequest(
-      'mapping: a JSON array such as [{"field":"amount","column":"Cost (cents)","scale":"0.01"}]',
-    );
-  }
-  if (
-    !Array.isArray(value) ||
-    value.length > 10 ||
-    !value.every((m) => m && typeof m === 'object' && typeof m.field === 'string' && typeof m.column === 'string')
-  ) {
-    throw ApiError.badRequest('mapping: a JSON array of {field, column[, scale][, format]}');
-  }
-  return value as ColumnMapping[];
+  const read = mappingFromJson(text);
+  if ('refusal' in read) throw ApiError.badRequest(read.refusal);
+  return read.mapping;
 }
 
 /**

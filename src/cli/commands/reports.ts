@@ -39,6 +39,8 @@ export async function report(args: string[]): Promise<number> {
   const to = calendarDate(values.to);
   if (!from) throw new UsageError(notADate('--from', values.from));
   if (!to) throw new UsageError(notADate('--to', values.to));
+  if (values.format !== undefined && !['csv', 'json', 'focus'].includes(values.format))
+    throw new UsageError(`--format: ${JSON.stringify(values.format)} is not one of csv, json, focus`);
   if (values.format === 'focus') {
     const config = loadConfig(process.env);
     const rate = config.CREDITS_PER_USD ? { creditsPerUsd: dec(config.CREDITS_PER_USD) } : {};

@@ -5,6 +5,7 @@
  * stdout (what the gateway settled, at the published rates); with --discrepancies, one task is left
  * out, one billed that never reached the gateway, and one billed at a different amount.
  */
+import { open } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../../common/api-error.js';
@@ -12,20 +13,19 @@ import { csvLine } from '../../common/csv.js';
 import { dec } from '../../pricing/money.js';
 import { TaskReadsService } from '../../tasks/task-reads.service.js';
 import type { ReconciliationService } from '../../vendor-statements/reconciliation.service.js';
-import type { ColumnMapping } from '../../vendor-statements/statement-format.js';
+import { mappingFromJson, type ColumnMapping } from '../../vendor-statements/statement-format.js';
 import { UsageError, withDatabase } from '../cli-support.js';
 
 export async function vendorImport(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { mapping: { type: 'string' } } });
   if (positionals.length !== 1) throw new UsageError('vendor import FILE [--mapping JSON]');
   let mapping: ColumnMapping[] | undefined;
-  if (values.mapping) {
-    try {
-      mapping = JSON.parse(values.mapping) as ColumnMapping[];
-    } catch {
-      throw new UsageError('--mapping: a JSON array such as [{"field":"amount","column":"cost","scale":"0.01"}]');
-    }
+  if (values.mapping !== undefined) {
+    const read = mappingFromJson(values.mapping);
+    if ('refusal' in read) throw new UsageError(`--${read.refusal}`);
+    mapping = read.mapping;
   }
+  await readableFile(positionals[0]!);
   // In a worker with a 24 MB young generation: V8 would otherwise let it grow to 3x64 MB on a large
   // machine, and a million-row import peaked near 300 MB instead of ~200 (bench:vendor-import).
   const worker = new Worker(new URL('./vendor-import.worker.js', import.meta.url), {
@@ -53,6 +53,28 @@ export async function vendorImport(args: string[]): Promise<number> {
       `  ${c.class.padEnd(16)} ${String(c.count).padStart(8)}  theirs ${c.theirs} ${c.unit}, ours ${c.ours} ${c.unit}\n`,
     );
   return 0;
+}
+
+/** The statement's file is one this process can read (the worker would answer a stack trace otherwise). */
+async function readableFile(file: string): Promise<void> {
+  let problem: string | undefined;
+  try {
+    const handle = await open(file, 'r');
+    try {
+      if ((await handle.stat()).isDirectory()) problem = 'is a directory, not a file';
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    problem =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EACCES'
+          ? 'may not be read by this user'
+          : `cannot be read (${code})`;
+  }
+  if (problem) throw new ApiError(400, 4000, `statement: ${JSON.stringify(file)} ${problem}`);
 }
 
 export async function simulatedStatement(from: string, to: string, discrepancies: boolean): Promise<number> {

@@ -64,6 +64,7 @@ export class AdjustmentsResolver {
     }
     if (taskId) {
       const task = await this.tasks.find(taskId);
+      if (!task) await this.tasks.refuseIfArchived(taskId, [projectId]);
       if (!task || task.projectId !== projectId)
         throw graphqlRefusal(`taskId: task ${taskId} is not a task of project ${projectId}`, 'BAD_USER_INPUT');
       if (task.unit !== unit)

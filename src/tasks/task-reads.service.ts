@@ -2,7 +2,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { bigintId, parseTaskRef } from '../common/ids.js';
-import { archivedMonthIn, archivedMonthOf, archivedRange } from './archived-tasks.js';
+import { archivedMonthIn, archivedMonthOf, archivedRange, archivedTask } from './archived-tasks.js';
 import { Database, READS_DATABASE } from '../database/database.js';
 import { dec, type AmountText } from '../pricing/money.js';
 import type { Exactness, Unit } from '../pricing/pricing.types.js';
@@ -106,15 +106,22 @@ export class TaskReadsService {
     return rows;
   }
 
-  /** A task's project (the permission guard's look-up), or undefined when there is no such task. */
-  async projectOf(taskId: string): Promise<string | undefined> {
+  /** A task's project (the guard's look-up; null: of every project), or undefined when there is no such task. */
+  async projectOf(taskId: string): Promise<string | null | undefined> {
     const ref = parseTaskRef(taskId);
     if (!ref) return undefined;
-    const { rows } = await this.db.query<{ project_id: string }>(
-      `SELECT project_id::text FROM task WHERE id = ${ID_OF_REF}`,
-      refParams(ref),
+    // A task whose month is archived keeps its vendor's id and project in task_upstream: the permission
+    // is decided as before, and the resolver says the month is archived. By the gateway's own id its
+    // project is gone with it: null, as for a thing of every project (a caller who sees them all).
+    const { rows } = await this.db.query<{ project_id: string | null; archived: boolean }>(
+      'internalId' in ref
+        ? `SELECT (SELECT project_id::text FROM task WHERE id = $1::bigint) AS project_id,
+                  EXISTS (SELECT 1 FROM archived_month WHERE task_ids @> $1::bigint) AS archived`
+        : `SELECT project_id::text, false AS archived FROM task_upstream WHERE upstream_task_id = $1::bigint`,
+      ['internalId' in ref ? ref.internalId : ref.upstreamTaskId],
     );
-    return rows[0]?.project_id;
+    const row = rows[0];
+    return row?.project_id ?? (row?.archived ? null : undefined);
   }
 
   /** A range over an archived month is refused, not answered short (archived-tasks.ts). */
@@ -129,6 +136,12 @@ export class TaskReadsService {
   async archivedMonthOf(taskId: string, projectIds: string[] | undefined): Promise<string | undefined> {
     const ref = parseTaskRef(taskId);
     return ref ? archivedMonthOf(this.db, ref, projectIds) : undefined;
+  }
+
+  /** For a task not found: the refusal that says its month is archived, when it is, among the projects given. */
+  async refuseIfArchived(taskId: string, projectIds: string[] | undefined): Promise<void> {
+    const month = await this.archivedMonthOf(taskId, projectIds);
+    if (month) throw archivedTask(taskId, month);
   }
 
   /** By the upstream taskId, or `gw-<n>` for a task the upstream never numbered; undefined for anything else. */

@@ -9,7 +9,6 @@ import { cleanText } from '../common/text.js';
 import { LedgerService } from '../ledger/ledger.service.js';
 import { dec } from '../pricing/money.js';
 import { encodeCursor, MAX_PAGE, TaskReadsService } from './task-reads.service.js';
-import { archivedTask } from './archived-tasks.js';
 import { MoneyAmount, Task, TaskConnection, TaskResolutionEnum } from '../graphql/graphql.types.js';
 import { DecimalValue, type DecimalText, DateTimeScalar } from '../graphql/scalars.js';
 
@@ -98,10 +97,7 @@ export class TasksResolver {
   async task(@Context() ctx: CallContext, @Args('taskId', { type: () => ID }) taskId: string) {
     const who = await this.callers.of(ctx);
     const task = await this.query.find(taskId);
-    if (!task) {
-      const archived = await this.query.archivedMonthOf(taskId, scopeProjects(who, undefined));
-      if (archived) throw archivedTask(taskId, archived);
-    }
+    if (!task) await this.query.refuseIfArchived(taskId, scopeProjects(who, undefined));
     if (!task || !can(who, 'read', task.projectId)) return null;
     return task;
   }
@@ -171,7 +167,10 @@ export class TasksResolver {
         'BAD_USER_INPUT',
       );
     const task = await this.query.find(taskId);
-    if (!task) throw graphqlRefusal(`task ${taskId} not found`, 'NOT_FOUND');
+    if (!task) {
+      await this.query.refuseIfArchived(taskId, scopeProjects(who, undefined));
+      throw graphqlRefusal(`task ${taskId} not found`, 'NOT_FOUND');
+    }
     if (task.resolution)
       throw graphqlRefusal(
         `task ${taskId} was already resolved (${task.resolution.outcome} on ${task.resolution.resolvedAt.toISOString()})`,

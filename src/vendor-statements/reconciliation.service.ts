@@ -16,6 +16,7 @@ import { ApiError } from '../common/api-error.js';
 import { cleanText } from '../common/text.js';
 import { Database, DATABASE } from '../database/database.js';
 import { dec } from '../pricing/money.js';
+import { archivedMonthOf } from '../tasks/archived-tasks.js';
 import type { ColumnMapping } from './statement-format.js';
 import { importOnce, importStatement, type Imported } from './statement-import.js';
 import { REASON, REVIEW_CLASSES } from './statement-match.js';
@@ -173,7 +174,16 @@ export class ReconciliationService {
            FROM task t WHERE t.id = $1`,
             [taskId],
           );
-          const task = rows[0]!;
+          const task = rows[0];
+          if (!task) {
+            // Its month was archived after the statement came: its figure is in that month's files.
+            const month = await archivedMonthOf(this.db, { internalId: taskId }, undefined);
+            throw ApiError.conflict(
+              month
+                ? `its task ${item.taskId} was accepted in ${month}, which is archived: restore it (\`spendgate archive restore ${month}\`), decide, then archive it again`
+                : `its task ${item.taskId} is not in the books`,
+            );
+          }
           if (!task.settled)
             throw ApiError.conflict(
               'its task is still held: it settles first (or is resolved in the review queue), then the statement can be taken',

@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { ApiError } from '../common/api-error.js';
 import type { Database } from '../database/database.js';
+import { archivedMonthIn } from '../tasks/archived-tasks.js';
 import {
   layoutOf,
   LineError,
@@ -106,9 +107,45 @@ export async function importStatement(
      WHERE id = $1`,
     [id, fileDigest, rows, repeated.rowCount ?? 0],
   );
+  await refuseArchived(db, id);
   await matchStatement(db, id);
   return { id, created: true };
 }
+
+/**
+ * A statement that touches an archived month (decisions §18) cannot be matched: that month's tasks
+ * are in its files, so its lines would read as billed but not ours, and its tasks the vendor left
+ * out would not be listed. Refused, with the way back (restore, import, archive again).
+ */
+async function refuseArchived(db: Database, id: string): Promise<void> {
+  const { rows: any } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM archived_month');
+  if (any[0]!.n === 0) return;
+  const { rows: billed } = await db.query<{ vendor_task_id: string; month: string }>(
+    `SELECT l.vendor_task_id::text, to_char(a.month, 'YYYY-MM') AS month
+     FROM vendor_statement_line l JOIN task_upstream u ON u.upstream_task_id = l.vendor_task_id
+     JOIN archived_month a ON a.task_ids @> u.task_id
+     WHERE l.statement_id = $1 AND NOT EXISTS (SELECT 1 FROM task t WHERE t.id = u.task_id)
+     ORDER BY l.line_no LIMIT 1`,
+    [id],
+  );
+  const way = (month: string) =>
+    `restore it (\`spendgate archive restore ${month}\`), import the statement, then archive it again`;
+  if (billed[0])
+    throw ApiError.conflict(
+      `statement: it bills task ${billed[0].vendor_task_id}, accepted in ${billed[0].month}, which is archived: ${way(billed[0].month)}`,
+    );
+  const { rows: days } = await db.query<{ from: Date; to: Date }>(
+    `SELECT date_trunc('day', period_from) AS from, date_trunc('day', period_to) + interval '1 day' AS to FROM vendor_statement WHERE id = $1`,
+    [id],
+  );
+  const month = days[0]?.from ? await archivedMonthIn(db, days[0].from, days[0].to) : undefined;
+  if (month)
+    throw ApiError.conflict(
+      `statement: its days (${isoDay(days[0]!.from)} to ${isoDay(new Date(days[0]!.to.getTime() - 86_400_000))}) hold ${month}, which is archived: the tasks it may have left out are in that month's files; ${way(month)}`,
+    );
+}
+
+const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 
 /**
  * Runs the import in a transaction (`run` opens it, with the audit record); the same file answers its earlier

@@ -8,9 +8,7 @@ import { SMTPServer } from 'smtp-server';
 import type { Gateway } from '../../src/bootstrap.js';
 import { freePort } from '../../src/database/embedded.js';
 import { weeklyDigest, weekStart } from '../../src/early-warning/digest.js';
-import { LedgerService } from '../../src/ledger/ledger.service.js';
-import { Decimal } from '../../src/pricing/money.js';
-import { heldTask } from '../support/builders.js';
+import { heldTask, settleAsImage } from '../support/builders.js';
 import {
   ADMIN,
   eventually,
@@ -166,7 +164,6 @@ test('a threshold crossing arrives once as a readable email; with the SMTP serve
 test("the weekly digest goes to the addresses that asked for it, with the spend report's figures", async () => {
   const monday = weekStart(new Date());
   const lastWeek = new Date(monday.getTime() - 7 * 86_400_000);
-  const ledger = gw.app.get(LedgerService);
   const teams = [await projectWithKey(gw, 'digest-a'), await projectWithKey(gw, 'digest-b')];
   for (const [i, team] of teams.entries()) {
     for (let d = 0; d < 3 + i; d++) {
@@ -174,20 +171,7 @@ test("the weekly digest goes to the addresses that asked for it, with the spend 
         projectId: team.projectId,
         acceptedAt: new Date(lastWeek.getTime() + d * 86_400_000 + 3_600_000),
       });
-      await ledger.settle({
-        taskId: t.taskId,
-        status: 'ready',
-        charge: {
-          unit: 'USD',
-          exactness: 'EXACT',
-          amount: new Decimal('0.04'),
-          lines: [],
-          warnings: [],
-          needsReview: false,
-        },
-        usage: {},
-        rollup: {},
-      });
+      await settleAsImage(gw, t.taskId);
     }
   }
   await graphql(

@@ -12,22 +12,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { Gateway } from '../../src/bootstrap.js';
-import { LedgerService } from '../../src/ledger/ledger.service.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { Decimal } from '../../src/pricing/money.js';
-import { acceptedTask, holdFor } from '../support/builders.js';
+import { acceptedTask, holdFor, settleAsImage } from '../support/builders.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, sql } from '../support/harness.js';
 
 const ARCHIVE_DIR = mkdtempSync(path.join(tmpdir(), 'spendgate-archive-'));
 const OCT = { from: '2026-10-01T00:00:00Z', to: '2026-11-01T00:00:00Z' };
-const IMAGE = {
-  unit: 'USD' as const,
-  exactness: 'EXACT' as const,
-  amount: new Decimal('0.04'),
-  lines: [],
-  warnings: [],
-};
 
 let url: string;
 let gw: Gateway;
@@ -54,10 +46,7 @@ function cliWith(env: Record<string, string>, ...args: string[]): Promise<{ code
   );
 }
 
-const settle = (taskId: string) =>
-  gw.app
-    .get(LedgerService)
-    .settle({ taskId, status: 'ready', charge: { ...IMAGE, needsReview: false }, usage: {}, rollup: { images: '1' } });
+const settle = (taskId: string) => settleAsImage(gw, taskId);
 
 /** What a reader sees of October and of the budgets. */
 async function figures() {

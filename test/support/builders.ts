@@ -9,7 +9,7 @@ import type { Endpoint } from '../../src/catalog/catalog.types.js';
 import { requestHash } from '../../src/gateway/gateway-answers.js';
 import { LedgerService, type HoldOutcome } from '../../src/ledger/ledger.service.js';
 import { quote, type Quote } from '../../src/pricing/engine.js';
-import { Money } from '../../src/pricing/money.js';
+import { Decimal, Money } from '../../src/pricing/money.js';
 import { PriceBookService } from '../../src/pricing/price-book.service.js';
 import { TaskStore } from '../../src/tasks/task-store.js';
 
@@ -104,4 +104,22 @@ function quoteFor(gw: Gateway, body: Body): Quote {
   const route = findRoute(String(body.model));
   if (!route) throw new Error(`no route for ${String(body.model)}`);
   return quote({ route, body }, gw.app.get(PriceBookService).inForce());
+}
+
+/** Settles a task as the vendor's ready image of seedream-4.0: an exact 0.04 USD charge. */
+export function settleAsImage(gw: Gateway, taskId: string) {
+  return gw.app.get(LedgerService).settle({
+    taskId,
+    status: 'ready',
+    charge: {
+      unit: 'USD',
+      exactness: 'EXACT',
+      amount: new Decimal('0.04'),
+      lines: [],
+      warnings: [],
+      needsReview: false,
+    },
+    usage: {},
+    rollup: { images: '1' },
+  });
 }

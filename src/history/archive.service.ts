@@ -19,6 +19,7 @@ import { ApiError } from '../common/api-error.js';
 import type { Config } from '../config/config.js';
 import type { Database } from '../database/database.js';
 import { dec, type Decimal } from '../pricing/money.js';
+import { lockArchivedMonths } from '../tasks/archived-tasks.js';
 import {
   ARCHIVED_TABLES,
   asParquet,
@@ -95,6 +96,7 @@ export class ArchiveService {
           after: { tasks: v.tasks, ledgerEntries: v.ledgerEntries, keptTasks: v.keptTasks, directory: v.directory },
         }),
         async () => {
+          await lockArchivedMonths(this.db, 'exclusive');
           await this.requireArchivable(month);
           // Made only now: a refused archive leaves no directory behind, ARCHIVE_DIR's own included.
           await mkdir(work, { recursive: true });
@@ -218,6 +220,7 @@ export class ArchiveService {
       client,
       { action: 'month.restore', targetKind: 'month', targetId: month.label, after: { directory: dir } },
       async () => {
+        await lockArchivedMonths(this.db, 'exclusive');
         await this.db.query('LOCK TABLE month_close IN SHARE MODE');
         for (const p of manifest.partitions)
           await this.db.query('SELECT spendgate_add_partition($1, $2, $3)', [p.table, p.name, p.bound]);

@@ -7,6 +7,14 @@ import { clip } from '../common/ids.js';
 import type { Database } from '../database/database.js';
 
 /**
+ * Taken exclusively by an archive or a restore, shared by work that must find a month's tasks either
+ * all in the database or all archived from its first statement to its last (a vendor statement's
+ * import checks for archived months, then matches against the tasks).
+ */
+export const lockArchivedMonths = (db: Pick<Database, 'query'>, mode: 'exclusive' | 'shared') =>
+  db.query(`SELECT pg_advisory_xact_lock${mode === 'shared' ? '_shared' : ''}(hashtext('spendgate: archived months'))`);
+
+/**
  * The archived month (YYYY-MM) of a task named by the vendor's id or by the gateway's own
  * (`internal`), among the projects given (undefined: any; the gateway's own id names no project,
  * so it is answered only to a caller who reads every project).

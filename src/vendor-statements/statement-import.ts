@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { ApiError } from '../common/api-error.js';
 import type { Database } from '../database/database.js';
-import { archivedMonthIn } from '../tasks/archived-tasks.js';
+import { archivedMonthIn, lockArchivedMonths } from '../tasks/archived-tasks.js';
 import {
   layoutOf,
   LineError,
@@ -47,6 +47,8 @@ export async function importStatement(
   // One import at a time across every instance: the same file sent twice at once is one statement,
   // and rows two files share are held once (the second import sees the first's, committed).
   await db.query(`SELECT pg_advisory_xact_lock(hashtext('spendgate: vendor statement import'))`);
+  // No month is archived or restored while the statement is checked and matched.
+  await lockArchivedMonths(db, 'shared');
   const id = (await db.query<{ id: string }>('SELECT gen_random_uuid()::text AS id')).rows[0]!.id;
   // The file's digest is known at its end: until then a random placeholder holds the unique column.
   await db.query(

@@ -9,9 +9,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Gateway } from '../../src/bootstrap.js';
+import { Database } from '../../src/database/database.js';
+import { lockArchivedMonths } from '../../src/tasks/archived-tasks.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
 import { acceptedTask, settleAsImage } from '../support/builders.js';
-import { ADMIN, freshDatabase, gateway, graphql, http, projectWithKey, sql } from '../support/harness.js';
+import { ADMIN, eventually, freshDatabase, gateway, graphql, http, projectWithKey, sql } from '../support/harness.js';
 
 const ARCHIVE_DIR = mkdtempSync(path.join(tmpdir(), 'spendgate-archive-'));
 const HEADER = 'task_id,model,time,amount,unit\n';
@@ -178,4 +180,35 @@ test('resolving or adjusting a task of an archived month says it is archived, by
   );
   expect(adjusted.body.errors?.[0]).toMatchObject({ message: archived('920000'), extensions: { code: 'NOT_FOUND' } });
   expect(await sql(gw, `SELECT count(*)::int AS n FROM ledger_entry WHERE kind = 'adjustment'`)).toEqual([{ n: 1 }]);
+});
+
+test('an import waits while a month is being archived or restored, so it never matches half a month', async () => {
+  const db = new Database(url, 1);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((resolve) => (locked = resolve));
+  // What archive and restore hold from their first statement to their commit.
+  const archiving = db.inTransaction(async () => {
+    await lockArchivedMonths(db, 'exclusive');
+    locked();
+    await released;
+  });
+  await isLocked;
+  let answered = false;
+  const imported = importStatement(`${HEADER}11,seedream-4.0,2026-11-04T00:00:00Z,0.04,USD\n`).then((r) => {
+    answered = true;
+    return r;
+  });
+  // The import is queued behind the archive's lock, not answered.
+  await eventually(
+    async () =>
+      (await sql(gw, `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`))[0]!.n ===
+      1,
+  );
+  expect(answered).toBe(false);
+  release();
+  await archiving;
+  expect((await imported).status).toBe(201);
+  await db.close();
 });

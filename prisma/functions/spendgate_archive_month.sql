@@ -20,13 +20,17 @@ BEGIN
   END IF;
   SELECT coalesce(range_agg(x.task_ids), '{}') INTO ids FROM spendgate_month_partitions(p_month) x WHERE x.table_name = 'task';
 
-  -- Tasks that stay: still open (they settle later, as prior-period items) or with entries posted
-  -- after the month (a late settlement, an adjustment). They wait in the default partition.
+  -- Tasks that stay: still open (they settle later, as prior-period items), with entries posted
+  -- after the month (a late settlement, an adjustment), or waiting for a person (under review, or
+  -- named by an open vendor difference: an item is never archived out of reach). They wait in the
+  -- default partition.
   CREATE TEMP TABLE archive_kept ON COMMIT DROP AS
     SELECT t.* FROM task t
     WHERE t.id <@ ids
       AND (t.settled_at IS NULL
-           OR t.id IN (SELECT e.task_id FROM ledger_entry e WHERE e.task_id <@ ids AND e.effective_at >= m_end));
+           OR t.needs_review
+           OR t.id IN (SELECT e.task_id FROM ledger_entry e WHERE e.task_id <@ ids AND e.effective_at >= m_end)
+           OR t.id IN (SELECT i.task_id FROM vendor_recon_item i WHERE i.task_id <@ ids AND i.state = 'open'));
   CREATE TEMP TABLE archive_kept_lines ON COMMIT DROP AS
     SELECT c.* FROM charge_line c WHERE c.task_id IN (SELECT k.id FROM archive_kept k);
 
@@ -59,4 +63,4 @@ BEGIN
   RETURN kept;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_archive_month(p_month date, p_by text, p_manifest jsonb) IS 'The database''s half of `spendgate archive YYYY-MM` (decisions §18), after the files are written and read back: for a closed month, keeps what budgets need of its entries (archived_spend by who, archived_balance for periods that held part of it), moves the tasks still open or posted to later to the default partition, drops the month''s partitions of task, charge_line and ledger_entry, and records the month as archived with its manifest. Answers how many tasks were kept.';
+COMMENT ON FUNCTION public.spendgate_archive_month(p_month date, p_by text, p_manifest jsonb) IS 'The database''s half of `spendgate archive YYYY-MM` (decisions §18), after the files are written and read back: for a closed month, keeps what budgets need of its entries (archived_spend by who, archived_balance for periods that held part of it), moves the tasks still open, posted to later or awaiting a person (under review, or named by an open vendor difference) to the default partition, drops the month''s partitions of task, charge_line and ledger_entry, and records the month as archived with its manifest. Answers how many tasks were kept.';

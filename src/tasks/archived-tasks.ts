@@ -12,7 +12,9 @@ import type { Database } from '../database/database.js';
  * import checks for archived months, then matches against the tasks).
  */
 export const lockArchivedMonths = (db: Pick<Database, 'query'>, mode: 'exclusive' | 'shared') =>
-  db.query(`SELECT pg_advisory_xact_lock${mode === 'shared' ? '_shared' : ''}(hashtext('spendgate: archived months'))`);
+  mode === 'shared'
+    ? db.query(`SELECT pg_advisory_xact_lock_shared(hashtext('spendgate: archived months'))`)
+    : db.query(`SELECT pg_advisory_xact_lock(hashtext('spendgate: archived months'))`);
 
 /**
  * The archived month (YYYY-MM) of a task named by the vendor's id or by the gateway's own

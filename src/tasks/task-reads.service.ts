@@ -113,15 +113,19 @@ export class TaskReadsService {
     // A task whose month is archived keeps its vendor's id and project in task_upstream: the permission
     // is decided as before, and the resolver says the month is archived. By the gateway's own id its
     // project is gone with it: null, as for a thing of every project (a caller who sees them all).
+    if (!('internalId' in ref)) {
+      const { rows } = await this.db.query<{ project_id: string }>(
+        'SELECT project_id::text FROM task_upstream WHERE upstream_task_id = $1::bigint',
+        [ref.upstreamTaskId],
+      );
+      return rows[0]?.project_id;
+    }
     const { rows } = await this.db.query<{ project_id: string | null; archived: boolean }>(
-      'internalId' in ref
-        ? `SELECT (SELECT project_id::text FROM task WHERE id = $1::bigint) AS project_id,
-                  EXISTS (SELECT 1 FROM archived_month WHERE task_ids @> $1::bigint) AS archived`
-        : `SELECT project_id::text, false AS archived FROM task_upstream WHERE upstream_task_id = $1::bigint`,
-      ['internalId' in ref ? ref.internalId : ref.upstreamTaskId],
+      `SELECT (SELECT project_id::text FROM task WHERE id = $1::bigint) AS project_id,
+              EXISTS (SELECT 1 FROM archived_month WHERE task_ids @> $1::bigint) AS archived`,
+      [ref.internalId],
     );
-    const row = rows[0];
-    return row?.project_id ?? (row?.archived ? null : undefined);
+    return rows[0]!.project_id ?? (rows[0]!.archived ? null : undefined);
   }
 
   /** A range over an archived month is refused, not answered short (archived-tasks.ts). */

@@ -176,7 +176,7 @@ export class ReconciliationService {
           );
           const task = rows[0];
           if (!task) {
-            // Its month was archived after the statement came: its figure is in that month's files.
+            // An archive made before tasks awaiting a person were kept took it: its figure is in its month's files.
             const month = await archivedMonthOf(this.db, { internalId: taskId }, undefined);
             throw ApiError.conflict(
               month

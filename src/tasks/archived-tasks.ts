@@ -17,6 +17,31 @@ export const lockArchivedMonths = (db: Pick<Database, 'query'>, mode: 'exclusive
     : db.query(`SELECT pg_advisory_xact_lock(hashtext('spendgate: archived months'))`);
 
 /**
+ * A task's project, also once its month is archived: task_upstream keeps the vendor's id and project,
+ * so a permission is decided as before and the answer can say the month is archived. By the gateway's
+ * own id the project is gone with the month: null, as for a thing of every project (only a caller who
+ * sees them all gets through). Undefined: no such task.
+ */
+export async function projectOfTask(
+  db: Pick<Database, 'query'>,
+  ref: { upstreamTaskId: string } | { internalId: string },
+): Promise<string | null | undefined> {
+  if (!('internalId' in ref)) {
+    const { rows } = await db.query<{ project_id: string }>(
+      'SELECT project_id::text FROM task_upstream WHERE upstream_task_id = $1::bigint',
+      [ref.upstreamTaskId],
+    );
+    return rows[0]?.project_id;
+  }
+  const { rows } = await db.query<{ project_id: string | null; archived: boolean }>(
+    `SELECT (SELECT project_id::text FROM task WHERE id = $1::bigint) AS project_id,
+            EXISTS (SELECT 1 FROM archived_month WHERE task_ids @> $1::bigint) AS archived`,
+    [ref.internalId],
+  );
+  return rows[0]!.project_id ?? (rows[0]!.archived ? null : undefined);
+}
+
+/**
  * The archived month (YYYY-MM) of a task named by the vendor's id or by the gateway's own
  * (`internal`), among the projects given (undefined: any; the gateway's own id names no project,
  * so it is answered only to a caller who reads every project).

@@ -2,7 +2,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
 import { bigintId, parseTaskRef } from '../common/ids.js';
-import { archivedMonthIn, archivedMonthOf, archivedRange, archivedTask } from './archived-tasks.js';
+import { archivedMonthIn, archivedMonthOf, archivedRange, archivedTask, projectOfTask } from './archived-tasks.js';
 import { Database, READS_DATABASE } from '../database/database.js';
 import { dec, type AmountText } from '../pricing/money.js';
 import type { Exactness, Unit } from '../pricing/pricing.types.js';
@@ -109,23 +109,7 @@ export class TaskReadsService {
   /** A task's project (the guard's look-up; null: of every project), or undefined when there is no such task. */
   async projectOf(taskId: string): Promise<string | null | undefined> {
     const ref = parseTaskRef(taskId);
-    if (!ref) return undefined;
-    // A task whose month is archived keeps its vendor's id and project in task_upstream: the permission
-    // is decided as before, and the resolver says the month is archived. By the gateway's own id its
-    // project is gone with it: null, as for a thing of every project (a caller who sees them all).
-    if (!('internalId' in ref)) {
-      const { rows } = await this.db.query<{ project_id: string }>(
-        'SELECT project_id::text FROM task_upstream WHERE upstream_task_id = $1::bigint',
-        [ref.upstreamTaskId],
-      );
-      return rows[0]?.project_id;
-    }
-    const { rows } = await this.db.query<{ project_id: string | null; archived: boolean }>(
-      `SELECT (SELECT project_id::text FROM task WHERE id = $1::bigint) AS project_id,
-              EXISTS (SELECT 1 FROM archived_month WHERE task_ids @> $1::bigint) AS archived`,
-      [ref.internalId],
-    );
-    return rows[0]!.project_id ?? (rows[0]!.archived ? null : undefined);
+    return ref ? projectOfTask(this.db, ref) : undefined;
   }
 
   /** A range over an archived month is refused, not answered short (archived-tasks.ts). */
@@ -136,15 +120,10 @@ export class TaskReadsService {
     if (month) throw archivedRange(month);
   }
 
-  /** The archived month of a task (archived-tasks.ts), among the projects a caller reads (undefined: all). */
-  async archivedMonthOf(taskId: string, projectIds: string[] | undefined): Promise<string | undefined> {
-    const ref = parseTaskRef(taskId);
-    return ref ? archivedMonthOf(this.db, ref, projectIds) : undefined;
-  }
-
   /** For a task not found: the refusal that says its month is archived, when it is, among the projects given. */
   async refuseIfArchived(taskId: string, projectIds: string[] | undefined): Promise<void> {
-    const month = await this.archivedMonthOf(taskId, projectIds);
+    const ref = parseTaskRef(taskId);
+    const month = ref ? await archivedMonthOf(this.db, ref, projectIds) : undefined;
     if (month) throw archivedTask(taskId, month);
   }
 

@@ -305,9 +305,9 @@ CREATE TABLE commitment_true_up (
   unit "Unit" NOT NULL,
   amount numeric NOT NULL,
   ledger_entry_id bigint NOT NULL,
-  CONSTRAINT commitment_true_up_pkey PRIMARY KEY (commitment_id, month),
+  CONSTRAINT commitment_true_up_pkey PRIMARY KEY (ledger_entry_id),
   CONSTRAINT commitment_true_up_commitment_id_fkey FOREIGN KEY (commitment_id) REFERENCES commitment(id) ON UPDATE CASCADE ON DELETE RESTRICT,
-  CONSTRAINT commitment_true_up_positive CHECK ((amount > (0)::numeric))
+  CONSTRAINT commitment_true_up_not_zero CHECK ((amount <> (0)::numeric))
 );
 
 CREATE TABLE contract_term (
@@ -873,6 +873,8 @@ CREATE INDEX audit_record_project_id_seq_idx ON public.audit_record USING btree 
 CREATE INDEX budget_project_id_unit_idx ON public.budget USING btree (project_id, unit);
 
 CREATE UNIQUE INDEX budget_alert_budget_id_period_start_subject_threshold_key ON public.budget_alert USING btree (budget_id, period_start, subject, threshold);
+
+CREATE INDEX commitment_true_up_commitment_id_month_idx ON public.commitment_true_up USING btree (commitment_id, month);
 
 CREATE UNIQUE INDEX contract_term_key ON public.contract_term USING btree (version, unit, scope, value, COALESCE(component, ''::text), COALESCE(tier, ''::text));
 

@@ -104,31 +104,38 @@ export class CommitmentsService {
 
   /**
    * The close of `month` posts each commitment's shortfall as an adjustment on its project, dated
-   * the month's last microsecond, and records it (once: a reopened month closed again posts none).
-   * Called inside the close's transaction, before its statements are read. Answers what it posted.
+   * the month's last microsecond, and records it. A reopened month closed again posts what the
+   * shortfall became since (up after a late credit, down after a late charge; nothing if it is the
+   * same), so the month's true-ups add up to its shortfall as this close finds it and what is owed
+   * is the commitment or the spend, whichever is more. Called inside the close's transaction, before
+   * its statements are read. Answers what it posted.
    */
   async trueUp(month: string, db: Pick<Database, 'query'>): Promise<Array<{ commitment: string; amount: string }>> {
     const posted: Array<{ commitment: string; amount: string }> = [];
     for (const c of await this.all(db)) {
       if (!inForceIn(c, month)) continue;
-      const done = await db.query('SELECT 1 FROM commitment_true_up WHERE commitment_id = $1 AND month = $2::date', [
-        c.id,
-        `${month}-01`,
-      ]);
-      if (done.rowCount) continue;
+      const { rows } = await db.query<{ before: string | null }>(
+        'SELECT sum(amount)::text AS before FROM commitment_true_up WHERE commitment_id = $1 AND month = $2::date',
+        [c.id, `${month}-01`],
+      );
+      const before = rows[0]!.before === null ? null : dec(rows[0]!.before);
       const used = await this.usedByMonth(db, c.unit, c.startsMonth, month);
       const figures = commitmentMonths(c, month, (m) => used.get(m) ?? ZERO).at(-1)!;
-      if (figures.shortfall.isZero()) continue;
-      const amount = figures.shortfall.toFixed();
+      const amount = figures.shortfall.minus(before ?? ZERO);
+      if (amount.isZero()) continue;
+      const reason =
+        before === null
+          ? `true-up of commitment "${c.name}" for ${month}`
+          : `true-up of commitment "${c.name}" for ${month}, closed again: its shortfall is ${figures.shortfall.toFixed()} (${before.toFixed()} trued up before)`;
       await db.query(
         `WITH e AS (
            SELECT spendgate_adjust($2::uuid, $3::"Unit", $4::numeric, $5, NULL, ($6::date + interval '1 month') - interval '1 microsecond') AS id
          )
          INSERT INTO commitment_true_up (commitment_id, month, unit, amount, ledger_entry_id)
          SELECT $1, $6::date, $3::"Unit", $4::numeric, e.id FROM e`,
-        [c.id, c.projectId, c.unit, amount, `true-up of commitment "${c.name}" for ${month}`, `${month}-01`],
+        [c.id, c.projectId, c.unit, amount.toFixed(), reason, `${month}-01`],
       );
-      posted.push({ commitment: c.name, amount });
+      posted.push({ commitment: c.name, amount: amount.toFixed() });
     }
     return posted;
   }

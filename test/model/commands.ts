@@ -545,7 +545,7 @@ export class Commit implements Cmd {
       { p: project, m: m.previous, a: this.amount },
     );
     if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
-    m.commitment = { project, amount: new Decimal(this.amount), month: m.previous, trued: false };
+    m.commitment = { project, amount: new Decimal(this.amount), month: m.previous, trued: new Decimal(0) };
   }
   toString = () => `commit(${this.amount} USD last month)`;
 }

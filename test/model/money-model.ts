@@ -127,8 +127,8 @@ export class MoneyModel {
   imageDiscount = '0';
   /** finance's USD price of a credit, by the first month it applies to (§19) */
   readonly creditPrices = new Map<Month, Decimal>();
-  /** a USD commitment of one month, trued up on `project` when that month closes (§19) */
-  commitment: { project: string; amount: Decimal; month: Month; trued: boolean } | null = null;
+  /** a USD commitment of one month, trued up on `project` when that month closes (§19); `trued`: what closes posted */
+  commitment: { project: string; amount: Decimal; month: Month; trued: Decimal } | null = null;
   /** every statement line held (file order), and the items */
   readonly lines: Array<StatementLine & { statement: number }> = [];
   readonly items: Item[] = [];
@@ -287,13 +287,18 @@ export class MoneyModel {
 
   close(month: Month): void {
     const c = this.commitment;
-    if (c && c.month === month && !c.trued) {
-      // Every project's USD posted in the month, against the commitment: the shortfall is its last entry.
+    if (c && c.month === month) {
+      // Every project's USD posted in the month less its true-ups, against the commitment: the
+      // shortfall is its last entry. Closed again after a reopening, what the shortfall became since.
       const used = this.postings
         .filter((p) => p.month === month && p.unit === 'USD')
-        .reduce((t, p) => t.plus(p.amount), new Decimal(0));
-      if (used.lessThan(c.amount)) this.adjust(c.project, 'USD', c.amount.minus(used), month, null);
-      c.trued = true;
+        .reduce((t, p) => t.plus(p.amount), new Decimal(0))
+        .minus(c.trued);
+      const shortfall = Decimal.max(0, c.amount.minus(used));
+      if (!shortfall.equals(c.trued)) {
+        this.adjust(c.project, 'USD', shortfall.minus(c.trued), month, null);
+        c.trued = shortfall;
+      }
     }
     this.closed.add(month);
     // Holds still open are carried to the first open month (§13).

@@ -1,7 +1,8 @@
 /**
  * Operations that cross features in one step, where random single steps rarely line up: a price
  * published while a task runs, a task's vendor figure taken twice (a statement, then a re-send),
- * one difference taken on both instances at once, and any change made by a role (§11). Each is
+ * one difference taken on both instances at once, a commitment's month closed again after a late
+ * correction, and any change made by a role (§11). Each is
  * built from the single operations, so the model's rules stay in one place.
  */
 import { Decimal } from 'decimal.js';
@@ -9,6 +10,7 @@ import type { Role } from '../../src/auth/permissions.js';
 import {
   Adjust,
   CloseMonth,
+  Commit,
   DeleteBudget,
   pickOf,
   Poll,
@@ -165,6 +167,28 @@ const MAY: Record<Exclude<Role, 'OWNER'>, ReadonlySet<string>> = {
   LEAD: new Set(['budgets', 'corrections']),
   VIEWER: new Set(),
 };
+
+/**
+ * A commitment's month closed, reopened, moved by a late correction (a credit or a charge dated in
+ * it), and closed again (§13 × §19): the close trues up what the shortfall became, so the month owes
+ * the commitment or its spend, whichever is more.
+ */
+export class ReclosedCommitment implements Cmd {
+  constructor(
+    readonly amount: string,
+    readonly late: Decimal,
+  ) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    if (!m.commitment && !m.closed.has(m.previous)) await new Commit(this.amount).run(env, real);
+    if (!m.closed.has(m.previous)) await new CloseMonth().run(env, real);
+    await new ReopenMonth().run(env, real);
+    await new Adjust(0, this.late, null, 'last month').run(env, real);
+    await new CloseMonth().run(env, real);
+  }
+  toString = () => `reclosed-commitment(${this.amount} USD, late ${this.late.toFixed()})`;
+}
 
 /** A change made by a finance, lead or viewer token: done where the role may, else refused 403 with nothing changed. */
 export class AsRole implements Cmd {

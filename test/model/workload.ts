@@ -34,7 +34,14 @@ import {
 import { Decide, HostileStatement, ImportStatement, Rebill } from './statement-commands.js';
 import type { Scope, Unit } from './money-model.js';
 import type { Real } from './real.js';
-import { AcceptOnBoth, AsRole, DisputeTwice, RepricedWhileRunning, ReviewedChat } from './scenarios.js';
+import {
+  AcceptOnBoth,
+  AsRole,
+  DisputeTwice,
+  ReclosedCommitment,
+  RepricedWhileRunning,
+  ReviewedChat,
+} from './scenarios.js';
 import type { Server } from './system.js';
 
 export function commandsArb(
@@ -151,6 +158,12 @@ export function commandsArb(
     contract,
     creditPrice,
     commitment,
+    fc
+      .tuple(
+        fc.constantFrom('0.5', '2', '40'),
+        cents(-150, 150).filter((d) => !d.isZero()),
+      )
+      .map(([a, late]) => new ReclosedCommitment(a, late)),
     fc
       .tuple(at, project, fc.constantFrom('1K', '2K', '4K'), fc.integer({ min: 1, max: 3 }), seedreamRates)
       .map(([a, p, r, n, rates]) => new RepricedWhileRunning(a, p, r, n, rates)),

@@ -1,8 +1,9 @@
 /**
  * Months: the last twelve UTC months, open or closed (final: their figures never change), with
  * Close for those who may close the books (finance, owners) once a month is over, Reopen for
- * owners on the latest closed month (with a reason), each closed month's statements to download
- * (CSV and PDF, as kept at close), and the prior-period items an open month received.
+ * owners on the latest closed month (with a reason; an archived one is restored first), each closed
+ * month's statements to download (CSV and PDF, as kept at close), the prior-period items an open
+ * month received, and the months archived to Parquet.
  */
 import { useClient, useQuery } from '@urql/preact';
 import type { CombinedError } from '@urql/core';
@@ -10,6 +11,7 @@ import { useState } from 'preact/hooks';
 import { errorText, type Unit } from '../api';
 import { may, useSigned } from '../signed';
 import { dateTime, exactMoney, plural } from '../format';
+import { ARCHIVED_FIELDS, ArchivedMonths, restoreCommand, type ArchivedMonth } from '../parts/archived-months';
 
 interface Close {
   month: string;
@@ -32,7 +34,7 @@ interface StatementRow {
   pdfPath: string;
 }
 
-const CLOSES = `query Closes { closedMonths { month closedAt closedBy carriedTasks statements reopenedAt reopenedBy reopenReason version inForce } monthToClose }`;
+const CLOSES = `query Closes { closedMonths { month closedAt closedBy carriedTasks statements reopenedAt reopenedBy reopenReason version inForce } monthToClose ${ARCHIVED_FIELDS} }`;
 const STATEMENTS = `query Statements($month: String!) { statements(month: $month) { projectId projectName version totals { unit amount } csvPath pdfPath } }`;
 const PRIOR = `query Prior($from: DateTime!, $to: DateTime!) { spendReport(from: $from, to: $to, groupBy: ["project"], statuses: ["prior_period"]) { keys totals { unit amount } tasks } }`;
 
@@ -53,7 +55,11 @@ const bounds = (month: string) => {
 export function Months() {
   const { viewer } = useSigned();
   const client = useClient();
-  const [{ data, error }, reload] = useQuery<{ closedMonths: Close[]; monthToClose: string | null }>({ query: CLOSES });
+  const [{ data, error }, reload] = useQuery<{
+    closedMonths: Close[];
+    monthToClose: string | null;
+    archivedMonths: ArchivedMonth[];
+  }>({ query: CLOSES });
   const [failure, setFailure] = useState<CombinedError | undefined>();
   const [open, setOpen] = useState<string | null>(null);
   if (error)
@@ -65,6 +71,7 @@ export function Months() {
   if (!data) return <p class="loading">Loading…</p>;
   const inForce = new Map(data.closedMonths.filter((c) => c.inForce).map((c) => [c.month, c]));
   const latestClosed = [...inForce.keys()].sort().at(-1);
+  const archived = new Map(data.archivedMonths.map((a) => [a.month, a]));
   const current = new Date().toISOString().slice(0, 7);
   const act = async (query: string, variables: Record<string, string>) => {
     const done = await client.mutation(query, variables).toPromise();
@@ -100,11 +107,17 @@ export function Months() {
                 <tr data-month={month}>
                   <td>{month}</td>
                   <td>
-                    {c ? <span class="badge">closed · final</span> : month === current ? 'open (in progress)' : 'open'}
+                    {c ? (
+                      <span class="badge">{archived.has(month) ? 'closed · final · archived' : 'closed · final'}</span>
+                    ) : month === current ? (
+                      'open (in progress)'
+                    ) : (
+                      'open'
+                    )}
                   </td>
                   <td>
                     {c
-                      ? `${dateTime(c.closedAt)} by ${c.closedBy}${c.version > 1 ? ` (close ${c.version}, after a reopening)` : ''}${c.carriedTasks ? `; ${plural(c.carriedTasks, 'open hold')} carried` : ''}`
+                      ? `${dateTime(c.closedAt)} by ${c.closedBy}${c.version > 1 ? ` (close ${c.version}, after a reopening)` : ''}${c.carriedTasks ? `; ${plural(c.carriedTasks, 'open hold')} carried` : ''}${archived.has(month) ? `; archived ${dateTime(archived.get(month)!.archivedAt)}` : ''}`
                       : !c && month < current && month !== data.monthToClose && month > (data.monthToClose ?? '')
                         ? `closes after ${data.monthToClose ?? 'the months before it'} (months close in order)`
                         : '—'}
@@ -126,7 +139,12 @@ export function Months() {
                         Close {month}
                       </button>
                     )}
-                    {c && month === latestClosed && may(viewer, 'admin') && (
+                    {c && month === latestClosed && may(viewer, 'admin') && archived.has(month) && (
+                      <small class="hint">
+                        archived: to reopen it, restore it first (<code>{restoreCommand(month)}</code>)
+                      </small>
+                    )}
+                    {c && month === latestClosed && may(viewer, 'admin') && !archived.has(month) && (
                       <button
                         type="button"
                         class="link"
@@ -175,6 +193,7 @@ export function Months() {
           </ul>
         </>
       )}
+      <ArchivedMonths months={data.archivedMonths} />
     </section>
   );
 }

@@ -7,7 +7,7 @@ import { csvLine } from '../common/csv.js';
 import { list, one, reportDate, type QueryValue } from '../common/query-params.js';
 import type { GroupKey } from '../reports/spend-report.js';
 import { ConvertedSpendService } from './converted-spend.service.js';
-import { RatesService } from './rates.service.js';
+import { RatesService } from '../rates/rates.service.js';
 
 @Controller('reports')
 export class ConvertedSpendController {

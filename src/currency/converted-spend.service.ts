@@ -7,8 +7,8 @@ import { Injectable } from '@nestjs/common';
 import { dec, ZERO, type Decimal, type Unit } from '../pricing/money.js';
 import { ReportsService } from '../reports/reports.service.js';
 import type { ReportQuery } from '../reports/spend-report.js';
-import { conversionLabel, convert, missingRates, spans, type Span } from './conversion.js';
-import { RatesService } from './rates.service.js';
+import { conversionLabel, convert, missingRates, spans, type Span } from '../rates/conversion.js';
+import { RatesService } from '../rates/rates.service.js';
 
 export interface ConvertedRow {
   keys: string[];

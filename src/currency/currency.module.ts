@@ -4,17 +4,11 @@ import { AuthModule } from '../auth/auth.module.js';
 import { ConvertedSpendController } from './converted-spend.controller.js';
 import { ConvertedSpendService } from './converted-spend.service.js';
 import { CurrencyResolver, DashboardConversionResolver, StatementConversionResolver } from './currency.resolver.js';
-import { RatesService } from './rates.service.js';
+import { RatesModule } from '../rates/rates.module.js';
 
 @Module({
-  imports: [AuthModule],
-  providers: [
-    RatesService,
-    ConvertedSpendService,
-    CurrencyResolver,
-    StatementConversionResolver,
-    DashboardConversionResolver,
-  ],
+  imports: [AuthModule, RatesModule],
+  providers: [ConvertedSpendService, CurrencyResolver, StatementConversionResolver, DashboardConversionResolver],
   controllers: [ConvertedSpendController],
 })
 export class CurrencyModule {}

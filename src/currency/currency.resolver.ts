@@ -13,7 +13,7 @@ import { DateTimeScalar } from '../graphql/scalars.js';
 import type { GroupKey } from '../reports/spend-report.js';
 import { ConvertedSpendService } from './converted-spend.service.js';
 import { ConvertedSpend, ConvertedTotal, RateVersionView } from './currency.types.js';
-import { RatesService } from './rates.service.js';
+import { RatesService } from '../rates/rates.service.js';
 
 const noteOf = (note?: string | null) =>
   note === undefined || note === null ? undefined : cleanText('note', note, 500, { multiline: true });

@@ -8,21 +8,12 @@ import { ApiError } from '../common/api-error.js';
 import { parseMonth } from '../common/month.js';
 import { DATABASE, type Database } from '../database/database.js';
 import { boundedAmount } from '../pricing/bounds.js';
-import { dec } from '../pricing/money.js';
+import type { Decimal } from '../pricing/money.js';
 import type { RateVersion } from './conversion.js';
+import { rateRows, rateVersions, type RateRow } from './rate-versions.js';
 
 const CURRENCY = /^[A-Z]{3}$/;
 const MAX_LEAD_MONTHS = 120;
-
-export interface RateRow {
-  version: number;
-  currency: string;
-  month: string;
-  rate: string;
-  note: string | null;
-  publishedAt: Date;
-  publishedBy: string;
-}
 
 @Injectable()
 export class RatesService {
@@ -46,19 +37,8 @@ export class RatesService {
   }
 
   /** Every credit-price version (currency null: `USD`) or every FX version of a currency, oldest first. */
-  async list(currency: string | null): Promise<RateRow[]> {
-    const { rows } =
-      currency === null
-        ? await this.db.query<RateRow>(
-            `SELECT version, 'USD' AS currency, to_char(effective_month, 'YYYY-MM') AS month, usd_per_credit::text AS rate,
-                    note, published_at AS "publishedAt", published_by AS "publishedBy" FROM credit_price ORDER BY version`,
-          )
-        : await this.db.query<RateRow>(
-            `SELECT version, currency, to_char(effective_month, 'YYYY-MM') AS month, per_usd::text AS rate, note,
-                    published_at AS "publishedAt", published_by AS "publishedBy" FROM fx_rate WHERE currency = $1 ORDER BY version`,
-            [currency],
-          );
-    return rows.map((r) => ({ ...r, rate: dec(r.rate).toFixed() }));
+  list(currency: string | null): Promise<RateRow[]> {
+    return rateRows(this.db, currency);
   }
 
   /** The currencies finance has entered a rate for, alphabetically. */
@@ -68,8 +48,8 @@ export class RatesService {
   }
 
   /** The versions as conversion.ts takes them. */
-  async versions(currency: string | null): Promise<RateVersion[]> {
-    return (await this.list(currency)).map((r) => ({ version: r.version, month: r.month, rate: dec(r.rate) }));
+  versions(currency: string | null): Promise<RateVersion[]> {
+    return rateVersions(this.db, currency);
   }
 
   private positive(field: string, text: string) {
@@ -82,7 +62,7 @@ export class RatesService {
   private async publish(
     currency: string | null,
     month: string,
-    rate: ReturnType<typeof dec>,
+    rate: Decimal,
     note: string | undefined,
     by: string,
   ): Promise<number> {

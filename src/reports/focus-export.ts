@@ -10,9 +10,12 @@
  *   usage at the price book's list rate, ListUnitPrice. PricingQuantity × either unit price is
  *   its cost, exactly. EffectiveCost spreads a commitment's true-up over its month's usage
  *   (focus-effective.ts).
- * - Credit rows (decisions §7): the credits in x_Credits; a FOCUS cost only with CREDITS_PER_USD,
- *   credits ÷ rate rounded half-even to 10 places, the rate in x_CreditsPerUsd (unit prices too).
- *   Without it the cost columns are 0 (FOCUS does not allow them empty) and x_CostStatus says so.
+ * - Credit rows (decisions §7, §19): the credits in x_Credits; a FOCUS cost at finance's credit price
+ *   in force for the row's month (credits × price, its version in x_CostStatus, the price in
+ *   x_UsdPerCredit), as convertedSpend converts them; for a month without one, at CREDITS_PER_USD
+ *   if the operator set it (credits ÷ rate, the rate in x_CreditsPerUsd); 10 places half-even, unit
+ *   prices too. Without either the cost columns are 0 (FOCUS does not allow them empty) and
+ *   x_CostStatus says so.
  * - Adjustments without a task are ChargeCategory Adjustment. What a model's totals hold beyond
  *   its lines (a refund, a review's resolution) has no unit price: a row of its own, Credit when
  *   negative, else Adjustment, without SKU or quantities. ChargeClass stays null: spendgate posts
@@ -21,6 +24,8 @@
 import { csvLine } from '../common/csv.js';
 import type { Database } from '../database/database.js';
 import { dec, Decimal, type Decimal as DecimalValue } from '../pricing/money.js';
+import { inForce, monthOf, type RateVersion } from '../rates/conversion.js';
+import { rateVersions } from '../rates/rate-versions.js';
 import { effectiveDeltas } from './focus-effective.js';
 import { focusGrain, type GrainRow, type GroupRow, type SkuRow } from './focus-grain.js';
 
@@ -70,13 +75,14 @@ export const FOCUS_COLUMNS = [
   'x_VideoSeconds',
   'x_Images',
   'x_PriceBookVersion',
+  'x_UsdPerCredit',
 ] as const;
 
 export interface FocusOptions {
   from: Date;
   to: Date;
   projectIds?: string[];
-  /** Credits per USD (CREDITS_PER_USD); without it credit rows carry no cost. */
+  /** Credits per USD (CREDITS_PER_USD): the cost of credit rows in months without a credit price. */
   creditsPerUsd?: DecimalValue;
   /** Who bills (ProviderName, InvoiceIssuerName): the vendor in front of which spendgate runs. */
   vendorName: string;
@@ -87,7 +93,8 @@ const COST_PLACES = 10;
 export async function focusRows(db: Pick<Database, 'query'>, o: FocusOptions): Promise<string[][]> {
   const rows = await focusGrain(db, o.from, o.to, o.projectIds);
   const deltas = await effectiveDeltas(db, o.from, o.to);
-  return rows.map((r) => focusRecord(r, o, deltas.get(r.key)));
+  const prices = await rateVersions(db, null);
+  return rows.map((r) => focusRecord(r, o, deltas.get(r.key), prices));
 }
 
 export async function focusCsv(db: Pick<Database, 'query'>, o: FocusOptions): Promise<string> {
@@ -95,27 +102,38 @@ export async function focusCsv(db: Pick<Database, 'query'>, o: FocusOptions): Pr
   return [csvLine([...FOCUS_COLUMNS]), ...rows.map((r) => csvLine(r))].join('\n') + '\n';
 }
 
-function focusRecord(row: GrainRow, o: FocusOptions, effectiveDelta?: DecimalValue): string[] {
+function focusRecord(
+  row: GrainRow,
+  o: FocusOptions,
+  effectiveDelta: DecimalValue | undefined,
+  creditPrices: readonly RateVersion[],
+): string[] {
   const { group: r, sku } = row;
   const start = r.day;
   const end = new Date(start.getTime() + 86_400_000);
   const monthStart = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), 1));
   const monthEnd = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1));
   const credits = r.unit === 'CREDITS';
+  const price = credits ? inForce(creditPrices, monthOf(start)) : undefined;
+  const perUsd = credits && !price ? o.creditsPerUsd : undefined;
   const costOf = (amount: DecimalValue) =>
     !credits
       ? amount.toFixed()
-      : o.creditsPerUsd
-        ? amount.dividedBy(o.creditsPerUsd).toDecimalPlaces(COST_PLACES, Decimal.ROUND_HALF_EVEN).toFixed()
+      : price || perUsd
+        ? (price ? amount.times(price.rate) : amount.dividedBy(perUsd!))
+            .toDecimalPlaces(COST_PLACES, Decimal.ROUND_HALF_EVEN)
+            .toFixed()
         : '0';
   const cost = costOf(dec(row.amount));
   const listCost = costOf(dec(row.listAmount));
   const effectiveCost = effectiveDelta ? costOf(dec(row.amount).plus(effectiveDelta)) : cost;
   const status = !credits
     ? 'exact'
-    : o.creditsPerUsd
-      ? `converted at ${o.creditsPerUsd.toFixed()} credits per USD, ${COST_PLACES} places half-even`
-      : 'credits not converted: set CREDITS_PER_USD for a cost';
+    : price
+      ? `converted at credit price v${price.version} (${price.rate.toFixed()} USD a credit, from ${price.month}), ${COST_PLACES} places half-even`
+      : perUsd
+        ? `converted at ${perUsd.toFixed()} credits per USD, ${COST_PLACES} places half-even`
+        : 'credits not converted: set a credit price (setCreditPrice) or CREDITS_PER_USD for a cost';
   const priced = sku ? skuColumns(r.model, r.version, sku, costOf) : NO_SKU;
   const counts = sku ? countsOf(sku) : r;
   const key = r.key_prefix || 'no key';
@@ -154,7 +172,7 @@ function focusRecord(row: GrainRow, o: FocusOptions, effectiveDelta?: DecimalVal
     r.key_prefix,
     r.unit,
     credits ? row.amount : '',
-    credits && o.creditsPerUsd ? o.creditsPerUsd.toFixed() : '',
+    perUsd ? perUsd.toFixed() : '',
     status,
     String(sku ? sku.lines : r.tasks),
     String(sku ? 0 : r.unpriced),
@@ -165,6 +183,7 @@ function focusRecord(row: GrainRow, o: FocusOptions, effectiveDelta?: DecimalVal
     counts.seconds,
     String(counts.images),
     String(r.version),
+    price ? price.rate.toFixed() : '',
   ];
 }
 

@@ -581,7 +581,8 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
         ListCost: '0',
         ListUnitPrice: '0',
         x_CreditsPerUsd: '',
-        x_CostStatus: 'credits not converted: set CREDITS_PER_USD for a cost',
+        x_CostStatus: 'credits not converted: set a credit price (setCreditPrice) or CREDITS_PER_USD for a cost',
+        x_UsdPerCredit: '',
         ConsumedUnit: 'Tokens',
         PricingUnit: '1000000 Tokens',
       });
@@ -613,12 +614,12 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
     });
   });
 
+  /** A gateway on this database whose FOCUS export converts credits at CREDITS_PER_USD. */
+  const convertingAt = (perUsd: string) =>
+    gateway(url, { SIMULATOR_DELAY_MS: '600000', POLLER_ENABLED: 'false', CREDITS_PER_USD: perUsd });
+
   test('with CREDITS_PER_USD, credit rows carry their cost: credits ÷ rate, 10 places half-even, the rate shown', async () => {
-    const converting = await gateway(url, {
-      SIMULATOR_DELAY_MS: '600000',
-      POLLER_ENABLED: 'false',
-      CREDITS_PER_USD: '3',
-    });
+    const converting = await convertingAt('3');
     try {
       const credits = (await focus(converting)).filter((r) => r.x_Unit === 'CREDITS');
       // Each SKU price converted: 11.466 / 3, 0.8736 / 3, 19.656 / 3, exact; the unit prices too.
@@ -634,17 +635,53 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
         expect(r.x_CreditsPerUsd).toBe('3');
         expect(r.x_CostStatus).toMatch(/^converted at 3 credits per USD/);
       }
-      const inexact = await gateway(url, {
-        SIMULATOR_DELAY_MS: '600000',
-        POLLER_ENABLED: 'false',
-        CREDITS_PER_USD: '9',
-      });
+      const inexact = await convertingAt('9');
       try {
         const cached = (await focus(inexact)).find((r) => r.SkuId === 'gemini-3.8-flash/cache_read')!;
         expect(cached.BilledCost).toBe('0.0970666667'); // 0.8736 / 9 = 0.09706666…, rounded at the 10th place
       } finally {
         await inexact.close();
       }
+    } finally {
+      await converting.close();
+    }
+  });
+
+  test("with finance's credit price for the month, credit rows cost credits × price (its version named), as convertedSpend converts them; CREDITS_PER_USD only where no price is in force", async () => {
+    const month = monthStart.toISOString().slice(0, 7);
+    const set = await graphql(
+      gw,
+      ADMIN,
+      'mutation($m: String!) { setCreditPrice(effectiveMonth: $m, usdPerCredit: "0.00106") }',
+      {
+        m: month,
+      },
+    );
+    expect(set.body.errors).toBeUndefined();
+    const converting = await convertingAt('3');
+    try {
+      const credits = (await focus(converting)).filter((r) => r.x_Unit === 'CREDITS');
+      const input = credits.find((r) => r.SkuId === 'gemini-3.8-flash/input')!;
+      // 11.466 credits × 0.00106 = 0.01215396 USD, exact; 955.5 credits per 1M tokens × 0.00106 = 1.01283
+      expect(input).toMatchObject({
+        BilledCost: '0.01215396',
+        ListUnitPrice: '1.01283',
+        x_UsdPerCredit: '0.00106',
+        x_CreditsPerUsd: '',
+      });
+      for (const r of credits)
+        expect(r.x_CostStatus).toBe(
+          `converted at credit price v${set.body.data.setCreditPrice} (0.00106 USD a credit, from ${month}), 10 places half-even`,
+        );
+      // The export's credit costs add up to convertedSpend's USD for the credits of the month.
+      const converted = await graphql(
+        converting,
+        ADMIN,
+        'query($f: DateTime!, $t: DateTime!) { convertedSpend(from: $f, to: $t, currency: "USD") { rows { unit converted } } }',
+        { f: monthStart.toISOString(), t: monthEnd.toISOString() },
+      );
+      const creditRow = converted.body.data.convertedSpend.rows.find((r: { unit: string }) => r.unit === 'CREDITS');
+      expect(credits.reduce((s, r) => s.plus(r.BilledCost!), dec(0)).toFixed()).toBe(creditRow!.converted);
     } finally {
       await converting.close();
     }

@@ -1177,7 +1177,7 @@ BEGIN
   RETURN NULL;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_books_epoch() IS 'Cached reports (decisions §22): a project or key renamed or a commitment changed alters reports of every month (their names, FOCUS''s commitment columns), so these statements advance the one epoch every cached answer is also stamped with. Rare writes: one row suffices.';
+COMMENT ON FUNCTION public.spendgate_books_epoch() IS 'Cached reports (decisions §22): a project or key renamed, a commitment changed or a credit price published alters reports of many months (their names, FOCUS''s commitment columns, FOCUS''s credit costs), so these statements advance the one epoch every cached answer is also stamped with. Rare writes: one row suffices.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_budget_balance(p_budget uuid, p_subject text, p_start timestamp with time zone, p_end timestamp with time zone, OUT spent numeric, OUT held numeric)
  RETURNS record
@@ -2945,6 +2945,8 @@ CREATE TRIGGER charge_line_fixed BEFORE DELETE OR UPDATE ON charge_line FOR EACH
 CREATE TRIGGER charge_line_no_truncate BEFORE TRUNCATE ON charge_line FOR EACH STATEMENT EXECUTE FUNCTION spendgate_charge_line_fixed();
 
 CREATE TRIGGER commitment_books_epoch AFTER INSERT OR DELETE OR UPDATE ON commitment FOR EACH STATEMENT EXECUTE FUNCTION spendgate_books_epoch();
+
+CREATE TRIGGER credit_price_books_epoch AFTER INSERT OR DELETE OR UPDATE ON credit_price FOR EACH STATEMENT EXECUTE FUNCTION spendgate_books_epoch();
 
 CREATE TRIGGER ledger_entry_append_only BEFORE DELETE OR UPDATE ON ledger_entry FOR EACH ROW EXECUTE FUNCTION spendgate_ledger_append_only();
 

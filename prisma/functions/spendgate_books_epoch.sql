@@ -8,4 +8,4 @@ BEGIN
   RETURN NULL;
 END $function$;
 
-COMMENT ON FUNCTION public.spendgate_books_epoch() IS 'Cached reports (decisions §22): a project or key renamed or a commitment changed alters reports of every month (their names, FOCUS''s commitment columns), so these statements advance the one epoch every cached answer is also stamped with. Rare writes: one row suffices.';
+COMMENT ON FUNCTION public.spendgate_books_epoch() IS 'Cached reports (decisions §22): a project or key renamed, a commitment changed or a credit price published alters reports of many months (their names, FOCUS''s commitment columns, FOCUS''s credit costs), so these statements advance the one epoch every cached answer is also stamped with. Rare writes: one row suffices.';

@@ -649,6 +649,8 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
 
   test("with finance's credit price for the month, credit rows cost credits × price (its version named), as convertedSpend converts them; CREDITS_PER_USD only where no price is in force", async () => {
     const month = monthStart.toISOString().slice(0, 7);
+    const before = (await focus(gw)).filter((r) => r.x_Unit === 'CREDITS'); // kept by the report cache (decisions §22)
+    expect(before.map((r) => r.x_UsdPerCredit)).toEqual(before.map(() => ''));
     const set = await graphql(
       gw,
       ADMIN,
@@ -658,6 +660,9 @@ describe('focus.csv follows the FOCUS 1.2 column rules', () => {
       },
     );
     expect(set.body.errors).toBeUndefined();
+    // Published, the price reaches the cached export at once.
+    const after = (await focus(gw)).filter((r) => r.x_Unit === 'CREDITS');
+    expect(after.map((r) => r.x_UsdPerCredit)).toEqual(before.map(() => '0.00106'));
     const converting = await convertingAt('3');
     try {
       const credits = (await focus(converting)).filter((r) => r.x_Unit === 'CREDITS');

@@ -11,7 +11,7 @@ import { dec } from '../../src/pricing/money.js';
 import { SettlementService } from '../../src/tasks/settlement.service.js';
 import { TaskStore } from '../../src/tasks/task-store.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
-import { acceptedTask, heldTask, imageBody, videoBody } from '../support/builders.js';
+import { acceptedTask, heldTask, imageBody, settleReady, videoBody } from '../support/builders.js';
 import {
   ADMIN,
   eventually,
@@ -353,8 +353,7 @@ test('a budget set after a task was accepted in an earlier period: settling coun
     );
     expect(before[0]!.n).toBe(0);
 
-    const task = await gw.app.get(TaskStore).findByUpstreamId('43', projectId);
-    expect(await gw.app.get(SettlementService).apply(task!, { status: 'ready', usage: undefined })).toBe(true);
+    expect(await settleReady(gw, projectId, '43')).toBe(true);
 
     const [row] = await sql(
       gw,

@@ -8,9 +8,7 @@
 import { parse } from 'csv-parse/sync';
 import type { Gateway } from '../../src/bootstrap.js';
 import { Decimal } from '../../src/pricing/money.js';
-import { SettlementService } from '../../src/tasks/settlement.service.js';
-import { TaskStore } from '../../src/tasks/task-store.js';
-import { acceptedTask, type Body } from '../support/builders.js';
+import { acceptedTask, type Body, settleReady } from '../support/builders.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, projectWithKey, sql } from '../support/harness.js';
 
 let gw: Gateway;
@@ -30,8 +28,7 @@ async function spend(projectId: string, upstream: string, body: Body, usage?: ob
     body,
     acceptedAt: new Date(Date.UTC(2026, 9, 10, 12)),
   });
-  const task = await gw.app.get(TaskStore).findByUpstreamId(upstream, projectId);
-  expect(await gw.app.get(SettlementService).apply(task!, { status: 'ready', usage })).toBe(true);
+  expect(await settleReady(gw, projectId, upstream, usage)).toBe(true);
 }
 
 const commit = (args: string) =>

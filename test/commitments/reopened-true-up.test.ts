@@ -9,9 +9,7 @@
 import { parse } from 'csv-parse/sync';
 import type { Gateway } from '../../src/bootstrap.js';
 import { Decimal } from '../../src/pricing/money.js';
-import { SettlementService } from '../../src/tasks/settlement.service.js';
-import { TaskStore } from '../../src/tasks/task-store.js';
-import { acceptedTask } from '../support/builders.js';
+import { acceptedTask, settleReady } from '../support/builders.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, projectWithKey, sql } from '../support/harness.js';
 
 let gw: Gateway;
@@ -70,8 +68,7 @@ beforeAll(async () => {
       body: IMAGE,
       acceptedAt: new Date(Date.UTC(2026, 9, 10, 12)),
     });
-    const task = await gw.app.get(TaskStore).findByUpstreamId(upstream, platform);
-    expect(await gw.app.get(SettlementService).apply(task!, { status: 'ready', usage: undefined })).toBe(true);
+    expect(await settleReady(gw, platform, upstream)).toBe(true);
   }
   await ok(
     `mutation($p: ID!) { createCommitment(projectId: $p, name: "usd floor", unit: USD, amount: "1", startsMonth: "2026-10", endsMonth: "2026-10") { id } }`,

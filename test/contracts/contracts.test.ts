@@ -10,9 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import type { Gateway } from '../../src/bootstrap.js';
-import { SettlementService } from '../../src/tasks/settlement.service.js';
-import { TaskStore } from '../../src/tasks/task-store.js';
-import { acceptedTask } from '../support/builders.js';
+import { acceptedTask, settleReady } from '../support/builders.js';
 import {
   ADMIN,
   freshDatabase,
@@ -270,10 +268,7 @@ test('a month reopened after a newer contract keeps its terms: its late task is 
   const at = new Date(Date.UTC(2026, 9, 20, 12));
   const first = await acceptedTask(gw, { projectId, upstreamTaskId: '990001', body, acceptedAt: at });
   const late = await acceptedTask(gw, { projectId, upstreamTaskId: '990002', body, acceptedAt: at });
-  const settle = async (upstream: string) => {
-    const task = await gw.app.get(TaskStore).findByUpstreamId(upstream, projectId);
-    return gw.app.get(SettlementService).apply(task!, { status: 'ready', usage: undefined });
-  };
+  const settle = (upstream: string) => settleReady(gw, projectId, upstream);
   expect(await settle('990001')).toBe(true);
   const close = () =>
     graphql(

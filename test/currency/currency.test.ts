@@ -6,9 +6,7 @@
  */
 import { parse } from 'csv-parse/sync';
 import type { Gateway } from '../../src/bootstrap.js';
-import { SettlementService } from '../../src/tasks/settlement.service.js';
-import { TaskStore } from '../../src/tasks/task-store.js';
-import { acceptedTask } from '../support/builders.js';
+import { acceptedTask, settleReady } from '../support/builders.js';
 import {
   ADMIN,
   freshDatabase,
@@ -48,8 +46,7 @@ beforeAll(async () => {
       [chat, USAGE],
       [image, undefined],
     ] as const) {
-      const task = await gw.app.get(TaskStore).findByUpstreamId(upstream, projectId);
-      expect(await gw.app.get(SettlementService).apply(task!, { status: 'ready', usage })).toBe(true);
+      expect(await settleReady(gw, projectId, upstream, usage)).toBe(true);
     }
   }
   // Now (after November, outside RANGE): the same through the gateway, the dashboard's month to date.

@@ -11,6 +11,7 @@ import { LedgerService, type HoldOutcome } from '../../src/ledger/ledger.service
 import { quote, type Quote } from '../../src/pricing/engine.js';
 import { Decimal, Money } from '../../src/pricing/money.js';
 import { PriceBookService } from '../../src/pricing/price-book.service.js';
+import { SettlementService } from '../../src/tasks/settlement.service.js';
 import { TaskStore } from '../../src/tasks/task-store.js';
 
 export type Body = Record<string, unknown>;
@@ -104,6 +105,15 @@ function quoteFor(gw: Gateway, body: Body): Quote {
   const route = findRoute(String(body.model));
   if (!route) throw new Error(`no route for ${String(body.model)}`);
   return quote({ route, body }, gw.app.get(PriceBookService).inForce());
+}
+
+/**
+ * Settles a project's task, named by the vendor's id, as the poller does when the vendor answers
+ * `ready` with `usage` (priced by the engine). True when this call settled it.
+ */
+export async function settleReady(gw: Gateway, projectId: string, upstreamTaskId: string, usage?: unknown) {
+  const task = await gw.app.get(TaskStore).findByUpstreamId(upstreamTaskId, projectId);
+  return gw.app.get(SettlementService).apply(task!, { status: 'ready', usage });
 }
 
 /** Settles a task as the vendor's ready image of seedream-4.0: an exact 0.04 USD charge. */

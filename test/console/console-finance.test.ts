@@ -213,7 +213,18 @@ test("clicking the largest bar lists exactly that day's tasks of that model (cou
   point.x = inside(point.x, layer.width);
   point.y = inside(point.y, layer.height);
   await page.locator('[data-testid=chart-USD] .u-over').click({ position: point });
-  await page.waitForSelector('[data-ready=tasks]');
+  await page.waitForSelector('[data-ready=tasks]').catch(async (error: Error) => {
+    // Once in CI the click opened nothing: say where it landed and what the chart read there.
+    const seen = await page
+      .$eval('[data-testid=chart-USD] .plot', (host) => {
+        const u = (host as unknown as { plot: { cursor: { idx?: number | null; left?: number; top?: number } } }).plot;
+        return { idx: u.cursor.idx, left: u.cursor.left, top: u.cursor.top };
+      })
+      .catch(() => 'no chart');
+    throw new Error(
+      `${error.message}\nclicked ${JSON.stringify(point)} in ${JSON.stringify(layer)} for ${dayOf} ${model}; the chart read ${JSON.stringify(seen)} at ${page.url()}`,
+    );
+  });
   expect(page.url()).toContain(`model=${model}`);
   expect(await page.getAttribute('[data-testid=task-totals]', 'data-tasks')).toBe(String(largest.tasks));
   expect(await page.getAttribute('[data-testid=task-totals] [data-total-unit=USD]', 'data-amount')).toBe(

@@ -10,7 +10,7 @@ import { call, expectStatus, type Real } from './real.js';
 const chatTasks = (env: Readonly<Env>) =>
   env.model.tasks.filter((t) => t.unit === 'CREDITS' && t.vendor === 'processing' && /^\d+$/.test(t.ref));
 
-/** A chat submission: admitted exactly when the model admits its hold (the estimate, §4). */
+/** A chat submission: admitted exactly when the model admits its hold (the estimate, §4) and the limits (§20). */
 export class ChatSubmit implements Cmd {
   constructor(
     readonly at: number,
@@ -26,16 +26,16 @@ export class ChatSubmit implements Cmd {
     const hold = chatHold(this.model, this.words, this.maxTokens);
     const user = USERS[this.user]!;
     const tags = p.name === 'beta' ? ['team=b'] : [];
-    const admitted = env.model.admits(p.id, { unit: 'CREDITS', user, tags, hold });
+    const answer = env.model.answer(p.id, { model: this.model, unit: 'CREDITS', user, tags, hold });
     const res = await call(real, this.at, 'POST', '/api-platform/v1/chat/completions', {
       key: p.key,
       body: { model: this.model, messages: chatMessages(this.words), max_tokens: this.maxTokens },
       headers: user ? { 'x-spendgate-user': user } : {},
     });
-    expectStatus(res, admitted ? 200 : 402, String(this));
-    if (!admitted) return;
+    expectStatus(res, answer, String(this));
+    if (answer !== 200) return;
     const ref = String((res.body as { data: { taskId: number } }).data.taskId);
-    env.model.accept({ ref, project: p.id, unit: 'CREDITS', user, tags, hold, viaKey: true });
+    env.model.accept({ ref, project: p.id, model: this.model, unit: 'CREDITS', user, tags, hold, viaKey: true });
     env.chat.set(ref, { model: this.model, words: this.words, maxTokens: this.maxTokens });
   }
   toString = () =>

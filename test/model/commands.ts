@@ -10,7 +10,16 @@ import { LedgerService } from '../../src/ledger/ledger.service.js';
 import { PriceBookService } from '../../src/pricing/price-book.service.js';
 import { startGateway } from '../../src/bootstrap.js';
 import { heldTask } from '../support/builders.js';
-import { MoneyModel, priceOf, type Scope, type Submission, type Task, type Unit } from './money-model.js';
+import {
+  MoneyModel,
+  priceOf,
+  unitOfPart,
+  type Part,
+  type Scope,
+  type Submission,
+  type Task,
+  type Unit,
+} from './money-model.js';
 import type { Server } from './system.js';
 import { call, expectStatus, gql, type Real } from './real.js';
 
@@ -48,7 +57,7 @@ export const bodyArb: fc.Arbitrary<Submission> = fc.oneof(
 export const request = (s: Submission) => ({ ...s, prompt: 'model-based' });
 export const cents = (min: number, max: number) => fc.integer({ min, max }).map((c) => new Decimal(c).div(100));
 
-/** A submission through the vendor's path: admitted exactly when the model admits it (§4). */
+/** A submission through the vendor's path: admitted exactly when the model's budgets (§4) and limits (§20) admit it. */
 export class Submit implements Cmd {
   constructor(
     readonly at: number,
@@ -89,11 +98,11 @@ export class Submit implements Cmd {
       );
       return;
     }
-    const admitted = env.model.admits(p.id, { unit, user, tags, hold: amount });
-    expectStatus(res, admitted ? 200 : 402, String(this));
-    if (!admitted) return;
+    const answer = env.model.answer(p.id, { model: this.body.model, unit, user, tags, hold: amount });
+    expectStatus(res, answer, String(this));
+    if (answer !== 200) return;
     const ref = String((res.body as { data: { taskId: number } }).data.taskId);
-    env.model.accept({ ref, project: p.id, unit, user, tags, hold: amount, viaKey: true });
+    env.model.accept({ ref, project: p.id, model: this.body.model, unit, user, tags, hold: amount, viaKey: true });
     if (this.key) env.keys.set(`${p.id}:${this.key}`, { body: bodyText, ref });
   }
   toString = () =>
@@ -117,16 +126,21 @@ export class Burst implements Cmd {
         call(real, i % 2, 'POST', '/api-platform/v1/generations', { key: p.key, body: request(this.body) }),
       ),
     );
-    // n identical holds: k of them fit when one hold of k × the amount would (every hard budget counts them all).
+    // n identical holds: k of them fit when one hold of k × the amount would (every hard budget counts
+    // them all) and k more tasks in flight fit every limit; the rest are refused by one or the other.
     let fits = 0;
-    while (fits < this.n && env.model.admits(p.id, { unit, user: null, tags, hold: amount.times(fits + 1) })) fits++;
+    const candidate = { model: this.body.model, unit, user: null, tags, hold: amount };
+    while (fits < this.n && env.model.answer(p.id, candidate, fits + 1) === 200) fits++;
     const admitted = answers.filter((a) => a.status === 200);
-    for (const a of answers) if (a.status !== 200) expectStatus(a, 402, String(this));
+    for (const a of answers)
+      if (a.status !== 200 && a.status !== 402 && a.status !== 429)
+        throw new Error(`${this}: expected 200, 402 or 429, got ${a.status} ${a.text.slice(0, 200)}`);
     expectEqual(admitted.length, fits, `${this}: admitted`);
     for (const a of admitted)
       env.model.accept({
         ref: String((a.body as { data: { taskId: number } }).data.taskId),
         project: p.id,
+        model: this.body.model,
         unit,
         user: null,
         tags,
@@ -197,7 +211,7 @@ export class LostAnswer implements Cmd {
     const p = real.sys.projects[this.project]!;
     const { unit, amount } = priceOf(this.body, env.model.seedream, env.model.imageDiscount);
     const tags = p.name === 'beta' ? ['team=b'] : [];
-    const admitted = env.model.admits(p.id, { unit, user: null, tags, hold: amount });
+    const answer = env.model.answer(p.id, { model: this.body.model, unit, user: null, tags, hold: amount });
     await fetch(`${real.sys.simUrl}/__sim/config`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -216,12 +230,13 @@ export class LostAnswer implements Cmd {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ resetRate: 0 }),
     });
-    if (!admitted) return expectStatus(res, 402, String(this));
+    if (answer !== 200) return expectStatus(res, answer, String(this));
     if (res.status !== 502 && res.status !== 504)
       throw new Error(`${this}: expected 502 or 504 (outcome unknown), got ${res.status} ${res.text.slice(0, 200)}`);
     const task = env.model.accept({
       ref: (res.body as { details: { gatewayTaskId: string } }).details.gatewayTaskId,
       project: p.id,
+      model: this.body.model,
       unit,
       user: null,
       tags,
@@ -322,10 +337,12 @@ export class SetBudget implements Cmd {
     readonly limit: Decimal,
     readonly hard: boolean,
     readonly unit: Unit = 'USD',
+    readonly part: Part | null = null,
   ) {}
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
+    if (this.part && unitOfPart(this.part) !== this.unit) return this.refused(real, p.id);
     const value =
       this.scope === 'USER'
         ? 'u1'
@@ -342,7 +359,9 @@ export class SetBudget implements Cmd {
         b.unit === this.unit &&
         b.period === this.period &&
         b.scope === this.scope &&
-        b.value === value,
+        b.value === value &&
+        b.part?.scope === this.part?.scope &&
+        b.part?.value === this.part?.value,
     );
     if (existing) {
       const res = await gql(
@@ -355,19 +374,17 @@ export class SetBudget implements Cmd {
       existing.hard = this.hard;
       return;
     }
-    const res = await gql(
-      real,
-      `mutation($p: ID!, $u: Unit!, $l: Decimal!, $per: Period!, $h: Boolean!, $s: BudgetScope!, $v: String) { setBudget(projectId: $p, unit: $u, limit: $l, period: $per, hard: $h, scope: $s, scopeValue: $v) }`,
-      {
-        u: this.unit,
-        p: p.id,
-        l: this.limit.toFixed(),
-        per: this.period,
-        h: this.hard,
-        s: this.scope,
-        v: value,
-      },
-    );
+    const res = await gql(real, SET_BUDGET, {
+      u: this.unit,
+      p: p.id,
+      l: this.limit.toFixed(),
+      per: this.period,
+      h: this.hard,
+      s: this.scope,
+      v: value,
+      ms: this.part?.scope ?? null,
+      mv: this.part?.value ?? null,
+    });
     if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
     const id = (res.data as { setBudget: string }).setBudget;
     env.model.budgets.set(id, {
@@ -378,12 +395,48 @@ export class SetBudget implements Cmd {
       hard: this.hard,
       scope: this.scope,
       value,
+      part: this.part,
       limit: this.limit,
     });
   }
+
+  /** A part of the catalog priced in the other unit: a 400 naming the unit, and no budget written (§20). */
+  private async refused(real: Real, projectId: string) {
+    // Counted as the admin: the change may be a role's (AsRole), whose reads may be narrower.
+    const count = async () => {
+      const token = real.token;
+      real.token = real.admin;
+      try {
+        const res = await gql(real, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId } }`, { p: projectId });
+        return (res.data as { budgetStatus: unknown[] }).budgetStatus.length;
+      } finally {
+        real.token = token;
+      }
+    };
+    const before = await count();
+    const res = await gql(real, SET_BUDGET, {
+      u: this.unit,
+      p: projectId,
+      l: this.limit.toFixed(),
+      per: this.period,
+      h: this.hard,
+      s: 'PROJECT',
+      v: null,
+      ms: this.part!.scope,
+      mv: this.part!.value,
+    });
+    const error = res.errors?.[0] as { message: string; extensions?: { status?: number } } | undefined;
+    if (error?.extensions?.status !== 400 || !/^unit: .* is priced in /.test(error.message))
+      throw new Error(`${this}: expected a 400 naming the unit, got ${JSON.stringify(res.errors ?? res.data)}`);
+    expectEqual(await count(), before, `${this}: budgets after the refusal`);
+  }
+
   toString = () =>
-    `budget(${['alpha', 'beta'][this.project]}, ${this.period} ${this.scope}, ${this.limit.toFixed()} ${this.unit}, ${this.hard ? 'hard' : 'soft'})`;
+    `budget(${['alpha', 'beta'][this.project]}, ${this.period} ${this.scope}${this.part ? ` ${this.part.scope} ${this.part.value}` : ''}, ${this.limit.toFixed()} ${this.unit}, ${this.hard ? 'hard' : 'soft'})`;
 }
+
+const SET_BUDGET = `mutation($p: ID!, $u: Unit!, $l: Decimal!, $per: Period!, $h: Boolean!, $s: BudgetScope!, $v: String, $ms: ModelScope, $mv: String) {
+  setBudget(projectId: $p, unit: $u, limit: $l, period: $per, hard: $h, scope: $s, scopeValue: $v, modelScope: $ms, modelValue: $mv) }`;
 
 export class DeleteBudget implements Cmd {
   constructor(readonly pick: number) {}
@@ -420,6 +473,7 @@ export class PastTask implements Cmd {
     const task = m.accept({
       ref: `gw-${held.taskId}`,
       project: real.sys.past.id,
+      model: this.body.model,
       unit,
       user: null,
       tags: [],

@@ -4,7 +4,8 @@
  * taskTotals over the same posted range; each task's net; the vendor's open differences, and their
  * tasks under review; each project's month converted to USD at the credit price (§19); the FOCUS
  * export's month and its unit prices (§19); a closed month unchanged byte for byte (a commitment's
- * true-up in it); reconcile clean. At the end also `ledger verify` and `audit verify`.
+ * true-up in it); each limit's tasks in flight (§20); the books as metrics (metrics-invariants.ts);
+ * reconcile clean. At the end also `ledger verify` and `audit verify`.
  */
 import { Decimal } from 'decimal.js';
 import { AuditService } from '../../src/audit/audit.service.js';
@@ -14,6 +15,8 @@ import { verifyLedger } from '../../src/closing/ledger-verify.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { FOCUS_COLUMNS, focusRows } from '../../src/reports/focus-export.js';
 import type { Env } from './commands.js';
+import { limitProblems } from './limit-commands.js';
+import { metricsProblems } from './metrics-invariants.js';
 import { gql, monthRange, type Real } from './real.js';
 
 export async function checkInvariants(env: Env, real: Real): Promise<void> {
@@ -42,20 +45,21 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
     }>;
     for (const b of [...m.budgets.values()].filter((x) => x.project === project.id)) {
       const row = rows.find((r) => r.budgetId === b.id);
-      if (!row) problems.push(`budget ${b.id} (${b.period} ${b.scope}) is missing from budgetStatus`);
+      const named = `${b.period} ${b.scope}${b.value ? ` ${b.value}` : ''}${b.part ? ` (${b.part.value} only)` : ''}`;
+      if (!row) problems.push(`budget ${b.id} (${named}) is missing from budgetStatus`);
       if (b.scope === 'EACH_USER') {
         // Each end user's own balance; a user the product does not list has none.
         for (const user of ['u1', 'u2']) {
           const mine = row?.users.edges.find((e) => e.node.user === user)?.node;
           const { spent, held } = m.balance(b, user);
-          same(`budget ${b.period} EACH_USER of ${project.name}, ${user}: spent`, mine?.spent ?? '0', spent);
-          same(`budget ${b.period} EACH_USER of ${project.name}, ${user}: held`, mine?.held ?? '0', held);
+          same(`budget ${named} of ${project.name}, ${user}: spent`, mine?.spent ?? '0', spent);
+          same(`budget ${named} of ${project.name}, ${user}: held`, mine?.held ?? '0', held);
         }
         continue;
       }
       const { spent, held } = m.balance(b);
-      same(`budget ${b.period} ${b.scope}${b.value ? ` ${b.value}` : ''} of ${project.name}: spent`, row?.spent, spent);
-      same(`budget ${b.period} ${b.scope}${b.value ? ` ${b.value}` : ''} of ${project.name}: held`, row?.held, held);
+      same(`budget ${named} of ${project.name}: spent`, row?.spent, spent);
+      same(`budget ${named} of ${project.name}: held`, row?.held, held);
     }
   }
 
@@ -198,6 +202,12 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
     problems.push(
       `open vendor differences: the product has ${JSON.stringify(seenOpen)}, the model ${JSON.stringify(modelOpen)}`,
     );
+
+  // Tasks in flight under each limit (§20).
+  problems.push(...(await limitProblems(env, real)));
+
+  // The books as metrics (§21), scraped from the second instance.
+  problems.push(...(await metricsProblems(env, real, 1)));
 
   // A closed month never changes.
   for (const [month, figures] of env.frozen)

@@ -9,9 +9,11 @@
  * admission that refuses when spent + held + estimate would pass a hard limit (§4), settlement
  * exactly once (ready charges, failed releases), unknown outcomes held for review and resolved by
  * an operator (§10), adjustments (§4), month close and reopen with prior-period items (§13),
- * vendor statements with their classes, accepts and disputes (§14), bounds and dates (§16).
+ * vendor statements with their classes, accepts and disputes (§14), bounds and dates (§16), budgets
+ * on one model, family or kind of the catalog, and limits on tasks in flight (§20, limits-model.ts).
  */
 import { Decimal } from 'decimal.js';
+import { LimitsModel } from './limits-model.js';
 
 export type Unit = 'USD' | 'CREDITS';
 export type Month = string; // "2026-11"
@@ -54,6 +56,35 @@ export function priceOf(
 export const SEEDREAM_RATES: Readonly<Record<string, string>> = PER_IMAGE['seedream-4.0']!;
 
 export type Scope = 'PROJECT' | 'USER' | 'TAG' | 'API_KEY' | 'EACH_USER';
+
+/** The models the tester sends, with their family and kind and the unit they are priced in (upstream-api.md). */
+export const CATALOG: Readonly<Record<string, { family: string; kind: string; unit: Unit }>> = {
+  'seedream-4.0': { family: 'seedream', kind: 'image', unit: 'USD' },
+  'nano-banana-pro': { family: 'nano-banana', kind: 'image', unit: 'USD' },
+  'sora-2-pro': { family: 'sora', kind: 'video', unit: 'USD' },
+  'wan2.7-video': { family: 'wan', kind: 'video', unit: 'USD' },
+  'claude-sonnet-5': { family: 'claude', kind: 'chat', unit: 'CREDITS' },
+  'gpt-5.6-luna': { family: 'gpt-5.6', kind: 'chat', unit: 'CREDITS' },
+};
+
+/** A budget on part of the catalog (§20): only tasks of this model, family or kind count. */
+export interface Part {
+  scope: 'MODEL' | 'FAMILY' | 'KIND';
+  value: string;
+}
+
+/** The unit a part's models are priced in: a budget in the other unit is refused (§20). */
+export function unitOfPart(part: Part): Unit {
+  return CATALOG[Object.keys(CATALOG).find((m) => inPart(part, m))!]!.unit;
+}
+
+/** Whether a task of `model` is in `part` (a budget with no part counts every task). */
+export function inPart(part: Part | null, model: string): boolean {
+  if (!part) return true;
+  const entry = CATALOG[model]!;
+  return part.value === (part.scope === 'MODEL' ? model : part.scope === 'FAMILY' ? entry.family : entry.kind);
+}
+
 export interface Budget {
   id: string;
   project: string;
@@ -62,6 +93,8 @@ export interface Budget {
   hard: boolean;
   scope: Scope;
   value: string | null;
+  /** on part of the catalog only (§20), or null */
+  part: Part | null;
   limit: Decimal;
 }
 
@@ -70,6 +103,8 @@ export interface Task {
   /** the vendor's task id, or gw-N for a task the vendor never numbered to us */
   ref: string;
   project: string;
+  /** the model id (CATALOG's): what a budget on part of the catalog counts it by (§20) */
+  model: string;
   unit: Unit;
   user: string | null;
   tags: string[];
@@ -121,6 +156,8 @@ export class MoneyModel {
   readonly tasks: Task[] = [];
   readonly postings: Posting[] = [];
   readonly closed = new Set<Month>();
+  /** tasks-in-flight limits (§20) */
+  readonly limits = new LimitsModel();
   /** seedream-4.0's rates in force now: a task keeps the version it was accepted with (§3) */
   seedream: Record<string, string> = { ...SEEDREAM_RATES };
   /** the contract in force now: percent off image lines (a task keeps its version's terms, §19) */
@@ -147,6 +184,8 @@ export class MoneyModel {
   /** Whether a movement counts in a budget; `user`: an EACH_USER budget's user whose own balance is asked. */
   private matches(b: Budget, project: string, unit: Unit, task: Task | null, user: string | null = null): boolean {
     if (b.project !== project || b.unit !== unit) return false;
+    // An adjustment with no task has no model: a budget on part of the catalog never counts it (§20).
+    if (b.part && (!task || !inPart(b.part, task.model))) return false;
     if (b.scope === 'PROJECT') return true;
     if (!task) return false; // an adjustment with no task counts in its project's budgets only
     if (b.scope === 'USER') return task.user === b.value;
@@ -179,7 +218,7 @@ export class MoneyModel {
   }
 
   /** Whether a submission is admitted now: no hard budget it matches would pass its limit (§4). */
-  admits(project: string, candidate: Pick<Task, 'unit' | 'user' | 'tags' | 'hold'>): boolean {
+  admits(project: string, candidate: Pick<Task, 'model' | 'unit' | 'user' | 'tags' | 'hold'>): boolean {
     const probe = { ...candidate, project, viaKey: true } as Task;
     for (const b of this.budgets.values()) {
       if (
@@ -208,7 +247,14 @@ export class MoneyModel {
       review: false,
     };
     this.tasks.push(made);
+    this.limits.admitted(made);
     return made;
+  }
+
+  /** How a submission is answered (n alike at once: whether all n fit): budgets first (402), then limits (429). */
+  answer(project: string, candidate: Pick<Task, 'model' | 'unit' | 'user' | 'tags' | 'hold'>, n = 1): 200 | 402 | 429 {
+    if (!this.admits(project, { ...candidate, hold: candidate.hold.times(n) })) return 402;
+    return this.limits.fits(project, candidate.user, n, this.tasks) ? 200 : 429;
   }
 
   /**

@@ -23,6 +23,7 @@ import {
   type Cmd,
   type Env,
 } from './commands.js';
+import { DeleteLimit, SetLimit } from './limit-commands.js';
 import { Decide, sendStatement } from './statement-commands.js';
 import { ChatOutcome, ChatSubmit } from './chat-commands.js';
 import type { ChatModel } from './chat-prices.js';
@@ -159,7 +160,17 @@ export class AcceptOnBoth implements Cmd {
 }
 
 type Guarded =
-  Adjust | SetBudget | DeleteBudget | Resolve | CloseMonth | ReopenMonth | PublishPrices | PublishContract | Decide;
+  | Adjust
+  | SetBudget
+  | DeleteBudget
+  | SetLimit
+  | DeleteLimit
+  | Resolve
+  | CloseMonth
+  | ReopenMonth
+  | PublishPrices
+  | PublishContract
+  | Decide;
 
 /** Who may do what (decisions §11), written from its table: lead on alpha only. */
 const MAY: Record<Exclude<Role, 'OWNER'>, ReadonlySet<string>> = {
@@ -218,6 +229,9 @@ export class AsRole implements Cmd {
     if (c instanceof Adjust) return ['corrections', projects[c.project % projects.length]!];
     if (c instanceof SetBudget) return ['budgets', projects[c.project]!];
     if (c instanceof DeleteBudget) return ['budgets', pickOf([...env.model.budgets.values()], c.pick).project];
+    // Those who set budgets set limits (§20).
+    if (c instanceof SetLimit) return ['budgets', projects[c.project]!];
+    if (c instanceof DeleteLimit) return ['budgets', pickOf([...env.model.limits.limits.values()], c.pick).project];
     if (c instanceof Resolve)
       return [
         'corrections',

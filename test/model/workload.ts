@@ -31,8 +31,10 @@ import {
   type Cmd,
   type Env,
 } from './commands.js';
+import { DeleteLimit, SetLimit } from './limit-commands.js';
+import type { LimitScope } from './limits-model.js';
 import { Decide, HostileStatement, ImportStatement, Rebill } from './statement-commands.js';
-import type { Scope, Unit } from './money-model.js';
+import type { Part, Scope, Unit } from './money-model.js';
 import type { Real } from './real.js';
 import {
   AcceptOnBoth,
@@ -43,6 +45,17 @@ import {
   ReviewedChat,
 } from './scenarios.js';
 import type { Server } from './system.js';
+
+const PARTS: Part[] = [
+  { scope: 'MODEL', value: 'seedream-4.0' },
+  { scope: 'MODEL', value: 'claude-sonnet-5' },
+  { scope: 'FAMILY', value: 'sora' },
+  { scope: 'FAMILY', value: 'wan' },
+  { scope: 'FAMILY', value: 'gpt-5.6' },
+  { scope: 'KIND', value: 'image' },
+  { scope: 'KIND', value: 'video' },
+  { scope: 'KIND', value: 'chat' },
+];
 
 export function commandsArb(
   server: Server | null,
@@ -97,8 +110,13 @@ export function commandsArb(
       cents(5, 300),
       fc.boolean(),
       fc.constantFrom<Unit>('USD', 'USD', 'CREDITS'),
+      // On part of the catalog (§20): one model, family or kind; in the other unit, refused.
+      fc.option(fc.constantFrom(...PARTS), { freq: 2 }),
     )
-    .map(([p, per, s, l, h, u]) => new SetBudget(p, per, s, u === 'CREDITS' ? l.times(10) : l, h, u));
+    .map(([p, per, s, l, h, u, part]) => new SetBudget(p, per, s, u === 'CREDITS' ? l.times(10) : l, h, u, part));
+  const setLimit = fc
+    .tuple(project, fc.constantFrom<LimitScope>('PROJECT', 'USER', 'EACH_USER'), fc.integer({ min: 1, max: 4 }))
+    .map(([p, s, n]) => new SetLimit(p, s, n));
   const resolve = fc
     .tuple(pick, fc.constantFrom('CHARGE' as const, 'RELEASE' as const), fc.option(cents(0, 200), { freq: 2 }))
     .map(([i, o, a]) => new Resolve(i, o, a));
@@ -109,6 +127,8 @@ export function commandsArb(
     resolve,
     decide,
     pick.map((i) => new DeleteBudget(i)),
+    setLimit,
+    pick.map((i) => new DeleteLimit(i)),
     fc.constant(new CloseMonth()),
     fc.constant(new ReopenMonth()),
     seedreamRates.map((r) => new PublishPrices(r)),
@@ -152,6 +172,8 @@ export function commandsArb(
     adjust,
     setBudget,
     pick.map((i) => new DeleteBudget(i)),
+    setLimit,
+    pick.map((i) => new DeleteLimit(i)),
     fc.tuple(bodyArb, fc.boolean()).map(([b, s]) => new PastTask(b, s)),
     pick.map((i) => new LateSettle(i)),
     seedreamRates.map((r) => new PublishPrices(r)),

@@ -342,7 +342,6 @@ export class SetBudget implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
-    if (this.part && unitOfPart(this.part) !== this.unit) return this.refused(real, p.id);
     const value =
       this.scope === 'USER'
         ? 'u1'
@@ -353,6 +352,18 @@ export class SetBudget implements Cmd {
           : this.scope === 'API_KEY'
             ? p.key.split('_')[1]!
             : null;
+    const variables = {
+      u: this.unit,
+      p: p.id,
+      l: this.limit.toFixed(),
+      per: this.period,
+      h: this.hard,
+      s: this.scope,
+      v: value,
+      ms: this.part?.scope ?? null,
+      mv: this.part?.value ?? null,
+    };
+    if (this.part && unitOfPart(this.part) !== this.unit) return this.refused(real, variables);
     const existing = [...env.model.budgets.values()].find(
       (b) =>
         b.project === p.id &&
@@ -374,17 +385,7 @@ export class SetBudget implements Cmd {
       existing.hard = this.hard;
       return;
     }
-    const res = await gql(real, SET_BUDGET, {
-      u: this.unit,
-      p: p.id,
-      l: this.limit.toFixed(),
-      per: this.period,
-      h: this.hard,
-      s: this.scope,
-      v: value,
-      ms: this.part?.scope ?? null,
-      mv: this.part?.value ?? null,
-    });
+    const res = await gql(real, SET_BUDGET, variables);
     if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
     const id = (res.data as { setBudget: string }).setBudget;
     env.model.budgets.set(id, {
@@ -401,30 +402,20 @@ export class SetBudget implements Cmd {
   }
 
   /** A part of the catalog priced in the other unit: a 400 naming the unit, and no budget written (§20). */
-  private async refused(real: Real, projectId: string) {
+  private async refused(real: Real, variables: { p: string }) {
     // Counted as the admin: the change may be a role's (AsRole), whose reads may be narrower.
     const count = async () => {
       const token = real.token;
       real.token = real.admin;
       try {
-        const res = await gql(real, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId } }`, { p: projectId });
+        const res = await gql(real, `query($p: ID!) { budgetStatus(projectId: $p) { budgetId } }`, { p: variables.p });
         return (res.data as { budgetStatus: unknown[] }).budgetStatus.length;
       } finally {
         real.token = token;
       }
     };
     const before = await count();
-    const res = await gql(real, SET_BUDGET, {
-      u: this.unit,
-      p: projectId,
-      l: this.limit.toFixed(),
-      per: this.period,
-      h: this.hard,
-      s: 'PROJECT',
-      v: null,
-      ms: this.part!.scope,
-      mv: this.part!.value,
-    });
+    const res = await gql(real, SET_BUDGET, variables);
     const error = res.errors?.[0] as { message: string; extensions?: { status?: number } } | undefined;
     if (error?.extensions?.status !== 400 || !/^unit: .* is priced in /.test(error.message))
       throw new Error(`${this}: expected a 400 naming the unit, got ${JSON.stringify(res.errors ?? res.data)}`);

@@ -165,10 +165,7 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
       const seen = (res.data?.[`t${j}`] ?? null) as { net: string | null; needsReview: boolean } | null;
       if (!seen) return void problems.push(`task ${t.ref} is not found`);
       same(`task ${t.ref} net`, seen.net, m.net(t));
-      const openItem = m.items.some(
-        (it) =>
-          it.task === t && it.state === 'open' && ['amount_differs', 'billed_again', 'pending'].includes(it.class),
-      );
+      const openItem = m.openDifferenceNames(t);
       if (openItem && !seen.needsReview)
         problems.push(`task ${t.ref}: an open vendor difference names it, but it is not under review`);
       if (m.underReview(t) && !seen.needsReview)

@@ -56,11 +56,9 @@ export class LimitsModel {
 
   /** A task admitted: the limits that count it from now until it ends. */
   admitted(task: Task): void {
-    const ids = [...this.limits.values()].filter((l) => this.subject(l, task.project, task.user) !== null);
-    if (ids.length)
-      this.counting.set(
-        task,
-        ids.map((l) => l.id),
-      );
+    const ids = [...this.limits.values()]
+      .filter((l) => this.subject(l, task.project, task.user) !== null)
+      .map((l) => l.id);
+    if (ids.length) this.counting.set(task, ids);
   }
 }

@@ -56,13 +56,7 @@ export async function metricsProblems(env: Env, real: Real, at: number): Promise
       );
     }
     const waiting = m.tasks.filter(
-      (t) =>
-        t.project === project.id &&
-        (m.underReview(t) ||
-          m.items.some(
-            (i) =>
-              i.task === t && i.state === 'open' && ['amount_differs', 'billed_again', 'pending'].includes(i.class),
-          )),
+      (t) => t.project === project.id && (m.underReview(t) || m.openDifferenceNames(t)),
     ).length;
     const queue = sum('spendgate_review_open', (l) => l.project === project.name);
     if (queue !== waiting)

@@ -277,6 +277,13 @@ export class MoneyModel {
     return !task.resolved && (task.state === 'unknown' || (task.state === 'settled' && task.review));
   }
 
+  /** Whether an open vendor difference that puts its task under review names `task` (§14). */
+  openDifferenceNames(task: Task): boolean {
+    return this.items.some(
+      (i) => i.task === task && i.state === 'open' && ['amount_differs', 'billed_again', 'pending'].includes(i.class),
+    );
+  }
+
   /**
    * An operator's decision (§10). Unknown: CHARGE an amount (the hold by default) or RELEASE.
    * Settled: the task's net becomes the stated amount (RELEASE: nothing; CHARGE with no amount:

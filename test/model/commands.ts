@@ -132,10 +132,15 @@ export class Burst implements Cmd {
     const candidate = { model: this.body.model, unit, user: null, tags, hold: amount };
     while (fits < this.n && env.model.answer(p.id, candidate, fits + 1) === 200) fits++;
     const admitted = answers.filter((a) => a.status === 200);
-    for (const a of answers)
-      if (a.status !== 200 && a.status !== 402 && a.status !== 429)
-        throw new Error(`${this}: expected 200, 402 or 429, got ${a.status} ${a.text.slice(0, 200)}`);
     expectEqual(admitted.length, fits, `${this}: admitted`);
+    // Every one refused saw the `fits` admitted before it (one admitted earlier would have fitted), so
+    // each is refused as the (fits + 1)th alone would be: by a budget (402) before a limit (429).
+    const refusal = fits < this.n ? env.model.answer(p.id, candidate, fits + 1) : null;
+    for (const a of answers)
+      if (a.status !== 200 && a.status !== refusal)
+        throw new Error(
+          `${this}: a refusal must be ${refusal} (${fits} admitted), got ${a.status} ${a.text.slice(0, 200)}`,
+        );
     for (const a of admitted)
       env.model.accept({
         ref: String((a.body as { data: { taskId: number } }).data.taskId),
@@ -151,11 +156,11 @@ export class Burst implements Cmd {
   toString = () => `burst(${['alpha', 'beta'][this.project]}, ${JSON.stringify(this.body)} × ${this.n})`;
 }
 
-/** The vendor decides a task's fate: ready, failed, or it never finishes. */
+/** The vendor decides a task's fate: ready, failed, it never finishes, or it forgets the task (its polls: 404). */
 export class VendorOutcome implements Cmd {
   constructor(
     readonly pick: number,
-    readonly fate: 'ready' | 'failed' | 'stall',
+    readonly fate: 'ready' | 'failed' | 'stall' | 'forget',
   ) {}
   // A chat task's "ready" carries usage, which ChatOutcome makes: here only media tasks turn ready.
   private readonly open = (env: Readonly<Env>) =>
@@ -165,9 +170,10 @@ export class VendorOutcome implements Cmd {
   check = (env: Readonly<Env>) => this.open(env).length > 0;
   async run(env: Env, real: Real) {
     const t = pickOf(this.open(env), this.pick);
-    if (this.fate === 'stall') {
-      await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/stall`, { method: 'POST' });
-      t.vendor = 'stalled'; // the vendor's "never": no later outcome changes it
+    if (this.fate === 'stall' || this.fate === 'forget') {
+      await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/${this.fate}`, { method: 'POST' });
+      // The vendor's "never" and "not found": no later outcome changes either.
+      t.vendor = this.fate === 'stall' ? 'stalled' : 'forgotten';
     } else {
       await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/complete`, {
         method: 'POST',
@@ -195,6 +201,7 @@ export class Poll implements Cmd {
     const key = real.sys.projects.find((p) => p.id === t.project)!.key;
     expectStatus(await call(real, this.at, 'GET', `/api-platform/v1/tasks/${t.ref}`, { key }), 200, String(this));
     env.model.settle(t);
+    env.model.notFound(t);
   }
   toString = () => `poll(gw${this.at}, #${this.pick})`;
 }
@@ -546,35 +553,6 @@ export class PublishContract implements Cmd {
     env.model.imageDiscount = this.discountPercent ?? '0';
   }
   toString = () => `contract(images ${this.discountPercent ?? 'none'}%)`;
-}
-
-/** Finance sets the credit price from this month or last (refused once last month is closed). */
-export class SetCreditPrice implements Cmd {
-  constructor(
-    readonly lastMonth: boolean,
-    readonly price: string,
-  ) {}
-  check = () => true;
-  async run(env: Env, real: Real) {
-    const m = env.model;
-    const month = this.lastMonth ? m.previous : m.current;
-    const res = await gql(
-      real,
-      `mutation($m: String!, $p: String!) { setCreditPrice(effectiveMonth: $m, usdPerCredit: $p) }`,
-      {
-        m: month,
-        p: this.price,
-      },
-    );
-    if (m.closed.has(month)) {
-      if (res.errors?.[0]?.extensions?.status !== 409)
-        throw new Error(`${this}: a closed month must be refused: ${JSON.stringify(res)}`);
-      return;
-    }
-    if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
-    m.creditPrices.set(month, new Decimal(this.price));
-  }
-  toString = () => `credit-price(${this.lastMonth ? 'last month' : 'this month'} ${this.price})`;
 }
 
 /** Finance commits to a USD spend for last month, carried by alpha; its close trues up the shortfall. */

@@ -14,6 +14,7 @@
  */
 import { Decimal } from 'decimal.js';
 import { LimitsModel } from './limits-model.js';
+import { RatesModel, type Converted, type Currency } from './rates-model.js';
 
 export type Unit = 'USD' | 'CREDITS';
 export type Month = string; // "2026-11"
@@ -98,6 +99,9 @@ export interface Budget {
   limit: Decimal;
 }
 
+/** "Not found" answers in a row that make a held task unknown (the product's task-store.ts). */
+const MISSING_POLLS = 3;
+
 export type TaskState = 'held' | 'settled' | 'failed' | 'unknown';
 export interface Task {
   /** the vendor's task id, or gw-N for a task the vendor never numbered to us */
@@ -116,8 +120,10 @@ export interface Task {
   holdMonth: Month;
   acceptedMonth: Month;
   resolved: boolean;
-  /** what the vendor will answer to a poll ('stalled': processing, forever) */
-  vendor: 'processing' | 'ready' | 'failed' | 'stalled' | 'none';
+  /** what the vendor will answer to a poll ('stalled': processing, forever; 'forgotten': 404, forever) */
+  vendor: 'processing' | 'ready' | 'failed' | 'stalled' | 'forgotten' | 'none';
+  /** polls the vendor answered "not found" while the task was held */
+  missingPolls?: number;
   /** a chat task's charge as the vendor's usage prices it (null: no usage, settled at its estimate) */
   chatCharge?: Decimal | null;
   /** settled and under review: an overrun, or a chat task settled at its estimate (§6, §10) */
@@ -162,8 +168,8 @@ export class MoneyModel {
   seedream: Record<string, string> = { ...SEEDREAM_RATES };
   /** the contract in force now: percent off image lines (a task keeps its version's terms, §19) */
   imageDiscount = '0';
-  /** finance's USD price of a credit, by the first month it applies to (§19) */
-  readonly creditPrices = new Map<Month, Decimal>();
+  /** finance's credit price and EUR rate, by the first month each applies to (§19) */
+  readonly rates = new RatesModel();
   /** a USD commitment of one month, trued up on `project` when that month closes (§19); `trued`: what closes posted */
   commitment: { project: string; amount: Decimal; month: Month; trued: Decimal } | null = null;
   /** every statement line held (file order), and the items */
@@ -272,6 +278,16 @@ export class MoneyModel {
     this.postings.push({ project: task.project, unit: task.unit, amount: charge, month, task, kind: 'charge' });
   }
 
+  /**
+   * A poll the vendor answers "not found": the third of a held task's makes it unknown, its hold kept
+   * for review (§10; the model's gateways wait no time between them, TASK_NOT_FOUND_AFTER_MS=0).
+   */
+  notFound(task: Task): void {
+    if (task.state !== 'held' || task.vendor !== 'forgotten') return;
+    task.missingPolls = (task.missingPolls ?? 0) + 1;
+    if (task.missingPolls >= MISSING_POLLS) task.state = 'unknown';
+  }
+
   /** Under review: an unknown outcome, or a settled overrun or estimate, not yet resolved (§10). */
   underReview(task: Task): boolean {
     return !task.resolved && (task.state === 'unknown' || (task.state === 'settled' && task.review));
@@ -360,14 +376,9 @@ export class MoneyModel {
         t.holdMonth = this.current;
   }
 
-  /** A project's month converted to USD (§19): its USD plus its credits at the price in force, null without one. */
-  convertedUsd(project: string, month: Month): Decimal | null {
-    const totals = this.reported(project, month);
-    const credits = totals.get('CREDITS') ?? new Decimal(0);
-    const months = [...this.creditPrices.keys()].filter((m) => m <= month).sort();
-    const price = months.length ? this.creditPrices.get(months.at(-1)!)! : null;
-    if (!credits.isZero() && !price) return null;
-    return (totals.get('USD') ?? new Decimal(0)).plus(price ? credits.times(price) : 0);
+  /** A project's month converted (§19): each unit at the rates in force for the month, null while one is missing. */
+  converted(project: string, month: Month, currency: Currency): Converted {
+    return this.rates.convert(this.reported(project, month), month, currency);
   }
 
   reopen(month: Month): void {

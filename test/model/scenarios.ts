@@ -2,8 +2,8 @@
  * Operations that cross features in one step, where random single steps rarely line up: a price
  * published while a task runs, a task's vendor figure taken twice (a statement, then a re-send),
  * one difference taken on both instances at once, a commitment's month closed again after a late
- * correction, and any change made by a role (§11). Each is
- * built from the single operations, so the model's rules stay in one place.
+ * correction, a task the vendor forgets polled on both instances, and any change made by a role
+ * (§11). Each is built from the single operations, so the model's rules stay in one place.
  */
 import { Decimal } from 'decimal.js';
 import type { Role } from '../../src/auth/permissions.js';
@@ -20,10 +20,12 @@ import {
   Resolve,
   SetBudget,
   Submit,
+  VendorOutcome,
   type Cmd,
   type Env,
 } from './commands.js';
 import { DeleteLimit, SetLimit } from './limit-commands.js';
+import { SetRate } from './rate-commands.js';
 import { Decide, sendStatement } from './statement-commands.js';
 import { ChatOutcome, ChatSubmit } from './chat-commands.js';
 import type { ChatModel } from './chat-prices.js';
@@ -89,6 +91,29 @@ export class ReviewedChat implements Cmd {
   }
   toString = () =>
     `reviewed-chat(gw${this.at}, ${this.model}, ${this.fate}, ${this.outcome}${this.amount ? ` ${this.amount.toFixed()}` : ''})`;
+}
+
+/**
+ * The vendor forgets a task in flight, and its client polls it on both instances: each poll is
+ * answered from our record, the third "not found" makes it unknown with its hold kept (§10).
+ */
+export class ForgottenTask implements Cmd {
+  constructor(
+    readonly pick: number,
+    readonly polls: number,
+    readonly at: number,
+  ) {}
+  check = (env: Readonly<Env>) => env.model.tasks.some((t) => t.vendor === 'processing' && /^\d+$/.test(t.ref));
+  async run(env: Env, real: Real) {
+    const numbered = env.model.tasks.filter((t) => /^\d+$/.test(t.ref));
+    const task = pickOf(
+      numbered.filter((t) => t.vendor === 'processing'),
+      this.pick,
+    );
+    await new VendorOutcome(this.pick, 'forget').run(env, real);
+    for (let i = 0; i < this.polls; i++) await new Poll((this.at + i) % 2, numbered.indexOf(task)).run(env, real);
+  }
+  toString = () => `forgotten-task(#${this.pick}, ${this.polls} polls from gw${this.at})`;
 }
 
 /**
@@ -170,6 +195,7 @@ type Guarded =
   | ReopenMonth
   | PublishPrices
   | PublishContract
+  | SetRate
   | Decide;
 
 /** Who may do what (decisions §11), written from its table: lead on alpha only. */
@@ -240,7 +266,8 @@ export class AsRole implements Cmd {
           c.pick,
         ).project,
       ];
-    if (c instanceof CloseMonth || c instanceof Decide || c instanceof PublishContract) return ['books', null];
+    if (c instanceof CloseMonth || c instanceof Decide || c instanceof PublishContract || c instanceof SetRate)
+      return ['books', null];
     return ['admin', null];
   }
   toString = () => `as-${this.role.toLowerCase()}(${this.inner})`;

@@ -96,6 +96,7 @@ export async function startSystem(server: Server): Promise<System> {
     UPSTREAM_TIMEOUT_MS: '2000',
     UPSTREAM_CONNECT_TIMEOUT_MS: '500',
     POLLER_ENABLED: 'false',
+    TASK_NOT_FOUND_AFTER_MS: '0', // three "not found" polls make a task unknown, however quick
     LEDGER_SEAL_MS: '0',
     EARLY_WARNING_MS: '0',
     METRICS_NEW_SERIES_MS: '0', // a new series shows its amount at once: the invariants compare every scrape

@@ -19,7 +19,6 @@ import {
   Poll,
   Commit,
   PublishContract,
-  SetCreditPrice,
   PublishPrices,
   ReopenMonth,
   Resolve,
@@ -32,6 +31,7 @@ import {
   type Env,
 } from './commands.js';
 import { DeleteLimit, SetLimit } from './limit-commands.js';
+import { SetRate } from './rate-commands.js';
 import type { LimitScope } from './limits-model.js';
 import { Decide, HostileStatement, ImportStatement, Rebill } from './statement-commands.js';
 import type { Part, Scope, Unit } from './money-model.js';
@@ -40,6 +40,7 @@ import {
   AcceptOnBoth,
   AsRole,
   DisputeTwice,
+  ForgottenTask,
   ReclosedCommitment,
   RepricedWhileRunning,
   ReviewedChat,
@@ -76,9 +77,13 @@ export function commandsArb(
   const contract = fc
     .option(fc.constantFrom('10', '22', '12.5', '33.33'), { freq: 4 })
     .map((d) => new PublishContract(d));
-  const creditPrice = fc
-    .tuple(fc.boolean(), fc.constantFrom('0.00106', '0.001', '0.0012'))
-    .map(([last, p]) => new SetCreditPrice(last, p));
+  // Finance's rates (§19): a credit price, or EUR per USD, from this month or last.
+  const rate = fc.oneof(
+    fc
+      .tuple(fc.boolean(), fc.constantFrom('0.00106', '0.001', '0.0012'))
+      .map(([last, p]) => new SetRate('CREDIT', last, p)),
+    fc.tuple(fc.boolean(), fc.constantFrom('0.9213', '0.87', '1.0405')).map(([last, r]) => new SetRate('EUR', last, r)),
+  );
   const commitment = fc.constantFrom('0.5', '2', '40').map((a) => new Commit(a));
   const submit = fc
     .tuple(at, project, bodyArb, user, fc.integer({ min: 0, max: 1 }), idempotencyKey)
@@ -133,6 +138,7 @@ export function commandsArb(
     fc.constant(new ReopenMonth()),
     seedreamRates.map((r) => new PublishPrices(r)),
     contract,
+    rate,
   );
   const ops: Array<fc.Arbitrary<Cmd>> = [
     submit,
@@ -141,7 +147,10 @@ export function commandsArb(
     chat,
     fc.tuple(project, bodyArb, fc.integer({ min: 2, max: 12 })).map(([p, b, n]) => new Burst(p, b, n)),
     fc
-      .tuple(pick, fc.constantFrom('ready' as const, 'ready' as const, 'failed' as const, 'stall' as const))
+      .tuple(
+        pick,
+        fc.constantFrom('ready' as const, 'ready' as const, 'failed' as const, 'stall' as const, 'forget' as const),
+      )
       .map(([i, f]) => new VendorOutcome(i, f)),
     fc
       .tuple(
@@ -158,6 +167,7 @@ export function commandsArb(
       .map(([i, f, c]) => new ChatOutcome(i, f, c)),
     fc.tuple(at, pick).map(([a, i]) => new Poll(a, i)),
     fc.tuple(at, pick).map(([a, i]) => new Poll(a, i)),
+    fc.tuple(pick, fc.integer({ min: 1, max: 4 }), at).map(([i, n, a]) => new ForgottenTask(i, n, a)),
     fc.tuple(at, project, bodyArb).map(([a, p, b]) => new LostAnswer(a, p, b)),
     resolve,
     fc
@@ -178,7 +188,7 @@ export function commandsArb(
     pick.map((i) => new LateSettle(i)),
     seedreamRates.map((r) => new PublishPrices(r)),
     contract,
-    creditPrice,
+    rate,
     commitment,
     fc
       .tuple(

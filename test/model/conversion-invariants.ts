@@ -1,0 +1,88 @@
+/**
+ * Converted figures against the model (decisions §19): each project's month in USD and EUR through
+ * convertedSpend, and a closed month's statement, its exact totals and the same conversions. Each is
+ * exact, null while a rate it needs is missing, and names the versions in force for its month.
+ */
+import { Decimal } from 'decimal.js';
+import type { Env } from './commands.js';
+import type { Converted, Currency } from './rates-model.js';
+import { gql, monthRange, type Real } from './real.js';
+
+interface Seen {
+  amount: string | null;
+  creditPriceVersions: number[];
+  fxRateVersions: number[];
+}
+
+const FIELDS = 'amount creditPriceVersions fxRateVersions';
+const CURRENCIES: Currency[] = ['USD', 'EUR'];
+
+export async function conversionProblems(env: Env, real: Real): Promise<string[]> {
+  const m = env.model;
+  const problems: string[] = [];
+  const compare = (what: string, seen: Seen | null | undefined, expected: Converted, versions: boolean) => {
+    const a = seen?.amount === null || seen?.amount === undefined ? null : new Decimal(seen.amount);
+    const e = expected.amount;
+    if ((a === null) !== (e === null) || (a && e && !a.eq(e)))
+      problems.push(`${what}: the product says ${a?.toFixed() ?? 'null'}, the model ${e?.toFixed() ?? 'null'}`);
+    if (!versions) return;
+    const named = JSON.stringify([seen?.creditPriceVersions, seen?.fxRateVersions]);
+    const owed = JSON.stringify([expected.creditPriceVersions, expected.fxRateVersions]);
+    if (named !== owed) problems.push(`${what}: names versions ${named} (credit price, FX), the model ${owed}`);
+  };
+
+  // One request for every project and month: the check runs after every step.
+  const pairs = [...real.sys.projects, { id: real.sys.past.id, name: 'past' }].flatMap((project) =>
+    [m.current, m.previous].map((month) => ({ project, month, range: monthRange(month) })),
+  );
+  const res = await gql(
+    real,
+    `{ ${pairs
+      .map(
+        ({ project, month, range: [from, to] }, i) => `
+      usd${i}: convertedSpend(from: "${from}", to: "${to}", projectIds: ["${project.id}"], currency: "USD") { ${FIELDS} }
+      eur${i}: convertedSpend(from: "${from}", to: "${to}", projectIds: ["${project.id}"], currency: "EUR") { ${FIELDS} }
+      s${i}: statement(projectId: "${project.id}", month: "${month}") { totals { unit amount }
+        usd: converted(currency: "USD") { ${FIELDS} } eur: converted(currency: "EUR") { ${FIELDS} } }`,
+      )
+      .join('')} }`,
+  );
+  if (res.errors) return [`converted figures: ${JSON.stringify(res.errors)}`];
+  for (const [i, { project, month }] of pairs.entries()) {
+    const totals = m.reported(project.id, month);
+    // A report names the versions of the months it has rows in: known here when some unit is not 0.
+    const rows = [...totals.values()].some((t) => !t.isZero());
+    for (const c of CURRENCIES)
+      compare(
+        `convertedSpend ${c} ${project.name} ${month}`,
+        res.data?.[`${c.toLowerCase()}${i}`] as Seen,
+        m.converted(project.id, month, c),
+        rows,
+      );
+    const statement = res.data?.[`s${i}`] as
+      ({ totals: Array<{ unit: string; amount: string }> } & Record<'usd' | 'eur', Seen>) | null;
+    if (!m.closed.has(month)) {
+      if (statement) problems.push(`${project.name} ${month} is open, and a statement of it is read`);
+      continue;
+    }
+    if (!statement) {
+      if (rows) problems.push(`${project.name} ${month} is closed with spend, and has no statement`);
+      continue;
+    }
+    // The statement's month: its totals as the month posted them, converted at the rates it closed with.
+    for (const unit of ['USD', 'CREDITS'] as const) {
+      const said = new Decimal(statement.totals.find((t) => t.unit === unit)?.amount ?? 0);
+      const owed = totals.get(unit) ?? new Decimal(0);
+      if (!said.eq(owed))
+        problems.push(`statement ${project.name} ${month} ${unit}: ${said.toFixed()}, the model ${owed.toFixed()}`);
+    }
+    for (const c of CURRENCIES)
+      compare(
+        `statement ${project.name} ${month} converted to ${c}`,
+        statement[c.toLowerCase() as 'usd' | 'eur'],
+        m.converted(project.id, month, c),
+        true,
+      );
+  }
+  return problems;
+}

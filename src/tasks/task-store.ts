@@ -212,11 +212,13 @@ export class TaskStore {
   /**
    * Tasks still `submitting` past their kind's review age (a stream relayed for that long) are
    * flagged for review, once. Processing tasks are flagged as they are polled (pollAgainIn).
+   * updated_at is left alone: it says a submission is still alive (sweepAbandoned), and a flag is
+   * no sign of life: a dead gateway's task flagged first must still be swept to unknown.
    */
   async flagAgedSubmitting(reviewAfterMs: (kind: string) => number): Promise<number> {
     const ages = ['chat', 'image', 'video'].map(reviewAfterMs);
     const { rowCount } = await this.db.query(
-      `UPDATE task SET needs_review = true, updated_at = clock_timestamp(),
+      `UPDATE task SET needs_review = true,
               review_reason = format('still submitting %s after it was accepted; its hold is kept until it settles or an operator resolves it', ${AGE})
        WHERE ${SUBMITTING_BEFORE} AND NOT needs_review
          AND accepted_at < clock_timestamp() - make_interval(secs => (CASE kind WHEN 'chat' THEN $2 WHEN 'image' THEN $3 ELSE $4 END)::double precision / 1000)`,

@@ -147,6 +147,27 @@ describe('Idempotency-Key after a refusal or an unknown outcome (item 5, decisio
   });
 });
 
+test('a task flagged for its age is still swept to unknown: the flag is no sign of life (its gateway died)', async () => {
+  // The poller off: the flag comes first here, as a poll round's may when the hold lands between its two statements.
+  const gw = await gateway(await freshDatabase(), { POLLER_ENABLED: 'false' });
+  try {
+    const { projectId } = await projectWithKey(gw);
+    // Held an hour ago and never answered.
+    const { taskId } = await heldTask(gw, { projectId, body: IMAGE, acceptedAt: new Date(Date.now() - 3_600_000) });
+    const store = gw.app.get(TaskStore);
+    expect(await store.flagAgedSubmitting(() => 1_800_000)).toBe(1);
+    expect(await store.sweepAbandoned(60_000)).toBe(1);
+    const [task] = await sql<{ status: string; needs_review: boolean }>(
+      gw,
+      'SELECT status::text AS status, needs_review FROM task WHERE id = $1',
+      [taskId],
+    );
+    expect(task).toEqual({ status: 'unknown', needs_review: true });
+  } finally {
+    await gw.close();
+  }
+});
+
 test('one duplicate vendor taskId fails only its own submission: its neighbours in the batch succeed (item 6)', async () => {
   const vendor = await fakeVendor();
   const gw = await gateway(await freshDatabase(), {

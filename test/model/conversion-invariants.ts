@@ -6,7 +6,7 @@
 import { Decimal } from 'decimal.js';
 import type { Env } from './commands.js';
 import type { Converted, Currency } from './rates-model.js';
-import { gql, monthRange, type Real } from './real.js';
+import { amountDisagreement, gql, monthRange, type Real } from './real.js';
 
 interface Seen {
   amount: string | null;
@@ -20,11 +20,12 @@ const CURRENCIES: Currency[] = ['USD', 'EUR'];
 export async function conversionProblems(env: Env, real: Real): Promise<string[]> {
   const m = env.model;
   const problems: string[] = [];
+  const same = (what: string, actual: string | null | undefined, expected: Decimal | null) => {
+    const problem = amountDisagreement(what, actual, expected);
+    if (problem) problems.push(problem);
+  };
   const compare = (what: string, seen: Seen | null | undefined, expected: Converted, versions: boolean) => {
-    const a = seen?.amount === null || seen?.amount === undefined ? null : new Decimal(seen.amount);
-    const e = expected.amount;
-    if ((a === null) !== (e === null) || (a && e && !a.eq(e)))
-      problems.push(`${what}: the product says ${a?.toFixed() ?? 'null'}, the model ${e?.toFixed() ?? 'null'}`);
+    same(what, seen?.amount, expected.amount);
     if (!versions) return;
     const named = JSON.stringify([seen?.creditPriceVersions, seen?.fxRateVersions]);
     const owed = JSON.stringify([expected.creditPriceVersions, expected.fxRateVersions]);
@@ -51,13 +52,13 @@ export async function conversionProblems(env: Env, real: Real): Promise<string[]
   for (const [i, { project, month }] of pairs.entries()) {
     const totals = m.reported(project.id, month);
     // A report names the versions of the months it has rows in: known here when some unit is not 0.
-    const rows = [...totals.values()].some((t) => !t.isZero());
+    const someSpend = [...totals.values()].some((t) => !t.isZero());
     for (const c of CURRENCIES)
       compare(
         `convertedSpend ${c} ${project.name} ${month}`,
         res.data?.[`${c.toLowerCase()}${i}`] as Seen,
         m.converted(project.id, month, c),
-        rows,
+        someSpend,
       );
     const statement = res.data?.[`s${i}`] as
       ({ totals: Array<{ unit: string; amount: string }> } & Record<'usd' | 'eur', Seen>) | null;
@@ -66,16 +67,16 @@ export async function conversionProblems(env: Env, real: Real): Promise<string[]
       continue;
     }
     if (!statement) {
-      if (rows) problems.push(`${project.name} ${month} is closed with spend, and has no statement`);
+      if (someSpend) problems.push(`${project.name} ${month} is closed with spend, and has no statement`);
       continue;
     }
     // The statement's month: its totals as the month posted them, converted at the rates it closed with.
-    for (const unit of ['USD', 'CREDITS'] as const) {
-      const said = new Decimal(statement.totals.find((t) => t.unit === unit)?.amount ?? 0);
-      const owed = totals.get(unit) ?? new Decimal(0);
-      if (!said.eq(owed))
-        problems.push(`statement ${project.name} ${month} ${unit}: ${said.toFixed()}, the model ${owed.toFixed()}`);
-    }
+    for (const unit of ['USD', 'CREDITS'] as const)
+      same(
+        `statement ${project.name} ${month} ${unit}`,
+        statement.totals.find((t) => t.unit === unit)?.amount ?? '0',
+        totals.get(unit) ?? new Decimal(0),
+      );
     for (const c of CURRENCIES)
       compare(
         `statement ${project.name} ${month} converted to ${c}`,

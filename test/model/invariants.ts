@@ -19,16 +19,15 @@ import type { Env } from './commands.js';
 import { conversionProblems } from './conversion-invariants.js';
 import { limitProblems } from './limit-commands.js';
 import { metricsProblems } from './metrics-invariants.js';
-import { gql, monthRange, type Real } from './real.js';
+import { amountDisagreement, gql, monthRange, type Real } from './real.js';
 
 export async function checkInvariants(env: Env, real: Real): Promise<void> {
   const m = env.model;
   const db = real.sys.gateways[0]!.db;
   const problems: string[] = [];
   const same = (what: string, actual: string | Decimal | null | undefined, expected: Decimal | null) => {
-    const a = actual === null || actual === undefined ? null : new Decimal(actual.toString());
-    if ((a === null) !== (expected === null) || (a && expected && !a.eq(expected)))
-      problems.push(`${what}: the product says ${a?.toFixed() ?? 'null'}, the model ${expected?.toFixed() ?? 'null'}`);
+    const problem = amountDisagreement(what, actual, expected);
+    if (problem) problems.push(problem);
   };
 
   // Budgets.

@@ -46,11 +46,13 @@ export class RatesModel {
   convert(totals: ReadonlyMap<Unit, Decimal>, month: Month, currency: Currency): Converted {
     const credit = this.inForce('CREDIT', month);
     const fx = currency === 'USD' ? undefined : this.inForce(currency, month);
+    // At a rate, or none: an amount of 0 needs no rate, any other is not converted.
+    const at = (rate: Version | undefined, x: Decimal | null) =>
+      x === null ? null : rate ? x.times(rate.rate) : x.isZero() ? x : null;
     let amount: Decimal | null = new Decimal(0);
     for (const [unit, total] of totals) {
-      let usd: Decimal | null = total;
-      if (unit === 'CREDITS') usd = credit ? total.times(credit.rate) : total.isZero() ? new Decimal(0) : null;
-      const converted = usd === null || currency === 'USD' ? usd : fx ? usd.times(fx.rate) : usd.isZero() ? usd : null;
+      const usd = unit === 'CREDITS' ? at(credit, total) : total;
+      const converted = currency === 'USD' ? usd : at(fx, usd);
       amount = amount && converted ? amount.plus(converted) : null;
     }
     return {

@@ -2,6 +2,7 @@
  * The tester's hands on the real system: HTTP to either instance (every answer checked: no 5xx
  * unless the operation expects one), GraphQL as the admin, and the figures a closed month shows.
  */
+import { Decimal } from 'decimal.js';
 import type { System } from './system.js';
 import { ADMIN } from './system.js';
 
@@ -94,6 +95,17 @@ export async function call(
 export function expectStatus(answer: Answer, status: number, what: string): void {
   if (answer.status !== status)
     throw new Error(`${what}: expected ${status}, got ${answer.status} ${answer.text.slice(0, 300)}`);
+}
+
+/** An amount the product shows (null or absent: none) against the model's, exactly: the disagreement, or null. */
+export function amountDisagreement(
+  what: string,
+  actual: string | Decimal | null | undefined,
+  expected: Decimal | null,
+): string | null {
+  const a = actual === null || actual === undefined ? null : new Decimal(actual.toString());
+  if ((a === null) === (expected === null) && (!a || !expected || a.eq(expected))) return null;
+  return `${what}: the product says ${a?.toFixed() ?? 'null'}, the model ${expected?.toFixed() ?? 'null'}`;
 }
 
 export interface GraphqlAnswer {

@@ -5,7 +5,7 @@
  * differ from a user's terminal, and the README reads both with its own defaults.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnGateway } from '../support/harness.js';
@@ -50,5 +50,6 @@ test('every README example runs verbatim against a fresh sandbox, with no GraphQ
   } finally {
     gw.proc.kill('SIGTERM');
     await gw.exited;
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }, 120_000);

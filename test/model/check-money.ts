@@ -1,5 +1,5 @@
 /**
- * `npm run check:money -- [--seed S] [--path P] [--runs N] [--commands K]`: the money model's
+ * `npm run check:money -- [--seed S] [--path P --replay-path R] [--runs N] [--commands K]`: the money model's
  * tester, standalone (its own embedded PostgreSQL). Prints the seed first; a disagreement prints
  * the shrunk sequence with the seed and path that replay it.
  * `npm run soak -- --minutes N`: runs sequences until the time is up and prints operations,
@@ -13,6 +13,7 @@ const { values } = parseArgs({
   options: {
     seed: { type: 'string' },
     path: { type: 'string' },
+    'replay-path': { type: 'string' },
     runs: { type: 'string' },
     commands: { type: 'string' },
     minutes: { type: 'string' },
@@ -39,6 +40,7 @@ try {
         maxCommands: commands,
         databaseFaults: true,
         ...(values.path ? { path: values.path } : {}),
+        ...(values['replay-path'] ? { replayPath: values['replay-path'] } : {}),
       },
       { operations: 0, states: new Set(), kinds: new Map() },
     );

@@ -20,12 +20,20 @@ export interface CheckOptions {
   maxCommands: number;
   /** replays one counterexample (fast-check's path) */
   path?: string;
+  /** with `path`: the counterexample's replayPath, which commands of the sequence ran */
+  replayPath?: string;
   /** restart PostgreSQL among the faults (a server of the tester's own) */
   databaseFaults: boolean;
+  /** Starts no sequence past this time (ms since the epoch): a bounded run's budget. */
+  deadline?: number;
+  /** Starts no shrinking step past this time: a failure is reported, shrunk as far as it got. */
+  shrinkDeadline?: number;
 }
 
 export interface CheckStats {
   operations: number;
+  /** sequences started (shrinking steps included) */
+  sequences?: number;
   states: Set<string>;
   /** operations run, by kind (the name before the arguments) */
   kinds?: Map<string, number>;
@@ -58,8 +66,15 @@ export async function checkMoney(
   stats: CheckStats = { operations: 0, states: new Set() },
 ): Promise<CheckStats> {
   const { current, previous } = months();
+  // MONEY_TRACE=1: each operation on stderr with the seconds since its sequence began (where time goes)
+  let began = Date.now();
+  const trace = (what: string) =>
+    process.env.MONEY_TRACE &&
+    process.stderr.write(`[${((Date.now() - began) / 1000).toFixed(1)} s] ${what.slice(0, 160)}\n`);
+  let failed = false;
   const after = async (env: Env, real: Real, what: string) => {
     stats.operations += 1;
+    trace(what);
     const kind = what.replace(/\(.*$/s, '');
     stats.kinds?.set(kind, (stats.kinds.get(kind) ?? 0) + 1);
     await checkInvariants(env, real);
@@ -67,8 +82,13 @@ export async function checkMoney(
   };
   await fc.assert(
     fc.asyncProperty(
-      commandsArb(options.databaseFaults ? options.server : null, options.maxCommands, after),
+      commandsArb(options.databaseFaults ? options.server : null, options.maxCommands, after, options.replayPath),
       async (commands) => {
+        // Past its time a run passes untried: no new sequence, and shrinking keeps what it has.
+        if (Date.now() > ((failed ? options.shrinkDeadline : options.deadline) ?? Infinity)) return;
+        stats.sequences = (stats.sequences ?? 0) + 1;
+        began = Date.now();
+        trace(`sequence ${stats.sequences}`);
         const sys = await startSystem(options.server);
         const real = new Real(sys);
         const env: Env = {
@@ -81,6 +101,9 @@ export async function checkMoney(
         try {
           await fc.asyncModelRun(() => ({ model: env, real }), commands);
           await checkAtEnd(real);
+        } catch (error) {
+          failed = true;
+          throw error;
         } finally {
           await sys.close();
         }

@@ -18,7 +18,7 @@ export interface Limit {
   amount: number;
 }
 
-/** Whether a task still counts in a tasks-in-flight limit. */
+/** Whether a task is in flight, its hold standing: held, or unknown until resolved (§10). It counts in a limit. */
 export const inFlight = (t: Task) => t.state === 'held' || (t.state === 'unknown' && !t.resolved);
 
 export class LimitsModel {

@@ -13,7 +13,7 @@
  * on one model, family or kind of the catalog, and limits on tasks in flight (§20, limits-model.ts).
  */
 import { Decimal } from 'decimal.js';
-import { LimitsModel } from './limits-model.js';
+import { inFlight, LimitsModel } from './limits-model.js';
 import { RatesModel, type Converted, type Currency } from './rates-model.js';
 
 export type Unit = 'USD' | 'CREDITS';
@@ -213,11 +213,7 @@ export class MoneyModel {
       if (this.matches(b, p.project, p.unit, p.task, user) && this.inPeriod(b, p.month)) spent = spent.plus(p.amount);
     let held = new Decimal(0);
     for (const t of this.tasks) {
-      if (
-        (t.state === 'held' || (t.state === 'unknown' && !t.resolved)) &&
-        this.matches(b, t.project, t.unit, t, user) &&
-        this.inPeriod(b, t.holdMonth)
-      )
+      if (inFlight(t) && this.matches(b, t.project, t.unit, t, user) && this.inPeriod(b, t.holdMonth))
         held = held.plus(t.hold);
     }
     return { spent, held };
@@ -371,9 +367,7 @@ export class MoneyModel {
     }
     this.closed.add(month);
     // Holds still open are carried to the first open month (§13).
-    for (const t of this.tasks)
-      if (t.holdMonth === month && (t.state === 'held' || (t.state === 'unknown' && !t.resolved)))
-        t.holdMonth = this.current;
+    for (const t of this.tasks) if (t.holdMonth === month && inFlight(t)) t.holdMonth = this.current;
   }
 
   /** A project's month converted (§19): each unit at the rates in force for the month, null while one is missing. */
@@ -413,7 +407,7 @@ export class MoneyModel {
       if ((counts.get(l.vendorTaskId) ?? 0) > 1) cls = 'duplicate';
       else if (!task) cls = 'billed_not_ours';
       else if (billedBefore.has(l.vendorTaskId)) cls = 'billed_again';
-      else if (task.state === 'held' || (task.state === 'unknown' && !task.resolved)) cls = 'pending';
+      else if (inFlight(task)) cls = 'pending';
       else cls = this.net(task)!.eq(l.amount) ? 'matched' : 'amount_differs';
       const key = `${cls}:${l.vendorTaskId}`;
       if (cls !== 'matched' && !seen.has(key))
@@ -421,7 +415,8 @@ export class MoneyModel {
       seen.add(key);
     }
     for (const l of fresh) this.lines.push({ ...l, statement });
-    // Ours, never billed: settled today with a net, no statement bills it, not listed before.
+    // Ours, never billed: accepted this month, its outcome in the books (settled, or an unknown
+    // resolved) with a net, no statement bills it, not listed before.
     if (fresh.length) {
       const billed = new Set(this.lines.map((l) => l.vendorTaskId));
       for (const t of this.tasks) {
@@ -429,7 +424,7 @@ export class MoneyModel {
         if (
           t.acceptedMonth !== this.current ||
           !/^\d+$/.test(t.ref) ||
-          t.state !== 'settled' ||
+          inFlight(t) ||
           !net ||
           net.isZero() ||
           billed.has(t.ref)
@@ -455,12 +450,7 @@ export class MoneyModel {
   /** Whether an item can be taken now (a pending item's task must have settled or been resolved). */
   acceptable(item: Item): boolean {
     if (item.state !== 'open') return false;
-    return !(
-      item.task &&
-      (item.task.state === 'held' || (item.task.state === 'unknown' && !item.task.resolved)) &&
-      item.class !== 'billed_not_ours' &&
-      item.class !== 'duplicate'
-    );
+    return !(item.task && inFlight(item.task) && item.class !== 'billed_not_ours' && item.class !== 'duplicate');
   }
 
   /** After a resolution: open items whose figure the task's net now equals are closed (§14). */

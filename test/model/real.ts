@@ -58,6 +58,8 @@ export class Real {
   }
 }
 
+const ANSWER_WITHIN_MS = 60_000;
+
 export function monthRange(month: string): [string, string] {
   const [y, m] = month.split('-').map(Number) as [number, number];
   return [new Date(Date.UTC(y, m - 1, 1)).toISOString(), new Date(Date.UTC(y, m, 1)).toISOString()];
@@ -79,7 +81,12 @@ export async function call(
     body = JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(`${real.url(at)}${path}`, { method, headers, body });
+  // An answer that never comes is a defect too: named here, not left to the suite's timeout.
+  const signal = AbortSignal.timeout(ANSWER_WITHIN_MS);
+  const res = await fetch(`${real.url(at)}${path}`, { method, headers, body, signal }).catch((error: Error) => {
+    if (error.name !== 'TimeoutError') throw error;
+    throw new Error(`${method} ${path} on gw${at}: no answer within ${ANSWER_WITHIN_MS / 1000} s`);
+  });
   const text = await res.text();
   let parsed: unknown;
   try {

@@ -39,6 +39,14 @@ export class Server {
     return this.db.url;
   }
 
+  /** Drops a run's database (its gateways closed): a long soak or shrink leaves no disk behind. */
+  async dropDatabase(url: string): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url });
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS ${new URL(url).pathname.slice(1)} WITH (FORCE)`);
+    await client.end();
+  }
+
   async freshDatabase(): Promise<string> {
     const client = new pg.Client({ connectionString: this.url });
     await client.connect();
@@ -87,7 +95,7 @@ export async function startSystem(server: Server): Promise<System> {
   const simUrl = await sim.app.listen({ port: 0, host: '127.0.0.1' });
   const env = (): NodeJS.ProcessEnv => ({
     DATABASE_URL: url,
-    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-model-gw-')),
+    DATA_DIR: mkdtempSync(path.join(server.dir, 'gw-')), // removed with the server's directory
     PORT: '0',
     LOG_LEVEL: 'silent',
     ADMIN_TOKEN: ADMIN,
@@ -129,6 +137,8 @@ export async function startSystem(server: Server): Promise<System> {
     async close() {
       await Promise.all(gateways.map((g) => g.close()));
       await sim.app.close();
+      // Only disk is at stake: a failed drop must not hide the run's own report.
+      await server.dropDatabase(url).catch(() => undefined);
     },
   };
 }

@@ -62,6 +62,7 @@ export function commandsArb(
   server: Server | null,
   maxCommands: number,
   after: (env: Env, real: Real, what: string) => Promise<void>,
+  replayPath?: string,
 ): fc.Arbitrary<Iterable<Cmd>> {
   const at = fc.integer({ min: 0, max: 1 });
   const project = fc.integer({ min: 0, max: 1 });
@@ -223,6 +224,6 @@ export function commandsArb(
   if (server) ops.push(fc.constant(new RestartDatabase(server)));
   return fc.commands(
     ops.map((op) => op.map((c) => new Checked(c, after))),
-    { maxCommands, size: 'large' },
+    { maxCommands, size: 'large', ...(replayPath ? { replayPath } : {}) },
   );
 }

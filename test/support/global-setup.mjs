@@ -17,5 +17,6 @@ export default async function globalSetup() {
     settings: ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'max_connections=400', ...INDEX_USAGE_SETTINGS],
   });
   writeFileSync(path.join(dir, 'url'), db.url);
+  mkdirSync(path.join(dir, 'gateways')); // the test gateways' data directories (harness.ts)
   globalThis.__SPENDGATE_PG__ = db;
 }

@@ -4,7 +4,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startGateway, type Gateway } from '../../src/bootstrap.js';
@@ -38,8 +37,9 @@ export async function emptyDatabase(): Promise<string> {
 export async function gateway(databaseUrl: string, env: Record<string, string> = {}): Promise<Gateway> {
   return startGateway({
     DATABASE_URL: databaseUrl,
-    // Each gateway's own sandbox state (the simulator's journal), never the checkout's ./.data.
-    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'spendgate-gw-')),
+    // Each gateway's own sandbox state (the simulator's journal), never the checkout's ./.data:
+    // under the suite's .test-data/gateways, which the global teardown removes.
+    DATA_DIR: mkdtempSync(path.resolve('.test-data', 'gateways', 'gw-')),
     PORT: '0',
     LOG_LEVEL: 'silent',
     ADMIN_TOKEN: ADMIN,

@@ -11,7 +11,7 @@ import { dec } from '../../src/pricing/money.js';
 import { SettlementService } from '../../src/tasks/settlement.service.js';
 import { TaskStore } from '../../src/tasks/task-store.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
-import { acceptedTask, heldTask, imageBody, settleReady, videoBody } from '../support/builders.js';
+import { acceptedTask, heldTask, holdFor, imageBody, settleReady, videoBody } from '../support/builders.js';
 import {
   ADMIN,
   eventually,
@@ -155,29 +155,31 @@ test('hold batches write their tasks before the project lock: two batches of one
   const blocker = new pg.Client({ connectionString: url });
   await blocker.connect();
   try {
-    const { projectId, key } = await projectWithKey(gw);
+    const { projectId } = await projectWithKey(gw);
     await setBudget(gw, projectId, '0.40'); // 10 of the 64 below fit
     // What a batch holding the project's lock looks like to the next ones: the lock, held.
     await blocker.query('BEGIN');
     await blocker.query('SELECT spendgate_lock_project($1)', [projectId]);
-    const work = Promise.all(Array.from({ length: 64 }, () => submitGeneration(gw, key, IMAGE_1K)));
-    // Two hold batches (the second once 24 requests wait) wait for the lock having written
-    // already: a transaction id means rows written.
-    // At least two: on a loaded machine the 64 requests can arrive in more batches (a fresh-clone CI
-    // run beside three other jobs waited 10 s for exactly two).
+    // The 64 holds pushed in one turn of the event loop, where batches form (LedgerService): a burst
+    // of 48 or more with nothing in flight goes out as two halves, each writing its rows and then
+    // waiting for the lock. Through HTTP the requests arrive as the machine lets them: a first batch
+    // of one (which takes the lock before it writes) or of 41 to 47 (which leaves too few for a
+    // second) made this test wait for two batches that never came (a fresh-clone CI run, 2026-12-03).
+    const work = Promise.all(Array.from({ length: 64 }, () => holdFor(gw, { projectId, body: IMAGE_1K })));
+    // Both wait for the lock having written already: a transaction id means rows written.
     await eventually(async () => {
       const [w] = await sql(
         gw,
         `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND backend_xid IS NOT NULL`,
       );
-      return w!.n >= 2;
+      return w!.n === 2;
     }, 30_000);
     const [seen] = await sql(gw, 'SELECT count(*)::int AS tasks FROM task WHERE project_id = $1', [projectId]);
     expect(seen).toEqual({ tasks: 0 }); // not committed, not seen
     await blocker.query('COMMIT');
     const results = await work;
-    expect(results.filter((r) => r.status === 200)).toHaveLength(10);
-    expect(results.filter((r) => r.status === 402)).toHaveLength(54);
+    expect(results.filter((r) => r.outcome === 'held')).toHaveLength(10);
+    expect(results.filter((r) => r.outcome === 'refused')).toHaveLength(54);
     // The refused requests' rows, written before the lock, were taken back.
     const [counts] = await sql(
       gw,

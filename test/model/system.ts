@@ -43,8 +43,11 @@ export class Server {
   async dropDatabase(url: string): Promise<void> {
     const client = new pg.Client({ connectionString: this.url });
     await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${new URL(url).pathname.slice(1)} WITH (FORCE)`);
-    await client.end();
+    try {
+      await client.query(`DROP DATABASE IF EXISTS ${new URL(url).pathname.slice(1)} WITH (FORCE)`);
+    } finally {
+      await client.end();
+    }
   }
 
   async freshDatabase(): Promise<string> {

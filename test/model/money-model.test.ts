@@ -2,8 +2,8 @@
  * The money model's tester in the suite (decisions §16; test/model/): a bounded budget of random
  * sequences of every operation against two real gateways on one PostgreSQL (its own, so that a
  * fault can restart it) and against the reference model, the invariants after every step. The seed
- * is printed; `npm run check:money -- --seed S` replays a failure (add `--path P` from the report
- * for the shrunk sequence alone). MONEY_SEED and MONEY_RUNS set them here. MONEY_SECONDS bounds
+ * is printed; `npm run check:money -- --seed S` replays a failure (add `--path P --replay-path R`
+ * from the report for the shrunk sequence alone). MONEY_SEED and MONEY_RUNS set them here. MONEY_SECONDS bounds
  * the time in which sequences start, and shrinking has three minutes more: a slow machine or a long
  * shrink ends with its report, never with the suite's timeout (which leaves the run going).
  */
@@ -12,6 +12,8 @@ import { Server } from './system.js';
 
 const seconds = Number(process.env.MONEY_SECONDS ?? 300);
 const SHRINK_MS = 180_000;
+/** The sequence or shrinking step under way at the deadline may still run for a while. */
+const TIMEOUT_MS = seconds * 1000 + SHRINK_MS + 240_000;
 
 let server: Server;
 beforeAll(async () => {
@@ -44,5 +46,5 @@ test(
     expect(stats.sequences).toBeGreaterThan(0);
     expect(stats.operations).toBeGreaterThan(stats.sequences ?? 0);
   },
-  seconds * 1000 + SHRINK_MS + 240_000,
-); // the last sequence or shrinking step may still be running
+  TIMEOUT_MS,
+);

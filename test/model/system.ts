@@ -41,25 +41,27 @@ export class Server {
 
   /** Drops a run's database (its gateways closed): a long soak or shrink leaves no disk behind. */
   async dropDatabase(url: string): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url });
-    await client.connect();
-    try {
-      await client.query(`DROP DATABASE IF EXISTS ${new URL(url).pathname.slice(1)} WITH (FORCE)`);
-    } finally {
-      await client.end();
-    }
+    await this.onServer(`DROP DATABASE IF EXISTS ${new URL(url).pathname.slice(1)} WITH (FORCE)`);
   }
 
   async freshDatabase(): Promise<string> {
-    const client = new pg.Client({ connectionString: this.url });
-    await client.connect();
     const name = `m_${randomBytes(6).toString('hex')}`;
-    await client.query(`CREATE DATABASE ${name}`);
-    await client.end();
+    await this.onServer(`CREATE DATABASE ${name}`);
     const url = new URL(this.url);
     url.pathname = `/${name}`;
     await migrate(url.toString());
     return url.toString();
+  }
+
+  /** One statement on the server's own database, its connection ended whatever the statement does. */
+  private async onServer(statement: string): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
   }
 
   /** A fault: an immediate shutdown (as a crash leaves it), `downMs` away, then started again. */

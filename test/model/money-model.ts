@@ -284,6 +284,15 @@ export class MoneyModel {
     if (task.missingPolls >= MISSING_POLLS) task.state = 'unknown';
   }
 
+  /**
+   * What a gateway's sweep of abandoned submissions does, at its start and at each poll round: a task
+   * left between its hold and the vendor's answer for longer than any call (the model's are last
+   * month's, held through the ledger's own service) is unknown, its hold kept (§4, §10).
+   */
+  sweepAbandoned(): void {
+    for (const t of this.tasks) if (t.ref.startsWith('gw-') && t.state === 'held') t.state = 'unknown';
+  }
+
   /** Under review: an unknown outcome, or a settled overrun or estimate, not yet resolved (§10). */
   underReview(task: Task): boolean {
     return !task.resolved && (task.state === 'unknown' || (task.state === 'settled' && task.review));

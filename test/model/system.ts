@@ -109,6 +109,7 @@ export async function startSystem(server: Server): Promise<System> {
     UPSTREAM_TIMEOUT_MS: '2000',
     UPSTREAM_CONNECT_TIMEOUT_MS: '500',
     POLLER_ENABLED: 'false',
+    POLL_INTERVAL_MS: '600000', // a task polled in a round is not due again in it (poller-commands.ts)
     TASK_NOT_FOUND_AFTER_MS: '0', // three "not found" polls make a task unknown, however quick
     LEDGER_SEAL_MS: '0',
     EARLY_WARNING_MS: '0',

@@ -31,6 +31,8 @@ import {
   type Env,
 } from './commands.js';
 import { DeleteLimit, SetLimit } from './limit-commands.js';
+import { PollerRound } from './poller-commands.js';
+import { StreamedChat, type StreamEnd } from './stream-commands.js';
 import { SetRate } from './rate-commands.js';
 import type { LimitScope } from './limits-model.js';
 import { Decide, HostileStatement, ImportStatement, Rebill } from './statement-commands.js';
@@ -146,6 +148,13 @@ export function commandsArb(
     submit,
     chat,
     chat,
+    fc
+      .tuple(
+        chat,
+        fc.constantFrom<StreamEnd>('usage', 'usage', 'no_usage', 'cut', 'cut_unnamed'),
+        fc.constantFrom('within' as const, 'within' as const, 'overrun' as const, 'long-context' as const),
+      )
+      .map(([c, e, f]) => new StreamedChat(c, e, f)),
     fc.tuple(project, bodyArb, fc.integer({ min: 2, max: 12 })).map(([p, b, n]) => new Burst(p, b, n)),
     fc
       .tuple(
@@ -169,6 +178,8 @@ export function commandsArb(
     fc.tuple(at, pick).map(([a, i]) => new Poll(a, i)),
     fc.tuple(at, pick).map(([a, i]) => new Poll(a, i)),
     fc.tuple(pick, fc.integer({ min: 1, max: 4 }), at).map(([i, n, a]) => new ForgottenTask(i, n, a)),
+    at.map((a) => new PollerRound(a)),
+    at.map((a) => new PollerRound(a)),
     fc.tuple(at, project, bodyArb).map(([a, p, b]) => new LostAnswer(a, p, b)),
     resolve,
     fc

@@ -1,0 +1,118 @@
+/**
+ * Streamed chat (decisions §1): `stream: true` forwarded, the vendor's event stream relayed as it
+ * arrives, and the task still settled: from the stream's usage when it reports one, else at its
+ * estimate, flagged for review. A stream cut off half-way is never free: one that named the
+ * vendor's task leaves it in flight, settled later from the vendor's record (a poll, a poll round);
+ * one that did not is charged at its estimate, flagged for review.
+ *
+ * The simulator streams as its knobs say (streamMode, streamUsage), set for this one submission.
+ * The relay settles before it ends the client's stream, so once the body has ended (or broken) the
+ * books say what the model says.
+ */
+import { chatCharge, vendorUsage } from './chat-prices.js';
+import { usageOf, type ChatFate, type ChatSubmit } from './chat-commands.js';
+import type { Cmd, Env } from './commands.js';
+import { gql, type Real } from './real.js';
+
+export type StreamEnd = 'usage' | 'no_usage' | 'cut' | 'cut_unnamed';
+
+export class StreamedChat implements Cmd {
+  constructor(
+    /** what is asked, as a chat submission asks it, with `stream: true` */
+    readonly chat: ChatSubmit,
+    readonly end: StreamEnd,
+    /** the usage a `usage` stream reports */
+    readonly fate: Exclude<ChatFate, 'no-usage'>,
+  ) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const { p, asked, answer, body } = this.chat.admission(env, real);
+    const model = this.chat.model;
+    const usage = this.end === 'usage' ? usageOf(this.fate, model, this.chat.maxTokens, 3) : null;
+    await simulator(real, { streamMode: this.end, streamUsage: usage ? vendorUsage(model, usage) : null });
+    let got: Streamed;
+    try {
+      got = await streamed(real, this.chat.at, p.key, asked.user, { ...body, stream: true });
+    } finally {
+      await simulator(real, { streamMode: 'off', streamUsage: null });
+    }
+    if (got.status !== answer)
+      throw new Error(`${this}: expected ${answer}, got ${got.status} ${got.text.slice(0, 300)}`);
+    if (answer !== 200) return;
+    const cut = this.end === 'cut' || this.end === 'cut_unnamed';
+    if (!got.contentType.startsWith('text/event-stream') || cut !== (got.broken !== null))
+      throw new Error(
+        `${this}: expected ${cut ? 'a stream cut off' : 'a whole stream'}, got ${got.contentType}, ${got.broken ?? 'whole'}: ${got.text.slice(0, 300)}`,
+      );
+    const ref = this.end === 'cut_unnamed' ? await newestTask(real, p.id) : namedTask(got.text, String(this));
+    const task = this.chat.accepted(env, ref, asked);
+    if (this.end === 'cut') return; // in flight: the vendor's record settles it
+    task.vendor = 'ready';
+    task.chatCharge = usage ? chatCharge(model, usage) : null;
+    env.model.settle(task);
+    if (this.end === 'cut_unnamed') task.vendor = 'none'; // never numbered to us: nothing to poll
+  }
+  toString = () =>
+    `streamed-${this.chat}`.replace(/\)$/, `, ${this.end}${this.end === 'usage' ? ` ${this.fate}` : ''})`);
+}
+
+interface Streamed {
+  status: number;
+  contentType: string;
+  text: string;
+  /** why the body ended before its end, or null */
+  broken: string | null;
+}
+
+/** A streamed submission, its body read to its end or until it breaks. */
+async function streamed(real: Real, at: number, key: string, user: string | null, body: unknown): Promise<Streamed> {
+  const res = await fetch(`${real.url(at)}/api-platform/v1/chat/completions`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      ...(user ? { 'x-spendgate-user': user } : {}),
+    },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const decoder = new TextDecoder();
+  let text = '';
+  let broken: string | null = null;
+  try {
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) text += decoder.decode(chunk, { stream: true });
+  } catch (error) {
+    broken = (error as Error).message;
+  }
+  if (res.status >= 500) throw new Error(`streamed chat on gw${at}: ${res.status} ${text.slice(0, 300)}`);
+  return { status: res.status, contentType: res.headers.get('content-type') ?? '', text, broken };
+}
+
+/** The vendor's task the stream named in its first event (the simulator's is OpenAI-like, task first). */
+function namedTask(text: string, what: string): string {
+  const first = /^data: (.*)$/m.exec(text)?.[1];
+  const taskId = first ? (JSON.parse(first) as { data?: { taskId?: number } }).data?.taskId : undefined;
+  if (taskId === undefined) throw new Error(`${what}: the stream named no task: ${text.slice(0, 300)}`);
+  return String(taskId);
+}
+
+/** A task no answer named: the newest of its project, as an operator finds it (tasks, newest first). */
+async function newestTask(real: Real, projectId: string): Promise<string> {
+  const res = await gql(
+    real,
+    `query($p: [ID!]) { tasks(filter: { projectIds: $p }, first: 1) { edges { node { taskId } } } }`,
+    { p: [projectId] },
+  );
+  const edges = (res.data?.tasks as { edges: Array<{ node: { taskId: string } }> } | undefined)?.edges;
+  if (!edges?.[0]) throw new Error(`a stream cut off unnamed: its task is not listed (${JSON.stringify(res)})`);
+  return edges[0].node.taskId;
+}
+
+async function simulator(real: Real, knobs: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${real.sys.simUrl}/__sim/config`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(knobs),
+  });
+  if (res.status !== 200) throw new Error(`the simulator refused its knobs ${JSON.stringify(knobs)}: ${res.status}`);
+}

@@ -3,7 +3,9 @@
  * arrives, and the task still settled: from the stream's usage when it reports one, else at its
  * estimate, flagged for review. A stream cut off half-way is never free: one that named the
  * vendor's task leaves it in flight, settled later from the vendor's record (a poll, a poll round);
- * one that did not is charged at its estimate, flagged for review.
+ * one that did not is charged at its estimate, flagged for review. A client that leaves after the
+ * first event does not stop the relay: it reads the vendor's stream to its end and settles from its
+ * usage, after the client has gone (the tester waits for the task to settle, as an operator would).
  *
  * The simulator streams as its knobs say (streamMode, streamUsage), set for this one submission.
  * The relay settles before it ends the client's stream, so once the body has ended (or broken) the
@@ -14,25 +16,33 @@ import { usageOf, type ChatFate, type ChatSubmit } from './chat-commands.js';
 import type { Cmd, Env } from './commands.js';
 import { gql, type Real } from './real.js';
 
-export type StreamEnd = 'usage' | 'no_usage' | 'cut' | 'cut_unnamed';
+/** How the stream ends: the vendor's end (with usage or without, cut after or before naming the task), or the client leaving. */
+export type StreamEnd = 'usage' | 'no_usage' | 'cut' | 'cut_unnamed' | 'left';
+const SETTLED_WITHIN_MS = 10_000;
 
 export class StreamedChat implements Cmd {
   constructor(
     /** what is asked, as a chat submission asks it, with `stream: true` */
     readonly chat: ChatSubmit,
     readonly end: StreamEnd,
-    /** the usage a `usage` stream reports */
+    /** the usage a `usage` stream reports (and the one a client leaves) */
     readonly fate: Exclude<ChatFate, 'no-usage'>,
   ) {}
   check = () => true;
   async run(env: Env, real: Real) {
     const { p, asked, answer, body } = this.chat.admission(env, real);
     const model = this.chat.model;
-    const usage = this.end === 'usage' ? usageOf(this.fate, model, this.chat.maxTokens, 3) : null;
-    await simulator(real, { streamMode: this.end, streamUsage: usage ? vendorUsage(model, usage) : null });
+    const usage = reportsUsage(this.end) ? usageOf(this.fate, model, this.chat.maxTokens, 3) : null;
+    await simulator(real, {
+      streamMode: this.end === 'left' ? 'usage' : this.end,
+      streamUsage: usage ? vendorUsage(model, usage) : null,
+    });
     let got: Streamed;
     try {
-      got = await streamed(real, this.chat.at, p.key, asked.user, { ...body, stream: true });
+      got = await streamed(real, this.chat.at, p.key, asked.user, { ...body, stream: true }, this.end === 'left');
+      // The vendor's stream runs on after the client left, reading the knobs at its end: they stay until it settles.
+      if (this.end === 'left' && got.status === 200)
+        await settled(real, namedTask(got.text, String(this)), String(this));
     } finally {
       await simulator(real, { streamMode: 'off', streamUsage: null });
     }
@@ -40,7 +50,8 @@ export class StreamedChat implements Cmd {
       throw new Error(`${this}: expected ${answer}, got ${got.status} ${got.text.slice(0, 300)}`);
     if (answer !== 200) return;
     const cut = this.end === 'cut' || this.end === 'cut_unnamed';
-    if (!got.contentType.startsWith('text/event-stream') || cut !== (got.broken !== null))
+    const broken = got.broken !== null && got.broken !== LEFT; // by the vendor's side, not the client leaving
+    if (!got.contentType.startsWith('text/event-stream') || cut !== broken)
       throw new Error(
         `${this}: expected ${cut ? 'a stream cut off' : 'a whole stream'}, got ${got.contentType}, ${got.broken ?? 'whole'}: ${got.text.slice(0, 300)}`,
       );
@@ -53,8 +64,11 @@ export class StreamedChat implements Cmd {
     if (this.end === 'cut_unnamed') task.vendor = 'none'; // never numbered to us: nothing to poll
   }
   toString = () =>
-    `streamed-${this.chat}`.replace(/\)$/, `, ${this.end}${this.end === 'usage' ? ` ${this.fate}` : ''})`);
+    `streamed-${this.chat}`.replace(/\)$/, `, ${this.end}${reportsUsage(this.end) ? ` ${this.fate}` : ''})`);
 }
+
+const reportsUsage = (end: StreamEnd) => end === 'usage' || end === 'left';
+const LEFT = 'the client left after the first event';
 
 interface Streamed {
   status: number;
@@ -64,8 +78,16 @@ interface Streamed {
   broken: string | null;
 }
 
-/** A streamed submission, its body read to its end or until it breaks. */
-async function streamed(real: Real, at: number, key: string, user: string | null, body: unknown): Promise<Streamed> {
+/** A streamed submission, its body read to its end, until it breaks, or (`leave`) until its first event. */
+async function streamed(
+  real: Real,
+  at: number,
+  key: string,
+  user: string | null,
+  body: unknown,
+  leave: boolean,
+): Promise<Streamed> {
+  const leaving = new AbortController();
   const res = await fetch(`${real.url(at)}/api-platform/v1/chat/completions`, {
     method: 'POST',
     headers: {
@@ -74,15 +96,18 @@ async function streamed(real: Real, at: number, key: string, user: string | null
       ...(user ? { 'x-spendgate-user': user } : {}),
     },
     body: JSON.stringify(body),
-    signal: AbortSignal.timeout(60_000),
+    signal: AbortSignal.any([AbortSignal.timeout(60_000), leaving.signal]),
   });
   const decoder = new TextDecoder();
   let text = '';
   let broken: string | null = null;
   try {
-    for await (const chunk of res.body as AsyncIterable<Uint8Array>) text += decoder.decode(chunk, { stream: true });
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      if (leave && text.includes('\n\n')) leaving.abort(new Error(LEFT));
+    }
   } catch (error) {
-    broken = (error as Error).message;
+    broken = leaving.signal.aborted ? LEFT : (error as Error).message;
   }
   if (res.status >= 500) throw new Error(`streamed chat on gw${at}: ${res.status} ${text.slice(0, 300)}`);
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', text, broken };
@@ -106,6 +131,19 @@ async function newestTask(real: Real, projectId: string): Promise<string> {
   const edges = (res.data?.tasks as { edges: Array<{ node: { taskId: string } }> } | undefined)?.edges;
   if (!edges?.[0]) throw new Error(`a stream cut off unnamed: its task is not listed (${JSON.stringify(res)})`);
   return edges[0].node.taskId;
+}
+
+/** Until the task a client left is settled by the relay reading on: its status, as the product shows it. */
+async function settled(real: Real, ref: string, what: string): Promise<void> {
+  const until = Date.now() + SETTLED_WITHIN_MS;
+  for (;;) {
+    const res = await gql(real, `query($t: ID!) { task(taskId: $t) { status } }`, { t: ref });
+    const status = (res.data?.task as { status?: string } | null)?.status;
+    if (status === 'ready' || status === 'failed') return;
+    if (Date.now() > until)
+      throw new Error(`${what}: still ${status} ${SETTLED_WITHIN_MS / 1000} s after its client left`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 async function simulator(real: Real, knobs: Record<string, unknown>): Promise<void> {

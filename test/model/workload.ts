@@ -151,7 +151,7 @@ export function commandsArb(
     fc
       .tuple(
         chat,
-        fc.constantFrom<StreamEnd>('usage', 'usage', 'no_usage', 'cut', 'cut_unnamed'),
+        fc.constantFrom<StreamEnd>('usage', 'usage', 'no_usage', 'cut', 'cut_unnamed', 'left'),
         fc.constantFrom('within' as const, 'within' as const, 'overrun' as const, 'long-context' as const),
       )
       .map(([c, e, f]) => new StreamedChat(c, e, f)),

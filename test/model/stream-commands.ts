@@ -16,7 +16,7 @@ import { usageOf, type ChatFate, type ChatSubmit } from './chat-commands.js';
 import type { Cmd, Env } from './commands.js';
 import { gql, type Real } from './real.js';
 
-/** How the stream ends: the vendor's end (with usage or without, cut after or before naming the task), or the client leaving. */
+/** How a stream ends: the vendor's end (usage or none; cut after or before naming the task), or the client leaving. */
 export type StreamEnd = 'usage' | 'no_usage' | 'cut' | 'cut_unnamed' | 'left';
 const SETTLED_WITHIN_MS = 10_000;
 

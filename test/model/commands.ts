@@ -21,7 +21,7 @@ import {
   type Unit,
 } from './money-model.js';
 import type { Server } from './system.js';
-import { call, expectStatus, gql, type Real } from './real.js';
+import { call, expectStatus, gql, simulatorKnobs, type Real } from './real.js';
 
 export interface Env {
   model: MoneyModel;
@@ -219,11 +219,7 @@ export class LostAnswer implements Cmd {
     const { unit, amount } = priceOf(this.body, env.model.seedream, env.model.imageDiscount);
     const tags = p.name === 'beta' ? ['team=b'] : [];
     const answer = env.model.answer(p.id, { model: this.body.model, unit, user: null, tags, hold: amount });
-    await fetch(`${real.sys.simUrl}/__sim/config`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ resetRate: 1 }),
-    });
+    await simulatorKnobs(real, { resetRate: 1 });
     const res = await call(
       real,
       this.at,
@@ -232,11 +228,7 @@ export class LostAnswer implements Cmd {
       { key: p.key, body: request(this.body) },
       [502, 504],
     );
-    await fetch(`${real.sys.simUrl}/__sim/config`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ resetRate: 0 }),
-    });
+    await simulatorKnobs(real, { resetRate: 0 });
     if (answer !== 200) return expectStatus(res, answer, String(this));
     if (res.status !== 502 && res.status !== 504)
       throw new Error(`${this}: expected 502 or 504 (outcome unknown), got ${res.status} ${res.text.slice(0, 200)}`);

@@ -99,6 +99,16 @@ export async function call(
   return { status: res.status, body: parsed, text };
 }
 
+/** The simulator's knobs (decisions as the vendor's: faults, streams), set for what follows. */
+export async function simulatorKnobs(real: Real, knobs: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${real.sys.simUrl}/__sim/config`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(knobs),
+  });
+  if (res.status !== 200) throw new Error(`the simulator refused its knobs ${JSON.stringify(knobs)}: ${res.status}`);
+}
+
 export function expectStatus(answer: Answer, status: number, what: string): void {
   if (answer.status !== status)
     throw new Error(`${what}: expected ${status}, got ${answer.status} ${answer.text.slice(0, 300)}`);

@@ -14,7 +14,8 @@
 import { chatCharge, vendorUsage } from './chat-prices.js';
 import { usageOf, type ChatFate, type ChatSubmit } from './chat-commands.js';
 import type { Cmd, Env } from './commands.js';
-import { gql, type Real } from './real.js';
+import { eventually } from '../support/harness.js';
+import { gql, simulatorKnobs, type Real } from './real.js';
 
 /** How a stream ends: the vendor's end (usage or none; cut after or before naming the task), or the client leaving. */
 export type StreamEnd = 'usage' | 'no_usage' | 'cut' | 'cut_unnamed' | 'left';
@@ -33,7 +34,7 @@ export class StreamedChat implements Cmd {
     const { p, asked, answer, body } = this.chat.admission(env, real);
     const model = this.chat.model;
     const usage = reportsUsage(this.end) ? usageOf(this.fate, model, this.chat.maxTokens, 3) : null;
-    await simulator(real, {
+    await simulatorKnobs(real, {
       streamMode: this.end === 'left' ? 'usage' : this.end,
       streamUsage: usage ? vendorUsage(model, usage) : null,
     });
@@ -41,10 +42,9 @@ export class StreamedChat implements Cmd {
     try {
       got = await streamed(real, this.chat.at, p.key, asked.user, { ...body, stream: true }, this.end === 'left');
       // The vendor's stream runs on after the client left, reading the knobs at its end: they stay until it settles.
-      if (this.end === 'left' && got.status === 200)
-        await settled(real, namedTask(got.text, String(this)), String(this));
+      if (this.end === 'left' && got.status === 200) await settled(real, namedTask(got.text, String(this)));
     } finally {
-      await simulator(real, { streamMode: 'off', streamUsage: null });
+      await simulatorKnobs(real, { streamMode: 'off', streamUsage: null });
     }
     if (got.status !== answer)
       throw new Error(`${this}: expected ${answer}, got ${got.status} ${got.text.slice(0, 300)}`);
@@ -133,24 +133,10 @@ async function newestTask(real: Real, projectId: string): Promise<string> {
   return edges[0].node.taskId;
 }
 
-/** Until the task a client left is settled by the relay reading on: its status, as the product shows it. */
-async function settled(real: Real, ref: string, what: string): Promise<void> {
-  const until = Date.now() + SETTLED_WITHIN_MS;
-  for (;;) {
+/** Until the task a client left is settled by the relay reading on, as the product shows it (its status). */
+async function settled(real: Real, ref: string): Promise<void> {
+  await eventually(async () => {
     const res = await gql(real, `query($t: ID!) { task(taskId: $t) { status } }`, { t: ref });
-    const status = (res.data?.task as { status?: string } | null)?.status;
-    if (status === 'ready' || status === 'failed') return;
-    if (Date.now() > until)
-      throw new Error(`${what}: still ${status} ${SETTLED_WITHIN_MS / 1000} s after its client left`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function simulator(real: Real, knobs: Record<string, unknown>): Promise<void> {
-  const res = await fetch(`${real.sys.simUrl}/__sim/config`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(knobs),
-  });
-  if (res.status !== 200) throw new Error(`the simulator refused its knobs ${JSON.stringify(knobs)}: ${res.status}`);
+    return ['ready', 'failed'].includes((res.data?.task as { status?: string } | null)?.status ?? '');
+  }, SETTLED_WITHIN_MS);
 }

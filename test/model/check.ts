@@ -6,7 +6,7 @@
  * path that replay it.
  */
 import fc from 'fast-check';
-import { MoneyModel } from './money-model.js';
+import { MoneyModel, monthBefore } from './money-model.js';
 import type { Env } from './commands.js';
 import { commandsArb } from './workload.js';
 import { checkAtEnd, checkInvariants } from './invariants.js';
@@ -41,8 +41,7 @@ export interface CheckStats {
 
 function months(now = new Date()): { current: string; previous: string } {
   const current = now.toISOString().slice(0, 7);
-  const previous = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
-  return { current, previous };
+  return { current, previous: monthBefore(current) };
 }
 
 /** A state, as distinct states are counted: what each kind of thing is, not the amounts. */
@@ -56,7 +55,9 @@ function stateOf(env: Env): string {
     count(m.tasks, (t) => `${t.state}${t.resolved ? '+' : ''}`),
     count([...m.budgets.values()], (b) => `${b.period}${b.scope}${b.hard}`),
     count(m.items, (i) => `${i.class}/${i.state}`),
-    [...m.closed].join(),
+    [...m.closed].sort().join(),
+    [...m.archived].join(),
+    m.gone.size,
   ].join('|');
 }
 

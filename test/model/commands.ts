@@ -273,13 +273,16 @@ export class Resolve implements Cmd {
   toString = () => `resolve(#${this.pick}, ${this.outcome}${this.amount ? ` ${this.amount.toFixed()}` : ''})`;
 }
 
-/** A correction (§4): now, or dated last month (refused before the first month of activity, §16). */
+/**
+ * A correction (§4): now, or dated last month or the month before (refused before the first month
+ * of activity, §16); of a task archived with its month (§18), refused 404 until the month is restored.
+ */
 export class Adjust implements Cmd {
   constructor(
     readonly project: number,
     readonly amount: Decimal,
     readonly withTask: number | null,
-    readonly when: 'now' | 'last month' | '1970',
+    readonly when: 'now' | 'last month' | 'month before last' | '1970',
     readonly credits = false,
   ) {}
   check = () => true;
@@ -289,39 +292,30 @@ export class Adjust implements Cmd {
     const task =
       this.withTask === null ? null : (env.model.tasks.filter((t) => t.project === projectId)[this.withTask] ?? null);
     const m = env.model;
-    const at =
-      this.when === '1970' ? '1970-01-01T00:00:00Z' : this.when === 'last month' ? `${m.previous}-15T12:00:00Z` : null;
+    const dated = { now: m.current, 'last month': m.previous, 'month before last': m.older, '1970': '1970-01' }[
+      this.when
+    ];
+    const at = this.when === 'now' ? null : `${dated}-15T12:00:00Z`;
     // A task's correction is in the task's unit; one with no task in either (credits and USD never mix).
     const unit = task ? task.unit : this.credits ? 'CREDITS' : 'USD';
-    if (this.when === '1970' && !task) {
-      const res = await gql(
-        real,
-        `mutation($p: ID!, $u: Unit!, $a: Decimal!, $at: DateTime) { adjustLedger(projectId: $p, unit: $u, amount: $a, reason: "model", effectiveAt: $at) }`,
-        { p: projectId, u: unit, a: this.amount.toFixed(), at },
-      );
-      if (res.errors?.[0]?.extensions?.status !== 400)
-        throw new Error(`${this}: a date before the first month of activity must be refused: ${JSON.stringify(res)}`);
-      return;
-    }
     const res = await gql(
       real,
       `mutation($p: ID!, $u: Unit!, $a: Decimal!, $t: ID, $at: DateTime) { adjustLedger(projectId: $p, unit: $u, amount: $a, reason: "model", taskId: $t, effectiveAt: $at) }`,
       { p: projectId, u: unit, a: this.amount.toFixed(), t: task?.ref ?? null, at: task ? null : at },
     );
-    const firstMonth = m.tasks.some((t) => t.acceptedMonth === m.previous) ? m.previous : m.current;
-    if (!task && this.when === 'last month' && firstMonth !== m.previous) {
+    if (task && m.gone.has(task)) {
+      const refusal = res.errors?.[0];
+      if (refusal?.extensions?.status !== 404 || !/archived/.test(refusal.message))
+        throw new Error(`${this}: a task archived with its month must be refused (404): ${JSON.stringify(res)}`);
+      return;
+    }
+    if (!task && at && dated < m.firstMonth()) {
       if (res.errors?.[0]?.extensions?.status !== 400)
         throw new Error(`${this}: a date before the first month of activity must be refused: ${JSON.stringify(res)}`);
       return;
     }
     if (res.errors) throw new Error(`${this}: ${JSON.stringify(res.errors)}`);
-    m.adjust(
-      projectId,
-      unit,
-      this.amount,
-      task ? task.acceptedMonth : this.when === 'last month' ? m.previous : m.current,
-      task,
-    );
+    m.adjust(projectId, unit, this.amount, task ? task.acceptedMonth : dated, task);
   }
   toString = () =>
     `adjust(project ${this.project}, ${this.amount.toFixed()}${this.credits && this.withTask === null ? ' credits' : ''}${this.withTask === null ? '' : `, task #${this.withTask}`}${this.when === 'now' ? '' : `, dated ${this.when}`})`;
@@ -441,15 +435,21 @@ export class DeleteBudget implements Cmd {
 }
 
 /**
- * A task of last month (the `past` project, held through the ledger as a submission then): settled then, or still open.
+ * A task of last month, or of the month before (the `past` project, held through the ledger as a
+ * submission then would have been): settled then, or still open.
  */
 export class PastTask implements Cmd {
   constructor(
     readonly body: Submission,
     readonly settled: boolean,
+    readonly older = false,
   ) {}
-  // A hold is never written into a closed month (§13): last month's tasks exist only while it is open.
-  check = (env: Readonly<Env>) => !env.model.closed.has(env.model.previous);
+  private month = (m: MoneyModel) => (this.older ? m.older : m.previous);
+  // A hold is never written into a closed month (§13), and a month's tasks came before any later month closed.
+  check = (env: Readonly<Env>) => {
+    const m = env.model;
+    return !m.months.slice(m.months.indexOf(this.month(m))).some((x) => m.closed.has(x));
+  };
   async run(env: Env, real: Real) {
     const m = env.model;
     const gw = real.sys.gateways[0]!;
@@ -457,7 +457,7 @@ export class PastTask implements Cmd {
     const held = await heldTask(gw, {
       projectId: real.sys.past.id,
       body: request(this.body),
-      acceptedAt: new Date(`${m.previous}-10T12:00:00Z`),
+      acceptedAt: new Date(`${this.month(m)}-10T12:00:00Z`),
     });
     const { unit, amount } = priceOf(this.body, env.model.seedream, env.model.imageDiscount);
     const task = m.accept({
@@ -468,28 +468,23 @@ export class PastTask implements Cmd {
       user: null,
       tags: [],
       hold: amount,
-      month: m.previous,
+      month: this.month(m),
     });
     task.vendor = 'none';
     if (this.settled) await settleInLedger(env, real, task);
   }
-  toString = () => `past-task(${JSON.stringify(this.body)}, ${this.settled ? 'settled' : 'open'})`;
+  toString = () =>
+    `past-task(${JSON.stringify(this.body)}, ${this.settled ? 'settled' : 'open'}${this.older ? ', month before last' : ''})`;
 }
 
-/** Last month's open task settles late: a prior-period item once its month is closed (§13). */
+/** A past month's open task settles late: a prior-period item once its month is closed (§13). */
 export class LateSettle implements Cmd {
   constructor(readonly pick: number) {}
-  check = (env: Readonly<Env>) =>
-    env.model.tasks.some((t) => t.acceptedMonth === env.model.previous && t.state === 'held');
+  private open = (env: Readonly<Env>) =>
+    env.model.tasks.filter((t) => t.acceptedMonth !== env.model.current && t.state === 'held');
+  check = (env: Readonly<Env>) => this.open(env).length > 0;
   async run(env: Env, real: Real) {
-    await settleInLedger(
-      env,
-      real,
-      pickOf(
-        env.model.tasks.filter((t) => t.acceptedMonth === env.model.previous && t.state === 'held'),
-        this.pick,
-      ),
-    );
+    await settleInLedger(env, real, pickOf(this.open(env), this.pick));
   }
   toString = () => `late-settle(#${this.pick})`;
 }
@@ -563,37 +558,6 @@ export class Commit implements Cmd {
     m.commitment = { project, amount: new Decimal(this.amount), month: m.previous, trued: new Decimal(0) };
   }
   toString = () => `commit(${this.amount} USD last month)`;
-}
-
-/** Finance closes last month; an owner reopens it. */
-export class CloseMonth implements Cmd {
-  check = () => true;
-  async run(env: Env, real: Real) {
-    const m = env.model;
-    const res = await gql(real, `mutation($m: String!) { closeMonth(month: $m) { month } }`, { m: m.previous });
-    if (m.closed.has(m.previous)) {
-      if (res.errors?.[0]?.extensions?.status !== 409)
-        throw new Error(`closing a closed month must be refused: ${JSON.stringify(res)}`);
-      return;
-    }
-    if (res.errors) throw new Error(`close: ${JSON.stringify(res.errors)}`);
-    m.close(m.previous);
-    env.frozen.set(m.previous, await real.figures(m.previous));
-  }
-  toString = () => 'close-last-month';
-}
-
-export class ReopenMonth implements Cmd {
-  check = (env: Readonly<Env>) => env.model.closed.has(env.model.previous);
-  async run(env: Env, real: Real) {
-    const res = await gql(real, `mutation($m: String!) { reopenMonth(month: $m, reason: "model") }`, {
-      m: env.model.previous,
-    });
-    if (res.errors) throw new Error(`reopen: ${JSON.stringify(res.errors)}`);
-    env.model.reopen(env.model.previous);
-    env.frozen.delete(env.model.previous);
-  }
-  toString = () => 'reopen-last-month';
 }
 
 /**

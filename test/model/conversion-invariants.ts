@@ -34,7 +34,7 @@ export async function conversionProblems(env: Env, real: Real): Promise<string[]
 
   // One request for every project and month: the check runs after every step.
   const pairs = [...real.sys.projects, { id: real.sys.past.id, name: 'past' }].flatMap((project) =>
-    [m.current, m.previous].map((month) => ({ project, month, range: monthRange(month) })),
+    m.months.map((month) => ({ project, month, range: monthRange(month) })),
   );
   const res = await gql(
     real,

@@ -13,6 +13,7 @@ import { AuditService } from '../../src/audit/audit.service.js';
 import { verifyChain } from '../../src/audit/audit-chain.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
 import { verifyLedger } from '../../src/closing/ledger-verify.js';
+import { archivedEntriesLoader } from '../../src/history/archived-entries.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { FOCUS_COLUMNS, focusRows } from '../../src/reports/focus-export.js';
 import type { Env } from './commands.js';
@@ -66,16 +67,31 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
 
   // Each project's month: the report, and its drill-down over the same posted range.
   for (const project of [...real.sys.projects, { id: real.sys.past.id, name: 'past' }]) {
-    for (const month of [m.current, m.previous]) {
+    for (const month of m.months) {
       const [from, to] = monthRange(month);
+      // An archived month's tasks are in its files: its drill-down is refused, saying so (§18).
+      const archived = m.archived.has(month);
+      const drillDown = `d: taskTotals(filter: { projectIds: $p, postedFrom: $f, postedTo: $t }) { tasks totals { unit amount } withoutTask { unit amount } }`;
       const res = await gql(
         real,
         `query($f: DateTime!, $t: DateTime!, $p: [ID!]) {
         r: spendReport(from: $f, to: $t, projectIds: $p, groupBy: ["project"]) { tasks totals { unit amount } }
-        d: taskTotals(filter: { projectIds: $p, postedFrom: $f, postedTo: $t }) { tasks totals { unit amount } withoutTask { unit amount } } }`,
+        ${archived ? '' : drillDown} }`,
         { f: from, t: to, p: [project.id] },
       );
       if (res.errors) problems.push(`reading ${project.name} ${month}: ${JSON.stringify(res.errors)}`);
+      if (archived) {
+        const refused = await gql(real, `query($f: DateTime!, $t: DateTime!, $p: [ID!]) { ${drillDown} }`, {
+          f: from,
+          t: to,
+          p: [project.id],
+        });
+        const e = refused.errors?.[0];
+        if (e?.extensions?.status !== 409 || !e.message.includes(`holds ${month}, which is archived`))
+          problems.push(
+            `${project.name} ${month} is archived: its drill-down must say so (409): ${JSON.stringify(refused)}`,
+          );
+      }
       const report = (res.data?.r ?? []) as Array<{ tasks: number; totals: Array<{ unit: string; amount: string }> }>;
       // The same report on the other instance: both answer from their own cached answers (decisions §22).
       const other = await gql(
@@ -106,13 +122,14 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
           report[0]?.totals.find((t) => t.unit === unit)?.amount ?? '0',
           expected.get(unit) ?? new Decimal(0),
         );
+        if (archived) continue;
         same(
           `taskTotals (posted, tasks and adjustments with no task) ${project.name} ${month} ${unit}`,
           drilled,
           expected.get(unit) ?? new Decimal(0),
         );
       }
-      if ((report[0]?.tasks ?? 0) !== (drill?.tasks ?? 0))
+      if (!archived && (report[0]?.tasks ?? 0) !== (drill?.tasks ?? 0))
         problems.push(
           `${project.name} ${month}: spendReport counts ${report[0]?.tasks ?? 0} tasks, its drill-down ${drill?.tasks ?? 0}`,
         );
@@ -121,7 +138,7 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
 
   // The FOCUS export (§19): each project's month adds up to the report, and a SKU row's unit
   // prices times its pricing quantity are its list and contracted costs.
-  for (const month of [m.current, m.previous]) {
+  for (const month of m.months) {
     const [from, to] = monthRange(month);
     const rows = await focusRows(db, { from: new Date(from), to: new Date(to), vendorName: 'vendor' });
     const at = (name: string) => FOCUS_COLUMNS.indexOf(name as (typeof FOCUS_COLUMNS)[number]);
@@ -157,7 +174,14 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
     const res = await gql(real, `{ ${fields} }`);
     chunk.forEach((t, j) => {
       const seen = (res.data?.[`t${j}`] ?? null) as { net: string | null; needsReview: boolean } | null;
-      if (!seen) return void problems.push(`task ${t.ref} is not found`);
+      const refused = res.errors?.find((e) => e.path?.[0] === `t${j}`);
+      if (m.gone.has(t)) {
+        // Archived with its month: a look-up says which month to restore (§18).
+        if (seen || refused?.extensions?.status !== 404 || !refused.message.includes(`accepted in ${m.older}`))
+          problems.push(`task ${t.ref} is archived: its look-up must say so (404): ${JSON.stringify(refused ?? seen)}`);
+        return;
+      }
+      if (!seen) return void problems.push(`task ${t.ref} is not found: ${JSON.stringify(refused)}`);
       same(`task ${t.ref} net`, seen.net, m.net(t));
       const openItem = m.openDifferenceNames(t);
       if (openItem && !seen.needsReview)
@@ -209,10 +233,9 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
 
   // A refusal writes nothing: the task rows are the model's tasks, no more (§5).
   const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM task')).rows as [{ n: number }];
-  if (n !== m.tasks.length)
-    problems.push(
-      `the database holds ${n} tasks, the model ${m.tasks.length}: a refusal wrote a row, or a task was lost`,
-    );
+  const held = m.tasks.length - m.gone.size; // an archived month's tasks are in its files
+  if (n !== held)
+    problems.push(`the database holds ${n} tasks, the model ${held}: a refusal wrote a row, or a task was lost`);
 
   const differences = await reconcile(db);
   if (differences.length) problems.push(`reconcile: ${JSON.stringify(differences.slice(0, 5))}`);
@@ -223,7 +246,8 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
 export async function checkAtEnd(real: Real): Promise<void> {
   const db = real.sys.gateways[0]!.db;
   await new LedgerSealer(db).sealAll();
-  const ledger = await verifyLedger(db);
+  // Archived months' entries are read from their files (§18), as `spendgate ledger verify` does.
+  const ledger = await verifyLedger(db, undefined, archivedEntriesLoader(real.sys.archiveDir));
   if (ledger.problems.length) throw new Error(`ledger verify: ${ledger.problems.join('; ')}`);
   const audit = await verifyChain(new AuditService(db).all());
   if (audit.problem) throw new Error(`audit verify: record ${audit.problem.seq}: ${audit.problem.problem}`);

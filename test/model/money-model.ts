@@ -8,7 +8,8 @@
  * (§3), hard and soft budgets of project, end-user and tag scope, monthly and lifetime (§4, §7),
  * admission that refuses when spent + held + estimate would pass a hard limit (§4), settlement
  * exactly once (ready charges, failed releases), unknown outcomes held for review and resolved by
- * an operator (§10), adjustments (§4), month close and reopen with prior-period items (§13),
+ * an operator (§10), adjustments (§4), month close and reopen with prior-period items (§13) over
+ * three months (now, last, the one before), the month before last archived and restored (§18),
  * vendor statements with their classes, accepts and disputes (§14), bounds and dates (§16), budgets
  * on one model, family or kind of the catalog, and limits on tasks in flight (§20, limits-model.ts).
  */
@@ -18,6 +19,12 @@ import { RatesModel, type Converted, type Currency } from './rates-model.js';
 
 export type Unit = 'USD' | 'CREDITS';
 export type Month = string; // "2026-11"
+
+/** The month before `month`. */
+export function monthBefore(month: Month): Month {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  return new Date(Date.UTC(y, m - 2, 1)).toISOString().slice(0, 7);
+}
 
 /** The spec's prices (upstream-api.md), per image by resolution, per request or per second. */
 const PER_IMAGE: Record<string, Record<string, string>> = {
@@ -177,14 +184,77 @@ export class MoneyModel {
   readonly items: Item[] = [];
   statements = 0;
 
+  /** archived months (§18), and the tasks whose rows left the database with them */
+  readonly archived = new Set<Month>();
+  readonly gone = new Set<Task>();
+
   constructor(
     readonly current: Month,
     readonly previous: Month,
+    /** the month before last: over a week ago, so it may be archived (§18) */
+    readonly older: Month = monthBefore(previous),
   ) {}
+
+  /** The model's months, oldest first. */
+  get months(): Month[] {
+    return [this.older, this.previous, this.current];
+  }
 
   /** Where a movement dated in `month` is posted: that month, or the first open one after it (§13). */
   postMonth(month: Month): Month {
-    return this.closed.has(month) ? this.current : month;
+    const order = this.months;
+    let i = order.indexOf(month);
+    while (i < order.length - 1 && this.closed.has(order[i]!)) i++;
+    return order[i]!;
+  }
+
+  /** Whether the ledger holds an entry dated in `month` (a hold, a charge, an adjustment). */
+  hasEntries(month: Month): boolean {
+    return this.tasks.some((t) => t.acceptedMonth === month) || this.postings.some((p) => p.month === month);
+  }
+
+  /** Why `month` cannot be closed now (months close in order, §13), or null. */
+  closeRefusal(month: Month): string | null {
+    if (this.closed.has(month)) return 'already closed';
+    const earlier = this.months.slice(0, this.months.indexOf(month));
+    return earlier.some((e) => !this.closed.has(e) && this.hasEntries(e)) ? 'an earlier month is open' : null;
+  }
+
+  /** Why `month` cannot be reopened now (the latest closed first; never an archived one), or null. */
+  reopenRefusal(month: Month): string | null {
+    if (!this.closed.has(month)) return 'not closed';
+    const later = this.months.slice(this.months.indexOf(month) + 1);
+    if (later.some((l) => this.closed.has(l))) return 'a later month is closed';
+    return this.archived.has(month) ? 'archived' : null;
+  }
+
+  /**
+   * The first month of activity (§16): the earliest a task in the database was accepted in, or now
+   * (the model's projects are made now; its tasks of past months are dated back).
+   */
+  firstMonth(): Month {
+    return this.months.find((m) => this.tasks.some((t) => t.acceptedMonth === m && !this.gone.has(t))) ?? this.current;
+  }
+
+  /**
+   * A closed month archived (§18): its tasks leave the database, but for those still open, posted to
+   * after the month, or awaiting a person (under review, or named by an open vendor difference). A
+   * hold carried by the close is a hold entry in the next month: its task stays for good.
+   */
+  archive(month: Month): void {
+    this.archived.add(month);
+    for (const t of this.tasks) {
+      if (t.acceptedMonth !== month) continue;
+      const postedLater = t.holdMonth !== month || this.postings.some((p) => p.task === t && p.month !== month);
+      const named = this.items.some((i) => i.task === t && i.state === 'open');
+      if (inFlight(t) || postedLater || this.underReview(t) || named) continue;
+      this.gone.add(t);
+    }
+  }
+
+  restore(month: Month): void {
+    this.archived.delete(month);
+    for (const t of this.gone) if (t.acceptedMonth === month) this.gone.delete(t);
   }
 
   /** Whether a movement counts in a budget; `user`: an EACH_USER budget's user whose own balance is asked. */
@@ -376,7 +446,7 @@ export class MoneyModel {
     }
     this.closed.add(month);
     // Holds still open are carried to the first open month (§13).
-    for (const t of this.tasks) if (t.holdMonth === month && inFlight(t)) t.holdMonth = this.current;
+    for (const t of this.tasks) if (t.holdMonth === month && inFlight(t)) t.holdMonth = this.postMonth(month);
   }
 
   /** A project's month converted (§19): each unit at the rates in force for the month, null while one is missing. */

@@ -127,7 +127,7 @@ export function amountDisagreement(
 
 export interface GraphqlAnswer {
   data?: Record<string, unknown> | null;
-  errors?: Array<{ message: string; extensions?: { code?: string; status?: number } }>;
+  errors?: Array<{ message: string; path?: Array<string | number>; extensions?: { code?: string; status?: number } }>;
 }
 
 export async function gql(

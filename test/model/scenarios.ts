@@ -9,14 +9,12 @@ import { Decimal } from 'decimal.js';
 import type { Role } from '../../src/auth/permissions.js';
 import {
   Adjust,
-  CloseMonth,
   Commit,
   DeleteBudget,
   pickOf,
   Poll,
   PublishContract,
   PublishPrices,
-  ReopenMonth,
   Resolve,
   SetBudget,
   Submit,
@@ -25,6 +23,7 @@ import {
   type Env,
 } from './commands.js';
 import { DeleteLimit, SetLimit } from './limit-commands.js';
+import { CloseMonth, ReopenMonth } from './month-commands.js';
 import { SetRate } from './rate-commands.js';
 import { Decide, sendStatement } from './statement-commands.js';
 import { ChatOutcome, ChatSubmit } from './chat-commands.js';
@@ -220,7 +219,8 @@ export class ReclosedCommitment implements Cmd {
     const m = env.model;
     if (!m.commitment && !m.closed.has(m.previous)) await new Commit(this.amount).run(env, real);
     if (!m.closed.has(m.previous)) await new CloseMonth().run(env, real);
-    await new ReopenMonth().run(env, real);
+    // Refused while the month before has entries and is open: then the correction lands in an open month.
+    if (m.closed.has(m.previous)) await new ReopenMonth().run(env, real);
     await new Adjust(0, this.late, null, 'last month').run(env, real);
     await new CloseMonth().run(env, real);
   }

@@ -91,6 +91,8 @@ export interface System {
   roles: Record<'FINANCE' | 'LEAD' | 'VIEWER', string>;
   /** the environment a gateway of this system starts with (a fault replaces one) */
   gatewayEnv(): NodeJS.ProcessEnv;
+  /** where its instances archive months (§18) */
+  archiveDir: string;
   close(): Promise<void>;
 }
 
@@ -98,6 +100,8 @@ export async function startSystem(server: Server): Promise<System> {
   const url = await server.freshDatabase();
   const sim = createSimulator({ apiKey: VENDOR_KEY, delayMs: 3_600_000 });
   const simUrl = await sim.app.listen({ port: 0, host: '127.0.0.1' });
+  // One directory for the system's archives (§18), shared by its instances; removed with the server's.
+  const archiveDir = mkdtempSync(path.join(server.dir, 'archive-'));
   const env = (): NodeJS.ProcessEnv => ({
     DATABASE_URL: url,
     DATA_DIR: mkdtempSync(path.join(server.dir, 'gw-')), // removed with the server's directory
@@ -105,6 +109,7 @@ export async function startSystem(server: Server): Promise<System> {
     LOG_LEVEL: 'silent',
     ADMIN_TOKEN: ADMIN,
     UPSTREAM_BASE_URL: simUrl,
+    ARCHIVE_DIR: archiveDir,
     UPSTREAM_API_KEY: VENDOR_KEY,
     UPSTREAM_TIMEOUT_MS: '2000',
     UPSTREAM_CONNECT_TIMEOUT_MS: '500',
@@ -140,11 +145,13 @@ export async function startSystem(server: Server): Promise<System> {
     past,
     roles,
     gatewayEnv: env,
+    archiveDir,
     async close() {
       await Promise.all(gateways.map((g) => g.close()));
       await sim.app.close();
       // Only disk is at stake: a failed drop must not hide the run's own report.
       await server.dropDatabase(url).catch(() => undefined);
+      rmSync(archiveDir, { recursive: true, force: true });
     },
   };
 }

@@ -11,7 +11,6 @@ import {
   Burst,
   cents,
   Checked,
-  CloseMonth,
   DeleteBudget,
   LateSettle,
   LostAnswer,
@@ -20,7 +19,6 @@ import {
   Commit,
   PublishContract,
   PublishPrices,
-  ReopenMonth,
   Resolve,
   RestartDatabase,
   RestartGateway,
@@ -31,6 +29,15 @@ import {
   type Env,
 } from './commands.js';
 import { DeleteLimit, SetLimit } from './limit-commands.js';
+import {
+  ArchivedBudgetSpend,
+  ArchivedLateItem,
+  ArchiveOlder,
+  CloseMonth,
+  ReopenMonth,
+  RestoreOlder,
+  type Which,
+} from './month-commands.js';
 import { PollerRound } from './poller-commands.js';
 import { StreamedChat, type StreamEnd } from './stream-commands.js';
 import { SetRate } from './rate-commands.js';
@@ -70,6 +77,7 @@ export function commandsArb(
   const project = fc.integer({ min: 0, max: 1 });
   const pick = fc.nat(50);
   const user = fc.integer({ min: 0, max: 2 });
+  const which = fc.constantFrom<Which>('last month', 'last month', 'month before last');
   const idempotencyKey = fc.option(fc.constantFrom('k1', 'k2'), { freq: 3 });
   const seedreamRates = fc.tuple(
     fc.constantFrom('0.040', '0.045', '0.050'),
@@ -106,7 +114,7 @@ export function commandsArb(
       fc.integer({ min: 0, max: 2 }),
       cents(-150, 150).filter((d) => !d.isZero()),
       fc.option(fc.nat(20)),
-      fc.constantFrom('now' as const, 'last month' as const, '1970' as const),
+      fc.constantFrom('now' as const, 'last month' as const, 'month before last' as const, '1970' as const),
       fc.boolean(),
     )
     .map(([p, a, t, w, c]) => new Adjust(p, a, t, w, c));
@@ -137,8 +145,8 @@ export function commandsArb(
     pick.map((i) => new DeleteBudget(i)),
     setLimit,
     pick.map((i) => new DeleteLimit(i)),
-    fc.constant(new CloseMonth()),
-    fc.constant(new ReopenMonth()),
+    which.map((w) => new CloseMonth(w)),
+    which.map((w) => new ReopenMonth(w)),
     seedreamRates.map((r) => new PublishPrices(r)),
     contract,
     rate,
@@ -196,7 +204,7 @@ export function commandsArb(
     pick.map((i) => new DeleteBudget(i)),
     setLimit,
     pick.map((i) => new DeleteLimit(i)),
-    fc.tuple(bodyArb, fc.boolean()).map(([b, s]) => new PastTask(b, s)),
+    fc.tuple(bodyArb, fc.boolean(), fc.boolean()).map(([b, s, o]) => new PastTask(b, s, o)),
     pick.map((i) => new LateSettle(i)),
     seedreamRates.map((r) => new PublishPrices(r)),
     contract,
@@ -211,8 +219,17 @@ export function commandsArb(
     fc
       .tuple(at, project, fc.constantFrom('1K', '2K', '4K'), fc.integer({ min: 1, max: 3 }), seedreamRates)
       .map(([a, p, r, n, rates]) => new RepricedWhileRunning(a, p, r, n, rates)),
-    fc.constant(new CloseMonth()),
-    fc.constant(new ReopenMonth()),
+    which.map((w) => new CloseMonth(w)),
+    which.map((w) => new ReopenMonth(w)),
+    fc.boolean().map((again) => new ArchiveOlder(again)),
+    fc.constant(new RestoreOlder()),
+    fc.tuple(bodyArb, fc.boolean()).map(([b, first]) => new ArchivedLateItem(b, first)),
+    fc
+      .tuple(
+        cents(-150, 150).filter((d) => !d.isZero()),
+        fc.constantFrom<Unit>('USD', 'CREDITS'),
+      )
+      .map(([a, u]) => new ArchivedBudgetSpend(u === 'CREDITS' ? a.times(10) : a, u)),
     fc
       .tuple(
         fc.array(pick, { minLength: 1, maxLength: 5 }),

@@ -1,0 +1,162 @@
+/**
+ * The months of the books (§13, §18): finance closes a month, an owner reopens one, and an operator
+ * archives the month before last to Parquet and restores it (`spendgate archive`, its service in the
+ * gateway's process: the CLI's own, as PastTask's ledger is). Months close in order, reopen latest
+ * first, and an archived month is neither reopened nor changed.
+ */
+import { AuditService } from '../../src/audit/audit.service.js';
+import { ChangesService } from '../../src/audit/changes.service.js';
+import type { Gateway } from '../../src/bootstrap.js';
+import { cliActor } from '../../src/cli/cli-support.js';
+import { ArchiveService, archiveOptions } from '../../src/history/archive.service.js';
+import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
+import { Decimal } from 'decimal.js';
+import { Adjust, PastTask, SetBudget, settleInLedger, type Cmd, type Env } from './commands.js';
+import type { MoneyModel, Submission, Unit } from './money-model.js';
+import { gql, type GraphqlAnswer, type Real } from './real.js';
+
+export type Which = 'last month' | 'month before last';
+
+/** The CLI's archive service on an instance's database and configuration (cli/commands/archive.ts). */
+const archives = (gw: Gateway) =>
+  new ArchiveService(gw.db, new ChangesService(gw.db, new AuditService(gw.db)), archiveOptions(gw.config));
+const monthOf = (m: MoneyModel, which: Which) => (which === 'last month' ? m.previous : m.older);
+
+/** Whether the change was refused (409) as the model's `refusal` says it must be; else it must have been done. */
+function refusedAsExpected(res: GraphqlAnswer, refusal: string | null, what: string): boolean {
+  if (!refusal) {
+    if (res.errors) throw new Error(`${what}: ${JSON.stringify(res.errors)}`);
+    return false;
+  }
+  if (res.errors?.[0]?.extensions?.status !== 409)
+    throw new Error(`${what}: ${refusal}, so it must be refused (409): ${JSON.stringify(res)}`);
+  return true;
+}
+
+/** Finance closes a month: done, or refused 409 (closed already, or an earlier month with entries still open). */
+export class CloseMonth implements Cmd {
+  constructor(readonly which: Which = 'last month') {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const month = monthOf(m, this.which);
+    const refusal = m.closeRefusal(month);
+    const res = await gql(real, `mutation($m: String!) { closeMonth(month: $m) { month } }`, { m: month });
+    if (refusedAsExpected(res, refusal, String(this))) return;
+    m.close(month);
+    env.frozen.set(month, await real.figures(month));
+  }
+  toString = () => `close(${this.which})`;
+}
+
+/** An owner reopens a closed month: done, or refused 409 (a later month is closed, or it is archived). */
+export class ReopenMonth implements Cmd {
+  constructor(readonly which: Which = 'last month') {}
+  check = (env: Readonly<Env>) => env.model.closed.has(monthOf(env.model, this.which));
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const month = monthOf(m, this.which);
+    const refusal = m.reopenRefusal(month);
+    const res = await gql(real, `mutation($m: String!) { reopenMonth(month: $m, reason: "model") }`, { m: month });
+    if (refusedAsExpected(res, refusal, String(this))) return;
+    m.reopen(month);
+    env.frozen.delete(month);
+  }
+  toString = () => `reopen(${this.which})`;
+}
+
+/**
+ * The month before last archived (§18): closed first if it is open, the ledger sealed, then
+ * `spendgate archive`. Its files hold every task of the month; those still open, posted to later or
+ * awaiting a person stay in the database.
+ */
+export class ArchiveOlder implements Cmd {
+  /** `again`: restored at once and archived again, which must give the same files (§18) */
+  constructor(readonly again = false) {}
+  check = (env: Readonly<Env>) => !env.model.archived.has(env.model.older);
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    if (!m.closed.has(m.older)) await new CloseMonth('month before last').run(env, real);
+    const gw = real.sys.gateways[0]!;
+    await new LedgerSealer(gw.db).sealAll();
+    const { actor, client } = cliActor();
+    const service = archives(gw);
+    let view = await service.archive(m.older, actor, client);
+    if (this.again) {
+      const first = JSON.stringify(view.digests);
+      await service.restore(m.older, actor, client);
+      view = await service.archive(m.older, actor, client);
+      if (JSON.stringify(view.digests) !== first)
+        throw new Error(`${this}: archived again, the files differ: ${first} then ${JSON.stringify(view.digests)}`);
+    }
+    m.archive(m.older);
+    const mine = m.tasks.filter((t) => t.acceptedMonth === m.older);
+    const kept = mine.filter((t) => !m.gone.has(t)).length;
+    if (view.tasks !== mine.length || view.keptTasks !== kept)
+      throw new Error(
+        `${this}: archived ${view.tasks} tasks and kept ${view.keptTasks}; the model: ${mine.length}, ${kept} kept`,
+      );
+  }
+  toString = () => `archive(month before last${this.again ? ', restored and archived again' : ''})`;
+}
+
+/** `spendgate archive restore`: the month's rows back, a task settled since keeping its settlement. */
+export class RestoreOlder implements Cmd {
+  check = (env: Readonly<Env>) => env.model.archived.has(env.model.older);
+  async run(env: Env, real: Real) {
+    const { actor, client } = cliActor();
+    await archives(real.sys.gateways[1]!).restore(env.model.older, actor, client);
+    env.model.restore(env.model.older);
+  }
+  toString = () => 'restore(month before last)';
+}
+
+/**
+ * A task of the month before last, still open when that month closes (§18 × §13): its hold is
+ * carried, so the task stays in the database when the month is archived, and its late settlement,
+ * before or after the archive, is a prior-period item of the first open month.
+ */
+export class ArchivedLateItem implements Cmd {
+  private readonly task: PastTask;
+  constructor(
+    readonly body: Submission,
+    readonly settledBeforeArchive: boolean,
+  ) {
+    this.task = new PastTask(body, false, true);
+  }
+  check = (env: Readonly<Env>) => this.task.check(env);
+  async run(env: Env, real: Real) {
+    await this.task.run(env, real);
+    const open = env.model.tasks.at(-1)!;
+    if (this.settledBeforeArchive) {
+      await new CloseMonth('month before last').run(env, real);
+      await settleInLedger(env, real, open);
+    }
+    await new ArchiveOlder().run(env, real);
+    if (!this.settledBeforeArchive) await settleInLedger(env, real, open);
+  }
+  toString = () =>
+    `archived-late-item(${JSON.stringify(this.body)}, settled ${this.settledBeforeArchive ? 'before' : 'after'} the archive)`;
+}
+
+/**
+ * A lifetime budget across an archived month (§18 × §4): a correction dated in the month before last
+ * counts in alpha's lifetime budget, and still does once that month's entries are in its files.
+ */
+export class ArchivedBudgetSpend implements Cmd {
+  constructor(
+    readonly amount: Decimal,
+    readonly unit: Unit,
+  ) {}
+  check = (env: Readonly<Env>) => !env.model.archived.has(env.model.older);
+  async run(env: Env, real: Real) {
+    // A task of the month makes it a month of activity, where a correction may be dated (§16).
+    const task = new PastTask({ model: 'seedream-4.0', resolution: '1K', n: 1 }, true, true);
+    if (task.check(env)) await task.run(env, real);
+    const limit = new Decimal(this.unit === 'CREDITS' ? 100000 : 1000);
+    await new SetBudget(0, 'LIFETIME', 'PROJECT', limit, false, this.unit).run(env, real);
+    await new Adjust(0, this.amount, null, 'month before last', this.unit === 'CREDITS').run(env, real);
+    await new ArchiveOlder().run(env, real);
+  }
+  toString = () => `archived-budget-spend(${this.amount.toFixed()} ${this.unit})`;
+}

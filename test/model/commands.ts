@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { LedgerService } from '../../src/ledger/ledger.service.js';
 import { PriceBookService } from '../../src/pricing/price-book.service.js';
 import { startGateway } from '../../src/bootstrap.js';
-import { heldTask } from '../support/builders.js';
+import { holdFor, taskIdOf } from '../support/builders.js';
 import {
   MoneyModel,
   priceOf,
@@ -435,14 +435,17 @@ export class DeleteBudget implements Cmd {
 }
 
 /**
- * A task of last month, or of the month before (the `past` project, held through the ledger as a
- * submission then would have been): settled then, or still open.
+ * A task of last month, or of the month before, held through the ledger as a submission then would
+ * have been (with no API key): in the `past` project, which has no budgets, or in alpha, where its
+ * hold is admitted by alpha's budgets in their period of that month and by its limits (§4, §20);
+ * settled then, or still open.
  */
 export class PastTask implements Cmd {
   constructor(
     readonly body: Submission,
     readonly settled: boolean,
     readonly older = false,
+    readonly inAlpha = false,
   ) {}
   private month = (m: MoneyModel) => (this.older ? m.older : m.previous);
   // A hold is never written into a closed month (§13), and a month's tasks came before any later month closed.
@@ -452,29 +455,27 @@ export class PastTask implements Cmd {
   };
   async run(env: Env, real: Real) {
     const m = env.model;
+    const month = this.month(m);
+    const project = this.inAlpha ? real.sys.projects[0]!.id : real.sys.past.id;
     const gw = real.sys.gateways[0]!;
     await gw.app.get(PriceBookService).refreshNow(); // a publication on the other instance, seen here
-    const held = await heldTask(gw, {
-      projectId: real.sys.past.id,
+    const { unit, amount } = priceOf(this.body, m.seedream, m.imageDiscount);
+    const candidate = { model: this.body.model, unit, user: null, tags: [], hold: amount };
+    const answer = m.answer(project, candidate, 1, { period: month, viaKey: false });
+    const held = await holdFor(gw, {
+      projectId: project,
       body: request(this.body),
-      acceptedAt: new Date(`${this.month(m)}-10T12:00:00Z`),
+      acceptedAt: new Date(`${month}-10T12:00:00Z`),
     });
-    const { unit, amount } = priceOf(this.body, env.model.seedream, env.model.imageDiscount);
-    const task = m.accept({
-      ref: `gw-${held.taskId}`,
-      project: real.sys.past.id,
-      model: this.body.model,
-      unit,
-      user: null,
-      tags: [],
-      hold: amount,
-      month: this.month(m),
-    });
+    const expected = { 200: 'held', 402: 'refused', 429: 'limited' }[answer];
+    if (held.outcome !== expected) throw new Error(`${this}: expected ${expected}, got ${JSON.stringify(held)}`);
+    if (answer !== 200) return;
+    const task = m.accept({ ref: `gw-${taskIdOf(held)}`, project, ...candidate, month });
     task.vendor = 'none';
     if (this.settled) await settleInLedger(env, real, task);
   }
   toString = () =>
-    `past-task(${JSON.stringify(this.body)}, ${this.settled ? 'settled' : 'open'}${this.older ? ', month before last' : ''})`;
+    `past-task(${JSON.stringify(this.body)}, ${this.settled ? 'settled' : 'open'}${this.older ? ', month before last' : ''}${this.inAlpha ? ', alpha' : ''})`;
 }
 
 /** A past month's open task settles late: a prior-period item once its month is closed (§13). */

@@ -137,6 +137,14 @@ export interface Task {
   review: boolean;
 }
 
+/** When and how a hold is placed. */
+export interface HoldAt {
+  /** the month it is dated in: now by default */
+  period?: Month;
+  /** whether through an API key: it is by default */
+  viaKey?: boolean;
+}
+
 /** A money movement posted in the ledger (charges and adjustments; holds are the tasks'). */
 export interface Posting {
   project: string;
@@ -270,36 +278,41 @@ export class MoneyModel {
     return task.tags.includes(b.value!);
   }
 
-  private inPeriod(b: Budget, month: Month): boolean {
-    return b.period === 'LIFETIME' || month === this.current;
+  /** Whether what is posted or held in `month` counts in `b`'s period of `period` (a monthly budget's: that month). */
+  private inPeriod(b: Budget, month: Month, period = this.current): boolean {
+    return b.period === 'LIFETIME' || month === period;
   }
 
   /**
-   * A budget's spent and held in its current period (EACH_USER: `user`'s own), from the postings and the open holds.
+   * A budget's spent and held in its period of `period`, the current one by default (EACH_USER:
+   * `user`'s own), from the postings and the open holds.
    */
-  balance(b: Budget, user: string | null = null): { spent: Decimal; held: Decimal } {
+  balance(b: Budget, user: string | null = null, period = this.current): { spent: Decimal; held: Decimal } {
     let spent = new Decimal(0);
     for (const p of this.postings)
-      if (this.matches(b, p.project, p.unit, p.task, user) && this.inPeriod(b, p.month)) spent = spent.plus(p.amount);
+      if (this.matches(b, p.project, p.unit, p.task, user) && this.inPeriod(b, p.month, period))
+        spent = spent.plus(p.amount);
     let held = new Decimal(0);
     for (const t of this.tasks) {
-      if (inFlight(t) && this.matches(b, t.project, t.unit, t, user) && this.inPeriod(b, t.holdMonth))
+      if (inFlight(t) && this.matches(b, t.project, t.unit, t, user) && this.inPeriod(b, t.holdMonth, period))
         held = held.plus(t.hold);
     }
     return { spent, held };
   }
 
-  /** Whether a submission is admitted now: no hard budget it matches would pass its limit (§4). */
-  admits(project: string, candidate: Pick<Task, 'model' | 'unit' | 'user' | 'tags' | 'hold'>): boolean {
-    const probe = { ...candidate, project, viaKey: true } as Task;
+  /**
+   * Whether a submission is admitted: no hard budget it matches would pass its limit (§4) in the
+   * period of `at.period` (a task dated back is held in its month's; now by default).
+   */
+  admits(
+    project: string,
+    candidate: Pick<Task, 'model' | 'unit' | 'user' | 'tags' | 'hold'>,
+    at: HoldAt = {},
+  ): boolean {
+    const probe = { ...candidate, project, viaKey: at.viaKey ?? true } as Task;
     for (const b of this.budgets.values()) {
-      if (
-        !b.hard ||
-        !this.matches(b, project, candidate.unit, probe, candidate.user) ||
-        !this.inPeriod(b, this.current)
-      )
-        continue;
-      const { spent, held } = this.balance(b, candidate.user);
+      if (!b.hard || !this.matches(b, project, candidate.unit, probe, candidate.user)) continue;
+      const { spent, held } = this.balance(b, candidate.user, at.period);
       if (spent.plus(held).plus(candidate.hold).gt(b.limit)) return false;
     }
     return true;
@@ -324,8 +337,13 @@ export class MoneyModel {
   }
 
   /** How a submission is answered (n alike at once: whether all n fit): budgets first (402), then limits (429). */
-  answer(project: string, candidate: Pick<Task, 'model' | 'unit' | 'user' | 'tags' | 'hold'>, n = 1): 200 | 402 | 429 {
-    if (!this.admits(project, { ...candidate, hold: candidate.hold.times(n) })) return 402;
+  answer(
+    project: string,
+    candidate: Pick<Task, 'model' | 'unit' | 'user' | 'tags' | 'hold'>,
+    n = 1,
+    at: HoldAt = {},
+  ): 200 | 402 | 429 {
+    if (!this.admits(project, { ...candidate, hold: candidate.hold.times(n) }, at)) return 402;
     return this.limits.fits(project, candidate.user, n, this.tasks) ? 200 : 429;
   }
 

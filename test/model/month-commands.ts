@@ -12,7 +12,7 @@ import { ArchiveService, archiveOptions } from '../../src/history/archive.servic
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
 import { Decimal } from 'decimal.js';
 import { Adjust, PastTask, SetBudget, settleInLedger, type Cmd, type Env } from './commands.js';
-import type { MoneyModel, Submission, Unit } from './money-model.js';
+import type { MoneyModel, Part, Submission, Unit } from './money-model.js';
 import { gql, type GraphqlAnswer, type Real } from './real.js';
 
 export type Which = 'last month' | 'month before last';
@@ -121,12 +121,15 @@ export class ArchivedLateItem implements Cmd {
   constructor(
     readonly body: Submission,
     readonly settledBeforeArchive: boolean,
+    readonly inAlpha: boolean,
   ) {
-    this.task = new PastTask(body, false, true);
+    this.task = new PastTask(body, false, true, inAlpha);
   }
   check = (env: Readonly<Env>) => this.task.check(env);
   async run(env: Env, real: Real) {
+    const before = env.model.tasks.length;
     await this.task.run(env, real);
+    if (env.model.tasks.length === before) return; // alpha's budgets or limits refused it, as the model said
     const open = env.model.tasks.at(-1)!;
     if (this.settledBeforeArchive) {
       await new CloseMonth('month before last').run(env, real);
@@ -136,27 +139,30 @@ export class ArchivedLateItem implements Cmd {
     if (!this.settledBeforeArchive) await settleInLedger(env, real, open);
   }
   toString = () =>
-    `archived-late-item(${JSON.stringify(this.body)}, settled ${this.settledBeforeArchive ? 'before' : 'after'} the archive)`;
+    `archived-late-item(${JSON.stringify(this.body)}${this.inAlpha ? ', alpha' : ''}, settled ${this.settledBeforeArchive ? 'before' : 'after'} the archive)`;
 }
 
 /**
- * A lifetime budget across an archived month (§18 × §4): a correction dated in the month before last
- * counts in alpha's lifetime budget, and still does once that month's entries are in its files.
+ * A lifetime budget across an archived month (§18 × §4 × §20): alpha's task and a correction dated
+ * in the month before last count in a lifetime budget of alpha (on the whole project, or on part of
+ * the catalog), and still do once that month's entries are in its files.
  */
 export class ArchivedBudgetSpend implements Cmd {
   constructor(
     readonly amount: Decimal,
     readonly unit: Unit,
+    readonly part: Part | null,
   ) {}
   check = (env: Readonly<Env>) => !env.model.archived.has(env.model.older);
   async run(env: Env, real: Real) {
-    // A task of the month makes it a month of activity, where a correction may be dated (§16).
-    const task = new PastTask({ model: 'seedream-4.0', resolution: '1K', n: 1 }, true, true);
-    if (task.check(env)) await task.run(env, real);
     const limit = new Decimal(this.unit === 'CREDITS' ? 100000 : 1000);
-    await new SetBudget(0, 'LIFETIME', 'PROJECT', limit, false, this.unit).run(env, real);
+    await new SetBudget(0, 'LIFETIME', 'PROJECT', limit, false, this.unit, this.part).run(env, real);
+    // A task of the month, which also makes it a month of activity, where a correction may be dated (§16).
+    const task = new PastTask({ model: 'seedream-4.0', resolution: '2K', n: 2 }, true, true, true);
+    if (task.check(env)) await task.run(env, real);
     await new Adjust(0, this.amount, null, 'month before last', this.unit === 'CREDITS').run(env, real);
     await new ArchiveOlder().run(env, real);
   }
-  toString = () => `archived-budget-spend(${this.amount.toFixed()} ${this.unit})`;
+  toString = () =>
+    `archived-budget-spend(${this.amount.toFixed()} ${this.unit}${this.part ? `, budget on ${this.part.value}` : ''})`;
 }

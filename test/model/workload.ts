@@ -43,7 +43,7 @@ import { StreamedChat, type StreamEnd } from './stream-commands.js';
 import { SetRate } from './rate-commands.js';
 import type { LimitScope } from './limits-model.js';
 import { Decide, HostileStatement, ImportStatement, Rebill } from './statement-commands.js';
-import type { Part, Scope, Unit } from './money-model.js';
+import { unitOfPart, type Part, type Scope, type Unit } from './money-model.js';
 import type { Real } from './real.js';
 import {
   AcceptOnBoth,
@@ -204,7 +204,7 @@ export function commandsArb(
     pick.map((i) => new DeleteBudget(i)),
     setLimit,
     pick.map((i) => new DeleteLimit(i)),
-    fc.tuple(bodyArb, fc.boolean(), fc.boolean()).map(([b, s, o]) => new PastTask(b, s, o)),
+    fc.tuple(bodyArb, fc.boolean(), fc.boolean(), fc.boolean()).map(([b, s, o, a]) => new PastTask(b, s, o, a)),
     pick.map((i) => new LateSettle(i)),
     seedreamRates.map((r) => new PublishPrices(r)),
     contract,
@@ -223,13 +223,15 @@ export function commandsArb(
     which.map((w) => new ReopenMonth(w)),
     fc.boolean().map((again) => new ArchiveOlder(again)),
     fc.constant(new RestoreOlder()),
-    fc.tuple(bodyArb, fc.boolean()).map(([b, first]) => new ArchivedLateItem(b, first)),
+    fc.tuple(bodyArb, fc.boolean(), fc.boolean()).map(([b, first, a]) => new ArchivedLateItem(b, first, a)),
     fc
       .tuple(
         cents(-150, 150).filter((d) => !d.isZero()),
         fc.constantFrom<Unit>('USD', 'CREDITS'),
+        // On part of the catalog in USD: the month's task is an image (seedream-4.0).
+        fc.option(fc.constantFrom(...PARTS.filter((p) => unitOfPart(p) === 'USD')), { freq: 2 }),
       )
-      .map(([a, u]) => new ArchivedBudgetSpend(u === 'CREDITS' ? a.times(10) : a, u)),
+      .map(([a, u, p]) => new ArchivedBudgetSpend(u === 'CREDITS' ? a.times(10) : a, u, u === 'USD' ? p : null)),
     fc
       .tuple(
         fc.array(pick, { minLength: 1, maxLength: 5 }),

@@ -196,7 +196,14 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
         );
     });
   }
-  const open = await gql(real, `{ vendorReconciliations(first: 100) { edges { node { id } } } }`);
+  const open = await gql(
+    real,
+    `{ vendorReconciliations(first: 100) { edges { node { id } } } archivedMonths { month } }`,
+  );
+  // The archived months, as `archive list` and the console list them (§18).
+  const listed = ((open.data?.archivedMonths ?? []) as Array<{ month: string }>).map((a) => a.month);
+  if (JSON.stringify(listed) !== JSON.stringify([...m.archived]))
+    problems.push(`archivedMonths lists ${JSON.stringify(listed)}, the model ${JSON.stringify([...m.archived])}`);
   const ids = (
     (open.data?.vendorReconciliations as { edges: Array<{ node: { id: string } }> } | undefined)?.edges ?? []
   ).map((e) => e.node.id);

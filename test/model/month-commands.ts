@@ -4,13 +4,13 @@
  * gateway's process: the CLI's own, as PastTask's ledger is). Months close in order, reopen latest
  * first, and an archived month is neither reopened nor changed.
  */
+import { Decimal } from 'decimal.js';
 import { AuditService } from '../../src/audit/audit.service.js';
 import { ChangesService } from '../../src/audit/changes.service.js';
 import type { Gateway } from '../../src/bootstrap.js';
 import { cliActor } from '../../src/cli/cli-support.js';
 import { ArchiveService, archiveOptions } from '../../src/history/archive.service.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
-import { Decimal } from 'decimal.js';
 import { Adjust, PastTask, SetBudget, settleInLedger, type Cmd, type Env } from './commands.js';
 import type { MoneyModel, Part, Submission, Unit } from './money-model.js';
 import { gql, type GraphqlAnswer, type Real } from './real.js';

@@ -12,6 +12,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { actorNamed, type Actor } from '../auth/audit-sink.js';
 import type { ClientInfo } from '../auth/sessions.service.js';
+import { AuditService } from '../audit/audit.service.js';
 import { ChangesService } from '../audit/changes.service.js';
 import { ledgerHead } from '../closing/ledger-verify.js';
 import { parseMonth, type Month } from '../common/month.js';
@@ -70,6 +71,11 @@ export class ArchiveService {
     private readonly changes: ChangesService,
     private readonly options: { archiveDir: string | undefined; vendorName: string; creditsPerUsd?: Decimal },
   ) {}
+
+  /** Outside the gateway's modules (the CLI, the money model): audited in `db`, with `config`'s options. */
+  static on(db: Database, config: Config): ArchiveService {
+    return new ArchiveService(db, new ChangesService(db, new AuditService(db)), archiveOptions(config));
+  }
 
   private dir(): string {
     if (!this.options.archiveDir)

@@ -5,11 +5,9 @@
  * first, and an archived month is neither reopened nor changed.
  */
 import { Decimal } from 'decimal.js';
-import { AuditService } from '../../src/audit/audit.service.js';
-import { ChangesService } from '../../src/audit/changes.service.js';
 import type { Gateway } from '../../src/bootstrap.js';
 import { cliActor } from '../../src/cli/cli-support.js';
-import { ArchiveService, archiveOptions } from '../../src/history/archive.service.js';
+import { ArchiveService } from '../../src/history/archive.service.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
 import { Adjust, PastTask, SetBudget, settleInLedger, type Cmd, type Env } from './commands.js';
 import type { MoneyModel, Part, Submission, Unit } from './money-model.js';
@@ -18,8 +16,7 @@ import { gql, type GraphqlAnswer, type Real } from './real.js';
 export type Which = 'last month' | 'month before last';
 
 /** The CLI's archive service on an instance's database and configuration (cli/commands/archive.ts). */
-const archives = (gw: Gateway) =>
-  new ArchiveService(gw.db, new ChangesService(gw.db, new AuditService(gw.db)), archiveOptions(gw.config));
+const archives = (gw: Gateway) => ArchiveService.on(gw.db, gw.config);
 const monthOf = (m: MoneyModel, which: Which) => (which === 'last month' ? m.previous : m.older);
 
 /** Whether the change was refused (409) as the model's `refusal` says it must be; else it must have been done. */

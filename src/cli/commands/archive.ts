@@ -3,14 +3,12 @@
  * in ARCHIVE_DIR, verified, then its partitions dropped), `spendgate archive restore YYYY-MM` and
  * `spendgate archive list` (decisions §18). Audited as the CLI.
  */
-import { AuditService } from '../../audit/audit.service.js';
-import { ChangesService } from '../../audit/changes.service.js';
 import { loadConfig } from '../../config/config.js';
-import { ArchiveService, archiveOptions, type ArchivedMonthView } from '../../history/archive.service.js';
+import { ArchiveService, type ArchivedMonthView } from '../../history/archive.service.js';
 import { cliActor, UsageError, withDatabase } from '../cli-support.js';
 
 const service = (db: Parameters<Parameters<typeof withDatabase>[0]>[0]) =>
-  new ArchiveService(db, new ChangesService(db, new AuditService(db)), archiveOptions(loadConfig(process.env)));
+  ArchiveService.on(db, loadConfig(process.env));
 
 const line = (m: ArchivedMonthView) =>
   `${m.month}: ${m.tasks} tasks, ${m.ledgerEntries} ledger entries, ${m.keptTasks} kept in the database; archived ${m.archivedAt.toISOString()} by ${m.archivedBy}; ${m.directory}\n`;

@@ -1,12 +1,13 @@
 /**
- * The model-based tester (decisions §16): random sequences of every operation (commands.ts) run
- * against two real gateway instances on one PostgreSQL and against the reference model
- * (money-model.ts), the invariants (invariants.ts) checked after every step, ledger and audit
- * verified at the end. A failing sequence is shrunk by fast-check and printed with the seed and
- * path that replay it.
+ * The model-based tester (decisions §16): random sequences of every operation (the *-commands.ts
+ * files, weighed in workload.ts) run against two real gateway instances on one PostgreSQL and
+ * against the reference model (money-model.ts), the invariants (invariants.ts) checked after every
+ * step, ledger and audit verified at the end. A failing sequence is shrunk by fast-check and
+ * printed with the seed and path that replay it.
  */
 import fc from 'fast-check';
-import { MoneyModel, monthBefore } from './money-model.js';
+import { monthBefore } from './catalog-model.js';
+import { MoneyModel } from './money-model.js';
 import type { Env } from './commands.js';
 import { commandsArb } from './workload.js';
 import { checkAtEnd, checkInvariants } from './invariants.js';
@@ -54,7 +55,7 @@ function stateOf(env: Env): string {
   return [
     count(m.tasks, (t) => `${t.state}${t.resolved ? '+' : ''}`),
     count([...m.budgets.values()], (b) => `${b.period}${b.scope}${b.hard}`),
-    count(m.items, (i) => `${i.class}/${i.state}`),
+    count(m.statements.items, (i) => `${i.class}/${i.state}`),
     [...m.closed].sort().join(),
     [...m.archived].join(),
     m.gone.size,

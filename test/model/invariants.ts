@@ -183,7 +183,7 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
       }
       if (!seen) return void problems.push(`task ${t.ref} is not found: ${JSON.stringify(refused)}`);
       same(`task ${t.ref} net`, seen.net, m.net(t));
-      const openItem = m.openDifferenceNames(t);
+      const openItem = m.statements.namesOpenDifference(t);
       if (openItem && !seen.needsReview)
         problems.push(`task ${t.ref}: an open vendor difference names it, but it is not under review`);
       if (m.underReview(t) && !seen.needsReview)
@@ -219,7 +219,7 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
     ).edges)
       seenOpen.push(`${e.node.class}:${e.node.vendorTaskId}`);
   }
-  const modelOpen = m.items.filter((i) => i.state === 'open').map((i) => `${i.class}:${i.vendorTaskId}`);
+  const modelOpen = m.statements.items.filter((i) => i.state === 'open').map((i) => `${i.class}:${i.vendorTaskId}`);
   if (JSON.stringify(seenOpen.sort()) !== JSON.stringify(modelOpen.sort()))
     problems.push(
       `open vendor differences: the product has ${JSON.stringify(seenOpen)}, the model ${JSON.stringify(modelOpen)}`,

@@ -56,7 +56,7 @@ export async function metricsProblems(env: Env, real: Real, at: number): Promise
       );
     }
     const waiting = m.tasks.filter(
-      (t) => t.project === project.id && (m.underReview(t) || m.openDifferenceNames(t)),
+      (t) => t.project === project.id && (m.underReview(t) || m.statements.namesOpenDifference(t)),
     ).length;
     const queue = sum('spendgate_review_open', (l) => l.project === project.name);
     if (queue !== waiting)

@@ -5,99 +5,42 @@
  * task's net, what a month's report counts, which vendor differences are open.
  *
  * What it knows (and what the tester generates): media routes priced exactly by the spec's table
- * (§3), hard and soft budgets of project, end-user and tag scope, monthly and lifetime (§4, §7),
- * admission that refuses when spent + held + estimate would pass a hard limit (§4), settlement
- * exactly once (ready charges, failed releases), unknown outcomes held for review and resolved by
- * an operator (§10), adjustments (§4), month close and reopen with prior-period items (§13) over
- * three months (now, last, the one before), the month before last archived and restored (§18),
- * vendor statements with their classes, accepts and disputes (§14), bounds and dates (§16), budgets
- * on one model, family or kind of the catalog, and limits on tasks in flight (§20, limits-model.ts).
+ * (§3, catalog-model.ts), hard and soft budgets of project, end-user and tag scope, daily, weekly,
+ * monthly and lifetime (§4, §7: a period counts what is dated in it, to the day), admission that
+ * refuses when spent + held + estimate would pass a hard limit (§4), settlement exactly once (ready
+ * charges, failed releases), unknown outcomes held for review and resolved by an operator (§10),
+ * adjustments (§4), month close and reopen with prior-period items (§13) over three months (now,
+ * last, the one before), the month before last archived and restored (§18), vendor statements with
+ * their classes, accepts and disputes (§14, statements-model.ts), bounds and dates (§16), budgets on
+ * one model, family or kind of the catalog, and limits on tasks in flight (§20, limits-model.ts).
  */
 import { Decimal } from 'decimal.js';
+import {
+  inPart,
+  lastDayOf,
+  monthBefore,
+  monthOf,
+  SEEDREAM_RATES,
+  today,
+  weekOf,
+  type Day,
+  type Month,
+  type Part,
+  type Scope,
+  type Unit,
+} from './catalog-model.js';
 import { inFlight, LimitsModel } from './limits-model.js';
 import { RatesModel, type Converted, type Currency } from './rates-model.js';
+import { StatementsModel } from './statements-model.js';
 
-export type Unit = 'USD' | 'CREDITS';
-export type Month = string; // "2026-11"
-
-/** The month before `month`. */
-export function monthBefore(month: Month): Month {
-  const [y, m] = month.split('-').map(Number) as [number, number];
-  return new Date(Date.UTC(y, m - 2, 1)).toISOString().slice(0, 7);
-}
-
-/** The spec's prices (upstream-api.md), per image by resolution, per request or per second. */
-const PER_IMAGE: Record<string, Record<string, string>> = {
-  'seedream-4.0': { '1K': '0.040', '2K': '0.060', '4K': '0.070' },
-  'nano-banana-pro': { '1K': '0.130', '2K': '0.170', '4K': '0.260' },
-};
-const SORA_PER_REQUEST: Record<number, string> = { 10: '0.480', 15: '0.720' };
-const WAN_PER_SECOND: Record<string, string> = { '720p': '0.120', '1080p': '0.240' };
-
-export interface Submission {
-  model: 'seedream-4.0' | 'nano-banana-pro' | 'sora-2-pro' | 'wan2.7-video';
-  resolution?: string;
-  n?: number;
-  duration?: number;
-}
-
-/**
- * What a submission costs, exactly (media routes are priced exactly at submission: §3), with the
- * price book in force now (`published`: seedream-4.0's per-image rates of a later version), under
- * the contract in force (`imageDiscount`: percent off every image line, decisions §19).
- */
-export function priceOf(
-  s: Submission,
-  published: Record<string, string> = PER_IMAGE['seedream-4.0']!,
-  imageDiscount = '0',
-): { unit: Unit; amount: Decimal } {
-  if (s.model === 'sora-2-pro') return { unit: 'USD', amount: new Decimal(SORA_PER_REQUEST[s.duration ?? 10]!) };
-  if (s.model === 'wan2.7-video')
-    return { unit: 'USD', amount: new Decimal(WAN_PER_SECOND[s.resolution ?? '720p']!).times(s.duration ?? 5) };
-  const table = s.model === 'seedream-4.0' ? published : PER_IMAGE[s.model]!;
-  const list = new Decimal(table[s.resolution ?? '1K']!);
-  const rate = list.times(new Decimal(100).minus(imageDiscount)).dividedBy(100);
-  return { unit: 'USD', amount: s.model === 'nano-banana-pro' ? rate : rate.times(s.n ?? 1) };
-}
-
-/** seedream-4.0's per-image rates as the spec lists them (a publication replaces them). */
-export const SEEDREAM_RATES: Readonly<Record<string, string>> = PER_IMAGE['seedream-4.0']!;
-
-export type Scope = 'PROJECT' | 'USER' | 'TAG' | 'API_KEY' | 'EACH_USER';
-
-/** The models the tester sends, with their family and kind and the unit they are priced in (upstream-api.md). */
-export const CATALOG: Readonly<Record<string, { family: string; kind: string; unit: Unit }>> = {
-  'seedream-4.0': { family: 'seedream', kind: 'image', unit: 'USD' },
-  'nano-banana-pro': { family: 'nano-banana', kind: 'image', unit: 'USD' },
-  'sora-2-pro': { family: 'sora', kind: 'video', unit: 'USD' },
-  'wan2.7-video': { family: 'wan', kind: 'video', unit: 'USD' },
-  'claude-sonnet-5': { family: 'claude', kind: 'chat', unit: 'CREDITS' },
-  'gpt-5.6-luna': { family: 'gpt-5.6', kind: 'chat', unit: 'CREDITS' },
-};
-
-/** A budget on part of the catalog (§20): only tasks of this model, family or kind count. */
-export interface Part {
-  scope: 'MODEL' | 'FAMILY' | 'KIND';
-  value: string;
-}
-
-/** The unit a part's models are priced in: a budget in the other unit is refused (§20). */
-export function unitOfPart(part: Part): Unit {
-  return CATALOG[Object.keys(CATALOG).find((m) => inPart(part, m))!]!.unit;
-}
-
-/** Whether a task of `model` is in `part` (a budget with no part counts every task). */
-export function inPart(part: Part | null, model: string): boolean {
-  if (!part) return true;
-  const entry = CATALOG[model]!;
-  return part.value === (part.scope === 'MODEL' ? model : part.scope === 'FAMILY' ? entry.family : entry.kind);
-}
+/** A budget's period, calendar-aligned in UTC (decisions §4): a day, a week from Monday, a month, or ever. */
+export type Period = 'DAILY' | 'WEEKLY' | 'MONTHLY' | 'LIFETIME';
 
 export interface Budget {
   id: string;
   project: string;
   unit: Unit;
-  period: 'MONTHLY' | 'LIFETIME';
+  period: Period;
   hard: boolean;
   scope: Scope;
   value: string | null;
@@ -123,8 +66,9 @@ export interface Task {
   viaKey?: boolean;
   hold: Decimal;
   state: TaskState;
-  /** the month its hold counts in: its acceptance's, or the first open month once that closed */
-  holdMonth: Month;
+  /** the day its hold is dated: its acceptance's, or the first of the first open month once that closed (§13) */
+  holdDay: Day;
+  acceptedDay: Day;
   acceptedMonth: Month;
   resolved: boolean;
   /** what the vendor will answer to a poll ('stalled': processing, forever; 'forgotten': 404, forever) */
@@ -139,8 +83,8 @@ export interface Task {
 
 /** When and how a hold is placed. */
 export interface HoldAt {
-  /** the month it is dated in: now by default */
-  period?: Month;
+  /** the day it is dated: today by default */
+  day?: Day;
   /** whether through an API key: it is by default */
   viaKey?: boolean;
 }
@@ -150,26 +94,10 @@ export interface Posting {
   project: string;
   unit: Unit;
   amount: Decimal;
-  month: Month;
+  /** the day it is effective: where the ledger dates it (§13), which a budget's period counts it by */
+  day: Day;
   task: Task | null;
   kind: 'charge' | 'adjustment';
-}
-
-export type ItemClass =
-  'amount_differs' | 'billed_again' | 'billed_not_ours' | 'ours_not_billed' | 'duplicate' | 'pending';
-export interface Item {
-  statement: number;
-  class: ItemClass;
-  vendorTaskId: string;
-  task: Task | null;
-  theirs: Decimal | null;
-  state: 'open' | 'accepted' | 'disputed';
-}
-
-export interface StatementLine {
-  vendorTaskId: string;
-  at: string;
-  amount: Decimal;
 }
 
 export class MoneyModel {
@@ -187,10 +115,8 @@ export class MoneyModel {
   readonly rates = new RatesModel();
   /** a USD commitment of one month, trued up on `project` when that month closes (§19); `trued`: what closes posted */
   commitment: { project: string; amount: Decimal; month: Month; trued: Decimal } | null = null;
-  /** every statement line held (file order), and the items */
-  readonly lines: Array<StatementLine & { statement: number }> = [];
-  readonly items: Item[] = [];
-  statements = 0;
+  /** the vendor's statements held, and their items (§14) */
+  readonly statements = new StatementsModel(this);
 
   /** archived months (§18), and the tasks whose rows left the database with them */
   readonly archived = new Set<Month>();
@@ -208,6 +134,12 @@ export class MoneyModel {
     return [this.older, this.previous, this.current];
   }
 
+  /** Where a movement meant for `day` is dated: that day, or the first of the first open month after it (§13). */
+  postDay(day: Day): Day {
+    const month = this.postMonth(monthOf(day));
+    return month === monthOf(day) ? day : `${month}-01`;
+  }
+
   /** Where a movement dated in `month` is posted: that month, or the first open one after it (§13). */
   postMonth(month: Month): Month {
     const order = this.months;
@@ -218,7 +150,7 @@ export class MoneyModel {
 
   /** Whether the ledger holds an entry dated in `month` (a hold, a charge, an adjustment). */
   hasEntries(month: Month): boolean {
-    return this.tasks.some((t) => t.acceptedMonth === month) || this.postings.some((p) => p.month === month);
+    return this.tasks.some((t) => t.acceptedMonth === month) || this.postings.some((p) => monthOf(p.day) === month);
   }
 
   /** Why `month` cannot be closed now (months close in order, §13), or null. */
@@ -253,8 +185,9 @@ export class MoneyModel {
     this.archived.add(month);
     for (const t of this.tasks) {
       if (t.acceptedMonth !== month) continue;
-      const postedLater = t.holdMonth !== month || this.postings.some((p) => p.task === t && p.month !== month);
-      const named = this.items.some((i) => i.task === t && i.state === 'open');
+      const postedLater =
+        monthOf(t.holdDay) !== month || this.postings.some((p) => p.task === t && monthOf(p.day) !== month);
+      const named = this.statements.items.some((i) => i.task === t && i.state === 'open');
       if (inFlight(t) || postedLater || this.underReview(t) || named) continue;
       this.gone.add(t);
     }
@@ -278,31 +211,32 @@ export class MoneyModel {
     return task.tags.includes(b.value!);
   }
 
-  /** Whether what is posted or held in `month` counts in `b`'s period of `period` (a monthly budget's: that month). */
-  private inPeriod(b: Budget, month: Month, period = this.current): boolean {
-    return b.period === 'LIFETIME' || month === period;
+  /** Whether what is dated `day` counts in `b`'s period that holds `at`. */
+  private inPeriod(b: Budget, day: Day, at: Day): boolean {
+    if (b.period === 'LIFETIME') return true;
+    if (b.period === 'MONTHLY') return monthOf(day) === monthOf(at);
+    return b.period === 'WEEKLY' ? weekOf(day) === weekOf(at) : day === at;
   }
 
   /**
-   * A budget's spent and held in its period of `period`, the current one by default (EACH_USER:
-   * `user`'s own), from the postings and the open holds.
+   * A budget's spent and held in its period that holds `at`, today's by default (EACH_USER: `user`'s
+   * own), from the postings and the open holds.
    */
-  balance(b: Budget, user: string | null = null, period = this.current): { spent: Decimal; held: Decimal } {
+  balance(b: Budget, user: string | null = null, at: Day = today()): { spent: Decimal; held: Decimal } {
     let spent = new Decimal(0);
     for (const p of this.postings)
-      if (this.matches(b, p.project, p.unit, p.task, user) && this.inPeriod(b, p.month, period))
-        spent = spent.plus(p.amount);
+      if (this.matches(b, p.project, p.unit, p.task, user) && this.inPeriod(b, p.day, at)) spent = spent.plus(p.amount);
     let held = new Decimal(0);
     for (const t of this.tasks) {
-      if (inFlight(t) && this.matches(b, t.project, t.unit, t, user) && this.inPeriod(b, t.holdMonth, period))
+      if (inFlight(t) && this.matches(b, t.project, t.unit, t, user) && this.inPeriod(b, t.holdDay, at))
         held = held.plus(t.hold);
     }
     return { spent, held };
   }
 
   /**
-   * Whether a submission is admitted: no hard budget it matches would pass its limit (§4) in the
-   * period of `at.period` (a task dated back is held in its month's; now by default).
+   * Whether a submission is admitted: no hard budget it matches would pass its limit (§4) in its
+   * period that holds `at.day` (a task dated back is held in that day's; today by default).
    */
   admits(
     project: string,
@@ -312,22 +246,25 @@ export class MoneyModel {
     const probe = { ...candidate, project, viaKey: at.viaKey ?? true } as Task;
     for (const b of this.budgets.values()) {
       if (!b.hard || !this.matches(b, project, candidate.unit, probe, candidate.user)) continue;
-      const { spent, held } = this.balance(b, candidate.user, at.period);
+      const { spent, held } = this.balance(b, candidate.user, at.day);
       if (spent.plus(held).plus(candidate.hold).gt(b.limit)) return false;
     }
     return true;
   }
 
   accept(
-    task: Omit<Task, 'state' | 'resolved' | 'holdMonth' | 'acceptedMonth' | 'vendor' | 'review'> & { month?: Month },
+    task: Omit<Task, 'state' | 'resolved' | 'holdDay' | 'acceptedDay' | 'acceptedMonth' | 'vendor' | 'review'> & {
+      day?: Day;
+    },
   ): Task {
-    const month = task.month ?? this.current;
+    const { day = today(), ...rest } = task;
     const made: Task = {
-      ...task,
+      ...rest,
       state: 'held',
       resolved: false,
-      acceptedMonth: month,
-      holdMonth: this.postMonth(month),
+      acceptedDay: day,
+      acceptedMonth: monthOf(day),
+      holdDay: this.postDay(day),
       vendor: 'processing',
       review: false,
     };
@@ -354,12 +291,12 @@ export class MoneyModel {
    */
   settle(task: Task): void {
     if (task.state !== 'held' || (task.vendor !== 'ready' && task.vendor !== 'failed')) return;
-    const month = this.postMonth(task.holdMonth);
+    const day = this.postDay(task.holdDay);
     task.state = task.vendor === 'ready' ? 'settled' : 'failed';
     if (task.vendor !== 'ready') return;
     const charge = task.chatCharge ?? task.hold;
     task.review = task.chatCharge === null || charge.gt(task.hold);
-    this.postings.push({ project: task.project, unit: task.unit, amount: charge, month, task, kind: 'charge' });
+    this.postings.push({ project: task.project, unit: task.unit, amount: charge, day, task, kind: 'charge' });
   }
 
   /**
@@ -386,13 +323,6 @@ export class MoneyModel {
     return !task.resolved && (task.state === 'unknown' || (task.state === 'settled' && task.review));
   }
 
-  /** Whether an open vendor difference that puts its task under review names `task` (§14). */
-  openDifferenceNames(task: Task): boolean {
-    return this.items.some(
-      (i) => i.task === task && i.state === 'open' && ['amount_differs', 'billed_again', 'pending'].includes(i.class),
-    );
-  }
-
   /**
    * An operator's decision (§10). Unknown: CHARGE an amount (the hold by default) or RELEASE.
    * Settled: the task's net becomes the stated amount (RELEASE: nothing; CHARGE with no amount:
@@ -403,7 +333,7 @@ export class MoneyModel {
     if (task.state === 'settled') {
       const net = this.net(task)!;
       const target = outcome === 'RELEASE' ? new Decimal(0) : (amount ?? net);
-      if (!target.eq(net)) this.adjust(task.project, task.unit, target.minus(net), task.acceptedMonth, task);
+      if (!target.eq(net)) this.adjust(task.project, task.unit, target.minus(net), task.acceptedDay, task);
       return target;
     }
     const charge = outcome === 'RELEASE' ? new Decimal(0) : (amount ?? task.hold);
@@ -412,19 +342,20 @@ export class MoneyModel {
         project: task.project,
         unit: task.unit,
         amount: charge,
-        month: this.postMonth(task.holdMonth),
+        day: this.postDay(task.holdDay),
         task,
         kind: 'charge',
       });
     return charge;
   }
 
-  adjust(project: string, unit: Unit, amount: Decimal, month: Month, task: Task | null): void {
+  /** A correction meant for `day` (one of a task: for the task's acceptance), posted where the books are open (§13). */
+  adjust(project: string, unit: Unit, amount: Decimal, day: Day, task: Task | null): void {
     this.postings.push({
       project,
       unit,
       amount,
-      month: this.postMonth(task ? task.acceptedMonth : month),
+      day: this.postDay(task ? task.acceptedDay : day),
       task,
       kind: 'adjustment',
     });
@@ -442,7 +373,7 @@ export class MoneyModel {
   reported(project: string, month: Month): Map<Unit, Decimal> {
     const out = new Map<Unit, Decimal>();
     for (const p of this.postings)
-      if (p.project === project && p.month === month)
+      if (p.project === project && monthOf(p.day) === month)
         out.set(p.unit, (out.get(p.unit) ?? new Decimal(0)).plus(p.amount));
     return out;
   }
@@ -453,18 +384,18 @@ export class MoneyModel {
       // Every project's USD posted in the month less its true-ups, against the commitment: the
       // shortfall is its last entry. Closed again after a reopening, what the shortfall became since.
       const used = this.postings
-        .filter((p) => p.month === month && p.unit === 'USD')
+        .filter((p) => monthOf(p.day) === month && p.unit === 'USD')
         .reduce((t, p) => t.plus(p.amount), new Decimal(0))
         .minus(c.trued);
       const shortfall = Decimal.max(0, c.amount.minus(used));
       if (!shortfall.equals(c.trued)) {
-        this.adjust(c.project, 'USD', shortfall.minus(c.trued), month, null);
+        this.adjust(c.project, 'USD', shortfall.minus(c.trued), lastDayOf(month), null);
         c.trued = shortfall;
       }
     }
     this.closed.add(month);
-    // Holds still open are carried to the first open month (§13).
-    for (const t of this.tasks) if (t.holdMonth === month && inFlight(t)) t.holdMonth = this.postMonth(month);
+    // Holds still open are carried to the first instant of the first open month (§13).
+    for (const t of this.tasks) if (monthOf(t.holdDay) === month && inFlight(t)) t.holdDay = this.postDay(t.holdDay);
   }
 
   /** A project's month converted (§19): each unit at the rates in force for the month, null while one is missing. */
@@ -478,90 +409,5 @@ export class MoneyModel {
 
   byRef(ref: string): Task | undefined {
     return this.tasks.find((t) => t.ref === ref);
-  }
-
-  /**
-   * A statement imported (§14): rows an earlier statement holds as they are are skipped; each line
-   * is classed against the net as it stands; settled tasks of the statement's days that no
-   * statement bills are ours_not_billed (once). Returns the classes made.
-   */
-  importStatement(lines: StatementLine[]): ItemClass[] {
-    const statement = ++this.statements;
-    const fresh = lines.filter(
-      (l) => !this.lines.some((o) => o.vendorTaskId === l.vendorTaskId && o.at === l.at && o.amount.eq(l.amount)),
-    );
-    const billedBefore = new Set(this.lines.map((l) => l.vendorTaskId));
-    const counts = new Map<string, number>();
-    for (const l of fresh) counts.set(l.vendorTaskId, (counts.get(l.vendorTaskId) ?? 0) + 1);
-    const made: Item[] = [];
-    const seen = new Set<string>();
-    for (const l of fresh) {
-      const task = this.byRef(l.vendorTaskId) ?? null;
-      const theirs = fresh
-        .filter((x) => x.vendorTaskId === l.vendorTaskId)
-        .reduce((s, x) => s.plus(x.amount), new Decimal(0));
-      let cls: ItemClass | 'matched';
-      if ((counts.get(l.vendorTaskId) ?? 0) > 1) cls = 'duplicate';
-      else if (!task) cls = 'billed_not_ours';
-      else if (billedBefore.has(l.vendorTaskId)) cls = 'billed_again';
-      else if (inFlight(task)) cls = 'pending';
-      else cls = this.net(task)!.eq(l.amount) ? 'matched' : 'amount_differs';
-      const key = `${cls}:${l.vendorTaskId}`;
-      if (cls !== 'matched' && !seen.has(key))
-        made.push({ statement, class: cls, vendorTaskId: l.vendorTaskId, task, theirs, state: 'open' });
-      seen.add(key);
-    }
-    for (const l of fresh) this.lines.push({ ...l, statement });
-    // Ours, never billed: accepted this month, its outcome in the books (settled, or an unknown
-    // resolved) with a net, no statement bills it, not listed before.
-    if (fresh.length) {
-      const billed = new Set(this.lines.map((l) => l.vendorTaskId));
-      for (const t of this.tasks) {
-        const net = this.net(t);
-        if (
-          t.acceptedMonth !== this.current ||
-          !/^\d+$/.test(t.ref) ||
-          inFlight(t) ||
-          !net ||
-          net.isZero() ||
-          billed.has(t.ref)
-        )
-          continue;
-        if (this.items.some((i) => i.task === t && i.class === 'ours_not_billed')) continue;
-        made.push({ statement, class: 'ours_not_billed', vendorTaskId: t.ref, task: t, theirs: null, state: 'open' });
-      }
-    }
-    this.items.push(...made);
-    return made.map((i) => i.class);
-  }
-
-  /** Taking the vendor's figure: the task's net brought to it, by what remains (§14). */
-  acceptItem(item: Item): void {
-    item.state = 'accepted';
-    if (!item.task || !['amount_differs', 'billed_again', 'pending', 'ours_not_billed'].includes(item.class)) return;
-    const target = item.class === 'ours_not_billed' ? new Decimal(0) : item.theirs!;
-    const delta = target.minus(this.net(item.task) ?? 0);
-    if (!delta.isZero()) this.adjust(item.task.project, item.task.unit, delta, item.task.acceptedMonth, item.task);
-  }
-
-  /** Whether an item can be taken now (a pending item's task must have settled or been resolved). */
-  acceptable(item: Item): boolean {
-    if (item.state !== 'open') return false;
-    return !(item.task && inFlight(item.task) && item.class !== 'billed_not_ours' && item.class !== 'duplicate');
-  }
-
-  /** After a resolution: open items whose figure the task's net now equals are closed (§14). */
-  afterResolution(task: Task): void {
-    const net = this.net(task);
-    for (const i of this.items) {
-      if (
-        i.task !== task ||
-        i.state !== 'open' ||
-        !['amount_differs', 'billed_again', 'pending', 'ours_not_billed'].includes(i.class)
-      )
-        continue;
-      const figure = i.class === 'ours_not_billed' ? new Decimal(0) : i.theirs!;
-      if (net && figure.eq(net)) i.state = 'accepted';
-    }
   }
 }

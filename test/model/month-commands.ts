@@ -9,8 +9,12 @@ import type { Gateway } from '../../src/bootstrap.js';
 import { cliActor } from '../../src/cli/cli-support.js';
 import { ArchiveService } from '../../src/history/archive.service.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
-import { Adjust, PastTask, SetBudget, settleInLedger, type Cmd, type Env } from './commands.js';
-import type { MoneyModel, Part, Submission, Unit } from './money-model.js';
+import { type Cmd, type Env } from './commands.js';
+import { SetBudget } from './budget-commands.js';
+import { PastTask, settleInLedger } from './past-commands.js';
+import { Adjust } from './review-commands.js';
+import type { Part, Submission, Unit } from './catalog-model.js';
+import type { MoneyModel } from './money-model.js';
 import { gql, type GraphqlAnswer, type Real } from './real.js';
 
 export type Which = 'last month' | 'month before last';
@@ -140,26 +144,37 @@ export class ArchivedLateItem implements Cmd {
 }
 
 /**
- * A lifetime budget across an archived month (§18 × §4 × §20): alpha's task and a correction dated
- * in the month before last count in a lifetime budget of alpha (on the whole project, or on part of
- * the catalog), and still do once that month's entries are in its files.
+ * A budget across an archived month (§18 × §4 × §20): alpha's task and a correction dated in the
+ * month before last count in a budget of alpha (on the whole project, or on part of the catalog), and
+ * still do once that month's entries are in its files: a lifetime budget's balance as the model has
+ * it; a daily or weekly one's periods of that month (its task's day, its correction's) as reconcile
+ * recomputes them, from what the archive kept of them (archived_balance).
  */
 export class ArchivedBudgetSpend implements Cmd {
   constructor(
     readonly amount: Decimal,
     readonly unit: Unit,
     readonly part: Part | null,
+    readonly period: 'LIFETIME' | 'DAILY' | 'WEEKLY' = 'LIFETIME',
   ) {}
-  check = (env: Readonly<Env>) => !env.model.archived.has(env.model.older);
+  /** A task of the month, which also makes it a month of activity, where a correction may be dated (§16). */
+  private readonly task = new PastTask({ model: 'seedream-4.0', resolution: '2K', n: 2 }, true, true, true);
+  // A day's or a week's period of the month is made by the month's task: only while one can be held
+  // in it, the month reopened first if it is closed (which no later month may be).
+  check = (env: Readonly<Env>) => {
+    const m = env.model;
+    if (m.archived.has(m.older)) return false;
+    return this.period === 'LIFETIME' || (!m.closed.has(m.previous) && !m.closed.has(m.current));
+  };
   async run(env: Env, real: Real) {
     const limit = new Decimal(this.unit === 'CREDITS' ? 100000 : 1000);
-    await new SetBudget(0, 'LIFETIME', 'PROJECT', limit, false, this.unit, this.part).run(env, real);
-    // A task of the month, which also makes it a month of activity, where a correction may be dated (§16).
-    const task = new PastTask({ model: 'seedream-4.0', resolution: '2K', n: 2 }, true, true, true);
-    if (task.check(env)) await task.run(env, real);
+    await new SetBudget(0, this.period, 'PROJECT', limit, false, this.unit, this.part).run(env, real);
+    if (this.period !== 'LIFETIME' && env.model.closed.has(env.model.older))
+      await new ReopenMonth('month before last').run(env, real);
+    if (this.task.check(env)) await this.task.run(env, real);
     await new Adjust(0, this.amount, null, 'month before last', this.unit === 'CREDITS').run(env, real);
     await new ArchiveOlder().run(env, real);
   }
   toString = () =>
-    `archived-budget-spend(${this.amount.toFixed()} ${this.unit}${this.part ? `, budget on ${this.part.value}` : ''})`;
+    `archived-budget-spend(${this.amount.toFixed()} ${this.unit}, ${this.period}${this.part ? ` budget on ${this.part.value}` : ''})`;
 }

@@ -5,7 +5,7 @@
  * names the versions it used.
  */
 import { Decimal } from 'decimal.js';
-import type { Month, Unit } from './money-model.js';
+import type { Month, Unit } from './catalog-model.js';
 
 /** The credit price (USD a credit), or an FX rate (units of the currency per USD). */
 export type RateSeries = 'CREDIT' | 'EUR';

@@ -7,28 +7,17 @@
  */
 import { Decimal } from 'decimal.js';
 import type { Role } from '../../src/auth/permissions.js';
-import {
-  Adjust,
-  Commit,
-  DeleteBudget,
-  pickOf,
-  Poll,
-  PublishContract,
-  PublishPrices,
-  Resolve,
-  SetBudget,
-  Submit,
-  VendorOutcome,
-  type Cmd,
-  type Env,
-} from './commands.js';
+import { pickOf, Poll, Submit, VendorOutcome, type Cmd, type Env } from './commands.js';
+import { DeleteBudget, SetBudget } from './budget-commands.js';
+import { Adjust, Resolve } from './review-commands.js';
+import { Commit, PublishContract, PublishPrices } from './terms-commands.js';
 import { DeleteLimit, SetLimit } from './limit-commands.js';
 import { CloseMonth, ReopenMonth } from './month-commands.js';
 import { SetRate } from './rate-commands.js';
 import { Decide, sendStatement } from './statement-commands.js';
 import { ChatOutcome, ChatSubmit } from './chat-commands.js';
 import type { ChatModel } from './chat-prices.js';
-import type { Item, StatementLine } from './money-model.js';
+import type { Item, StatementLine } from './statements-model.js';
 import { gql, type Real } from './real.js';
 
 /** A seedream task accepted, new rates published, then it finishes: priced with its own version (§3). */
@@ -130,7 +119,7 @@ export class DisputeTwice implements Cmd {
     const m = env.model;
     const task = pickOf(unbilled(env), this.pick);
     const today = new Date().toISOString().slice(0, 10);
-    const at = (k: number) => `${today}T00:${String(10 + ((m.statements + k) % 50)).padStart(2, '0')}:07Z`;
+    const at = (k: number) => `${today}T00:${String(10 + ((m.statements.count + k) % 50)).padStart(2, '0')}:07Z`;
     const first = { vendorTaskId: task.ref, at: at(0), amount: m.net(task)!.plus(new Decimal(this.c1).div(100)) };
     await this.billAndTake(env, real, first);
     await this.billAndTake(env, real, {
@@ -141,12 +130,12 @@ export class DisputeTwice implements Cmd {
   }
   private async billAndTake(env: Env, real: Real, line: StatementLine) {
     const m = env.model;
-    if (!(await sendStatement(env, real, m.statements % 2, [line], String(this)))) return;
-    const mine = m.items.filter(
-      (i) => i.statement === m.statements && i.vendorTaskId === line.vendorTaskId && m.acceptable(i),
+    if (!(await sendStatement(env, real, m.statements.count % 2, [line], String(this)))) return;
+    const mine = m.statements.items.filter(
+      (i) => i.statement === m.statements.count && i.vendorTaskId === line.vendorTaskId && m.statements.acceptable(i),
     );
     for (const item of mine)
-      await new Decide(m.items.filter((i) => i.state === 'open').indexOf(item), true).run(env, real);
+      await new Decide(m.statements.items.filter((i) => i.state === 'open').indexOf(item), true).run(env, real);
   }
   toString = () => `dispute-twice(#${this.pick}, ${this.c1}¢ then ${this.c2}¢ more)`;
 }
@@ -157,16 +146,16 @@ const unbilled = (env: Readonly<Env>) =>
       /^\d+$/.test(t.ref) &&
       t.unit === 'USD' &&
       t.state === 'settled' &&
-      !env.model.lines.some((l) => l.vendorTaskId === t.ref),
+      !env.model.statements.lines.some((l) => l.vendorTaskId === t.ref),
   );
 
 /** One open difference taken on both instances at once: taken once, the other answered 409, the net moved once. */
 export class AcceptOnBoth implements Cmd {
   constructor(readonly pick: number) {}
-  check = (env: Readonly<Env>) => env.model.items.some((i) => env.model.acceptable(i));
+  check = (env: Readonly<Env>) => env.model.statements.items.some((i) => env.model.statements.acceptable(i));
   async run(env: Env, real: Real) {
     const item = pickOf(
-      env.model.items.filter((i) => env.model.acceptable(i)),
+      env.model.statements.items.filter((i) => env.model.statements.acceptable(i)),
       this.pick,
     ) as Item & { id: string };
     const answers = await Promise.all(
@@ -178,7 +167,7 @@ export class AcceptOnBoth implements Cmd {
     const refused = answers.filter((a) => a.errors?.[0]?.extensions?.status === 409);
     if (taken.length !== 1 || refused.length !== 1)
       throw new Error(`${this}: one accept must win and one be refused 409, got ${JSON.stringify(answers)}`);
-    env.model.acceptItem(item);
+    env.model.statements.accept(item);
   }
   toString = () => `accept-on-both(#${this.pick})`;
 }

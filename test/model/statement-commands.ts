@@ -1,12 +1,12 @@
 /**
  * The vendor's statements through the tester (decisions §14): statements of settled tasks (each
  * at its net or a cent off, in its own unit, maybe a line not ours), re-bills of an earlier line,
- * hostile mappings, and finance's accepts and disputes. A re-send of the same file is the same
- * statement.
+ * hostile mappings, a statement of a day of the month before last (refused once that month is
+ * archived), and finance's accepts and disputes. A re-send of the same file is the same statement.
  */
 import { Decimal } from 'decimal.js';
 import { expectEqual, pickOf, type Cmd, type Env } from './commands.js';
-import type { Item, StatementLine } from './money-model.js';
+import type { Item, StatementLine } from './statements-model.js';
 import { call, expectStatus, gql, type Real } from './real.js';
 
 /**
@@ -48,14 +48,16 @@ export class Rebill implements Cmd {
     readonly pick: number,
     readonly cents: number,
   ) {}
-  check = (env: Readonly<Env>) => env.model.lines.some((l) => env.model.byRef(l.vendorTaskId));
+  check = (env: Readonly<Env>) => env.model.statements.lines.some((l) => env.model.byRef(l.vendorTaskId));
   async run(env: Env, real: Real) {
     const m = env.model;
     const earlier = pickOf(
-      m.lines.filter((l) => m.byRef(l.vendorTaskId)),
+      m.statements.lines.filter((l) => m.byRef(l.vendorTaskId)),
       this.pick,
     );
-    const at = new Date(Date.parse(earlier.at) + 60_000 * (1 + (m.statements % 50))).toISOString().replace('.000', '');
+    const at = new Date(Date.parse(earlier.at) + 60_000 * (1 + (m.statements.count % 50)))
+      .toISOString()
+      .replace('.000', '');
     const line = {
       vendorTaskId: earlier.vendorTaskId,
       at,
@@ -79,21 +81,57 @@ export async function sendStatement(
   what: string,
 ): Promise<boolean> {
   const m = env.model;
-  const csv = `task_id,model,time,amount,unit\n${lines.map((l) => `${l.vendorTaskId},seedream-4.0,${l.at},${l.amount.toFixed()},${m.byRef(l.vendorTaskId)?.unit ?? 'USD'}`).join('\n')}\n`;
-  const res = await call(real, at, 'POST', '/reports/vendor-statements', {
-    key: real.admin,
-    raw: csv,
-    headers: { 'content-type': 'text/csv' },
-  });
+  const csv = statementCsv(env, lines);
+  const res = await upload(real, at, csv);
   if (env.files.has(csv)) {
     expectStatus(res, 200, `${what}: the same file again`);
     return false;
   }
   expectStatus(res, 201, what);
   env.files.add(csv);
-  m.importStatement(lines);
+  m.statements.import(lines);
   await expectItems(env, real, (res.body as { id: string }).id, what);
   return true;
+}
+
+/** A statement's file as the vendor sends it. */
+function statementCsv(env: Env, lines: StatementLine[]): string {
+  const row = (l: StatementLine) =>
+    `${l.vendorTaskId},seedream-4.0,${l.at},${l.amount.toFixed()},${env.model.byRef(l.vendorTaskId)?.unit ?? 'USD'}`;
+  return `task_id,model,time,amount,unit\n${lines.map(row).join('\n')}\n`;
+}
+
+const upload = (real: Real, at: number, csv: string) =>
+  call(real, at, 'POST', '/reports/vendor-statements', {
+    key: real.admin,
+    raw: csv,
+    headers: { 'content-type': 'text/csv' },
+  });
+
+/**
+ * A statement of a day of the month before last, billing a task not ours (§14 × §18): imported while
+ * the month's tasks are in the database; once the month is archived, refused with 409 naming the month
+ * and the way back (restore, import, archive again), nothing stored. The same file as one imported
+ * before is that statement, archived or not.
+ */
+export class StatementOfArchivedMonth implements Cmd {
+  constructor(readonly n: number) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const lines = [{ vendorTaskId: `99999990${this.n}`, at: `${m.older}-12T08:00:00Z`, amount: new Decimal('0.04') }];
+    const csv = statementCsv(env, lines);
+    if (!m.archived.has(m.older) || env.files.has(csv)) {
+      await sendStatement(env, real, this.n % 2, lines, String(this));
+      return;
+    }
+    const res = await upload(real, this.n % 2, csv);
+    expectStatus(res, 409, String(this));
+    const message = (res.body as { message?: string }).message ?? '';
+    if (!message.includes(m.older) || !message.includes(`spendgate archive restore ${m.older}`))
+      throw new Error(`${this}: the refusal must name ${m.older} and how to restore it: ${message}`);
+  }
+  toString = () => `statement-of-archived-month(#${this.n})`;
 }
 
 /** The statement just imported names exactly the differences the model made; each keeps its id. */
@@ -107,7 +145,7 @@ export async function expectItems(env: Env, real: Real, statementId: string, wha
   const seen = (
     items.data as { vendorDifferences: { edges: Array<{ node: { id: string; class: string; vendorTaskId: string } }> } }
   ).vendorDifferences.edges.map((e) => e.node);
-  const made = m.items.filter((i) => i.statement === m.statements);
+  const made = m.statements.items.filter((i) => i.statement === m.statements.count);
   expectEqual(
     seen.map((i) => `${i.class}:${i.vendorTaskId}`).sort(),
     made.map((i) => `${i.class}:${i.vendorTaskId}`).sort(),
@@ -142,10 +180,10 @@ export class Decide implements Cmd {
     readonly pick: number,
     readonly accept: boolean,
   ) {}
-  check = (env: Readonly<Env>) => env.model.items.some((i) => i.state === 'open');
+  check = (env: Readonly<Env>) => env.model.statements.items.some((i) => i.state === 'open');
   async run(env: Env, real: Real) {
     const item = pickOf(
-      env.model.items.filter((i) => i.state === 'open'),
+      env.model.statements.items.filter((i) => i.state === 'open'),
       this.pick,
     ) as Item & { id: string };
     const res = this.accept
@@ -153,13 +191,13 @@ export class Decide implements Cmd {
       : await gql(real, `mutation($i: ID!) { disputeVendorDifference(id: $i, note: "model") { state } }`, {
           i: item.id,
         });
-    if (this.accept && !env.model.acceptable(item)) {
+    if (this.accept && !env.model.statements.acceptable(item)) {
       if (res.errors?.[0]?.extensions?.status !== 409)
         throw new Error(`${this}: a pending item's task is still held: ${JSON.stringify(res)}`);
       return;
     }
     if (res.errors) throw new Error(`${this} (${item.class} ${item.vendorTaskId}): ${JSON.stringify(res.errors)}`);
-    if (this.accept) env.model.acceptItem(item);
+    if (this.accept) env.model.statements.accept(item);
     else item.state = 'disputed';
   }
   toString = () => `${this.accept ? 'accept' : 'dispute'}(#${this.pick})`;

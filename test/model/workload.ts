@@ -6,28 +6,22 @@
 import fc from 'fast-check';
 import { ChatOutcome, ChatSubmit } from './chat-commands.js';
 import {
-  Adjust,
   bodyArb,
   Burst,
   cents,
   Checked,
-  DeleteBudget,
-  LateSettle,
-  LostAnswer,
-  PastTask,
   Poll,
-  Commit,
-  PublishContract,
-  PublishPrices,
-  Resolve,
   RestartDatabase,
   RestartGateway,
-  SetBudget,
   Submit,
   VendorOutcome,
   type Cmd,
   type Env,
 } from './commands.js';
+import { DeleteBudget, SetBudget } from './budget-commands.js';
+import { LateSettle, PastTask } from './past-commands.js';
+import { Adjust, LostAnswer, Resolve } from './review-commands.js';
+import { Commit, PublishContract, PublishPrices } from './terms-commands.js';
 import { DeleteLimit, SetLimit } from './limit-commands.js';
 import {
   ArchivedBudgetSpend,
@@ -42,8 +36,9 @@ import { PollerRound } from './poller-commands.js';
 import { StreamedChat, type StreamEnd } from './stream-commands.js';
 import { SetRate } from './rate-commands.js';
 import type { LimitScope } from './limits-model.js';
-import { Decide, HostileStatement, ImportStatement, Rebill } from './statement-commands.js';
-import { unitOfPart, type Part, type Scope, type Unit } from './money-model.js';
+import { Decide, HostileStatement, ImportStatement, Rebill, StatementOfArchivedMonth } from './statement-commands.js';
+import { unitOfPart, type Part, type Scope, type Unit } from './catalog-model.js';
+import type { Period } from './money-model.js';
 import type { Real } from './real.js';
 import {
   AcceptOnBoth,
@@ -121,7 +116,7 @@ export function commandsArb(
   const setBudget = fc
     .tuple(
       project,
-      fc.constantFrom('MONTHLY' as const, 'LIFETIME' as const),
+      fc.constantFrom<Period>('MONTHLY', 'LIFETIME', 'DAILY', 'WEEKLY'),
       fc.constantFrom<Scope>('PROJECT', 'PROJECT', 'USER', 'TAG', 'API_KEY', 'EACH_USER'),
       cents(5, 300),
       fc.boolean(),
@@ -230,8 +225,11 @@ export function commandsArb(
         fc.constantFrom<Unit>('USD', 'CREDITS'),
         // On part of the catalog in USD: the month's task is an image (seedream-4.0).
         fc.option(fc.constantFrom(...PARTS.filter((p) => unitOfPart(p) === 'USD')), { freq: 2 }),
+        fc.constantFrom('LIFETIME' as const, 'DAILY' as const, 'WEEKLY' as const),
       )
-      .map(([a, u, p]) => new ArchivedBudgetSpend(u === 'CREDITS' ? a.times(10) : a, u, u === 'USD' ? p : null)),
+      .map(
+        ([a, u, p, per]) => new ArchivedBudgetSpend(u === 'CREDITS' ? a.times(10) : a, u, u === 'USD' ? p : null, per),
+      ),
     fc
       .tuple(
         fc.array(pick, { minLength: 1, maxLength: 5 }),
@@ -243,6 +241,7 @@ export function commandsArb(
     fc.tuple(pick, fc.constantFrom(0, 0, 1, -1)).map(([i, c]) => new Rebill(i, c)),
     fc.tuple(pick, fc.constantFrom(1, -1, 3), fc.constantFrom(1, -2, 5)).map(([i, a, b]) => new DisputeTwice(i, a, b)),
     fc.constantFrom('0.000000000000000001', '999999999999').map((s) => new HostileStatement(s)),
+    fc.integer({ min: 0, max: 3 }).map((n) => new StatementOfArchivedMonth(n)),
     decide,
     fc.tuple(pick, fc.constant(true)).map(([i, a]) => new Decide(i, a)),
     pick.map((i) => new AcceptOnBoth(i)),

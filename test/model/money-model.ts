@@ -69,7 +69,6 @@ export interface Task {
   /** the day its hold is dated: its acceptance's, or the first of the first open month once that closed (§13) */
   holdDay: Day;
   acceptedDay: Day;
-  acceptedMonth: Month;
   resolved: boolean;
   /** what the vendor will answer to a poll ('stalled': processing, forever; 'forgotten': 404, forever) */
   vendor: 'processing' | 'ready' | 'failed' | 'stalled' | 'forgotten' | 'none';
@@ -150,7 +149,9 @@ export class MoneyModel {
 
   /** Whether the ledger holds an entry dated in `month` (a hold, a charge, an adjustment). */
   hasEntries(month: Month): boolean {
-    return this.tasks.some((t) => t.acceptedMonth === month) || this.postings.some((p) => monthOf(p.day) === month);
+    return (
+      this.tasks.some((t) => monthOf(t.acceptedDay) === month) || this.postings.some((p) => monthOf(p.day) === month)
+    );
   }
 
   /** Why `month` cannot be closed now (months close in order, §13), or null. */
@@ -173,7 +174,9 @@ export class MoneyModel {
    * (the model's projects are made now; its tasks of past months are dated back).
    */
   firstMonth(): Month {
-    return this.months.find((m) => this.tasks.some((t) => t.acceptedMonth === m && !this.gone.has(t))) ?? this.current;
+    return (
+      this.months.find((m) => this.tasks.some((t) => monthOf(t.acceptedDay) === m && !this.gone.has(t))) ?? this.current
+    );
   }
 
   /**
@@ -184,7 +187,7 @@ export class MoneyModel {
   archive(month: Month): void {
     this.archived.add(month);
     for (const t of this.tasks) {
-      if (t.acceptedMonth !== month) continue;
+      if (monthOf(t.acceptedDay) !== month) continue;
       const postedLater =
         monthOf(t.holdDay) !== month || this.postings.some((p) => p.task === t && monthOf(p.day) !== month);
       const named = this.statements.items.some((i) => i.task === t && i.state === 'open');
@@ -195,7 +198,7 @@ export class MoneyModel {
 
   restore(month: Month): void {
     this.archived.delete(month);
-    for (const t of this.gone) if (t.acceptedMonth === month) this.gone.delete(t);
+    for (const t of this.gone) if (monthOf(t.acceptedDay) === month) this.gone.delete(t);
   }
 
   /** Whether a movement counts in a budget; `user`: an EACH_USER budget's user whose own balance is asked. */
@@ -253,7 +256,7 @@ export class MoneyModel {
   }
 
   accept(
-    task: Omit<Task, 'state' | 'resolved' | 'holdDay' | 'acceptedDay' | 'acceptedMonth' | 'vendor' | 'review'> & {
+    task: Omit<Task, 'state' | 'resolved' | 'holdDay' | 'acceptedDay' | 'vendor' | 'review'> & {
       day?: Day;
     },
   ): Task {
@@ -263,7 +266,6 @@ export class MoneyModel {
       state: 'held',
       resolved: false,
       acceptedDay: day,
-      acceptedMonth: monthOf(day),
       holdDay: this.postDay(day),
       vendor: 'processing',
       review: false,

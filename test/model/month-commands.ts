@@ -13,7 +13,7 @@ import { type Cmd, type Env } from './commands.js';
 import { SetBudget } from './budget-commands.js';
 import { PastTask, settleInLedger } from './past-commands.js';
 import { Adjust } from './review-commands.js';
-import type { Part, Submission, Unit } from './catalog-model.js';
+import { monthOf, type Part, type Submission, type Unit } from './catalog-model.js';
 import type { MoneyModel } from './money-model.js';
 import { gql, type GraphqlAnswer, type Real } from './real.js';
 
@@ -21,7 +21,7 @@ export type Which = 'last month' | 'month before last';
 
 /** The CLI's archive service on an instance's database and configuration (cli/commands/archive.ts). */
 const archives = (gw: Gateway) => ArchiveService.on(gw.db, gw.config);
-const monthOf = (m: MoneyModel, which: Which) => (which === 'last month' ? m.previous : m.older);
+const whichMonth = (m: MoneyModel, which: Which) => (which === 'last month' ? m.previous : m.older);
 
 /** Whether the change was refused (409) as the model's `refusal` says it must be; else it must have been done. */
 function refusedAsExpected(res: GraphqlAnswer, refusal: string | null, what: string): boolean {
@@ -40,7 +40,7 @@ export class CloseMonth implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
     const m = env.model;
-    const month = monthOf(m, this.which);
+    const month = whichMonth(m, this.which);
     const refusal = m.closeRefusal(month);
     const res = await gql(real, `mutation($m: String!) { closeMonth(month: $m) { month } }`, { m: month });
     if (refusedAsExpected(res, refusal, String(this))) return;
@@ -53,10 +53,10 @@ export class CloseMonth implements Cmd {
 /** An owner reopens a closed month: done, or refused 409 (a later month is closed, or it is archived). */
 export class ReopenMonth implements Cmd {
   constructor(readonly which: Which = 'last month') {}
-  check = (env: Readonly<Env>) => env.model.closed.has(monthOf(env.model, this.which));
+  check = (env: Readonly<Env>) => env.model.closed.has(whichMonth(env.model, this.which));
   async run(env: Env, real: Real) {
     const m = env.model;
-    const month = monthOf(m, this.which);
+    const month = whichMonth(m, this.which);
     const refusal = m.reopenRefusal(month);
     const res = await gql(real, `mutation($m: String!) { reopenMonth(month: $m, reason: "model") }`, { m: month });
     if (refusedAsExpected(res, refusal, String(this))) return;
@@ -91,7 +91,7 @@ export class ArchiveOlder implements Cmd {
         throw new Error(`${this}: archived again, the files differ: ${first} then ${JSON.stringify(view.digests)}`);
     }
     m.archive(m.older);
-    const mine = m.tasks.filter((t) => t.acceptedMonth === m.older);
+    const mine = m.tasks.filter((t) => monthOf(t.acceptedDay) === m.older);
     const kept = mine.filter((t) => !m.gone.has(t)).length;
     if (view.tasks !== mine.length || view.keptTasks !== kept)
       throw new Error(

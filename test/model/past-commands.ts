@@ -5,7 +5,7 @@
 import { LedgerService } from '../../src/ledger/ledger.service.js';
 import { PriceBookService } from '../../src/pricing/price-book.service.js';
 import { holdFor, taskIdOf } from '../support/builders.js';
-import { priceOf, type Submission } from './catalog-model.js';
+import { monthOf, priceOf, type Submission } from './catalog-model.js';
 import { pickOf, request, type Cmd, type Env } from './commands.js';
 import type { MoneyModel, Task } from './money-model.js';
 import type { Real } from './real.js';
@@ -59,7 +59,7 @@ export class PastTask implements Cmd {
 export class LateSettle implements Cmd {
   constructor(readonly pick: number) {}
   private open = (env: Readonly<Env>) =>
-    env.model.tasks.filter((t) => t.acceptedMonth !== env.model.current && t.state === 'held');
+    env.model.tasks.filter((t) => monthOf(t.acceptedDay) !== env.model.current && t.state === 'held');
   check = (env: Readonly<Env>) => this.open(env).length > 0;
   async run(env: Env, real: Real) {
     await settleInLedger(env, real, pickOf(this.open(env), this.pick));

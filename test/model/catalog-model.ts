@@ -4,6 +4,7 @@
  * the tester sends with their family, kind and unit, and budgets on part of the catalog.
  */
 import { Decimal } from 'decimal.js';
+import { rateUnder, type Contract } from './contract-model.js';
 
 export type Unit = 'USD' | 'CREDITS';
 export type Month = string; // "2026-11"
@@ -56,20 +57,30 @@ export interface Submission {
 /**
  * What a submission costs, exactly (media routes are priced exactly at submission: §3), with the
  * price book in force now (`published`: seedream-4.0's per-image rates of a later version), under
- * the contract in force (`imageDiscount`: percent off every image line, decisions §19).
+ * the contract in force (contract-model.ts, decisions §19): one line, its rate as the contract sets it.
  */
 export function priceOf(
   s: Submission,
   published: Record<string, string> = PER_IMAGE['seedream-4.0']!,
-  imageDiscount = '0',
+  contract: Contract = [],
 ): { unit: Unit; amount: Decimal } {
-  if (s.model === 'sora-2-pro') return { unit: 'USD', amount: new Decimal(SORA_PER_REQUEST[s.duration ?? 10]!) };
-  if (s.model === 'wan2.7-video')
-    return { unit: 'USD', amount: new Decimal(WAN_PER_SECOND[s.resolution ?? '720p']!).times(s.duration ?? 5) };
+  const line = (component: string, list: string, quantity: number) => ({
+    unit: 'USD' as const,
+    amount: rateUnder(contract, subjectOf(s.model), component, null, new Decimal(list)).times(quantity),
+  });
+  if (s.model === 'sora-2-pro') return line(`request:${s.duration ?? 10}s`, SORA_PER_REQUEST[s.duration ?? 10]!, 1);
+  if (s.model === 'wan2.7-video') {
+    const resolution = s.resolution ?? '720p';
+    return line(`video_seconds:${resolution}`, WAN_PER_SECOND[resolution]!, s.duration ?? 5);
+  }
   const table = s.model === 'seedream-4.0' ? published : PER_IMAGE[s.model]!;
-  const list = new Decimal(table[s.resolution ?? '1K']!);
-  const rate = list.times(new Decimal(100).minus(imageDiscount)).dividedBy(100);
-  return { unit: 'USD', amount: s.model === 'nano-banana-pro' ? rate : rate.times(s.n ?? 1) };
+  const resolution = s.resolution ?? '1K';
+  return line(`images:${resolution}`, table[resolution]!, s.model === 'nano-banana-pro' ? 1 : (s.n ?? 1));
+}
+
+/** A model as a contract's scopes see it (§19): its id, family and kind. */
+export function subjectOf(model: string): { model: string; family: string; kind: string } {
+  return { model, ...CATALOG[model]! };
 }
 
 /** seedream-4.0's per-image rates as the spec lists them (a publication replaces them). */

@@ -35,7 +35,7 @@ export class ChatSubmit implements Cmd {
   /** Its project, its request, and what the model says of it: the hold and the answer it must get. */
   admission(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
-    const hold = chatHold(this.model, this.words, this.maxTokens);
+    const hold = chatHold(this.model, this.words, this.maxTokens, env.model.contract);
     const user = USERS[this.user]!;
     const tags = p.name === 'beta' ? ['team=b'] : [];
     const asked = { project: p.id, model: this.model, unit: 'CREDITS' as const, user, tags, hold };
@@ -44,7 +44,8 @@ export class ChatSubmit implements Cmd {
   }
   /** The model's task of an admitted submission, and what it asked for (a later usage is made from it). */
   accepted(env: Env, ref: string, asked: ReturnType<ChatSubmit['admission']>['asked']) {
-    env.chat.set(ref, { model: this.model, words: this.words, maxTokens: this.maxTokens });
+    const { model, words, maxTokens } = this;
+    env.chat.set(ref, { model, words, maxTokens, contract: env.model.contract });
     return env.model.accept({ ref, ...asked, viaKey: true });
   }
   toString = () =>
@@ -72,7 +73,7 @@ export class ChatOutcome implements Cmd {
     });
     expectEqual(res.status, 200, `${this}: the simulator took the outcome`);
     t.vendor = 'ready';
-    t.chatCharge = usage ? chatCharge(asked.model, usage) : null;
+    t.chatCharge = usage ? chatCharge(asked.model, usage, asked.contract) : null;
   }
   toString = () => `chat-vendor(#${this.pick}, ${this.fate}, ${this.cached} cached)`;
 }

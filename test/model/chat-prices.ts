@@ -3,6 +3,7 @@
  * per 1M tokens per class; GPT-5.6's higher tier for every class once the request's input (all
  * prompt tokens) passes 272,000; Anthropic's cache writes without a breakdown at the 5-minute rate.
  * The hold is the input estimate plus max_tokens at output rates, at the tier the estimate implies.
+ * A contract's terms (contract-model.ts, §19) set a class's rate where they cover its line.
  *
  * The input estimate itself is the product's own heuristic (src/pricing/token-estimate.ts): the
  * spec leaves how to count a prompt before the vendor does to the product, so the model takes that
@@ -10,6 +11,8 @@
  */
 import { Decimal } from 'decimal.js';
 import { estimateInputTokens } from '../../src/pricing/token-estimate.js';
+import { subjectOf } from './catalog-model.js';
+import { rateUnder, type Contract } from './contract-model.js';
 
 export type ChatModel = 'claude-sonnet-5' | 'gpt-5.6-luna';
 
@@ -40,31 +43,45 @@ export interface ChatUsage {
   cacheWrite: number;
 }
 
-function ratesFor(model: ChatModel, promptTokens: number): Rates {
+/** The tier all prompt tokens imply (`base` or GPT-5.6's `long`), and a class's rate in it under `contract`. */
+function ratesFor(model: ChatModel, promptTokens: number, contract: Contract) {
   const r = RATES[model];
-  return promptTokens > LONG_CONTEXT && r.long ? r.long : r.base;
+  const tier = promptTokens > LONG_CONTEXT && r.long ? 'long' : 'base';
+  const list = tier === 'long' ? r.long! : r.base;
+  return (cls: keyof Rates) => rateUnder(contract, subjectOf(model), LINE[cls], tier, new Decimal(list[cls]));
 }
 
-const cost = (tokens: number, rate: string) => new Decimal(tokens).times(rate).div(MILLION);
+/** The charge line each class is (its component, as a contract's net rate names it). */
+const LINE: Record<keyof Rates, string> = {
+  input: 'input',
+  output: 'output',
+  cacheRead: 'cache_read',
+  cacheWrite: 'cache_write',
+};
+
+const cost = (tokens: number, rate: Decimal) => new Decimal(tokens).times(rate).div(MILLION);
 
 export function chatMessages(words: number): Array<{ role: string; content: string }> {
   return [{ role: 'user', content: Array.from({ length: words }, (_, i) => `word${i % 10}`).join(' ') }];
 }
 
-/** The hold of a chat submission: the estimated input at input rates plus max_tokens at output rates. */
-export function chatHold(model: ChatModel, words: number, maxTokens: number): Decimal {
+/**
+ * The hold of a chat submission: the estimated input at input rates plus max_tokens at output
+ * rates, under the contract in force (§19).
+ */
+export function chatHold(model: ChatModel, words: number, maxTokens: number, contract: Contract = []): Decimal {
   const estimate = estimateInputTokens(chatMessages(words));
-  const r = ratesFor(model, estimate);
-  return cost(estimate, r.input).plus(cost(maxTokens, r.output));
+  const rate = ratesFor(model, estimate, contract);
+  return cost(estimate, rate('input')).plus(cost(maxTokens, rate('output')));
 }
 
-/** The charge: every class at its rate, at the tier all prompt tokens imply. */
-export function chatCharge(model: ChatModel, u: ChatUsage): Decimal {
-  const r = ratesFor(model, u.input + u.cacheRead + u.cacheWrite);
-  return cost(u.input, r.input)
-    .plus(cost(u.output, r.output))
-    .plus(cost(u.cacheRead, r.cacheRead))
-    .plus(cost(u.cacheWrite, r.cacheWrite));
+/** The charge: every class at its rate, at the tier all prompt tokens imply, under the task's contract. */
+export function chatCharge(model: ChatModel, u: ChatUsage, contract: Contract = []): Decimal {
+  const rate = ratesFor(model, u.input + u.cacheRead + u.cacheWrite, contract);
+  return cost(u.input, rate('input'))
+    .plus(cost(u.output, rate('output')))
+    .plus(cost(u.cacheRead, rate('cacheRead')))
+    .plus(cost(u.cacheWrite, rate('cacheWrite')));
 }
 
 /** The usage as the vendor's answer carries it, in the model family's own shape. */

@@ -8,6 +8,7 @@ import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
 import { startGateway } from '../../src/bootstrap.js';
 import { priceOf, type Submission } from './catalog-model.js';
+import type { Contract } from './contract-model.js';
 import type { MoneyModel } from './money-model.js';
 import type { Server } from './system.js';
 import { call, expectStatus, type Real } from './real.js';
@@ -21,7 +22,11 @@ export interface Env {
   /** a closed month's figures as read when it closed */
   frozen: Map<string, string>;
   /** what each chat task asked for (its model and max_tokens: the vendor's usage is made from them) */
-  chat: Map<string, { model: 'claude-sonnet-5' | 'gpt-5.6-luna'; words: number; maxTokens: number }>;
+  /** each chat task's request, and the contract in force at its acceptance (its charge's terms, §19) */
+  chat: Map<
+    string,
+    { model: 'claude-sonnet-5' | 'gpt-5.6-luna'; words: number; maxTokens: number; contract: Contract }
+  >;
 }
 
 export type Cmd = fc.AsyncCommand<Env, Real>;
@@ -59,7 +64,7 @@ export class Submit implements Cmd {
   check = () => true;
   async run(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
-    const { unit, amount } = priceOf(this.body, env.model.seedream, env.model.imageDiscount);
+    const { unit, amount } = priceOf(this.body, env.model.seedream, env.model.contract);
     // beta's key carries team=b (a request may not change it): its requests add env=x instead.
     const sent = this.tags ? [p.name === 'beta' ? 'env=x' : 'team=a'] : [];
     const tags = [...sent, ...(p.name === 'beta' ? ['team=b'] : [])];
@@ -101,7 +106,7 @@ export class Submit implements Cmd {
 /** A media submission of a project with its key, as the model prices it (beta's key carries team=b). */
 export function mediaAsk(env: Env, real: Real, project: number, body: Submission) {
   const p = real.sys.projects[project]!;
-  const { unit, amount } = priceOf(body, env.model.seedream, env.model.imageDiscount);
+  const { unit, amount } = priceOf(body, env.model.seedream, env.model.contract);
   return { p, unit, amount, tags: p.name === 'beta' ? ['team=b'] : [] };
 }
 

@@ -29,6 +29,7 @@ import {
   type Scope,
   type Unit,
 } from './catalog-model.js';
+import type { Contract } from './contract-model.js';
 import { inFlight, LimitsModel } from './limits-model.js';
 import { RatesModel, type Converted, type Currency } from './rates-model.js';
 import { StatementsModel } from './statements-model.js';
@@ -108,8 +109,8 @@ export class MoneyModel {
   readonly limits = new LimitsModel();
   /** seedream-4.0's rates in force now: a task keeps the version it was accepted with (§3) */
   seedream: Record<string, string> = { ...SEEDREAM_RATES };
-  /** the contract in force now: percent off image lines (a task keeps its version's terms, §19) */
-  imageDiscount = '0';
+  /** the contract in force now (contract-model.ts; a task keeps its version's terms, §19) */
+  contract: Contract = [];
   /** finance's credit price and EUR rate, by the first month each applies to (§19) */
   readonly rates = new RatesModel();
   /** a USD commitment of one month, trued up on `project` when that month closes (§19); `trued`: what closes posted */

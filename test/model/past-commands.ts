@@ -35,7 +35,7 @@ export class PastTask implements Cmd {
     const project = this.inAlpha ? real.sys.projects[0]!.id : real.sys.past.id;
     const gw = real.sys.gateways[0]!;
     await gw.app.get(PriceBookService).refreshNow(); // a publication on the other instance, seen here
-    const { unit, amount } = priceOf(this.body, m.seedream, m.imageDiscount);
+    const { unit, amount } = priceOf(this.body, m.seedream, m.contract);
     const candidate = { model: this.body.model, unit, user: null, tags: [], hold: amount };
     const day = `${month}-10`;
     const answer = m.answer(project, candidate, 1, { day, viaKey: false });

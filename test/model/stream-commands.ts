@@ -59,7 +59,7 @@ export class StreamedChat implements Cmd {
     const task = this.chat.accepted(env, ref, asked);
     if (this.end === 'cut') return; // in flight: the vendor's record settles it
     task.vendor = 'ready';
-    task.chatCharge = usage ? chatCharge(model, usage) : null;
+    task.chatCharge = usage ? chatCharge(model, usage, env.chat.get(ref)!.contract) : null;
     env.model.settle(task);
     if (this.end === 'cut_unnamed') task.vendor = 'none'; // never numbered to us: nothing to poll
   }

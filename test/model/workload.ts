@@ -21,7 +21,8 @@ import {
 import { DeleteBudget, SetBudget } from './budget-commands.js';
 import { LateSettle, PastTask } from './past-commands.js';
 import { Adjust, LostAnswer, Resolve } from './review-commands.js';
-import { Commit, PublishContract, PublishPrices } from './terms-commands.js';
+import { Commit, ContractedWhileRunning, PublishContract, PublishPrices } from './terms-commands.js';
+import { contractOf, TERM_SLOTS } from './contract-model.js';
 import { DeleteLimit, SetLimit } from './limit-commands.js';
 import {
   ArchivedBudgetSpend,
@@ -79,10 +80,13 @@ export function commandsArb(
     fc.constantFrom('0.060', '0.065'),
     fc.constantFrom('0.070', '0.080'),
   );
-  // A contract: a discount off image lines with up to two decimals (exact amounts of 5 decimals and more), or none.
-  const contract = fc
-    .option(fc.constantFrom('10', '22', '12.5', '33.33'), { freq: 4 })
-    .map((d) => new PublishContract(d));
+  // A contract (§19): some of the slots' terms, each with one of its figures (exact amounts of many decimals), or none.
+  const terms = fc
+    .option(fc.tuple(...TERM_SLOTS.map((slot) => fc.option(fc.constantFrom(...slot.figures), { freq: 2 }))), {
+      freq: 4,
+    })
+    .map(contractOf);
+  const contract = terms.map((t) => new PublishContract(t));
   // Finance's rates (§19): a credit price, or EUR per USD, from this month or last.
   const rate = fc.oneof(
     fc
@@ -211,6 +215,14 @@ export function commandsArb(
         cents(-150, 150).filter((d) => !d.isZero()),
       )
       .map(([a, late]) => new ReclosedCommitment(a, late)),
+    fc
+      .tuple(
+        terms,
+        terms,
+        fc.oneof(chat, chat, submit),
+        fc.constantFrom('within' as const, 'overrun' as const, 'long-context' as const, 'no-usage' as const),
+      )
+      .map(([first, then, task, fate]) => new ContractedWhileRunning(first, then, task, fate)),
     fc
       .tuple(at, project, fc.constantFrom('1K', '2K', '4K'), fc.integer({ min: 1, max: 3 }), seedreamRates)
       .map(([a, p, r, n, rates]) => new RepricedWhileRunning(a, p, r, n, rates)),

@@ -51,12 +51,15 @@ function ratesFor(model: ChatModel, promptTokens: number, contract: Contract) {
   return (cls: keyof Rates) => rateUnder(contract, subjectOf(model), LINE[cls], tier, new Decimal(list[cls]));
 }
 
-/** The charge line each class is (its component, as a contract's net rate names it). */
+/**
+ * The charge line each class is (its component, as a contract's net rate names it): Anthropic's cache
+ * writes without a breakdown are 5-minute writes; OpenAI's shape carries no cache-write count here.
+ */
 const LINE: Record<keyof Rates, string> = {
   input: 'input',
   output: 'output',
   cacheRead: 'cache_read',
-  cacheWrite: 'cache_write',
+  cacheWrite: 'cache_write_5m',
 };
 
 const cost = (tokens: number, rate: Decimal) => new Decimal(tokens).times(rate).div(MILLION);

@@ -2,10 +2,11 @@
  * A contract as the model reads decisions §19: terms that replace the list rate of a charge's
  * lines. A discount (percent off the list rate) covers every line of a model, a family or a kind; a
  * net rate is the rate of one line of one model (`images:2K`, `video_seconds:1080p`, `request:15s`,
- * `input`, `output`), of one token tier or of every tier. The most specific term sets a line's rate:
- * the model's net rate for the line (its tier's before every tier's), else the model's discount,
- * the family's, the kind's; a line no term covers keeps its list rate. A task keeps the terms in
- * force when it was accepted (its price-book version), however the contract changes after.
+ * `input`, `output`, `cache_write_5m`), of one token tier or of every tier. The most specific term
+ * sets a line's rate: the model's net rate for the line (its tier's before every tier's), else the
+ * model's discount, the family's, the kind's; a line no term covers keeps its list rate. A task
+ * keeps the terms in force when it was accepted (its price-book version), however the contract
+ * changes after.
  */
 import { Decimal } from 'decimal.js';
 import type { Unit } from './catalog-model.js';
@@ -81,6 +82,11 @@ export const TERM_SLOTS: ReadonlyArray<{
   {
     term: { scope: 'model', value: 'claude-sonnet-5', unit: 'CREDITS', component: 'output' },
     figures: ['7000'],
+    net: true,
+  },
+  {
+    term: { scope: 'model', value: 'claude-sonnet-5', unit: 'CREDITS', component: 'cache_write_5m' },
+    figures: ['1500'],
     net: true,
   },
 ];

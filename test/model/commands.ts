@@ -21,8 +21,7 @@ export interface Env {
   files: Set<string>;
   /** a closed month's figures as read when it closed */
   frozen: Map<string, string>;
-  /** what each chat task asked for (its model and max_tokens: the vendor's usage is made from them) */
-  /** each chat task's request, and the contract in force at its acceptance (its charge's terms, §19) */
+  /** what each chat task asked for (the vendor's usage is made from it), and the contract at its acceptance (§19) */
   chat: Map<
     string,
     { model: 'claude-sonnet-5' | 'gpt-5.6-luna'; words: number; maxTokens: number; contract: Contract }

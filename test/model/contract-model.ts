@@ -36,7 +36,7 @@ export function rateUnder(
   const discount = (scope: Term['scope'], value: string) => (t: Term) =>
     t.discountPercent !== undefined && t.scope === scope && t.value === value;
   const term =
-    contract.find((t) => net(t) && t.tier !== undefined && t.tier === tier) ??
+    contract.find((t) => net(t) && t.tier === tier) ??
     contract.find((t) => net(t) && t.tier === undefined) ??
     contract.find(discount('model', model)) ??
     contract.find(discount('family', family)) ??

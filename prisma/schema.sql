@@ -2494,7 +2494,7 @@ BEGIN
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
       VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, 'resolved: ' || p_reason, belongs);
     END IF;
-    IF target <> 0 THEN
+    IF target <> 0 OR t.hold_amount = 0 THEN -- a charge of 0 without a hold: see spendgate_settle
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
       VALUES (t.project_id, t.id, 'charge', t.unit, target, post, 'resolved: ' || p_reason, belongs);
     END IF;
@@ -2732,7 +2732,9 @@ BEGIN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, belongs_to)
     VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, belongs);
   END IF;
-  IF p_charge <> 0 THEN
+  -- A charge of 0 is posted when there is no hold to release (a task a contract makes free): the
+  -- settlement is in the books at the instant its roll-up counts it, where a bar's drill-down finds it.
+  IF p_charge <> 0 OR t.hold_amount = 0 THEN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, belongs_to)
     VALUES (t.project_id, t.id, 'charge', t.unit, p_charge, post, belongs);
   END IF;

@@ -40,7 +40,7 @@ BEGIN
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
       VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, 'resolved: ' || p_reason, belongs);
     END IF;
-    IF target <> 0 THEN
+    IF target <> 0 OR t.hold_amount = 0 THEN -- a charge of 0 without a hold: see spendgate_settle
       INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, reason, belongs_to)
       VALUES (t.project_id, t.id, 'charge', t.unit, target, post, 'resolved: ' || p_reason, belongs);
     END IF;

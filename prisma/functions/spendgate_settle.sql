@@ -37,7 +37,9 @@ BEGIN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, belongs_to)
     VALUES (t.project_id, t.id, 'release', t.unit, t.hold_amount, post, belongs);
   END IF;
-  IF p_charge <> 0 THEN
+  -- A charge of 0 is posted when there is no hold to release (a task a contract makes free): the
+  -- settlement is in the books at the instant its roll-up counts it, where a bar's drill-down finds it.
+  IF p_charge <> 0 OR t.hold_amount = 0 THEN
     INSERT INTO ledger_entry (project_id, task_id, kind, unit, amount, effective_at, belongs_to)
     VALUES (t.project_id, t.id, 'charge', t.unit, p_charge, post, belongs);
   END IF;

@@ -29,6 +29,12 @@ export interface TaskFilter {
 }
 
 /**
+ * A task a bar counts once its settlement is posted: settled, not refused by the vendor (a refused
+ * task never ran: its hold is released whole and no roll-up counts it, decisions §4).
+ */
+const SETTLED = `(t.settled_at IS NOT NULL AND t.status <> 'rejected')`;
+
+/**
  * The filter's conditions and their values from $1 on; shared by the list and its totals. With a
  * posted range, `posted` names its two placeholders.
  */
@@ -67,7 +73,7 @@ export function filterSql(filter: TaskFilter): {
   where.push(
     `t.id IN (SELECT e.task_id FROM ledger_entry e WHERE e.project_id = ANY(${projects}) AND e.unit = ANY('{USD,CREDITS}'::"Unit"[])
                 AND e.effective_at >= ${from} AND e.effective_at < ${to} AND e.kind IN ('charge', 'release', 'adjustment') AND e.task_id IS NOT NULL)
-     AND (t.settled_at IS NOT NULL OR EXISTS (SELECT 1 FROM ledger_entry x WHERE x.task_id = t.id AND x.kind = 'adjustment'))`,
+     AND (${SETTLED} OR EXISTS (SELECT 1 FROM ledger_entry x WHERE x.task_id = t.id AND x.kind = 'adjustment'))`,
   );
   return { where: where.join(' AND '), values, posted: { from, to } };
 }
@@ -93,7 +99,7 @@ export function onlyProjects(filter: TaskFilter): boolean {
  * adjustment posted in it, per unit.
  */
 export function postedTotalsSql(where: string, from: string, to: string): string {
-  return `WITH m AS (SELECT t.id, t.unit, t.settled_at IS NOT NULL AS settled FROM task t WHERE ${where}),
+  return `WITH m AS (SELECT t.id, t.unit, ${SETTLED} AS settled FROM task t WHERE ${where}),
     e AS (SELECT e.task_id, e.kind, e.amount, e.effective_at FROM ledger_entry e JOIN m ON m.id = e.task_id WHERE e.kind IN ('charge', 'release', 'adjustment')),
     per_task AS (
       SELECT m.unit, m.settled AND s.at >= ${from} AND s.at < ${to} AS counted,

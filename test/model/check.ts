@@ -98,6 +98,7 @@ export async function checkMoney(
           keys: new Map(),
           files: new Set(),
           frozen: new Map(),
+          refused: 0,
           chat: new Map(),
         };
         try {

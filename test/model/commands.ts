@@ -21,6 +21,8 @@ export interface Env {
   files: Set<string>;
   /** a closed month's figures as read when it closed */
   frozen: Map<string, string>;
+  /** submissions the vendor refused: their task rows, rejected (§4) */
+  refused: number;
   /** what each chat task asked for (the vendor's usage is made from it), and the contract at its acceptance (§19) */
   chat: Map<
     string,

@@ -63,9 +63,7 @@ export const TERM_SLOTS: ReadonlyArray<{
     figures: ['0.055', '0.0333'],
     net: true,
   },
-  // Not '100' yet: a task a contract makes free is counted by spendReport and not by its drill-down
-  // (seed 1026170146: contract(nano-banana-pro -100%), past-task(nano-banana-pro 1K, settled)); back with the fix.
-  { term: { scope: 'model', value: 'nano-banana-pro', unit: 'USD' }, figures: ['7.5'] },
+  { term: { scope: 'model', value: 'nano-banana-pro', unit: 'USD' }, figures: ['100', '7.5'] },
   { term: { scope: 'family', value: 'sora', unit: 'USD' }, figures: ['15'] },
   { term: { scope: 'model', value: 'sora-2-pro', unit: 'USD', component: 'request:15s' }, figures: ['0.7'], net: true },
   {

@@ -238,11 +238,18 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
   for (const [month, figures] of env.frozen)
     if ((await real.figures(month)) !== figures) problems.push(`closed month ${month} changed`);
 
-  // A refusal writes nothing: the task rows are the model's tasks, no more (§5).
-  const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM task')).rows as [{ n: number }];
+  // A refusal writes nothing: the task rows are the model's tasks, no more (§5), and a row for each
+  // submission the vendor refused after it was admitted (rejected, §4).
+  const [{ n, rejected }] = (
+    await db.query<{ n: number; rejected: number }>(
+      `SELECT count(*) FILTER (WHERE status <> 'rejected')::int AS n, count(*) FILTER (WHERE status = 'rejected')::int AS rejected FROM task`,
+    )
+  ).rows as [{ n: number; rejected: number }];
   const held = m.tasks.length - m.gone.size; // an archived month's tasks are in its files
   if (n !== held)
     problems.push(`the database holds ${n} tasks, the model ${held}: a refusal wrote a row, or a task was lost`);
+  if (rejected !== env.refused)
+    problems.push(`the database holds ${rejected} rejected tasks, the vendor refused ${env.refused}`);
 
   const differences = await reconcile(db);
   if (differences.length) problems.push(`reconcile: ${JSON.stringify(differences.slice(0, 5))}`);

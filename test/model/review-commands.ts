@@ -1,11 +1,41 @@
 /**
  * Operations of an outcome the gateway cannot know and the people who settle it (decisions §4, §10):
- * a submission whose answer is lost, an operator's resolution, and a correction of the ledger.
+ * a submission whose answer is lost, one the vendor refuses, an operator's resolution, and a
+ * correction of the ledger.
  */
 import { Decimal } from 'decimal.js';
 import { today, type Submission } from './catalog-model.js';
 import { mediaAsk, pickOf, request, type Cmd, type Env } from './commands.js';
 import { call, expectStatus, gql, simulatorKnobs, type Real } from './real.js';
+
+/**
+ * A media submission with the vendor's fault turned on (`fault`: a knob at 1) for it alone, and the
+ * model's answer to it (a budget or a limit refuses before the vendor is asked).
+ */
+async function submitUnder(
+  env: Env,
+  real: Real,
+  ask: { at: number; project: number; body: Submission },
+  fault: Record<string, number>,
+  allowed: number[],
+) {
+  const { p, unit, amount, tags } = mediaAsk(env, real, ask.project, ask.body);
+  const answer = env.model.answer(p.id, { model: ask.body.model, unit, user: null, tags, hold: amount });
+  await simulatorKnobs(real, fault);
+  try {
+    const res = await call(
+      real,
+      ask.at,
+      'POST',
+      '/api-platform/v1/generations',
+      { key: p.key, body: request(ask.body) },
+      allowed,
+    );
+    return { p, unit, amount, tags, answer, res };
+  } finally {
+    await simulatorKnobs(real, Object.fromEntries(Object.keys(fault).map((k) => [k, 0])));
+  }
+}
 
 /** A submission whose answer is lost (the vendor's connection reset): unknown, its hold kept (§4, §10). */
 export class LostAnswer implements Cmd {
@@ -16,18 +46,7 @@ export class LostAnswer implements Cmd {
   ) {}
   check = () => true;
   async run(env: Env, real: Real) {
-    const { p, unit, amount, tags } = mediaAsk(env, real, this.project, this.body);
-    const answer = env.model.answer(p.id, { model: this.body.model, unit, user: null, tags, hold: amount });
-    await simulatorKnobs(real, { resetRate: 1 });
-    const res = await call(
-      real,
-      this.at,
-      'POST',
-      '/api-platform/v1/generations',
-      { key: p.key, body: request(this.body) },
-      [502, 504],
-    );
-    await simulatorKnobs(real, { resetRate: 0 });
+    const { p, unit, amount, tags, answer, res } = await submitUnder(env, real, this, { resetRate: 1 }, [502, 504]);
     if (answer !== 200) return expectStatus(res, answer, String(this));
     if (res.status !== 502 && res.status !== 504)
       throw new Error(`${this}: expected 502 or 504 (outcome unknown), got ${res.status} ${res.text.slice(0, 200)}`);
@@ -45,6 +64,25 @@ export class LostAnswer implements Cmd {
     task.vendor = 'none';
   }
   toString = () => `lost-answer(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${JSON.stringify(this.body)})`;
+}
+
+/**
+ * The vendor refuses a submission (its 5xx before it made a task): 502, the task's row rejected and
+ * its hold released whole; it never ran, so no budget, bar or drill-down counts it (§4).
+ */
+export class VendorRefuses implements Cmd {
+  constructor(
+    readonly at: number,
+    readonly project: number,
+    readonly body: Submission,
+  ) {}
+  check = () => true;
+  async run(env: Env, real: Real) {
+    const { answer, res } = await submitUnder(env, real, this, { errorRate: 1 }, [502]);
+    expectStatus(res, answer === 200 ? 502 : answer, String(this));
+    if (answer === 200) env.refused++;
+  }
+  toString = () => `vendor-refuses(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${JSON.stringify(this.body)})`;
 }
 
 /** An operator resolves an unknown task: CHARGE (the hold, or an amount) or RELEASE (§10). */

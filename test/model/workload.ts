@@ -20,7 +20,7 @@ import {
 } from './commands.js';
 import { DeleteBudget, SetBudget } from './budget-commands.js';
 import { LateSettle, PastTask } from './past-commands.js';
-import { Adjust, LostAnswer, Resolve } from './review-commands.js';
+import { Adjust, LostAnswer, Resolve, VendorRefuses } from './review-commands.js';
 import { Commit, ContractedWhileRunning, PublishContract, PublishPrices } from './terms-commands.js';
 import { contractOf, TERM_SLOTS } from './contract-model.js';
 import { DeleteLimit, SetLimit } from './limit-commands.js';
@@ -188,6 +188,7 @@ export function commandsArb(
     at.map((a) => new PollerRound(a)),
     at.map((a) => new PollerRound(a)),
     fc.tuple(at, project, bodyArb).map(([a, p, b]) => new LostAnswer(a, p, b)),
+    fc.tuple(at, project, bodyArb).map(([a, p, b]) => new VendorRefuses(a, p, b)),
     resolve,
     fc
       .tuple(

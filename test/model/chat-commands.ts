@@ -83,6 +83,6 @@ export function usageOf(fate: ChatFate, model: ChatModel, maxTokens: number, cac
   if (fate === 'no-usage') return null;
   const output = fate === 'overrun' ? maxTokens * 3 + 7 : Math.max(1, Math.floor(maxTokens / 2));
   const prompt = fate === 'long-context' ? 272_001 + cached : 20 + cached;
-  const cacheWrite = model === 'claude-sonnet-5' ? cached % 5 : 0;
+  const cacheWrite = cached % (model === 'claude-sonnet-5' ? 5 : 7);
   return { input: prompt - cached - cacheWrite, output, cacheRead: cached, cacheWrite };
 }

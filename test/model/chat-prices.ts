@@ -48,19 +48,17 @@ function ratesFor(model: ChatModel, promptTokens: number, contract: Contract) {
   const r = RATES[model];
   const tier = promptTokens > LONG_CONTEXT && r.long ? 'long' : 'base';
   const list = tier === 'long' ? r.long! : r.base;
-  return (cls: keyof Rates) => rateUnder(contract, subjectOf(model), LINE[cls], tier, new Decimal(list[cls]));
+  return (cls: keyof Rates) => rateUnder(contract, subjectOf(model), lineOf(model, cls), tier, new Decimal(list[cls]));
 }
 
 /**
  * The charge line each class is (its component, as a contract's net rate names it): Anthropic's cache
- * writes without a breakdown are 5-minute writes; OpenAI's shape carries no cache-write count here.
+ * writes without a breakdown are 5-minute writes; GPT-5.6 has a single cache-write rate (`cache_write`).
  */
-const LINE: Record<keyof Rates, string> = {
-  input: 'input',
-  output: 'output',
-  cacheRead: 'cache_read',
-  cacheWrite: 'cache_write_5m',
-};
+function lineOf(model: ChatModel, cls: keyof Rates): string {
+  if (cls === 'cacheWrite') return model === 'claude-sonnet-5' ? 'cache_write_5m' : 'cache_write';
+  return { input: 'input', output: 'output', cacheRead: 'cache_read' }[cls];
+}
 
 const cost = (tokens: number, rate: Decimal) => new Decimal(tokens).times(rate).div(MILLION);
 
@@ -97,10 +95,10 @@ export function vendorUsage(model: ChatModel, u: ChatUsage): Record<string, unkn
       cache_creation_input_tokens: u.cacheWrite,
     };
   }
-  // OpenAI's shape: prompt_tokens counts the cached ones too (GPT-5.6 has no separate cache-write count here).
+  // OpenAI's shape: prompt_tokens counts the cached reads and writes too (upstream-api.md: billed independently).
   return {
-    prompt_tokens: u.input + u.cacheRead,
+    prompt_tokens: u.input + u.cacheRead + u.cacheWrite,
     completion_tokens: u.output,
-    prompt_tokens_details: { cached_tokens: u.cacheRead },
+    prompt_tokens_details: { cached_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite },
   };
 }

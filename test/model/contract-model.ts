@@ -80,6 +80,11 @@ export const TERM_SLOTS: ReadonlyArray<{
     net: true,
   },
   {
+    term: { scope: 'model', value: 'gpt-5.6-luna', unit: 'CREDITS', component: 'cache_write' },
+    figures: ['150'],
+    net: true,
+  },
+  {
     term: { scope: 'model', value: 'claude-sonnet-5', unit: 'CREDITS', component: 'output' },
     figures: ['7000'],
     net: true,

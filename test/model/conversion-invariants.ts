@@ -1,11 +1,11 @@
 /**
- * Converted figures against the model (decisions §19): each project's month in USD and EUR through
- * convertedSpend, and a closed month's statement, its exact totals and the same conversions. Each is
+ * Converted figures against the model (decisions §19): each project's month in USD, EUR and JPY
+ * through convertedSpend, and a closed month's statement, its exact totals and the same conversions. Each is
  * exact, null while a rate it needs is missing, and names the versions in force for its month.
  */
 import { Decimal } from 'decimal.js';
 import type { Env } from './commands.js';
-import type { Converted, Currency } from './rates-model.js';
+import { CURRENCIES, type Converted } from './rates-model.js';
 import { amountDisagreement, gql, monthRange, type Real } from './real.js';
 
 interface Seen {
@@ -15,7 +15,6 @@ interface Seen {
 }
 
 const FIELDS = 'amount creditPriceVersions fxRateVersions';
-const CURRENCIES: Currency[] = ['USD', 'EUR'];
 
 export async function conversionProblems(env: Env, real: Real): Promise<string[]> {
   const m = env.model;
@@ -36,15 +35,19 @@ export async function conversionProblems(env: Env, real: Real): Promise<string[]
   const pairs = [...real.sys.projects, { id: real.sys.past.id, name: 'past' }].flatMap((project) =>
     m.months.map((month) => ({ project, month, range: monthRange(month) })),
   );
+  const spend = (i: number, from: string, to: string, projectId: string) =>
+    CURRENCIES.map(
+      (c) =>
+        `${c.toLowerCase()}${i}: convertedSpend(from: "${from}", to: "${to}", projectIds: ["${projectId}"], currency: "${c}") { ${FIELDS} }`,
+    ).join(' ');
+  const converted = CURRENCIES.map((c) => `${c.toLowerCase()}: converted(currency: "${c}") { ${FIELDS} }`).join(' ');
   const res = await gql(
     real,
     `{ ${pairs
       .map(
         ({ project, month, range: [from, to] }, i) => `
-      usd${i}: convertedSpend(from: "${from}", to: "${to}", projectIds: ["${project.id}"], currency: "USD") { ${FIELDS} }
-      eur${i}: convertedSpend(from: "${from}", to: "${to}", projectIds: ["${project.id}"], currency: "EUR") { ${FIELDS} }
-      s${i}: statement(projectId: "${project.id}", month: "${month}") { totals { unit amount }
-        usd: converted(currency: "USD") { ${FIELDS} } eur: converted(currency: "EUR") { ${FIELDS} } }`,
+      ${spend(i, from, to, project.id)}
+      s${i}: statement(projectId: "${project.id}", month: "${month}") { totals { unit amount } ${converted} }`,
       )
       .join('')} }`,
   );
@@ -61,7 +64,7 @@ export async function conversionProblems(env: Env, real: Real): Promise<string[]
         someSpend,
       );
     const statement = res.data?.[`s${i}`] as
-      ({ totals: Array<{ unit: string; amount: string }> } & Record<'usd' | 'eur', Seen>) | null;
+      ({ totals: Array<{ unit: string; amount: string }> } & Record<string, Seen>) | null;
     if (!m.closed.has(month)) {
       if (statement) problems.push(`${project.name} ${month} is open, and a statement of it is read`);
       continue;
@@ -80,7 +83,7 @@ export async function conversionProblems(env: Env, real: Real): Promise<string[]
     for (const c of CURRENCIES)
       compare(
         `statement ${project.name} ${month} converted to ${c}`,
-        statement[c.toLowerCase() as 'usd' | 'eur'],
+        statement[c.toLowerCase()],
         m.converted(project.id, month, c),
         true,
       );

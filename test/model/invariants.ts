@@ -2,7 +2,7 @@
  * What must hold after every operation, against the model and between the product's own views:
  * every budget's spent and held; each project's month in spendReport, and the drill-down's
  * taskTotals over the same posted range; each task's net; the vendor's open differences, and their
- * tasks under review; each project's month and closed statement converted to USD and EUR at the
+ * tasks under review; each project's month and closed statement converted to USD, EUR and JPY at the
  * rates in force, naming their versions (§19, conversion-invariants.ts); the FOCUS export's month
  * and its unit prices (§19); a closed month unchanged byte for byte (a commitment's true-up in it);
  * each limit's tasks in flight (§20); the books as metrics (metrics-invariants.ts); reconcile clean.

@@ -111,7 +111,7 @@ export class MoneyModel {
   seedream: Record<string, string> = { ...SEEDREAM_RATES };
   /** the contract in force now (contract-model.ts; a task keeps its version's terms, §19) */
   contract: Contract = [];
-  /** finance's credit price and EUR rate, by the first month each applies to (§19) */
+  /** finance's credit price and FX rates (EUR, JPY), by the first month each applies to (§19) */
   readonly rates = new RatesModel();
   /** a USD commitment of one month, trued up on `project` when that month closes (§19); `trued`: what closes posted */
   commitment: { project: string; amount: Decimal; month: Month; trued: Decimal } | null = null;

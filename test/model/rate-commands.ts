@@ -1,16 +1,16 @@
 /**
- * Finance's rates as operations (decisions §19): the credit price (USD a credit) or the EUR rate (EUR
- * per USD), from this month or last; refused with a 409 once that month is closed. The version the
+ * Finance's rates as operations (decisions §19): the credit price (USD a credit) or an FX rate (EUR or
+ * JPY per USD), from this month or last; refused with a 409 once that month is closed. The version the
  * product answers is what a converted figure must name (invariants.ts).
  */
 import type { Cmd, Env } from './commands.js';
 import type { RateSeries } from './rates-model.js';
 import { gql, type Real } from './real.js';
 
-const MUTATION: Record<RateSeries, string> = {
-  CREDIT: `mutation($m: String!, $r: String!) { set: setCreditPrice(effectiveMonth: $m, usdPerCredit: $r) }`,
-  EUR: `mutation($m: String!, $r: String!) { set: setFxRate(currency: "EUR", effectiveMonth: $m, perUsd: $r) }`,
-};
+const mutation = (series: RateSeries) =>
+  series === 'CREDIT'
+    ? `mutation($m: String!, $r: String!) { set: setCreditPrice(effectiveMonth: $m, usdPerCredit: $r) }`
+    : `mutation($m: String!, $r: String!) { set: setFxRate(currency: "${series}", effectiveMonth: $m, perUsd: $r) }`;
 
 export class SetRate implements Cmd {
   constructor(
@@ -22,7 +22,7 @@ export class SetRate implements Cmd {
   async run(env: Env, real: Real) {
     const m = env.model;
     const month = this.lastMonth ? m.previous : m.current;
-    const res = await gql(real, MUTATION[this.series], { m: month, r: this.rate });
+    const res = await gql(real, mutation(this.series), { m: month, r: this.rate });
     if (m.closed.has(month)) {
       if (res.errors?.[0]?.extensions?.status !== 409)
         throw new Error(`${this}: a closed month must be refused: ${JSON.stringify(res)}`);
@@ -32,5 +32,5 @@ export class SetRate implements Cmd {
     m.rates.publish(this.series, month, (res.data as { set: number }).set, this.rate);
   }
   toString = () =>
-    `${this.series === 'CREDIT' ? 'credit-price' : 'eur-rate'}(${this.lastMonth ? 'last month' : 'this month'} ${this.rate})`;
+    `${this.series === 'CREDIT' ? 'credit-price' : `${this.series.toLowerCase()}-rate`}(${this.lastMonth ? 'last month' : 'this month'} ${this.rate})`;
 }

@@ -8,8 +8,11 @@ import { Decimal } from 'decimal.js';
 import type { Month, Unit } from './catalog-model.js';
 
 /** The credit price (USD a credit), or an FX rate (units of the currency per USD). */
-export type RateSeries = 'CREDIT' | 'EUR';
-export type Currency = 'USD' | 'EUR';
+export type FxCurrency = 'EUR' | 'JPY';
+export type RateSeries = 'CREDIT' | FxCurrency;
+export type Currency = 'USD' | FxCurrency;
+/** Every currency a converted figure is read in: two FX series, so one never answers for the other. */
+export const CURRENCIES: readonly Currency[] = ['USD', 'EUR', 'JPY'];
 
 interface Version {
   version: number;
@@ -26,6 +29,7 @@ export class RatesModel {
   private readonly series = new Map<RateSeries, Map<Month, Version>>([
     ['CREDIT', new Map()],
     ['EUR', new Map()],
+    ['JPY', new Map()],
   ]);
 
   /** A publication the product numbered `version`: it supersedes any earlier one for the same month. */

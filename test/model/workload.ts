@@ -87,12 +87,13 @@ export function commandsArb(
     })
     .map(contractOf);
   const contract = terms.map((t) => new PublishContract(t));
-  // Finance's rates (§19): a credit price, or EUR per USD, from this month or last.
+  // Finance's rates (§19): a credit price, or EUR or JPY per USD, from this month or last.
   const rate = fc.oneof(
     fc
       .tuple(fc.boolean(), fc.constantFrom('0.00106', '0.001', '0.0012'))
       .map(([last, p]) => new SetRate('CREDIT', last, p)),
     fc.tuple(fc.boolean(), fc.constantFrom('0.9213', '0.87', '1.0405')).map(([last, r]) => new SetRate('EUR', last, r)),
+    fc.tuple(fc.boolean(), fc.constantFrom('156.23', '149', '0.5')).map(([last, r]) => new SetRate('JPY', last, r)),
   );
   const commitment = fc.constantFrom('0.5', '2', '40').map((a) => new Commit(a));
   const submit = fc

@@ -43,12 +43,17 @@ export function drawStacked(
     [xs, ...order.map((k) => cumulative[k]!)],
     host,
   );
-  // Which band of which day is under the pointer: the day from the cursor, the series from the
-  // stacked value at the pointer's height.
-  const pick = () => {
-    const i = plot.cursor.idx;
-    const top = plot.cursor.top;
-    if (i === null || i === undefined || top === undefined || top < 0) return;
+  // Which band of which day is under the click: the day from its x, the series from the stacked
+  // value at its height. Read from the click itself, against the layer's box now: uPlot's cursor is
+  // measured against a box it caches until a scroll or resize event, which a layout that moved
+  // without one (or a scroll event not yet delivered) leaves stale, and a click then opened nothing.
+  const pick = (e: MouseEvent) => {
+    const box = plot.over.getBoundingClientRect();
+    const left = e.clientX - box.left;
+    const top = e.clientY - box.top;
+    if (left < 0 || top < 0 || left > box.width || top > box.height || data.days.length === 0) return;
+    const i = plot.posToIdx(left);
+    if (i < 0 || i >= data.days.length) return;
     const y = plot.posToVal(top, 'y');
     const k = cumulative.findIndex(
       (c, n) => y <= c[i]! && y >= (n ? cumulative[n - 1]![i]! : 0) && data.series[n]!.values[i]! > 0,

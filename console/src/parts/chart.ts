@@ -51,7 +51,7 @@ export function drawStacked(
     const box = plot.over.getBoundingClientRect();
     const left = e.clientX - box.left;
     const top = e.clientY - box.top;
-    if (left < 0 || top < 0 || left > box.width || top > box.height || data.days.length === 0) return;
+    if (left < 0 || top < 0 || left > box.width || top > box.height) return;
     const i = plot.posToIdx(left);
     if (i < 0 || i >= data.days.length) return;
     const y = plot.posToVal(top, 'y');

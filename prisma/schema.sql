@@ -1655,15 +1655,17 @@ AS $function$
            'limitId', l.id, 'kind', l.kind, 'limit', l.amount::text, 'used', u.used::text, 'adds', u.adds::text,
            'scope', l.scope, 'scopeValue', coalesce(l.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = l.scope_key_id)),
            'subject', s.subject,
-           'windowEnd', CASE WHEN l.kind <> 'TASKS_IN_FLIGHT' THEN spendgate_iso(date_trunc('minute', p_at) + interval '1 minute') END,
+           'windowEnd', CASE WHEN l.kind <> 'TASKS_IN_FLIGHT' THEN spendgate_iso(u.w + interval '1 minute') END,
            'retryAfter', CASE WHEN l.kind = 'TASKS_IN_FLIGHT' THEN 1
-                              ELSE greatest(1, ceil(extract(epoch FROM date_trunc('minute', p_at) + interval '1 minute' - p_at)))::int END)
+                              ELSE greatest(1, ceil(extract(epoch FROM u.w + interval '1 minute' - p_at)))::int END)
   FROM usage_limit l
   CROSS JOIN LATERAL (SELECT spendgate_budget_subject(l.scope, l.scope_key_id, l.scope_value, true, p_key, p_user, coalesce(p_tags, '{}'),
                                                 NULL, NULL, NULL, NULL, NULL) AS subject) s
+  CROSS JOIN LATERAL (SELECT spendgate_limit_window(l.kind, p_at) AS w) r
+  LEFT JOIN limit_use x ON x.limit_id = l.id AND x.subject = s.subject
+  -- The minute it would count in: its own, or the row's when that is later (spendgate_limit_used).
   CROSS JOIN LATERAL (
-    SELECT coalesce((SELECT x.used FROM limit_use x WHERE x.limit_id = l.id AND x.subject = s.subject
-                       AND x.window_start = spendgate_limit_window(l.kind, p_at)), 0) AS used,
+    SELECT coalesce(spendgate_limit_used(x.window_start, x.used, r.w), 0) AS used, greatest(x.window_start, r.w) AS w,
            CASE l.kind WHEN 'TOKENS_PER_MINUTE' THEN coalesce(p_tokens, 0) ELSE 1 END AS adds) u
   WHERE l.project_id = p_project AND s.subject IS NOT NULL AND u.adds > 0 AND u.used + u.adds > l.amount
   ORDER BY l.id
@@ -1706,6 +1708,16 @@ BEGIN
 END $function$;
 
 COMMENT ON FUNCTION public.spendgate_limit_refused(p_limit uuid, p_subject text, p_used text) IS 'Limits (decisions §20): the first refusal by a limit in its window (its minute; an hour for tasks in flight) is one limit.refused event, per subject, capped as budget.exhausted is (decisions §8): the first 10 end users of an EACH_USER limit one by one, then one capped event, then nothing for the window. Written after the refusal, which writes nothing itself.';
+
+CREATE OR REPLACE FUNCTION public.spendgate_limit_used(p_row_window timestamp with time zone, p_row_used bigint, p_window timestamp with time zone)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT CASE WHEN p_row_window >= p_window THEN p_row_used ELSE 0 END
+$function$;
+
+COMMENT ON FUNCTION public.spendgate_limit_used(p_row_window timestamp with time zone, p_row_used bigint, p_window timestamp with time zone) IS 'Limits (decisions §20): what a request of minute p_window finds counted in its limit''s row (limit_use, one per limit and subject): the row''s count when the row is at that minute or a later one, else 0 (a new minute begins). The row then stays at greatest(its minute, the request''s). So a request whose hold waited on the project''s lock across a minute''s turn, while another of the next minute was counted, is counted in the row''s minute: every admitted request is counted in one minute, and no minute counts past the amount (before, the batch path moved the row back and the newer minute''s count was lost). The one rule of spendgate_limit_refusal, spendgate_take_limits and spendgate_place_holds.';
 
 CREATE OR REPLACE FUNCTION public.spendgate_limit_window(p_kind "LimitKind", p_at timestamp with time zone)
  RETURNS timestamp with time zone
@@ -2109,16 +2121,19 @@ BEGIN
         ), raised AS (
           INSERT INTO limit_use AS u (limit_id, subject, window_start, used)
           SELECT n.id, n.subject, n.w, n.adds FROM need n WHERE n.adds <= n.amount
+          -- Counted in the row's minute when that is the batch's or a later one: a batch that waited on
+          -- the lock across a minute's turn never moves a row back (spendgate_limit_used).
           ON CONFLICT (limit_id, subject) DO UPDATE SET
-            used = CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used + EXCLUDED.used ELSE EXCLUDED.used END,
-            window_start = EXCLUDED.window_start
-          WHERE (CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used ELSE 0 END) + EXCLUDED.used
+            used = spendgate_limit_used(u.window_start, u.used, EXCLUDED.window_start) + EXCLUDED.used,
+            window_start = greatest(u.window_start, EXCLUDED.window_start)
+          WHERE spendgate_limit_used(u.window_start, u.used, EXCLUDED.window_start) + EXCLUDED.used
                 <= (SELECT ul.amount FROM usage_limit ul WHERE ul.id = u.limit_id)
-          RETURNING 1
+          RETURNING u.limit_id, u.subject, u.window_start
         ), held AS (
           INSERT INTO limit_hold (task_id, limit_id, subject, window_start, tokens)
-          SELECT t.id, c.id, c.subject, c.w, CASE WHEN c.kind = 'TOKENS_PER_MINUTE' THEN c.adds ELSE 0 END
+          SELECT t.id, c.id, c.subject, coalesce(r.window_start, c.w), CASE WHEN c.kind = 'TOKENS_PER_MINUTE' THEN c.adds ELSE 0 END
           FROM counted c JOIN unnest(t_i, t_id) AS t(i, id) ON t.i = c.i
+          LEFT JOIN raised r ON r.limit_id = c.id AND r.subject = c.subject
           WHERE c.kind <> 'REQUESTS_PER_MINUTE'
         )
         SELECT (SELECT count(*) FROM raised) = (SELECT count(*) FROM need) INTO limits_fit;
@@ -2788,14 +2803,16 @@ AS $function$
     INSERT INTO limit_use AS u (limit_id, subject, window_start, used)
     SELECT l.id, l.subject, l.w, l.adds FROM l WHERE l.adds > 0
     ON CONFLICT (limit_id, subject) DO UPDATE SET
-      used = CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used + EXCLUDED.used
-                  WHEN u.window_start > EXCLUDED.window_start THEN u.used -- a request dated before the window kept
-                  ELSE EXCLUDED.used END,
+      -- counted in the row's minute when that is this request's or a later one (spendgate_limit_used)
+      used = spendgate_limit_used(u.window_start, u.used, EXCLUDED.window_start) + EXCLUDED.used,
       window_start = greatest(u.window_start, EXCLUDED.window_start)
+    RETURNING u.limit_id, u.subject, u.window_start
   )
+  -- A tokens-per-minute hold remembers the minute it was counted in, where settlement corrects it.
   INSERT INTO limit_hold (task_id, limit_id, subject, window_start, tokens)
-  SELECT p_task, l.id, l.subject, l.w, CASE WHEN l.kind = 'TOKENS_PER_MINUTE' THEN l.adds ELSE 0 END
-  FROM l WHERE l.kind = 'TASKS_IN_FLIGHT' OR (l.kind = 'TOKENS_PER_MINUTE' AND l.adds > 0)
+  SELECT p_task, l.id, l.subject, coalesce(m.window_start, l.w), CASE WHEN l.kind = 'TOKENS_PER_MINUTE' THEN l.adds ELSE 0 END
+  FROM l LEFT JOIN minute m ON m.limit_id = l.id AND m.subject = l.subject
+  WHERE l.kind = 'TASKS_IN_FLIGHT' OR (l.kind = 'TOKENS_PER_MINUTE' AND l.adds > 0)
 $function$;
 
 COMMENT ON FUNCTION public.spendgate_take_limits(p_task bigint, p_project uuid, p_key uuid, p_user text, p_tags text[], p_tokens bigint, p_at timestamp with time zone) IS 'Limits (decisions §20): an admitted request''s use of every limit that counts it, in the hold''s transaction after its task is written: its count in limit_use (a row per limit and subject: a minute''s, begun again in a new minute, or the tasks in flight), and a limit_hold row while the task is in flight (to lower the count when it ends; a token estimate to correct at settlement). spendgate_place_holds does the same for a batch in one pass. spendgate_release_limits ends them.';

@@ -8,15 +8,17 @@ AS $function$
            'limitId', l.id, 'kind', l.kind, 'limit', l.amount::text, 'used', u.used::text, 'adds', u.adds::text,
            'scope', l.scope, 'scopeValue', coalesce(l.scope_value, (SELECT k.prefix FROM api_key k WHERE k.id = l.scope_key_id)),
            'subject', s.subject,
-           'windowEnd', CASE WHEN l.kind <> 'TASKS_IN_FLIGHT' THEN spendgate_iso(date_trunc('minute', p_at) + interval '1 minute') END,
+           'windowEnd', CASE WHEN l.kind <> 'TASKS_IN_FLIGHT' THEN spendgate_iso(u.w + interval '1 minute') END,
            'retryAfter', CASE WHEN l.kind = 'TASKS_IN_FLIGHT' THEN 1
-                              ELSE greatest(1, ceil(extract(epoch FROM date_trunc('minute', p_at) + interval '1 minute' - p_at)))::int END)
+                              ELSE greatest(1, ceil(extract(epoch FROM u.w + interval '1 minute' - p_at)))::int END)
   FROM usage_limit l
   CROSS JOIN LATERAL (SELECT spendgate_budget_subject(l.scope, l.scope_key_id, l.scope_value, true, p_key, p_user, coalesce(p_tags, '{}'),
                                                 NULL, NULL, NULL, NULL, NULL) AS subject) s
+  CROSS JOIN LATERAL (SELECT spendgate_limit_window(l.kind, p_at) AS w) r
+  LEFT JOIN limit_use x ON x.limit_id = l.id AND x.subject = s.subject
+  -- The minute it would count in: its own, or the row's when that is later (spendgate_limit_used).
   CROSS JOIN LATERAL (
-    SELECT coalesce((SELECT x.used FROM limit_use x WHERE x.limit_id = l.id AND x.subject = s.subject
-                       AND x.window_start = spendgate_limit_window(l.kind, p_at)), 0) AS used,
+    SELECT coalesce(spendgate_limit_used(x.window_start, x.used, r.w), 0) AS used, greatest(x.window_start, r.w) AS w,
            CASE l.kind WHEN 'TOKENS_PER_MINUTE' THEN coalesce(p_tokens, 0) ELSE 1 END AS adds) u
   WHERE l.project_id = p_project AND s.subject IS NOT NULL AND u.adds > 0 AND u.used + u.adds > l.amount
   ORDER BY l.id

@@ -201,16 +201,19 @@ BEGIN
         ), raised AS (
           INSERT INTO limit_use AS u (limit_id, subject, window_start, used)
           SELECT n.id, n.subject, n.w, n.adds FROM need n WHERE n.adds <= n.amount
+          -- Counted in the row's minute when that is the batch's or a later one: a batch that waited on
+          -- the lock across a minute's turn never moves a row back (spendgate_limit_used).
           ON CONFLICT (limit_id, subject) DO UPDATE SET
-            used = CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used + EXCLUDED.used ELSE EXCLUDED.used END,
-            window_start = EXCLUDED.window_start
-          WHERE (CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used ELSE 0 END) + EXCLUDED.used
+            used = spendgate_limit_used(u.window_start, u.used, EXCLUDED.window_start) + EXCLUDED.used,
+            window_start = greatest(u.window_start, EXCLUDED.window_start)
+          WHERE spendgate_limit_used(u.window_start, u.used, EXCLUDED.window_start) + EXCLUDED.used
                 <= (SELECT ul.amount FROM usage_limit ul WHERE ul.id = u.limit_id)
-          RETURNING 1
+          RETURNING u.limit_id, u.subject, u.window_start
         ), held AS (
           INSERT INTO limit_hold (task_id, limit_id, subject, window_start, tokens)
-          SELECT t.id, c.id, c.subject, c.w, CASE WHEN c.kind = 'TOKENS_PER_MINUTE' THEN c.adds ELSE 0 END
+          SELECT t.id, c.id, c.subject, coalesce(r.window_start, c.w), CASE WHEN c.kind = 'TOKENS_PER_MINUTE' THEN c.adds ELSE 0 END
           FROM counted c JOIN unnest(t_i, t_id) AS t(i, id) ON t.i = c.i
+          LEFT JOIN raised r ON r.limit_id = c.id AND r.subject = c.subject
           WHERE c.kind <> 'REQUESTS_PER_MINUTE'
         )
         SELECT (SELECT count(*) FROM raised) = (SELECT count(*) FROM need) INTO limits_fit;

@@ -14,14 +14,16 @@ AS $function$
     INSERT INTO limit_use AS u (limit_id, subject, window_start, used)
     SELECT l.id, l.subject, l.w, l.adds FROM l WHERE l.adds > 0
     ON CONFLICT (limit_id, subject) DO UPDATE SET
-      used = CASE WHEN u.window_start = EXCLUDED.window_start THEN u.used + EXCLUDED.used
-                  WHEN u.window_start > EXCLUDED.window_start THEN u.used -- a request dated before the window kept
-                  ELSE EXCLUDED.used END,
+      -- counted in the row's minute when that is this request's or a later one (spendgate_limit_used)
+      used = spendgate_limit_used(u.window_start, u.used, EXCLUDED.window_start) + EXCLUDED.used,
       window_start = greatest(u.window_start, EXCLUDED.window_start)
+    RETURNING u.limit_id, u.subject, u.window_start
   )
+  -- A tokens-per-minute hold remembers the minute it was counted in, where settlement corrects it.
   INSERT INTO limit_hold (task_id, limit_id, subject, window_start, tokens)
-  SELECT p_task, l.id, l.subject, l.w, CASE WHEN l.kind = 'TOKENS_PER_MINUTE' THEN l.adds ELSE 0 END
-  FROM l WHERE l.kind = 'TASKS_IN_FLIGHT' OR (l.kind = 'TOKENS_PER_MINUTE' AND l.adds > 0)
+  SELECT p_task, l.id, l.subject, coalesce(m.window_start, l.w), CASE WHEN l.kind = 'TOKENS_PER_MINUTE' THEN l.adds ELSE 0 END
+  FROM l LEFT JOIN minute m ON m.limit_id = l.id AND m.subject = l.subject
+  WHERE l.kind = 'TASKS_IN_FLIGHT' OR (l.kind = 'TOKENS_PER_MINUTE' AND l.adds > 0)
 $function$;
 
 COMMENT ON FUNCTION public.spendgate_take_limits(p_task bigint, p_project uuid, p_key uuid, p_user text, p_tags text[], p_tokens bigint, p_at timestamp with time zone) IS 'Limits (decisions §20): an admitted request''s use of every limit that counts it, in the hold''s transaction after its task is written: its count in limit_use (a row per limit and subject: a minute''s, begun again in a new minute, or the tasks in flight), and a limit_hold row while the task is in flight (to lower the count when it ends; a token estimate to correct at settlement). spendgate_place_holds does the same for a batch in one pass. spendgate_release_limits ends them.';

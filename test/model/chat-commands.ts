@@ -3,11 +3,14 @@
  * then the vendor's answer with the usage it reports (under the hold, past it, past GPT-5.6's
  * long-context line, or none at all), settled by a poll like any other task.
  */
+import { estimateInputTokens } from '../../src/pricing/token-estimate.js';
 import { chatCharge, chatHold, chatMessages, vendorUsage, type ChatModel, type ChatUsage } from './chat-prices.js';
 import { expectEqual, pickOf, USERS, type Cmd, type Env } from './commands.js';
+import { submitOnce } from './clock.js';
 import { call, expectStatus, type Real } from './real.js';
 
-const chatTasks = (env: Readonly<Env>) =>
+/** Chat tasks the vendor is still working on (a ChatOutcome picks among them). */
+export const chatTasks = (env: Readonly<Env>) =>
   env.model.tasks.filter((t) => t.unit === 'CREDITS' && t.vendor === 'processing' && /^\d+$/.test(t.ref));
 
 /** A chat submission: admitted exactly when the model admits its hold (the estimate, §4) and the limits (§20). */
@@ -22,31 +25,36 @@ export class ChatSubmit implements Cmd {
   ) {}
   check = () => true;
   async run(env: Env, real: Real) {
-    const { p, asked, answer, body } = this.admission(env, real);
-    const res = await call(real, this.at, 'POST', '/api-platform/v1/chat/completions', {
-      key: p.key,
-      body,
-      headers: asked.user ? { 'x-spendgate-user': asked.user } : {},
-    });
+    const { p, asked, body } = this.admission(env, real);
+    const { res, answer, minute } = await submitOnce(env, real, p.id, asked, () =>
+      call(real, this.at, 'POST', '/api-platform/v1/chat/completions', {
+        key: p.key,
+        body,
+        headers: asked.user ? { 'x-spendgate-user': asked.user } : {},
+      }),
+    );
     expectStatus(res, answer, String(this));
     if (answer !== 200) return;
-    this.accepted(env, String((res.body as { data: { taskId: number } }).data.taskId), asked);
+    const ref = String((res.body as { data: { taskId: number } }).data.taskId);
+    this.accepted(env, ref, asked, await minute(ref));
   }
-  /** Its project, its request, and what the model says of it: the hold and the answer it must get. */
+  /** Its project, its request, and the hold the model places for it (the estimate, §4). */
   admission(env: Env, real: Real) {
     const p = real.sys.projects[this.project]!;
     const hold = chatHold(this.model, this.words, this.maxTokens, env.model.contract);
     const user = USERS[this.user]!;
     const tags = p.name === 'beta' ? ['team=b'] : [];
-    const asked = { project: p.id, model: this.model, unit: 'CREDITS' as const, user, tags, hold };
+    // What a tokens-per-minute limit counts at admission (§20): the prompt's estimate + max_tokens.
+    const tokens = estimateInputTokens(chatMessages(this.words)) + this.maxTokens;
+    const asked = { project: p.id, model: this.model, unit: 'CREDITS' as const, user, tags, hold, tokens };
     const body = { model: this.model, messages: chatMessages(this.words), max_tokens: this.maxTokens };
-    return { p, asked, answer: env.model.answer(p.id, asked), body };
+    return { p, asked, body };
   }
   /** The model's task of an admitted submission, and what it asked for (a later usage is made from it). */
-  accepted(env: Env, ref: string, asked: ReturnType<ChatSubmit['admission']>['asked']) {
+  accepted(env: Env, ref: string, asked: ReturnType<ChatSubmit['admission']>['asked'], minute: number) {
     const { model, words, maxTokens } = this;
     env.chat.set(ref, { model, words, maxTokens, contract: env.model.contract });
-    return env.model.accept({ ref, ...asked, viaKey: true });
+    return env.model.accept({ ref, ...asked, viaKey: true, minute });
   }
   toString = () =>
     `chat(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${this.model}, ${this.words} words, max ${this.maxTokens}, user ${USERS[this.user]})`;
@@ -74,9 +82,13 @@ export class ChatOutcome implements Cmd {
     expectEqual(res.status, 200, `${this}: the simulator took the outcome`);
     t.vendor = 'ready';
     t.chatCharge = usage ? chatCharge(asked.model, usage, asked.contract) : null;
+    t.chatTokens = usage ? usageTokens(usage) : null;
   }
   toString = () => `chat-vendor(#${this.pick}, ${this.fate}, ${this.cached} cached)`;
 }
+
+/** The tokens a usage counts, every line's (what a tokens-per-minute limit counts once settled, §20). */
+export const usageTokens = (u: ChatUsage) => u.input + u.output + u.cacheRead + u.cacheWrite;
 
 /** Tokens the vendor reports: within max_tokens, past it (an overrun), or a prompt past 272K tokens. */
 export function usageOf(fate: ChatFate, model: ChatModel, maxTokens: number, cached: number): ChatUsage | null {

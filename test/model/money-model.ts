@@ -12,7 +12,7 @@
  * adjustments (§4), month close and reopen with prior-period items (§13) over three months (now,
  * last, the one before), the month before last archived and restored (§18), vendor statements with
  * their classes, accepts and disputes (§14, statements-model.ts), bounds and dates (§16), budgets on
- * one model, family or kind of the catalog, and limits on tasks in flight (§20, limits-model.ts).
+ * one model, family or kind of the catalog, and limits on tasks in flight and requests a minute (§20, limits-model.ts).
  */
 import { Decimal } from 'decimal.js';
 import {
@@ -30,7 +30,7 @@ import {
   type Unit,
 } from './catalog-model.js';
 import type { Contract } from './contract-model.js';
-import { inFlight, LimitsModel } from './limits-model.js';
+import { inFlight, LimitsModel, minuteOf } from './limits-model.js';
 import { RatesModel, type Converted, type Currency } from './rates-model.js';
 import { StatementsModel } from './statements-model.js';
 
@@ -77,6 +77,9 @@ export interface Task {
   missingPolls?: number;
   /** a chat task's charge as the vendor's usage prices it (null: no usage, settled at its estimate) */
   chatCharge?: Decimal | null;
+  /** a chat's tokens: estimated at admission (the prompt's estimate + max_tokens), and as its usage counts them */
+  tokens?: number;
+  chatTokens?: number | null;
   /** settled and under review: an overrun, or a chat task settled at its estimate (§6, §10) */
   review: boolean;
 }
@@ -87,6 +90,8 @@ export interface HoldAt {
   day?: Day;
   /** whether through an API key: it is by default */
   viaKey?: boolean;
+  /** the UTC minute its request is counted in by per-minute limits (§20): the present one by default */
+  minute?: number;
 }
 
 /** A money movement posted in the ledger (charges and adjustments; holds are the tasks'). */
@@ -105,7 +110,7 @@ export class MoneyModel {
   readonly tasks: Task[] = [];
   readonly postings: Posting[] = [];
   readonly closed = new Set<Month>();
-  /** tasks-in-flight limits (§20) */
+  /** limits on tasks in flight and requests a minute (§20) */
   readonly limits = new LimitsModel();
   /** seedream-4.0's rates in force now: a task keeps the version it was accepted with (§3) */
   seedream: Record<string, string> = { ...SEEDREAM_RATES };
@@ -259,9 +264,10 @@ export class MoneyModel {
   accept(
     task: Omit<Task, 'state' | 'resolved' | 'holdDay' | 'acceptedDay' | 'vendor' | 'review'> & {
       day?: Day;
+      minute?: number;
     },
   ): Task {
-    const { day = today(), ...rest } = task;
+    const { day = today(), minute = minuteOf(Date.now()), ...rest } = task;
     const made: Task = {
       ...rest,
       state: 'held',
@@ -272,19 +278,20 @@ export class MoneyModel {
       review: false,
     };
     this.tasks.push(made);
-    this.limits.admitted(made);
+    this.limits.admitted(made, minute);
     return made;
   }
 
   /** How a submission is answered (n alike at once: whether all n fit): budgets first (402), then limits (429). */
   answer(
     project: string,
-    candidate: Pick<Task, 'model' | 'unit' | 'user' | 'tags' | 'hold'>,
+    candidate: Pick<Task, 'model' | 'unit' | 'user' | 'tags' | 'hold' | 'tokens'>,
     n = 1,
     at: HoldAt = {},
   ): 200 | 402 | 429 {
     if (!this.admits(project, { ...candidate, hold: candidate.hold.times(n) }, at)) return 402;
-    return this.limits.fits(project, candidate.user, n, this.tasks) ? 200 : 429;
+    const minute = at.minute ?? minuteOf(Date.now());
+    return this.limits.fits(project, candidate.user, n, this.tasks, minute, candidate.tokens) ? 200 : 429;
   }
 
   /**
@@ -296,6 +303,7 @@ export class MoneyModel {
     if (task.state !== 'held' || (task.vendor !== 'ready' && task.vendor !== 'failed')) return;
     const day = this.postDay(task.holdDay);
     task.state = task.vendor === 'ready' ? 'settled' : 'failed';
+    this.limits.ended(task, task.vendor === 'ready' ? (task.chatTokens ?? null) : 0);
     if (task.vendor !== 'ready') return;
     const charge = task.chatCharge ?? task.hold;
     task.review = task.chatCharge === null || charge.gt(task.hold);
@@ -340,6 +348,7 @@ export class MoneyModel {
       return target;
     }
     const charge = outcome === 'RELEASE' ? new Decimal(0) : (amount ?? task.hold);
+    this.limits.ended(task, charge.isZero() ? 0 : null); // released: nothing ran; charged: its estimate stands
     if (!charge.isZero())
       this.postings.push({
         project: task.project,

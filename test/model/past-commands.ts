@@ -7,6 +7,7 @@ import { PriceBookService } from '../../src/pricing/price-book.service.js';
 import { holdFor, taskIdOf } from '../support/builders.js';
 import { monthOf, priceOf, type Submission } from './catalog-model.js';
 import { pickOf, request, type Cmd, type Env } from './commands.js';
+import { minuteOf } from './limits-model.js';
 import type { MoneyModel, Task } from './money-model.js';
 import type { Real } from './real.js';
 
@@ -38,16 +39,14 @@ export class PastTask implements Cmd {
     const { unit, amount } = priceOf(this.body, m.seedream, m.contract);
     const candidate = { model: this.body.model, unit, user: null, tags: [], hold: amount };
     const day = `${month}-10`;
-    const answer = m.answer(project, candidate, 1, { day, viaKey: false });
-    const held = await holdFor(gw, {
-      projectId: project,
-      body: request(this.body),
-      acceptedAt: new Date(`${day}T12:00:00Z`),
-    });
+    const acceptedAt = new Date(`${day}T12:00:00Z`);
+    const minute = minuteOf(acceptedAt.getTime());
+    const answer = m.answer(project, candidate, 1, { day, viaKey: false, minute });
+    const held = await holdFor(gw, { projectId: project, body: request(this.body), acceptedAt });
     const expected = { 200: 'held', 402: 'refused', 429: 'limited' }[answer];
     if (held.outcome !== expected) throw new Error(`${this}: expected ${expected}, got ${JSON.stringify(held)}`);
     if (answer !== 200) return;
-    const task = m.accept({ ref: `gw-${taskIdOf(held)}`, project, ...candidate, day });
+    const task = m.accept({ ref: `gw-${taskIdOf(held)}`, project, ...candidate, day, minute });
     task.vendor = 'none';
     if (this.settled) await settleInLedger(env, real, task);
   }

@@ -6,6 +6,7 @@
 import { Decimal } from 'decimal.js';
 import { today, type Submission } from './catalog-model.js';
 import { mediaAsk, pickOf, request, type Cmd, type Env } from './commands.js';
+import { submitOnce } from './clock.js';
 import { call, expectStatus, gql, simulatorKnobs, type Real } from './real.js';
 
 /**
@@ -20,18 +21,13 @@ async function submitUnder(
   allowed: number[],
 ) {
   const { p, unit, amount, tags } = mediaAsk(env, real, ask.project, ask.body);
-  const answer = env.model.answer(p.id, { model: ask.body.model, unit, user: null, tags, hold: amount });
   await simulatorKnobs(real, fault);
   try {
-    const res = await call(
-      real,
-      ask.at,
-      'POST',
-      '/api-platform/v1/generations',
-      { key: p.key, body: request(ask.body) },
-      allowed,
+    const candidate = { model: ask.body.model, unit, user: null, tags, hold: amount };
+    const { res, answer, minute } = await submitOnce(env, real, p.id, candidate, () =>
+      call(real, ask.at, 'POST', '/api-platform/v1/generations', { key: p.key, body: request(ask.body) }, allowed),
     );
-    return { p, unit, amount, tags, answer, res };
+    return { p, unit, amount, tags, answer, res, minute };
   } finally {
     await simulatorKnobs(real, Object.fromEntries(Object.keys(fault).map((k) => [k, 0])));
   }
@@ -46,7 +42,13 @@ export class LostAnswer implements Cmd {
   ) {}
   check = () => true;
   async run(env: Env, real: Real) {
-    const { p, unit, amount, tags, answer, res } = await submitUnder(env, real, this, { resetRate: 1 }, [502, 504]);
+    const { p, unit, amount, tags, answer, res, minute } = await submitUnder(
+      env,
+      real,
+      this,
+      { resetRate: 1 },
+      [502, 504],
+    );
     if (answer !== 200) return expectStatus(res, answer, String(this));
     if (res.status !== 502 && res.status !== 504)
       throw new Error(`${this}: expected 502 or 504 (outcome unknown), got ${res.status} ${res.text.slice(0, 200)}`);
@@ -59,6 +61,7 @@ export class LostAnswer implements Cmd {
       tags,
       hold: amount,
       viaKey: true,
+      minute: await minute(null),
     });
     task.state = 'unknown';
     task.vendor = 'none';
@@ -78,9 +81,12 @@ export class VendorRefuses implements Cmd {
   ) {}
   check = () => true;
   async run(env: Env, real: Real) {
-    const { answer, res } = await submitUnder(env, real, this, { errorRate: 1 }, [502]);
+    const { p, answer, res, minute } = await submitUnder(env, real, this, { errorRate: 1 }, [502]);
     expectStatus(res, answer === 200 ? 502 : answer, String(this));
-    if (answer === 200) env.refused++;
+    if (answer !== 200) return;
+    env.refused++;
+    // Admitted, then refused by the vendor: a request of its minute for the per-minute limits (§20).
+    env.model.limits.counted(p.id, null, await minute(null));
   }
   toString = () => `vendor-refuses(gw${this.at}, ${['alpha', 'beta'][this.project]}, ${JSON.stringify(this.body)})`;
 }

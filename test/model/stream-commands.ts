@@ -12,8 +12,9 @@
  * books say what the model says.
  */
 import { chatCharge, vendorUsage } from './chat-prices.js';
-import { usageOf, type ChatFate, type ChatSubmit } from './chat-commands.js';
+import { usageOf, usageTokens, type ChatFate, type ChatSubmit } from './chat-commands.js';
 import type { Cmd, Env } from './commands.js';
+import { submitOnce } from './clock.js';
 import { eventually } from '../support/harness.js';
 import { gql, simulatorKnobs, type Real } from './real.js';
 
@@ -31,21 +32,34 @@ export class StreamedChat implements Cmd {
   ) {}
   check = () => true;
   async run(env: Env, real: Real) {
-    const { p, asked, answer, body } = this.chat.admission(env, real);
+    const { p, asked, body } = this.chat.admission(env, real);
     const model = this.chat.model;
     const usage = reportsUsage(this.end) ? usageOf(this.fate, model, this.chat.maxTokens, 3) : null;
     await simulatorKnobs(real, {
       streamMode: this.end === 'left' ? 'usage' : this.end,
       streamUsage: usage ? vendorUsage(model, usage) : null,
     });
-    let got: Streamed;
-    try {
-      got = await streamed(real, this.chat.at, p.key, asked.user, { ...body, stream: true }, this.end === 'left');
-      // The vendor's stream runs on after the client left, reading the knobs at its end: they stay until it settles.
-      if (this.end === 'left' && got.status === 200) await settled(real, namedTask(got.text, String(this)));
-    } finally {
-      await simulatorKnobs(real, { streamMode: 'off', streamUsage: null });
-    }
+    const {
+      res: got,
+      answer,
+      minute,
+    } = await submitOnce(env, real, p.id, asked, async () => {
+      try {
+        const got = await streamed(
+          real,
+          this.chat.at,
+          p.key,
+          asked.user,
+          { ...body, stream: true },
+          this.end === 'left',
+        );
+        // The vendor's stream runs on after the client left, reading the knobs at its end: they stay until it settles.
+        if (this.end === 'left' && got.status === 200) await settled(real, namedTask(got.text, String(this)));
+        return got;
+      } finally {
+        await simulatorKnobs(real, { streamMode: 'off', streamUsage: null });
+      }
+    });
     if (got.status !== answer)
       throw new Error(`${this}: expected ${answer}, got ${got.status} ${got.text.slice(0, 300)}`);
     if (answer !== 200) return;
@@ -56,10 +70,11 @@ export class StreamedChat implements Cmd {
         `${this}: expected ${cut ? 'a stream cut off' : 'a whole stream'}, got ${got.contentType}, ${got.broken ?? 'whole'}: ${got.text.slice(0, 300)}`,
       );
     const ref = this.end === 'cut_unnamed' ? await newestTask(real, p.id) : namedTask(got.text, String(this));
-    const task = this.chat.accepted(env, ref, asked);
+    const task = this.chat.accepted(env, ref, asked, await minute(this.end === 'cut_unnamed' ? null : ref));
     if (this.end === 'cut') return; // in flight: the vendor's record settles it
     task.vendor = 'ready';
     task.chatCharge = usage ? chatCharge(model, usage, env.chat.get(ref)!.contract) : null;
+    task.chatTokens = usage ? usageTokens(usage) : null;
     env.model.settle(task);
     if (this.end === 'cut_unnamed') task.vendor = 'none'; // never numbered to us: nothing to poll
   }

@@ -68,9 +68,13 @@ export class Server {
   async restart(downMs: number): Promise<void> {
     const pid = Number(readFileSync(path.join(this.dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
     process.kill(pid, 'SIGQUIT');
-    for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 25));
+    // Until it is gone: a start while it lives would take it for a running server and start none,
+    // leaving every later sequence without a database once it exits.
+    for (let i = 0; i < 2400 && alive(pid); i++) await new Promise((r) => setTimeout(r, 25));
+    if (alive(pid)) throw new Error(`PostgreSQL (pid ${pid}) still running 60 s after SIGQUIT`);
     await new Promise((r) => setTimeout(r, downMs));
     this.db = await startEmbeddedPostgres({ dataDir: this.dir, port: this.port, settings: SETTINGS });
+    if (!this.db.owned) throw new Error('PostgreSQL restarted: the old server was found running, none started');
   }
 
   async stop(): Promise<void> {

@@ -23,7 +23,7 @@ import { LateSettle, PastTask } from './past-commands.js';
 import { Adjust, LostAnswer, Resolve, VendorRefuses } from './review-commands.js';
 import { Commit, ContractedWhileRunning, PublishContract, PublishPrices } from './terms-commands.js';
 import { contractOf, TERM_SLOTS } from './contract-model.js';
-import { DeleteLimit, SetLimit } from './limit-commands.js';
+import { DeleteLimit, MinuteTurn, SetLimit, TokensCorrected } from './limit-commands.js';
 import {
   ArchivedBudgetSpend,
   ArchivedLateItem,
@@ -36,7 +36,7 @@ import {
 import { PollerRound } from './poller-commands.js';
 import { StreamedChat, type StreamEnd } from './stream-commands.js';
 import { SetRate } from './rate-commands.js';
-import type { LimitScope } from './limits-model.js';
+import type { LimitKind, LimitScope } from './limits-model.js';
 import { Decide, HostileStatement, ImportStatement, Rebill, StatementOfArchivedMonth } from './statement-commands.js';
 import { unitOfPart, type Part, type Scope, type Unit } from './catalog-model.js';
 import type { Period } from './money-model.js';
@@ -131,8 +131,18 @@ export function commandsArb(
     )
     .map(([p, per, s, l, h, u, part]) => new SetBudget(p, per, s, u === 'CREDITS' ? l.times(10) : l, h, u, part));
   const setLimit = fc
-    .tuple(project, fc.constantFrom<LimitScope>('PROJECT', 'USER', 'EACH_USER'), fc.integer({ min: 1, max: 4 }))
-    .map(([p, s, n]) => new SetLimit(p, s, n));
+    .tuple(
+      project,
+      fc.constantFrom<LimitKind>('TASKS_IN_FLIGHT', 'REQUESTS_PER_MINUTE', 'TOKENS_PER_MINUTE'),
+      fc.constantFrom<LimitScope>('PROJECT', 'USER', 'EACH_USER'),
+      fc.integer({ min: 1, max: 4 }),
+    )
+    // A minute's amount doubled: a few requests a minute would leave the rest of a sequence refused.
+    // Tokens: a chat here is estimated at 20 to ~5,000 (its words, max_tokens 16, 256 or 4096).
+    .map(
+      ([p, k, s, n]) =>
+        new SetLimit(p, k, s, { TASKS_IN_FLIGHT: n, REQUESTS_PER_MINUTE: 2 * n, TOKENS_PER_MINUTE: 2_500 * n }[k]),
+    );
   const resolve = fc
     .tuple(pick, fc.constantFrom('CHARGE' as const, 'RELEASE' as const), fc.option(cents(0, 200), { freq: 2 }))
     .map(([i, o, a]) => new Resolve(i, o, a));
@@ -204,7 +214,16 @@ export function commandsArb(
     setBudget,
     pick.map((i) => new DeleteBudget(i)),
     setLimit,
+    setLimit,
     pick.map((i) => new DeleteLimit(i)),
+    fc.tuple(project, fc.integer({ min: 1, max: 4 }), bodyArb).map(([p, n, b]) => new MinuteTurn(p, n, b)),
+    fc
+      .tuple(
+        fc.constantFrom(1_500, 6_000, 12_000),
+        chat,
+        fc.constantFrom('within' as const, 'overrun' as const, 'no-usage' as const),
+      )
+      .map(([n, c, f]) => new TokensCorrected(n, c, f)),
     fc.tuple(bodyArb, fc.boolean(), fc.boolean(), fc.boolean()).map(([b, s, o, a]) => new PastTask(b, s, o, a)),
     pick.map((i) => new LateSettle(i)),
     seedreamRates.map((r) => new PublishPrices(r)),

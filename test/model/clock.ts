@@ -38,7 +38,7 @@ export async function submitOnce<T extends Pick<Answer, 'status'>>(
   env: Env,
   real: Real,
   project: string,
-  candidate: Pick<Task, 'model' | 'unit' | 'user' | 'tags' | 'hold'>,
+  candidate: Pick<Task, 'model' | 'unit' | 'user' | 'tags' | 'hold' | 'tokens'>,
   send: () => Promise<T>,
 ) {
   const from = minuteNow();

@@ -23,6 +23,7 @@ import {
   submitChat,
   submitGeneration,
 } from '../support/harness.js';
+import { awayFromMinuteEnd, setLimit } from '../support/limits.js';
 
 let url: string;
 let a: Gateway;
@@ -38,21 +39,6 @@ afterAll(async () => {
   await b.close();
 });
 
-async function setLimit(projectId: string, kind: string, amount: number, scope?: string, scopeValue?: string) {
-  const res = await graphql(
-    a,
-    ADMIN,
-    `
-      mutation ($p: ID!, $k: LimitKind!, $n: Int!, $s: BudgetScope, $v: String) {
-        setLimit(projectId: $p, kind: $k, amount: $n, scope: $s, scopeValue: $v)
-      }
-    `,
-    { p: projectId, k: kind, n: amount, s: scope ?? 'PROJECT', v: scopeValue ?? null },
-  );
-  expect(res.body.errors).toBeUndefined();
-  return res.body.data!.setLimit as string;
-}
-
 /** What a project has written: tasks, ledger entries (a refusal writes neither). */
 async function written(projectId: string) {
   const [row] = await sql(
@@ -64,19 +50,13 @@ async function written(projectId: string) {
   return row;
 }
 
-/** Waits until at least `seconds` remain in the current UTC minute (a minute's count must not roll over mid-test). */
-async function awayFromMinuteEnd(seconds = 20): Promise<void> {
-  const left = 60 - ((Date.now() / 1000) % 60);
-  if (left < seconds) await new Promise((r) => setTimeout(r, left * 1000 + 200));
-}
-
 /** 200 submissions at once, alternating the two instances. */
 const burst = (key: string, body: unknown, submit = submitGeneration) =>
   Promise.all(Array.from({ length: 200 }, (_, i) => submit(i % 2 ? b : a, key, body)));
 
 test('requests per minute: 200 at once over two instances, exactly the limit admitted, the rest 429 with nothing written', async () => {
   const { projectId, key } = await projectWithKey(a);
-  const limitId = await setLimit(projectId, 'REQUESTS_PER_MINUTE', 30);
+  const limitId = await setLimit(a, projectId, 'REQUESTS_PER_MINUTE', 30);
   await awayFromMinuteEnd();
   const results = await burst(key, imageBody());
   const admitted = results.filter((r) => r.status === 200);
@@ -131,7 +111,7 @@ test('requests per minute: 200 at once over two instances, exactly the limit adm
 test('tasks in flight per API key: exactly the limit admitted; settling, failing, a vendor refusal and a review release free it', async () => {
   const { projectId, key } = await projectWithKey(a);
   const prefix = key.slice(3, 15);
-  const limitId = await setLimit(projectId, 'TASKS_IN_FLIGHT', 10, 'API_KEY', prefix);
+  const limitId = await setLimit(a, projectId, 'TASKS_IN_FLIGHT', 10, 'API_KEY', prefix);
   const results = await burst(key, imageBody());
   const admitted = results.filter((r) => r.status === 200);
   expect([admitted.length, results.filter((r) => r.status === 429).length]).toEqual([10, 190]);
@@ -208,7 +188,7 @@ test('tasks in flight per API key: exactly the limit admitted; settling, failing
 test('chat tokens per minute: estimated at admission, corrected at settlement', async () => {
   const { projectId, key } = await projectWithKey(a);
   await awayFromMinuteEnd(30);
-  const limitId = await setLimit(projectId, 'TOKENS_PER_MINUTE', 500);
+  const limitId = await setLimit(a, projectId, 'TOKENS_PER_MINUTE', 500);
   const first = await submitChat(a, key, chatBody()); // estimated: the prompt's tokens + max_tokens 100
   expect(first.status).toBe(200);
   const [estimate] = await sql(a, 'SELECT used::int AS used FROM limit_use WHERE limit_id = $1', [limitId]);
@@ -233,7 +213,7 @@ test('chat tokens per minute: estimated at admission, corrected at settlement', 
 test('a limit and a budget on one request: the tighter refuses, with its own code', async () => {
   const budgeted = await projectWithKey(a);
   await hardBudget(a.url, budgeted.projectId, '0.08'); // two images
-  await setLimit(budgeted.projectId, 'REQUESTS_PER_MINUTE', 5);
+  await setLimit(a, budgeted.projectId, 'REQUESTS_PER_MINUTE', 5);
   await awayFromMinuteEnd();
   const byBudget = [];
   for (let i = 0; i < 3; i++) byBudget.push(await submitGeneration(a, budgeted.key, imageBody()));
@@ -242,7 +222,7 @@ test('a limit and a budget on one request: the tighter refuses, with its own cod
 
   const limited = await projectWithKey(a);
   await hardBudget(a.url, limited.projectId, '1.00');
-  await setLimit(limited.projectId, 'REQUESTS_PER_MINUTE', 2);
+  await setLimit(a, limited.projectId, 'REQUESTS_PER_MINUTE', 2);
   const byLimit = [];
   for (let i = 0; i < 3; i++) byLimit.push(await submitGeneration(a, limited.key, imageBody()));
   expect(byLimit.map((r) => r.status)).toEqual([200, 200, 429]);
@@ -258,7 +238,7 @@ test('a limit and a budget on one request: the tighter refuses, with its own cod
 
 test('each end user has their own count; bad limits are 400s naming the argument; changes are audited', async () => {
   const { projectId, key } = await projectWithKey(a);
-  const limitId = await setLimit(projectId, 'REQUESTS_PER_MINUTE', 1, 'EACH_USER');
+  const limitId = await setLimit(a, projectId, 'REQUESTS_PER_MINUTE', 1, 'EACH_USER');
   await awayFromMinuteEnd();
   const as = (user: string) => submitGeneration(a, key, imageBody(), { 'x-spendgate-user': user });
   expect([(await as('ann')).status, (await as('bob')).status, (await as('ann')).status]).toEqual([200, 200, 429]);
@@ -294,7 +274,7 @@ test('each end user has their own count; bad limits are 400s naming the argument
   ]);
 
   // Setting the same kind and scope again changes the amount; deleting frees the project.
-  expect(await setLimit(projectId, 'REQUESTS_PER_MINUTE', 2, 'EACH_USER')).toBe(limitId);
+  expect(await setLimit(a, projectId, 'REQUESTS_PER_MINUTE', 2, 'EACH_USER')).toBe(limitId);
   expect((await as('ann')).status).toBe(200);
   const deleted = await graphql(
     a,

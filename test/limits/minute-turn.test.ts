@@ -22,6 +22,7 @@ import {
   submitChat,
   submitGeneration,
 } from '../support/harness.js';
+import { awayFromMinuteEnd, setLimit } from '../support/limits.js';
 
 let url: string;
 let gw: Gateway;
@@ -33,27 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw.close();
 });
-
-async function setLimit(projectId: string, kind: string, amount: number) {
-  const res = await graphql(
-    gw,
-    ADMIN,
-    `
-      mutation ($p: ID!, $k: LimitKind!, $n: Int!) {
-        setLimit(projectId: $p, kind: $k, amount: $n)
-      }
-    `,
-    { p: projectId, k: kind, n: amount },
-  );
-  expect(res.body.errors).toBeUndefined();
-  return res.body.data!.setLimit as string;
-}
-
-/** Waits until at least `seconds` remain in the current UTC minute, so "this minute" holds for the test. */
-async function awayFromMinuteEnd(seconds = 20): Promise<void> {
-  const left = 60 - ((Date.now() / 1000) % 60);
-  if (left < seconds) await new Promise((r) => setTimeout(r, left * 1000 + 200));
-}
 
 const minute = (offset: number) => new Date((Math.floor(Date.now() / 60_000) + offset) * 60_000).toISOString();
 
@@ -74,7 +54,7 @@ const row = async (limitId: string) =>
 
 test('requests per minute: a request of this minute after the next one began counts in the next one; the row never moves back', async () => {
   const { projectId, key } = await projectWithKey(gw);
-  const limitId = await setLimit(projectId, 'REQUESTS_PER_MINUTE', 3);
+  const limitId = await setLimit(gw, projectId, 'REQUESTS_PER_MINUTE', 3);
   await awayFromMinuteEnd();
   await nextMinuteCounted(limitId, 2);
 
@@ -116,7 +96,7 @@ test('requests per minute: a request of this minute after the next one began cou
 
 test('chat tokens per minute: a hold counted in the next minute is corrected there at settlement', async () => {
   const { projectId, key } = await projectWithKey(gw);
-  const limitId = await setLimit(projectId, 'TOKENS_PER_MINUTE', 10_000);
+  const limitId = await setLimit(gw, projectId, 'TOKENS_PER_MINUTE', 10_000);
   await awayFromMinuteEnd();
   await nextMinuteCounted(limitId, 50);
 

@@ -19,7 +19,7 @@ import { dec } from '../pricing/money.js';
 import { archivedMonthOf } from '../tasks/archived-tasks.js';
 import type { ColumnMapping } from './statement-format.js';
 import { importOnce, importStatement, type Imported } from './statement-import.js';
-import { REASON, REVIEW_CLASSES } from './statement-match.js';
+import { lockImports, REASON, REVIEW_CLASSES } from './statement-match.js';
 
 export const CLASSES = [
   'amount_differs',
@@ -162,7 +162,10 @@ export class ReconciliationService {
         after,
       }),
       async () => {
+        // Taking a charge back waits for any import: one that bills the task closes the item first.
+        if (/^\d{1,18}$/.test(id) && (await this.item(id))?.class === 'ours_not_billed') await lockImports(this.db);
         const item = await this.open(id);
+        if (item.class === 'ours_not_billed') await this.refuseBilledSince(item);
         let entry: string | null = null;
         if (item.taskId && MONEY_CLASSES.has(item.class)) {
           const taskId = item.taskId.slice(3);
@@ -239,6 +242,23 @@ export class ReconciliationService {
         return (await this.item(id))!;
       },
     );
+  }
+
+  /**
+   * An "ours, not billed" whose task a statement bills after all (left open before imports closed
+   * such items): its charge was billed, so there is nothing to take back (closeBilledSince).
+   */
+  private async refuseBilledSince(item: ItemRow): Promise<void> {
+    const { rows } = await this.db.query<{ statement: string; day: string }>(
+      `SELECT l.statement_id::text AS statement, to_char(l.billed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
+       FROM vendor_statement_line l JOIN vendor_statement s ON s.id = l.statement_id
+       WHERE l.vendor_task_id = $1 ORDER BY s.imported_at, l.line_no LIMIT 1`,
+      [item.vendorTaskId],
+    );
+    if (rows[0])
+      throw ApiError.conflict(
+        `statement ${rows[0].statement} bills this task (${rows[0].day}), where its figure is matched: there is no charge to take back; the next import closes this item`,
+      );
   }
 
   private async open(id: string): Promise<ItemRow> {

@@ -20,7 +20,7 @@ import {
   type Layout,
   type StatementLine,
 } from './statement-format.js';
-import { matchStatement } from './statement-match.js';
+import { lockImports, matchStatement } from './statement-match.js';
 
 const BATCH = 5_000;
 export const MAX_RECORD_BYTES = 64 * 1024;
@@ -46,7 +46,7 @@ export async function importStatement(
 ): Promise<Imported> {
   // One import at a time across every instance: the same file sent twice at once is one statement,
   // and rows two files share are held once (the second import sees the first's, committed).
-  await db.query(`SELECT pg_advisory_xact_lock(hashtext('spendgate: vendor statement import'))`);
+  await lockImports(db);
   // No month is archived or restored while the statement is checked and matched.
   await lockArchivedMonths(db, 'shared');
   const id = (await db.query<{ id: string }>('SELECT gen_random_uuid()::text AS id')).rows[0]!.id;
@@ -110,7 +110,7 @@ export async function importStatement(
     [id, fileDigest, rows, repeated.rowCount ?? 0],
   );
   await refuseArchived(db, id);
-  await matchStatement(db, id);
+  await matchStatement(db, id, who);
   return { id, created: true };
 }
 
@@ -137,7 +137,7 @@ async function refuseArchived(db: Database, id: string): Promise<void> {
       `statement: it bills task ${billed[0].vendor_task_id}, accepted in ${billed[0].month}, which is archived: ${way(billed[0].month)}`,
     );
   const { rows: days } = await db.query<{ from: Date; to: Date }>(
-    `SELECT date_trunc('day', period_from) AS from, date_trunc('day', period_to) + interval '1 day' AS to FROM vendor_statement WHERE id = $1`,
+    `SELECT date_trunc('day', period_from, 'UTC') AS from, date_trunc('day', period_to, 'UTC') + interval '1 day' AS to FROM vendor_statement WHERE id = $1`,
     [id],
   );
   const month = days[0]?.from ? await archivedMonthIn(db, days[0].from, days[0].to) : undefined;

@@ -11,7 +11,8 @@
  *   billed_not_ours  no task of ours has that id: listed, moves no money;
  *   duplicate        the statement bills one task more than once;
  *   ours_not_billed  a settled task with a charge, accepted within the statement's days, that no
- *                    statement bills (listed once, by the first statement that could have).
+ *                    statement bills (listed once, by the first statement that could have; closed
+ *                    when a later statement bills it: closeBilledSince).
  * Every class but matched is an item for a person; amount_differs, billed_again and pending put the task under
  * review (task.needs_review). The summary holds counts and sums per class and unit, and totals by
  * day and model for both sides.
@@ -23,7 +24,35 @@ export const REASON = "the vendor's statement differs from our figure (vendor re
 /** The classes that put a task under review (an `ours_not_billed` item is finance's, not the task's). */
 export const REVIEW_CLASSES = `('amount_differs', 'billed_again', 'pending')`;
 
-export async function matchStatement(db: Database, id: string): Promise<void> {
+/** The lock every import holds to its end; an acceptance that takes a charge back holds it too. */
+export async function lockImports(db: Pick<Database, 'query'>): Promise<void> {
+  await db.query(`SELECT pg_advisory_xact_lock(hashtext('spendgate: vendor statement import'))`);
+}
+
+/**
+ * "Ours, not billed" holds only while no statement bills the task. A later file can bill it: the
+ * next day's export, where the vendor put a task we accepted just before midnight, or a re-send
+ * with a row the first left out. Its figure is then that statement's to match, and the item is
+ * closed (accepted, no money moved, naming the statement): left open, taking it would take back a
+ * charge the vendor did bill. Every open such item is looked at, not only this file's tasks, so an
+ * item left open before this rule is closed by the next import. Run under the imports' lock.
+ */
+async function closeBilledSince(db: Database, who: string): Promise<void> {
+  await db.query(
+    `UPDATE vendor_recon_item i SET state = 'accepted', resolved_by = $1, resolved_at = clock_timestamp(),
+            note = 'closed: statement ' || b.statement_id || ' bills this task (' || to_char(b.billed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+                   || '), where its figure is matched; nothing taken back'
+     FROM (SELECT DISTINCT ON (o.id) o.id, l.statement_id, l.billed_at
+           FROM vendor_recon_item o JOIN vendor_statement_line l ON l.vendor_task_id = o.vendor_task_id
+           JOIN vendor_statement s ON s.id = l.statement_id
+           WHERE o.class = 'ours_not_billed' AND o.state = 'open'
+           ORDER BY o.id, s.imported_at, l.line_no) b
+     WHERE i.id = b.id`,
+    [who],
+  );
+}
+
+export async function matchStatement(db: Database, id: string, who: string): Promise<void> {
   await db.query(
     `CREATE TEMP TABLE statement_match ON COMMIT DROP AS
      WITH l AS (SELECT vendor_task_id, model, billed_at, unit, amount FROM vendor_statement_line WHERE statement_id = $1),
@@ -45,7 +74,7 @@ export async function matchStatement(db: Database, id: string): Promise<void> {
     `INSERT INTO statement_match (vendor_task_id, task_id, project_id, model, at, unit, our_unit, theirs, ours, class)
      SELECT t.upstream_task_id, t.id, t.project_id, t.model, t.accepted_at, t.unit, t.unit, NULL, coalesce(t.charge_amount, 0) + coalesce(a.amount, 0), 'ours_not_billed'
      FROM vendor_statement s
-     JOIN task t ON t.accepted_at >= date_trunc('day', s.period_from) AND t.accepted_at < date_trunc('day', s.period_to) + interval '1 day'
+     JOIN task t ON t.accepted_at >= date_trunc('day', s.period_from, 'UTC') AND t.accepted_at < date_trunc('day', s.period_to, 'UTC') + interval '1 day'
      LEFT JOIN (SELECT task_id, sum(amount) AS amount FROM ledger_entry WHERE kind = 'adjustment' AND task_id IS NOT NULL GROUP BY task_id) a ON a.task_id = t.id
      WHERE s.id = $1 AND t.upstream_task_id IS NOT NULL AND t.settled_at IS NOT NULL AND coalesce(t.charge_amount, 0) + coalesce(a.amount, 0) <> 0
        AND NOT EXISTS (SELECT 1 FROM vendor_statement_line v WHERE v.vendor_task_id = t.upstream_task_id)
@@ -61,6 +90,7 @@ export async function matchStatement(db: Database, id: string): Promise<void> {
      GROUP BY class, vendor_task_id, unit`,
     [id],
   );
+  await closeBilledSince(db, who);
   await db.query(
     `UPDATE vendor_statement SET summary = jsonb_build_object(
        'classes', (SELECT coalesce(jsonb_agg(jsonb_build_object('class', class, 'unit', unit, 'count', n, 'theirs', theirs, 'ours', ours) ORDER BY class, unit), '[]')

@@ -14,12 +14,13 @@ import pg from 'pg';
 import type { Gateway } from '../../src/bootstrap.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
 import { LedgerService } from '../../src/ledger/ledger.service.js';
-import { Decimal, Money } from '../../src/pricing/money.js';
+import { Money } from '../../src/pricing/money.js';
 import { openBrowser, signIn } from '../../bench/browser.js';
 import { PeopleService } from '../../src/people/people.service.js';
 import { TokensService } from '../../src/people/tokens.service.js';
 import { heldTask } from '../support/builders.js';
 import { ADMIN, freshDatabase, gateway, graphql, projectWithKey, sql } from '../support/harness.js';
+import { charge } from '../support/statements.js';
 import { asSuperuser, runCli } from '../support/tampering.js';
 
 let url: string;
@@ -29,15 +30,6 @@ let projectId: string;
 const verify = () => runCli(url, ['ledger', 'verify']);
 /** As a superuser with the triggers off: what verify must catch. */
 const tamper = (statements: string[]) => asSuperuser(url, statements);
-
-const charge = (amount: string) => ({
-  unit: 'USD' as const,
-  exactness: 'EXACT' as const,
-  amount: new Decimal(amount),
-  lines: [],
-  warnings: [],
-  needsReview: false,
-});
 
 beforeAll(async () => {
   url = await freshDatabase();

@@ -7,6 +7,8 @@
 import { Decimal } from 'decimal.js';
 import { expectEqual, pickOf, type Cmd, type Env } from './commands.js';
 import type { Item, StatementLine } from './statements-model.js';
+import { today } from './catalog-model.js';
+import { inFlight } from './limits-model.js';
 import { call, expectStatus, gql, type Real } from './real.js';
 
 /**
@@ -153,6 +155,51 @@ export async function expectItems(env: Env, real: Real, statementId: string, wha
   );
   for (const i of made)
     (i as Item & { id?: string }).id = seen.find((x) => x.class === i.class && x.vendorTaskId === i.vendorTaskId)!.id;
+}
+
+/**
+ * A task the vendor bills in a later file (§14): a statement of today bills one settled task, so
+ * another of today's is ours, not billed; a second file bills that one (the vendor's next export,
+ * or a re-send with the row it left out), which closes the item: taking it is then refused, and the
+ * charge stands. Before, the item stayed open and taking it set the net to 0 though billed.
+ */
+export class BilledLater implements Cmd {
+  constructor(
+    readonly first: number,
+    readonly second: number,
+  ) {}
+  private unbilled(env: Readonly<Env>) {
+    const m = env.model;
+    const billed = new Set(m.statements.lines.map((l) => l.vendorTaskId));
+    return m.tasks.filter(
+      (t) =>
+        /^\d+$/.test(t.ref) &&
+        t.acceptedDay === today() &&
+        !inFlight(t) &&
+        !(m.net(t) ?? new Decimal(0)).isZero() &&
+        !billed.has(t.ref) &&
+        !m.statements.items.some((i) => i.task === t && i.class === 'ours_not_billed'),
+    );
+  }
+  check = (env: Readonly<Env>) => this.unbilled(env).length >= 2;
+  async run(env: Env, real: Real) {
+    const m = env.model;
+    const tasks = this.unbilled(env);
+    const a = pickOf(tasks, this.first);
+    const b = pickOf(
+      tasks.filter((t) => t !== a),
+      this.second,
+    );
+    const at = (minute: number) => `${today()}T00:${String(minute).padStart(2, '0')}:00Z`;
+    await sendStatement(env, real, 0, [{ vendorTaskId: a.ref, at: at(20), amount: m.net(a)! }], `${this}: the first`);
+    const left = m.statements.items.find((i) => i.task === b && i.class === 'ours_not_billed') as Item & { id: string };
+    if (!left) throw new Error(`${this}: the first file must list ${b.ref} as ours, not billed`);
+    await sendStatement(env, real, 1, [{ vendorTaskId: b.ref, at: at(21), amount: m.net(b)! }], `${this}: the later`);
+    const taken = await gql(real, `mutation($i: ID!) { acceptVendorDifference(id: $i) { state } }`, { i: left.id });
+    if (taken.errors?.[0]?.extensions?.status !== 409)
+      throw new Error(`${this}: the item its later file closed must not be taken again: ${JSON.stringify(taken)}`);
+  }
+  toString = () => `billed-later(#${this.first}, #${this.second})`;
 }
 
 /** A statement whose mapping scales amounts out of bounds: refused, nothing stored (§16). */

@@ -42,7 +42,8 @@ export class StatementsModel {
   /**
    * A statement imported (§14): rows an earlier statement holds as they are are skipped; each line
    * is classed against the net as it stands; settled tasks of the statement's days that no
-   * statement bills are ours_not_billed (once). Returns the classes made.
+   * statement bills are ours_not_billed (once), and an earlier such item whose task it bills is
+   * closed. Returns the classes made.
    */
   import(lines: StatementLine[]): ItemClass[] {
     const statement = ++this.count;
@@ -93,6 +94,10 @@ export class StatementsModel {
         made.push({ statement, class: 'ours_not_billed', vendorTaskId: t.ref, task: t, theirs: null, state: 'open' });
       }
     }
+    // An earlier "ours, not billed" whose task a statement now bills is closed: nothing taken back.
+    const billedNow = new Set(this.lines.map((l) => l.vendorTaskId));
+    for (const i of this.items)
+      if (i.class === 'ours_not_billed' && i.state === 'open' && billedNow.has(i.vendorTaskId)) i.state = 'accepted';
     this.items.push(...made);
     return made.map((i) => i.class);
   }

@@ -37,7 +37,14 @@ import { PollerRound } from './poller-commands.js';
 import { StreamedChat, type StreamEnd } from './stream-commands.js';
 import { SetRate } from './rate-commands.js';
 import type { LimitKind, LimitScope } from './limits-model.js';
-import { Decide, HostileStatement, ImportStatement, Rebill, StatementOfArchivedMonth } from './statement-commands.js';
+import {
+  BilledLater,
+  Decide,
+  HostileStatement,
+  ImportStatement,
+  Rebill,
+  StatementOfArchivedMonth,
+} from './statement-commands.js';
 import { unitOfPart, type Part, type Scope, type Unit } from './catalog-model.js';
 import type { Period } from './money-model.js';
 import type { Real } from './real.js';
@@ -272,6 +279,7 @@ export function commandsArb(
       )
       .map(([p, d, f, mi]) => new ImportStatement(p, d, f, mi)),
     fc.tuple(pick, fc.constantFrom(0, 0, 1, -1)).map(([i, c]) => new Rebill(i, c)),
+    fc.tuple(pick, pick).map(([a, b]) => new BilledLater(a, b)),
     fc.tuple(pick, fc.constantFrom(1, -1, 3), fc.constantFrom(1, -2, 5)).map(([i, a, b]) => new DisputeTwice(i, a, b)),
     fc.constantFrom('0.000000000000000001', '999999999999').map((s) => new HostileStatement(s)),
     fc.integer({ min: 0, max: 3 }).map((n) => new StatementOfArchivedMonth(n)),

@@ -28,6 +28,7 @@ import {
   sql,
   submitGeneration,
 } from '../support/harness.js';
+import { postStatement } from '../support/statements.js';
 
 const run = promisify(execFile);
 
@@ -47,29 +48,7 @@ interface Task {
 }
 let tasks: Task[];
 
-async function post(csv: string | Readable, mapping?: unknown) {
-  const res = await fetch(
-    `${gw.url}/reports/vendor-statements${mapping ? `?mapping=${encodeURIComponent(JSON.stringify(mapping))}` : ''}`,
-    {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' },
-      body: typeof csv === 'string' ? csv : (Readable.toWeb(csv) as ReadableStream),
-      ...(typeof csv === 'string' ? {} : { duplex: 'half' }),
-    } as RequestInit,
-  );
-  return {
-    status: res.status,
-    body: (await res.json()) as {
-      id: string;
-      created: boolean;
-      rows: number;
-      repeated: number;
-      classes: Array<{ class: string; unit: string; count: number; theirs: string; ours: string }>;
-      message?: string;
-      code?: number;
-    },
-  };
-}
+const post = (csv: string | Readable, mapping?: unknown) => postStatement(gw, csv, mapping);
 
 const line = (t: Pick<Task, 'vendor' | 'model' | 'at' | 'amount' | 'unit'>) =>
   `${t.vendor},${t.model},${t.at},${t.amount},${t.unit}`;

@@ -9,6 +9,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setPriority } from 'node:os';
 import pg from 'pg';
+import { UTC_SESSION } from './utc.js';
 
 /** Every cell as its text (queryTexts). */
 const AS_SENT = { getTypeParser: () => (text: string) => text } as unknown as pg.CustomTypesConfig;
@@ -53,6 +54,8 @@ export class Database {
     }: { readOnly?: boolean; statementTimeoutMs?: number; applicationName?: string; nice?: number } = {},
   ) {
     const options = [
+      // Days, months and hours in UTC whatever the server's TimeZone (utc.ts).
+      ...UTC_SESSION,
       // A pool that writes moves money in short statements: PostgreSQL's JIT (on in distributions'
       // builds, such as Debian's 15) would compile each one whose estimate looks large, ~17 ms a time
       // (a skewed statistic made reconcile 30x slower on 15). Reads keep it for long reports.

@@ -15,6 +15,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { UTC_SESSION } from './utc.js';
 import { ConfigError } from '../config/config.js';
 
 const LOCK_KEY = 72_707_369; // arbitrary, fixed: "spendgate migrations"
@@ -44,7 +45,7 @@ export async function migrate(
   log: (line: string) => void = () => {},
   { upTo, partitionsAhead = 2 }: { upTo?: string; partitionsAhead?: number } = {},
 ): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pg.Client({ connectionString: databaseUrl, options: UTC_SESSION.join(' ') });
   await client.connect();
   const applied: string[] = [];
   try {

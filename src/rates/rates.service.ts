@@ -72,7 +72,7 @@ export class RatesService {
       await client.query('LOCK TABLE month_close IN SHARE ROW EXCLUSIVE MODE');
       const { rows } = await client.query<{ closed: string | null; ahead: boolean }>(
         `SELECT (SELECT to_char(max(month), 'YYYY-MM') FROM month_close WHERE reopened_at IS NULL) AS closed,
-                $1::date > (date_trunc('month', now()) + make_interval(months => $2))::date AS ahead`,
+                $1::date > (date_trunc('month', now(), 'UTC') AT TIME ZONE 'UTC' + make_interval(months => $2))::date AS ahead`,
         [first, MAX_LEAD_MONTHS],
       );
       const { closed, ahead } = rows[0]!;

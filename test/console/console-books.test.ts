@@ -206,6 +206,7 @@ test('the price book shows each list rate beside the contracted one, and the con
           terms: [
             { scope: "family", value: "gpt-5.6", unit: CREDITS, discountPercent: "22" }
             { scope: "model", value: "gpt-5.6-luna", unit: CREDITS, component: "output", tier: "base", netRate: "700" }
+            { scope: "model", value: "veo-3.1", unit: USD, component: "video_seconds:4K", netRate: "0.3" }
           ]
         )
       }
@@ -231,7 +232,13 @@ test('the price book shows each list rate beside the contracted one, and the con
     'gpt-5.6-luna | credits | token | output | long | 1330.056 per 1M tokens | 1037.44368 per 1M tokens',
   );
   for (const row of await cells('claude-sonnet-5')) expect(row).toMatch(/ \| = list$/);
-  expect(await page.textContent('[data-testid=contract]')).toContain('family gpt-5.6credits22 % off the list rate');
+  const terms = await page.$$eval('[data-testid=contract] tbody tr', (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '').join(' | ')),
+  );
+  expect(terms).toContain('family gpt-5.6 | credits | 22 % off the list rate');
+  // A net rate is in its list rate's terms: a token line's per 1M tokens, said as the list's is.
+  expect(terms).toContain('model gpt-5.6-luna | credits | net 700 per 1M tokens for output (base tier)');
+  expect(terms).toContain('model veo-3.1 | USD | net 0.3 per second for video_seconds:4K');
   // The contract ends: every rate is the list rate again.
   await graphql(
     gw,

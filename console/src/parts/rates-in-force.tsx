@@ -39,6 +39,19 @@ export const PER: Record<string, string> = {
   request: 'per request',
 };
 
+/**
+ * What a contract's net rate is per, from the charge line it names (`output`, `images:2K`,
+ * `video_seconds:720p`, `request:15s`): a net rate is in its list rate's terms, so a token line's is
+ * per 1M tokens too, and saying so keeps a reader from taking it per token.
+ */
+export function perOfLine(component: string): string {
+  const kind = component.split(':')[0];
+  if (kind === 'images') return PER.image!;
+  if (kind === 'video_seconds') return PER.second!;
+  if (kind === 'request') return PER.request!;
+  return PER.token!;
+}
+
 export function RatesInForce() {
   const [{ data }] = useQuery<{
     priceBook: { version: number; effectiveAt: string; rates: Rate[]; contract: Term[] } | null;
@@ -139,7 +152,7 @@ function Contract({ terms }: { terms: Term[] }) {
             <td>
               {t.discountPercent !== null
                 ? `${t.discountPercent} % off the list rate`
-                : `net ${t.netRate} for ${t.component}${t.tier ? ` (${t.tier} tier)` : ''}`}
+                : `net ${t.netRate} ${perOfLine(t.component ?? '')} for ${t.component}${t.tier ? ` (${t.tier} tier)` : ''}`}
             </td>
           </tr>
         ))}

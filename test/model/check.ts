@@ -105,6 +105,10 @@ export async function checkMoney(
           await fc.asyncModelRun(() => ({ model: env, real }), commands);
           await checkAtEnd(real);
         } catch (error) {
+          // The first failure as it happened: shrinking can end on another (a setup that failed once
+          // the database was in trouble), and then this line is the one to read.
+          if (!failed)
+            process.stderr.write(`first failure, sequence ${stats.sequences}: ${String(error).slice(0, 4000)}\n`);
           failed = true;
           throw error;
         } finally {

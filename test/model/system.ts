@@ -5,7 +5,7 @@
  * clients only (the background poller is off, so what settles, and when, is the sequence's).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -20,6 +20,10 @@ const VENDOR_KEY = 'vk-model-0123456789';
 // fsync off is safe here (a fault kills PostgreSQL, not the machine); synchronous_commit stays on:
 // off, an immediate shutdown loses commits a client was told about, which no product could survive.
 const SETTINGS = ['fsync=off', 'full_page_writes=off', 'max_connections=300'];
+/** MONEY_PG_LOG=<file>: the server's log appended there (why a start or a connection failed). */
+const pgLog = process.env.MONEY_PG_LOG
+  ? { log: (line: string) => appendFileSync(process.env.MONEY_PG_LOG!, `${new Date().toISOString()} ${line}\n`) }
+  : {};
 
 /** One PostgreSQL for a process: runs get a database each. */
 export class Server {
@@ -32,7 +36,7 @@ export class Server {
   static async start(): Promise<Server> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'spendgate-model-'));
     const port = await freePort();
-    return new Server(await startEmbeddedPostgres({ dataDir: dir, port, settings: SETTINGS }), dir, port);
+    return new Server(await startEmbeddedPostgres({ dataDir: dir, port, settings: SETTINGS, ...pgLog }), dir, port);
   }
 
   get url(): string {
@@ -73,7 +77,7 @@ export class Server {
     for (let i = 0; i < 2400 && alive(pid); i++) await new Promise((r) => setTimeout(r, 25));
     if (alive(pid)) throw new Error(`PostgreSQL (pid ${pid}) still running 60 s after SIGQUIT`);
     await new Promise((r) => setTimeout(r, downMs));
-    this.db = await startEmbeddedPostgres({ dataDir: this.dir, port: this.port, settings: SETTINGS });
+    this.db = await startEmbeddedPostgres({ dataDir: this.dir, port: this.port, settings: SETTINGS, ...pgLog });
     if (!this.db.owned) throw new Error('PostgreSQL restarted: the old server was found running, none started');
   }
 

@@ -132,6 +132,17 @@ export function money(amount: string, unit: Unit): string {
   return exactMoney(shown, unit);
 }
 
+/**
+ * A figure in a reporting currency (decisions §19), to two places, rounded exactly as `money`
+ * rounds (half away from zero on the decimal text): a conversion can carry 18 places, more than a
+ * float holds (1.004999999999999999 is 1.00; as a float it was shown 1.01).
+ */
+export function currencyAmount(amount: string): string {
+  const shown = round(amount, 2);
+  if (/^-?0\.00$/.test(shown) && /[1-9]/.test(amount)) return `${amount.startsWith('-') ? '−' : ''}< 0.01`;
+  return groupDigits(shown);
+}
+
 /** A UTC day as YYYY-MM-DD. */
 export function day(date: Date | string): string {
   return (typeof date === 'string' ? new Date(date) : date).toISOString().slice(0, 10);

@@ -295,6 +295,17 @@ test('the overview shows the range converted, labelled with the rates’ version
   expect(await line.textContent()).toContain('0.04 EUR'); // shown to two places; the exact figure in data-amount
   expect(await line.textContent()).toContain(expected.label);
   expect(expected.label).toMatch(/^converted to EUR at EUR v\d+ \(0\.9 per USD, from \d{4}-\d\d\)/);
+  // Rounded on the decimal text, as every amount is: a rate may carry 18 places, and 0.04 ×
+  // 25.124999999999999975 is 1.004999999999999999, which is 1.00 (as a float it was shown 1.01).
+  await graphql(
+    gw,
+    ADMIN,
+    `mutation { setFxRate(currency: "EUR", effectiveMonth: "${month}", perUsd: "25.124999999999999975") }`,
+  );
+  await page.reload();
+  await page.selectOption('[data-testid=converted] select[name=currency]', 'EUR');
+  await page.waitForSelector('[data-testid=converted][data-currency=EUR][data-amount="1.004999999999999999"]');
+  expect(await line.textContent()).toContain('1.00 EUR');
   await page.context().close();
 }, 60_000);
 

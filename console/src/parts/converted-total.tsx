@@ -4,6 +4,7 @@
  */
 import { useQuery } from '@urql/preact';
 import { useState } from 'preact/hooks';
+import { currencyAmount } from '../format';
 
 const CONVERTED = `query Converted($from: DateTime!, $to: DateTime!, $projects: [ID!], $currency: String!) {
   reportingCurrencies
@@ -32,7 +33,7 @@ export function ConvertedTotal({ from, to, projects }: { from: string; to: strin
         <span class="hint">not converted: {c.missing.join('; ')}</span>
       ) : (
         <strong title={`${c.amount} ${c.currency}`}>
-          {Number(c.amount).toLocaleString('en', { maximumFractionDigits: 2, minimumFractionDigits: 2 })} {c.currency}
+          {currencyAmount(c.amount)} {c.currency}
         </strong>
       )}{' '}
       <small>({c.label})</small>

@@ -19,7 +19,7 @@ import { dec } from '../pricing/money.js';
 import { archivedMonthOf } from '../tasks/archived-tasks.js';
 import type { ColumnMapping } from './statement-format.js';
 import { importOnce, importStatement, type Imported } from './statement-import.js';
-import { lockImports, REASON, REVIEW_CLASSES } from './statement-match.js';
+import { firstBilled, lockImports, REASON, REVIEW_CLASSES } from './statement-match.js';
 
 export const CLASSES = [
   'amount_differs',
@@ -250,9 +250,7 @@ export class ReconciliationService {
    */
   private async refuseBilledSince(item: ItemRow): Promise<void> {
     const { rows } = await this.db.query<{ statement: string; day: string }>(
-      `SELECT l.statement_id::text AS statement, to_char(l.billed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
-       FROM vendor_statement_line l JOIN vendor_statement s ON s.id = l.statement_id
-       WHERE l.vendor_task_id = $1 ORDER BY s.imported_at, l.line_no LIMIT 1`,
+      `SELECT b.statement_id AS statement, b.day FROM (${firstBilled('$1')}) b`,
       [item.vendorTaskId],
     );
     if (rows[0])

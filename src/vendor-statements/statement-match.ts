@@ -40,17 +40,22 @@ export async function lockImports(db: Pick<Database, 'query'>): Promise<void> {
 async function closeBilledSince(db: Database, who: string): Promise<void> {
   await db.query(
     `UPDATE vendor_recon_item i SET state = 'accepted', resolved_by = $1, resolved_at = clock_timestamp(),
-            note = 'closed: statement ' || b.statement_id || ' bills this task (' || to_char(b.billed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
-                   || '), where its figure is matched; nothing taken back'
-     FROM (SELECT DISTINCT ON (o.id) o.id, l.statement_id, l.billed_at
-           FROM vendor_recon_item o JOIN vendor_statement_line l ON l.vendor_task_id = o.vendor_task_id
-           JOIN vendor_statement s ON s.id = l.statement_id
-           WHERE o.class = 'ours_not_billed' AND o.state = 'open'
-           ORDER BY o.id, s.imported_at, l.line_no) b
-     WHERE i.id = b.id`,
+            note = 'closed: statement ' || b.statement_id || ' bills this task (' || b.day || '), where its figure is matched; nothing taken back'
+     FROM vendor_recon_item o CROSS JOIN LATERAL (${firstBilled('o.vendor_task_id')}) b
+     WHERE o.class = 'ours_not_billed' AND o.state = 'open' AND i.id = o.id`,
     [who],
   );
 }
+
+/**
+ * The statement that first billed a vendor task (by import, then line) and the day it billed it,
+ * one indexed look-up: what closes an "ours, not billed" (closeBilledSince) and what refuses
+ * taking one (reconciliation.service.ts). `task`: the SQL naming the vendor task id.
+ */
+export const firstBilled = (task: string) =>
+  `SELECT l.statement_id::text AS statement_id, to_char(l.billed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
+   FROM vendor_statement_line l JOIN vendor_statement s ON s.id = l.statement_id
+   WHERE l.vendor_task_id = ${task} ORDER BY s.imported_at, l.line_no LIMIT 1`;
 
 export async function matchStatement(db: Database, id: string, who: string): Promise<void> {
   await db.query(

@@ -19,7 +19,7 @@ import { dec } from '../pricing/money.js';
 import { archivedMonthOf } from '../tasks/archived-tasks.js';
 import type { ColumnMapping } from './statement-format.js';
 import { importOnce, importStatement, type Imported } from './statement-import.js';
-import { firstBilled, lockImports, REASON, REVIEW_CLASSES } from './statement-match.js';
+import { billedSince, lockImports, REASON, REVIEW_CLASSES } from './statement-match.js';
 
 export const CLASSES = [
   'amount_differs',
@@ -249,13 +249,10 @@ export class ReconciliationService {
    * such items): its charge was billed, so there is nothing to take back (closeBilledSince).
    */
   private async refuseBilledSince(item: ItemRow): Promise<void> {
-    const { rows } = await this.db.query<{ statement: string; day: string }>(
-      `SELECT b.statement_id AS statement, b.day FROM (${firstBilled('$1')}) b`,
-      [item.vendorTaskId],
-    );
-    if (rows[0])
+    const since = await billedSince(this.db, item.vendorTaskId);
+    if (since)
       throw ApiError.conflict(
-        `statement ${rows[0].statement} bills this task (${rows[0].day}), where its figure is matched: there is no charge to take back; the next import closes this item`,
+        `statement ${since.statement} bills this task (${since.day}), where its figure is matched: there is no charge to take back; the next import closes this item`,
       );
   }
 

@@ -41,7 +41,7 @@ async function closeBilledSince(db: Database, who: string): Promise<void> {
   await db.query(
     `UPDATE vendor_recon_item i SET state = 'accepted', resolved_by = $1, resolved_at = clock_timestamp(),
             note = 'closed: statement ' || b.statement_id || ' bills this task (' || b.day || '), where its figure is matched; nothing taken back'
-     FROM vendor_recon_item o CROSS JOIN LATERAL (${firstBilled('o.vendor_task_id')}) b
+     FROM vendor_recon_item o CROSS JOIN LATERAL (${FIRST_BILLED}) b
      WHERE o.class = 'ours_not_billed' AND o.state = 'open' AND i.id = o.id`,
     [who],
   );
@@ -49,13 +49,25 @@ async function closeBilledSince(db: Database, who: string): Promise<void> {
 
 /**
  * The statement that first billed a vendor task (by import, then line) and the day it billed it,
- * one indexed look-up: what closes an "ours, not billed" (closeBilledSince) and what refuses
- * taking one (reconciliation.service.ts). `task`: the SQL naming the vendor task id.
+ * one indexed look-up, LATERAL over a row `o` with a vendor_task_id: what closes an "ours, not
+ * billed" (closeBilledSince) and what refuses taking one (billedSince). A constant, not a function
+ * of the column, so that every query using it is read and prepared by queries-prepare.test.ts.
  */
-export const firstBilled = (task: string) =>
-  `SELECT l.statement_id::text AS statement_id, to_char(l.billed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
+const FIRST_BILLED = `SELECT l.statement_id::text AS statement_id, to_char(l.billed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
    FROM vendor_statement_line l JOIN vendor_statement s ON s.id = l.statement_id
-   WHERE l.vendor_task_id = ${task} ORDER BY s.imported_at, l.line_no LIMIT 1`;
+   WHERE l.vendor_task_id = o.vendor_task_id ORDER BY s.imported_at, l.line_no LIMIT 1`;
+
+/** The statement that first billed this vendor task, and its day; undefined when none does. */
+export async function billedSince(
+  db: Pick<Database, 'query'>,
+  vendorTaskId: string | null,
+): Promise<{ statement: string; day: string } | undefined> {
+  const { rows } = await db.query<{ statement: string; day: string }>(
+    `SELECT b.statement_id AS statement, b.day FROM (SELECT $1::bigint AS vendor_task_id) o CROSS JOIN LATERAL (${FIRST_BILLED}) b`,
+    [vendorTaskId],
+  );
+  return rows[0];
+}
 
 export async function matchStatement(db: Database, id: string, who: string): Promise<void> {
   await db.query(

@@ -19,6 +19,9 @@ const HEADER = `-- spendgate's database schema after every migration in prisma/m
 
 export async function dumpSchema(client: Pick<pg.ClientBase, 'query'>): Promise<string> {
   const q: Query = async (sql) => (await client.query(sql)).rows;
+  // Constraints' timestamptz literals are printed in the session's zone (ledger_entry's epoch CHECK
+  // read '1969-12-31 13:00:00-11' on a server whose zone is UTC-11): the dump is UTC's, wherever made.
+  await client.query("SET TimeZone = 'UTC'");
   const sections: string[] = [HEADER];
   const section = (title: string, items: string[]) => {
     if (items.length)

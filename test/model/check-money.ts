@@ -25,6 +25,11 @@ const number = (name: string, text: string | undefined, fallback: number) => {
   return Number(text);
 };
 
+// The process, and so both gateways, west of UTC (Pago Pago, UTC−11: its day behind UTC's until 11:00
+// UTC); its PostgreSQL is ahead (system.ts). The books are UTC whatever either says (§16,
+// src/database/utc.ts). Node applies TZ at once. In `npm run test:pg15` the suite runs so too.
+process.env.TZ = process.env.MONEY_TZ ?? 'Pacific/Pago_Pago';
+
 const server = await Server.start();
 let code = 0;
 try {

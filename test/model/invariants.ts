@@ -144,6 +144,19 @@ export async function checkInvariants(env: Env, real: Real): Promise<void> {
     const at = (name: string) => FOCUS_COLUMNS.indexOf(name as (typeof FOCUS_COLUMNS)[number]);
     const sums = new Map<string, Decimal>();
     for (const r of rows) {
+      // Its periods are whole UTC days and months (§16: not the server's or the process's zone).
+      const start = r[at('ChargePeriodStart')]!;
+      const period = [start, r[at('ChargePeriodEnd')], r[at('BillingPeriodStart')], r[at('BillingPeriodEnd')]];
+      const dayStart = Date.parse(start);
+      if (
+        !/T00:00:00(\.000)?Z$/.test(start) ||
+        dayStart < Date.parse(from) ||
+        dayStart >= Date.parse(to) ||
+        Date.parse(period[1]!) !== dayStart + 86_400_000 ||
+        Date.parse(period[2]!) !== Date.parse(from) ||
+        Date.parse(period[3]!) !== Date.parse(to)
+      )
+        problems.push(`FOCUS ${month}: a row's periods are not a UTC day of the month: ${period.join(' ')}`);
       const unit = r[at('x_Unit')]!;
       const amount = unit === 'CREDITS' ? r[at('x_Credits')]! : r[at('BilledCost')]!;
       const key = `${r[at('SubAccountId')]}|${unit}`;

@@ -13,7 +13,8 @@ import { Database } from '../../src/database/database.js';
 import { lockArchivedMonths } from '../../src/tasks/archived-tasks.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
 import { acceptedTask, settleAsImage } from '../support/builders.js';
-import { ADMIN, eventually, freshDatabase, gateway, graphql, http, projectWithKey, sql } from '../support/harness.js';
+import { ADMIN, eventually, freshDatabase, gateway, graphql, projectWithKey, sql } from '../support/harness.js';
+import { accept, postStatement } from '../support/statements.js';
 
 const ARCHIVE_DIR = mkdtempSync(path.join(tmpdir(), 'spendgate-archive-'));
 const HEADER = 'task_id,model,time,amount,unit\n';
@@ -35,17 +36,6 @@ function cli(...args: string[]): Promise<{ code: number; out: string }> {
     ),
   );
 }
-
-const importStatement = (csv: string) =>
-  http(`${gw.url}/reports/vendor-statements`, {
-    key: ADMIN,
-    method: 'POST',
-    headers: { 'content-type': 'text/csv' },
-    raw: csv,
-  });
-
-const accept = (id: string) =>
-  graphql(gw, ADMIN, 'mutation($id: ID!) { acceptVendorDifference(id: $id) { state } }', { id });
 
 const written = async () =>
   (
@@ -79,7 +69,7 @@ beforeAll(async () => {
 afterAll(async () => gw?.close());
 
 test('a statement billing tasks of an archived month is refused with the way back; nothing is written', async () => {
-  const refused = await importStatement(OCTOBER);
+  const refused = await postStatement(gw, OCTOBER);
   expect([refused.status, refused.body]).toEqual([
     409,
     {
@@ -89,10 +79,11 @@ test('a statement billing tasks of an archived month is refused with the way bac
     },
   ]);
   // Billed in November, for a task of October: the same.
-  const late = await importStatement(`${HEADER}920001,seedream-4.0,2026-11-03T00:00:00Z,0.05,USD\n`);
+  const late = await postStatement(gw, `${HEADER}920001,seedream-4.0,2026-11-03T00:00:00Z,0.05,USD\n`);
   expect([late.status, late.body.message]).toEqual([409, expect.stringContaining('task 920001, accepted in 2026-10')]);
   // Days of October with no task of ours named: the tasks it left out would not be listed.
-  const days = await importStatement(
+  const days = await postStatement(
+    gw,
     `${HEADER}7,seedream-4.0,2026-10-30T00:00:00Z,0.04,USD\n8,seedream-4.0,2026-11-02T00:00:00Z,0.04,USD\n`,
   );
   expect([days.status, days.body.message]).toEqual([
@@ -102,7 +93,7 @@ test('a statement billing tasks of an archived month is refused with the way bac
   expect(await written()).toEqual({ statements: 0, lines: 0, items: 0 });
 
   // A statement of November alone is imported as ever.
-  const november = await importStatement(`${HEADER}9,seedream-4.0,2026-11-02T00:00:00Z,0.04,USD\n`);
+  const november = await postStatement(gw, `${HEADER}9,seedream-4.0,2026-11-02T00:00:00Z,0.04,USD\n`);
   expect([november.status, november.body.classes]).toEqual([
     201,
     [{ class: 'billed_not_ours', unit: 'USD', count: 1, theirs: '0.04', ours: '0' }],
@@ -111,7 +102,7 @@ test('a statement billing tasks of an archived month is refused with the way bac
 
 test('restored, the same statement matches task by task: one matched, one differs by 0.01, one not billed', async () => {
   expect(await cli('archive', 'restore', '2026-10')).toMatchObject({ code: 0 });
-  const imported = await importStatement(OCTOBER);
+  const imported = await postStatement(gw, OCTOBER);
   expect(imported.status).toBe(201);
   expect(imported.body.classes).toEqual([
     { class: 'amount_differs', unit: 'USD', count: 1, theirs: '0.05', ours: '0.04' },
@@ -133,7 +124,7 @@ test('archived again, the tasks awaiting a person stay in the database: their di
     `SELECT id::text, class FROM vendor_recon_item WHERE state = 'open' AND task_id IS NOT NULL ORDER BY class`,
   );
   expect(items.map((i) => i.class)).toEqual(['amount_differs', 'ours_not_billed']);
-  const taken = await accept(items[0]!.id);
+  const taken = await accept(gw, items[0]!.id);
   expect(taken.body).toEqual({ data: { acceptVendorDifference: { state: 'accepted' } } });
   // The vendor's 0.01 more: a prior-period item of the first open month.
   expect(
@@ -155,7 +146,7 @@ test('an item whose task an earlier archive took is refused with the way back, a
   );
   const entries = async () => (await sql(gw, 'SELECT count(*)::int AS n FROM ledger_entry'))[0]!.n;
   const before = await entries();
-  const refused = await accept(item!.id);
+  const refused = await accept(gw, item!.id);
   expect(refused.body.errors?.[0]).toMatchObject({
     message: `its task gw-${item!.task_id} was accepted in 2026-10, which is archived: restore it (\`spendgate archive restore 2026-10\`), decide, then archive it again`,
     extensions: { code: 'CONFLICT', status: 409 },
@@ -203,7 +194,7 @@ test('an import waits while a month is being archived or restored, so it never m
   });
   await isLocked;
   let answered = false;
-  const imported = importStatement(`${HEADER}11,seedream-4.0,2026-11-04T00:00:00Z,0.04,USD\n`).then((r) => {
+  const imported = postStatement(gw, `${HEADER}11,seedream-4.0,2026-11-04T00:00:00Z,0.04,USD\n`).then((r) => {
     answered = true;
     return r;
   });

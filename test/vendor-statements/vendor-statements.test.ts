@@ -28,7 +28,7 @@ import {
   sql,
   submitGeneration,
 } from '../support/harness.js';
-import { postStatement } from '../support/statements.js';
+import { accept, postStatement } from '../support/statements.js';
 
 const run = promisify(execFile);
 
@@ -232,22 +232,7 @@ test('50,000 tasks, 37 discrepancies of each class: exactly those found with the
       )
     ).body.data,
   ).toEqual({ disputeVendorDifference: { state: 'disputed', note: 'not our task' } });
-  expect(
-    (
-      await graphql(
-        gw,
-        ADMIN,
-        `
-          mutation ($d: ID!) {
-            acceptVendorDifference(id: $d) {
-              state
-            }
-          }
-        `,
-        { d },
-      )
-    ).body.errors?.[0]?.message,
-  ).toMatch(/already disputed/);
+  expect((await accept(gw, d)).body.errors?.[0]?.message).toMatch(/already disputed/);
   const [agree] = await sql(
     gw,
     `SELECT count(*)::int AS n FROM vendor_statement_line l JOIN task t ON t.upstream_task_id = l.vendor_task_id
@@ -433,22 +418,7 @@ test('the sandbox walkthrough: `simulate --statement --discrepancies` then `vend
     const item = (items.body.data.vendorDifferences as { edges: Array<{ node: { id: string; difference: string } }> })
       .edges[0]!.node;
     expect(item.difference).toBe('0.01');
-    expect(
-      (
-        await graphql(
-          sb,
-          ADMIN,
-          `
-            mutation ($d: ID!) {
-              acceptVendorDifference(id: $d) {
-                state
-              }
-            }
-          `,
-          { d: item.id },
-        )
-      ).body.data,
-    ).toEqual({ acceptVendorDifference: { state: 'accepted' } });
+    expect((await accept(sb, item.id)).body.data).toEqual({ acceptVendorDifference: { state: 'accepted' } });
     const [entry] = await sql(
       sb,
       `SELECT amount::text, effective_at >= '2026-11-01' AS november, belongs_to IS NOT NULL AS prior FROM ledger_entry WHERE task_id = $1 AND kind = 'adjustment'`,

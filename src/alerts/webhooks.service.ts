@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/api-error.js';
-import { requireUuid } from '../common/ids.js';
+import { bigintId, requireUuid } from '../common/ids.js';
 import { requirePageSize } from '../common/paging.js';
 import { DATABASE, type Database } from '../database/database.js';
 import { EVENT_TYPES, TEST_EVENT, type WebhookFormat } from './webhook-message.js';
@@ -106,7 +106,7 @@ export class WebhooksService {
 
   /** A delivery's endpoint's project, or undefined. */
   async projectOfDelivery(deliveryId: string): Promise<string | null | undefined> {
-    if (!/^\d{1,18}$/.test(deliveryId)) throw ApiError.badRequest('deliveryId: is not a delivery id');
+    if (!bigintId(deliveryId)) throw ApiError.badRequest('deliveryId: is not a delivery id');
     const { rows } = await this.db.query<{ project_id: string | null }>(
       'SELECT w.project_id::text FROM webhook_delivery d JOIN webhook_endpoint w ON w.id = d.endpoint_id WHERE d.id = $1',
       [deliveryId],
@@ -205,7 +205,7 @@ export class WebhooksService {
 
   /** Sends it again now, with the same event id (webhook-id), whatever it came to before. */
   async redeliver(deliveryId: string): Promise<boolean> {
-    if (!/^\d{1,18}$/.test(deliveryId)) throw ApiError.badRequest('deliveryId: is not a delivery id');
+    if (!bigintId(deliveryId)) throw ApiError.badRequest('deliveryId: is not a delivery id');
     const { rows } = await this.db.query<{ live: boolean }>(
       `UPDATE webhook_delivery d SET status = 'PENDING', next_attempt_at = now()
        FROM webhook_endpoint w WHERE d.id = $1 AND w.id = d.endpoint_id RETURNING (w.enabled AND w.deleted_at IS NULL) AS live`,

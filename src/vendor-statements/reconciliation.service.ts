@@ -13,6 +13,7 @@ import type { Actor } from '../auth/audit-sink.js';
 import { ChangesService } from '../audit/changes.service.js';
 import type { ClientInfo } from '../auth/sessions.service.js';
 import { ApiError } from '../common/api-error.js';
+import { bigintId } from '../common/ids.js';
 import { cleanText } from '../common/text.js';
 import { Database, DATABASE } from '../database/database.js';
 import { dec } from '../pricing/money.js';
@@ -139,7 +140,9 @@ export class ReconciliationService {
     return rows;
   }
 
+  /** Undefined for an id that cannot be one of ours, before it reaches the query. */
   async item(id: string): Promise<ItemRow | undefined> {
+    if (!bigintId(id)) return undefined;
     return (await this.db.query<ItemRow>(`${ITEMS} WHERE i.id = $1`, [id])).rows[0];
   }
 
@@ -163,7 +166,7 @@ export class ReconciliationService {
       }),
       async () => {
         // Taking a charge back waits for any import: one that bills the task closes the item first.
-        if (/^\d{1,18}$/.test(id) && (await this.item(id))?.class === 'ours_not_billed') await lockImports(this.db);
+        if ((await this.item(id))?.class === 'ours_not_billed') await lockImports(this.db);
         const item = await this.open(id);
         if (item.class === 'ours_not_billed') await this.refuseBilledSince(item);
         let entry: string | null = null;
@@ -257,7 +260,7 @@ export class ReconciliationService {
   }
 
   private async open(id: string): Promise<ItemRow> {
-    if (!/^\d{1,18}$/.test(id)) throw ApiError.notFound(`difference ${id.slice(0, 30)} not found`);
+    if (!bigintId(id)) throw ApiError.notFound(`difference ${id.slice(0, 30)} not found`);
     const { rows } = await this.db.query<{ state: string }>(
       'SELECT state FROM vendor_recon_item WHERE id = $1 FOR UPDATE',
       [id],

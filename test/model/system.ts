@@ -22,7 +22,7 @@ const VENDOR_KEY = 'vk-model-0123456789';
 // Its server's zone is not UTC (a Debian server takes its machine's): Chatham, +13:45 in its summer
 // and +12:45 in its winter, a quarter hour off every UTC hour, its day ahead of UTC's from 10:15 (or
 // 11:15) UTC on. The books' days, months and hours must not depend on it (§16, src/database/utc.ts).
-export const SERVER_ZONE = 'Pacific/Chatham';
+const SERVER_ZONE = 'Pacific/Chatham';
 const SETTINGS = ['fsync=off', 'full_page_writes=off', 'max_connections=300', `timezone=${SERVER_ZONE}`];
 /** MONEY_PG_LOG=<file>: the server's log appended there (why a start or a connection failed). */
 const pgLog = process.env.MONEY_PG_LOG

@@ -45,12 +45,11 @@ export const PER: Record<string, string> = {
  * per 1M tokens too, and saying so keeps a reader from taking it per token.
  */
 export function perOfLine(component: string): string {
-  const kind = component.split(':')[0];
-  if (kind === 'images') return PER.image!;
-  if (kind === 'video_seconds') return PER.second!;
-  if (kind === 'request') return PER.request!;
-  return PER.token!;
+  return PER[LINE_PER[component.split(':')[0]!] ?? 'token']!;
 }
+
+/** A charge line's kind (before its colon) to its PER entry; any other line is a token line. */
+const LINE_PER: Record<string, string> = { images: 'image', video_seconds: 'second', request: 'request' };
 
 export function RatesInForce() {
   const [{ data }] = useQuery<{

@@ -39,10 +39,16 @@ registerEnumType(LimitKindEnum, {
     'what a limit counts (decisions §20): requests admitted in a UTC minute, tasks in flight, or chat tokens in a UTC minute (estimated at admission, corrected at settlement)',
 });
 
+/** GraphQL's Int is 32 bits; a count is never negative. */
+const INT_MAX = 2 ** 31 - 1;
+
 @ObjectType({ description: "a subject's use of a limit now: this minute's count, or its tasks in flight" })
 export class LimitUseView {
   @Field({ description: "the end user of an EACH_USER limit; '' for every other scope" }) subject!: string;
-  @Field(() => Int) used!: number;
+  @Field(() => Int, { description: `the count, at most ${INT_MAX} (GraphQL's Int): usedExact past that` })
+  used!: number;
+  @Field({ description: "the count exactly, in digits (a vendor's token count can pass GraphQL's Int)" })
+  usedExact!: string;
 }
 
 @ObjectType({ description: "a limit on a project's traffic; a request past it is refused with 429 (decisions §20)" })
@@ -81,9 +87,10 @@ export class LimitsResolver {
   }
 
   @ResolveField(() => [LimitUseView], { description: 'its use now, the most used subjects first' })
-  use(@Parent() limit: LimitRow, @Args('first', { type: () => Int, defaultValue: 20 }) first: number) {
+  async use(@Parent() limit: LimitRow, @Args('first', { type: () => Int, defaultValue: 20 }) first: number) {
     requirePageSize(first, MAX_USE_PAGE);
-    return this.service.useNow(limit, first);
+    const use = await this.service.useNow(limit, first);
+    return use.map((u) => ({ subject: u.subject, used: Math.min(Number(u.used), INT_MAX), usedExact: u.used }));
   }
 
   @Mutation(() => ID, { description: "creates the project's limit of this kind and scope, or changes its amount" })

@@ -40,7 +40,8 @@ export interface LimitRow {
 export interface LimitUseNow {
   /** The end user for EACH_USER; '' for every other scope. */
   subject: string;
-  used: number;
+  /** A bigint as text: a tokens-per-minute count corrected to the vendor's can pass 2^31. */
+  used: string;
 }
 
 const ROW = `SELECT l.id, l.project_id AS "projectId", l.kind, l.amount::int AS amount, l.scope,
@@ -116,7 +117,7 @@ export class LimitsService {
   /** Its use now, the most used subjects first (at most `first`). */
   async useNow(limit: Pick<LimitRow, 'id' | 'kind'>, first: number): Promise<LimitUseNow[]> {
     const { rows } = await this.db.query<LimitUseNow>(
-      `SELECT u.subject, u.used::int AS used FROM limit_use u
+      `SELECT u.subject, u.used::text AS used FROM limit_use u
        WHERE u.limit_id = $1 AND u.window_start = spendgate_limit_window($2::"LimitKind", clock_timestamp()) AND u.used > 0
        ORDER BY u.used DESC, u.subject LIMIT $3`,
       [limit.id, limit.kind, first],

@@ -16,6 +16,7 @@ import { TokensService } from '../../src/people/tokens.service.js';
 import { emailMessage } from '../../src/alerts/email-message.js';
 import { slackText, TEST_EVENT } from '../../src/alerts/webhook-message.js';
 import { chatBody } from '../support/builders.js';
+import { awayFromMinuteEnd, setLimit } from '../support/limits.js';
 import { receiver } from '../support/receiver.js';
 import {
   ADMIN,
@@ -299,6 +300,27 @@ test("a limit set and deleted from the budgets page equals the API's view; a bad
   await pg.waitForSelector('table.limits', { state: 'detached' });
   expect(await api()).toEqual([]);
   await pg.context().close();
+}, 60_000);
+
+test("the budgets page shows a limit's use now as the API counts it, per end user", async () => {
+  const team = await projectWithKey(gw, 'limits-team'); // its own spend: later tests count p's
+  const limitId = await setLimit(gw, team.projectId, 'REQUESTS_PER_MINUTE', 1000, 'EACH_USER');
+  await awayFromMinuteEnd();
+  for (let i = 0; i < 2; i++)
+    expect(
+      (await submitGeneration(gw, team.key, { model: 'seedream-4.0', prompt: 'a fox' }, { 'x-spendgate-user': 'ada' }))
+        .status,
+    ).toBe(200);
+  const pg = await page();
+  await signIn(pg, gw.url, ADMIN);
+  await pg.selectOption('select[name=project]', team.projectId);
+  await open(pg, 'budgets');
+  const row = pg.locator('table.limits tbody tr');
+  await row.waitFor();
+  expect((await row.textContent())?.replace(/\s+/g, ' ')).toContain('each end user1,000ada: 2');
+  await pg.context().close();
+  const gone = await graphql(gw, ADMIN, 'mutation ($l: ID!) { deleteLimit(limitId: $l) }', { l: limitId });
+  expect(gone.body.errors).toBeUndefined();
 }, 60_000);
 
 test('a webhook endpoint added, sent a test event and disabled from the console; only that endpoint gets the test', async () => {

@@ -210,6 +210,27 @@ test('chat tokens per minute: estimated at admission, corrected at settlement', 
   expect(huge.body.message).toMatch(/this request alone is estimated at \d+ tokens: it never fits/);
 });
 
+test("a vendor's count past GraphQL's Int: the use is read, capped in used and exact in usedExact", async () => {
+  const { projectId, key } = await projectWithKey(a);
+  await awayFromMinuteEnd(30);
+  await setLimit(a, projectId, 'TOKENS_PER_MINUTE', 500);
+  const task = await submitChat(a, key, chatBody());
+  expect(task.status).toBe(200);
+  // The vendor reports three billion output tokens: the minute's count is corrected to them.
+  await http(`${a.simulatorUrl}/__sim/tasks/${task.body.data.taskId}/complete`, {
+    body: { status: 'ready', usage: { prompt_tokens: 3, completion_tokens: 3_000_000_000 } },
+  });
+  await pollTask(a, key, task.body.data.taskId);
+  const use = await graphql(a, ADMIN, 'query ($p: ID!) { limits(projectId: $p) { use { subject used usedExact } } }', {
+    p: projectId,
+  });
+  expect(use.body.errors).toBeUndefined();
+  expect(use.body.data!.limits).toEqual([{ use: [{ subject: '', used: 2147483647, usedExact: '3000000003' }] }]);
+  const next = await submitChat(b, key, chatBody());
+  expect(next.status).toBe(429);
+  expect(next.body.details).toMatchObject({ kind: 'TOKENS_PER_MINUTE', used: '3000000003' });
+});
+
 test('a limit and a budget on one request: the tighter refuses, with its own code', async () => {
   const budgeted = await projectWithKey(a);
   await hardBudget(a.url, budgeted.projectId, '0.08'); // two images

@@ -15,10 +15,10 @@ interface Limit {
   amount: number;
   scope: string;
   scopeValue: string | null;
-  use: { subject: string; used: number }[];
+  use: { subject: string; usedExact: string }[];
 }
 
-const LIMITS = `query Limits($projectId: ID!) { limits(projectId: $projectId) { id kind amount scope scopeValue use(first: 5) { subject used } } }`;
+const LIMITS = `query Limits($projectId: ID!) { limits(projectId: $projectId) { id kind amount scope scopeValue use(first: 5) { subject usedExact } } }`;
 const SET = `mutation SetLimit($projectId: ID!, $kind: LimitKind!, $amount: Int!, $scope: BudgetScope!, $scopeValue: String) {
   setLimit(projectId: $projectId, kind: $kind, amount: $amount, scope: $scope, scopeValue: $scopeValue)
 }`;
@@ -75,7 +75,9 @@ export function ProjectLimits({ projectId, manage }: { projectId: string; manage
                 <td>
                   {l.use.length === 0
                     ? 'none'
-                    : l.use.map((u) => `${u.subject ? `${u.subject}: ` : ''}${u.used.toLocaleString('en')}`).join(', ')}
+                    : l.use
+                        .map((u) => `${u.subject ? `${u.subject}: ` : ''}${BigInt(u.usedExact).toLocaleString('en')}`)
+                        .join(', ')}
                 </td>
                 {manage && (
                   <td>

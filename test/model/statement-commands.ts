@@ -12,6 +12,14 @@ import { inFlight } from './limits-model.js';
 import { call, expectStatus, gql, type Real } from './real.js';
 
 /**
+ * Where in today's UTC day a statement's lines fall: its first minute, and two times when the
+ * model's server (Chatham, +13:45) is already in tomorrow, the last near midnight, so that a day
+ * taken in either side's zone instead of UTC's (§16) splits the statement's days at any hour a run
+ * starts. Three, so that the same statement is often sent again.
+ */
+const LINE_MINUTES = [0, 11 * 60 + 15, 23 * 60 + 40];
+
+/**
  * A vendor statement of some settled tasks (each at its net, or off by a cent), maybe one not ours; a re-send is the
  * same file.
  */
@@ -20,7 +28,7 @@ export class ImportStatement implements Cmd {
     readonly picks: number[],
     readonly deltas: number[],
     readonly foreign: boolean,
-    readonly minute: number,
+    readonly slot: number,
   ) {}
   check = (env: Readonly<Env>) => env.model.tasks.some((t) => /^\d+$/.test(t.ref));
   async run(env: Env, real: Real) {
@@ -28,7 +36,13 @@ export class ImportStatement implements Cmd {
     const ours = m.tasks.filter((t) => /^\d+$/.test(t.ref));
     const chosen = [...new Set(this.picks.map((i) => pickOf(ours, i)))];
     const at = new Date(
-      Date.UTC(Number(m.current.slice(0, 4)), Number(m.current.slice(5)) - 1, new Date().getUTCDate(), 0, this.minute),
+      Date.UTC(
+        Number(m.current.slice(0, 4)),
+        Number(m.current.slice(5)) - 1,
+        new Date().getUTCDate(),
+        0,
+        LINE_MINUTES[this.slot]!,
+      ),
     )
       .toISOString()
       .replace('.000', '');
@@ -41,7 +55,7 @@ export class ImportStatement implements Cmd {
     await sendStatement(env, real, 0, lines, String(this));
   }
   toString = () =>
-    `statement(#${this.picks.join(',')}, ${this.deltas.join('/')}¢${this.foreign ? ', one not ours' : ''}, :${this.minute})`;
+    `statement(#${this.picks.join(',')}, ${this.deltas.join('/')}¢${this.foreign ? ', one not ours' : ''}, at minute ${LINE_MINUTES[this.slot]})`;
 }
 
 /** A line of an earlier statement billed again, as a corrected re-send or a second month's file would (§14). */

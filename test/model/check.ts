@@ -13,6 +13,7 @@ import { commandsArb } from './workload.js';
 import { checkAtEnd, checkInvariants } from './invariants.js';
 import { Real } from './real.js';
 import { startSystem, type Server } from './system.js';
+import { waitForDayTurn } from './clock.js';
 
 export interface CheckOptions {
   server: Server;
@@ -67,7 +68,6 @@ export async function checkMoney(
   options: CheckOptions,
   stats: CheckStats = { operations: 0, states: new Set() },
 ): Promise<CheckStats> {
-  const { current, previous } = months();
   // MONEY_TRACE=1: each operation on stderr with the seconds since its sequence began (where time goes)
   let began = Date.now();
   const trace = (what: string) =>
@@ -88,6 +88,14 @@ export async function checkMoney(
       async (commands) => {
         // Past its time a run passes untried: no new sequence, and shrinking keeps what it has.
         if (Date.now() > ((failed ? options.shrinkDeadline : options.deadline) ?? Infinity)) return;
+        const wait = waitForDayTurn(Date.now());
+        if (wait > 0) {
+          process.stderr.write(`waiting ${Math.round(wait / 1000)} s for the UTC day to turn before a sequence\n`);
+          await new Promise((r) => setTimeout(r, wait));
+          if (Date.now() > ((failed ? options.shrinkDeadline : options.deadline) ?? Infinity)) return;
+        }
+        // Read per sequence: a run that went past a month's end builds the next sequence for the new month.
+        const { current, previous } = months();
         stats.sequences = (stats.sequences ?? 0) + 1;
         began = Date.now();
         trace(`sequence ${stats.sequences}`);

@@ -62,3 +62,18 @@ export async function adoptMinuteCounts(env: Env, real: Real, project: string): 
   for (const l of (res.data?.limits ?? []) as Array<{ id: string; use: Array<{ subject: string; used: number }> }>)
     env.model.limits.adopt(l.id, minute, l.use);
 }
+
+/**
+ * A sequence starts clear of a UTC day's end (§16): the model is built for today's day and month,
+ * and one running across midnight would disagree with the product for the clock's sake, not the
+ * books' (a daily budget's period, the month a task counts in). So a sequence that would start
+ * within TURN_MARGIN_MS of midnight waits until just past it. Sequences take seconds; two minutes
+ * keeps all but a stalled one on one day.
+ */
+export const TURN_MARGIN_MS = 120_000;
+
+/** How long to wait before starting a sequence at `now`: 0, or until 2 s past the next UTC midnight. */
+export function waitForDayTurn(now: number): number {
+  const midnight = Math.ceil((now + 1) / 86_400_000) * 86_400_000;
+  return midnight - now < TURN_MARGIN_MS ? midnight + 2_000 - now : 0;
+}

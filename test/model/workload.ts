@@ -277,7 +277,7 @@ export function commandsArb(
         fc.boolean(),
         fc.integer({ min: 0, max: 2 }),
       )
-      .map(([p, d, f, mi]) => new ImportStatement(p, d, f, mi)),
+      .map(([p, d, f, slot]) => new ImportStatement(p, d, f, slot)),
     fc.tuple(pick, fc.constantFrom(0, 0, 1, -1)).map(([i, c]) => new Rebill(i, c)),
     fc.tuple(pick, pick).map(([a, b]) => new BilledLater(a, b)),
     fc.tuple(pick, fc.constantFrom(1, -1, 3), fc.constantFrom(1, -2, 5)).map(([i, a, b]) => new DisputeTwice(i, a, b)),

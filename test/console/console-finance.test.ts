@@ -151,11 +151,13 @@ test("the downloads of the range are byte-identical to the API's answers, starte
   await page.close();
 }, 60_000);
 
+const EDGE_PX = 4;
+
 /**
- * The month before last's overview, settled, and its largest bar: the day, the model, its spendReport
+ * The month before last's overview, settled, and its largest bar (of the days `day` picks): the day, the model, its spendReport
  * cell, and the middle of its band relative to the chart's pointer layer.
  */
-async function largestBar(page: Page) {
+async function largestBar(page: Page, day?: (keys: string[]) => boolean) {
   await page.goto(
     `${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
   );
@@ -186,7 +188,7 @@ async function largestBar(page: Page) {
     )
   ).body.data.spendReport as Array<{ keys: string[]; tasks: number; totals: { amount: string }[] }>;
   const largest = cells
-    .filter((c) => shown.includes(c.keys[1]!))
+    .filter((c) => shown.includes(c.keys[1]!) && (day?.(c.keys) ?? true))
     .sort((a, b) => Number(b.totals[0]!.amount) - Number(a.totals[0]!.amount))[0]!;
   const [dayOf, model] = largest.keys as [string, string];
   // Where that band is drawn: the middle of its segment of the day's stacked bar, relative to the
@@ -209,10 +211,12 @@ async function largestBar(page: Page) {
     },
     [dayOf, model],
   );
-  // A bar on the range's last day is centred on the plot's right edge (x = its width), where the
-  // pointer layer ends and the canvas receives the click: clicked a pixel inside, on the same bar.
+  // A bar on the range's first or last day is centred on the plot's left or right edge (x = 0 or its
+  // width), where the pointer layer ends: clicked EDGE_PX inside, on the same bar (half a bar is
+  // ~12 px wide at this size). One pixel inside the left edge reached no click listener (CI on
+  // 2026-12-04, when the month's largest bar was its first day's).
   const layer = (await page.locator('[data-testid=chart-USD] .u-over').boundingBox())!;
-  const inside = (v: number, size: number) => Math.min(Math.max(v, 1), size - 1);
+  const inside = (v: number, size: number) => Math.min(Math.max(v, EDGE_PX), size - EDGE_PX);
   point.x = inside(point.x, layer.width);
   point.y = inside(point.y, layer.height);
   return { dayOf, model, largest, point, layer };
@@ -266,6 +270,21 @@ test('a bar opens its own day and model after the chart moved with no scroll or 
   expect(page.url()).toContain(`model=${model}`);
   expect(page.url()).toContain(`from=${dayOf}`);
   await page.close();
+}, 60_000);
+
+test("the largest bars of the range's first and last days, drawn half at the chart's edges, open their own day and model", async () => {
+  const first = october.from.slice(0, 10);
+  const last = new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10);
+  for (const edge of [first, last]) {
+    const page = await admin();
+    const { dayOf, model, point } = await largestBar(page, (keys) => keys[0] === edge);
+    await page.locator('[data-testid=chart-USD] .u-over').click({ position: point });
+    await page.waitForSelector('[data-ready=tasks]', { timeout: 10_000 });
+    expect(page.url()).toContain(`model=${model}`);
+    expect(page.url()).toContain(`from=${dayOf}`);
+    expect(dayOf).toBe(edge);
+    await page.close();
+  }
 }, 60_000);
 
 test('the overview shows once its early warning answered too: nothing arrives later above the chart to move it under the pointer', async () => {

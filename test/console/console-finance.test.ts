@@ -154,8 +154,9 @@ test("the downloads of the range are byte-identical to the API's answers, starte
 const EDGE_PX = 4;
 
 /**
- * The month before last's overview, settled, and its largest bar (of the days `day` picks): the day, the model, its spendReport
- * cell, and the middle of its band relative to the chart's pointer layer.
+ * The month before last's overview, settled, and its largest bar (of the days `day` picks): the
+ * day, the model, its spendReport cell, and the middle of its band relative to the chart's pointer
+ * layer.
  */
 async function largestBar(page: Page, day?: (keys: string[]) => boolean) {
   await page.goto(

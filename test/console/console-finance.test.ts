@@ -16,7 +16,8 @@ import { reportsDatabase } from '../support/reports-data.js';
 
 let gw: Gateway;
 let browser: Browser;
-let october: { from: string; to: string; pfrom: string; pto: string };
+/** Instants from/to (to exclusive), and the range control's days: first and last (inclusive). */
+let october: { from: string; to: string; pfrom: string; pto: string; first: string; last: string };
 
 /** The calendar month before last, relative to today (October on 2026-11-25), and the one before it. */
 function monthBeforeLast() {
@@ -24,7 +25,15 @@ function monthBeforeLast() {
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
   const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   const previous = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 2, 1));
-  return { from: start.toISOString(), to: end.toISOString(), pfrom: previous.toISOString(), pto: start.toISOString() };
+  const day = (d: Date) => d.toISOString().slice(0, 10);
+  return {
+    from: start.toISOString(),
+    to: end.toISOString(),
+    pfrom: previous.toISOString(),
+    pto: start.toISOString(),
+    first: day(start),
+    last: day(new Date(end.getTime() - 86_400_000)),
+  };
 }
 
 const report = async (variables: Record<string, unknown>, args = '') =>
@@ -77,7 +86,7 @@ test("a month picked from the range control shows spendReport's figures and the 
   const outside = outsideRequests(page, gw.url);
   await page.waitForSelector('[data-ready=overview]');
   await page.fill('input[name=month]', october.from.slice(0, 7));
-  await page.waitForFunction(`location.hash.includes('from=${october.from.slice(0, 10)}')`);
+  await page.waitForFunction(`location.hash.includes('from=${october.first}')`);
   await page.waitForSelector(
     `[data-compared=yes] [data-testid=card-range] h2:has-text("${new Date(october.from).toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' })}")`,
   );
@@ -108,9 +117,7 @@ test("a month picked from the range control shows spendReport's figures and the 
   };
   await check();
   const address = page.url();
-  expect(address).toContain(
-    `from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
-  );
+  expect(address).toContain(`from=${october.first}&to=${october.last}`);
   await page.reload();
   await page.waitForSelector('[data-compared=yes] [data-testid=range-change]');
   expect(page.url()).toBe(address);
@@ -128,9 +135,7 @@ test("a month picked from the range control shows spendReport's figures and the 
 
 test("the downloads of the range are byte-identical to the API's answers, started with the session (no token in a URL)", async () => {
   const page = await admin();
-  await page.goto(
-    `${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
-  );
+  await page.goto(`${gw.url}/console/#/overview?from=${october.first}&to=${october.last}`);
   await page.waitForSelector('[data-ready=overview]');
   for (const [id, name] of [
     ['download-csv', 'spend'],
@@ -139,9 +144,7 @@ test("the downloads of the range are byte-identical to the API's answers, starte
     const link = await page.getAttribute(`[data-testid=${id}]`, 'href');
     expect(link).not.toMatch(/token|sg_|Bearer/i);
     const [download] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid=${id}]`)]);
-    expect(download.suggestedFilename()).toBe(
-      `${name}-${october.from.slice(0, 10)}-to-${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}.csv`,
-    );
+    expect(download.suggestedFilename()).toBe(`${name}-${october.first}-to-${october.last}.csv`);
     const file = readFileSync((await download.path())!);
     const api = await fetch(`${gw.url}${link}`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(api.status).toBe(200);
@@ -159,9 +162,7 @@ const EDGE_PX = 4;
  * layer.
  */
 async function largestBar(page: Page, day?: (keys: string[]) => boolean) {
-  await page.goto(
-    `${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
-  );
+  await page.goto(`${gw.url}/console/#/overview?from=${october.first}&to=${october.last}`);
   await page.waitForSelector('[data-compared=yes] [data-testid=chart-USD][data-drawn=yes]');
   // Nothing may move the chart between measuring a bar and clicking it: every request of the page
   // answered (comparisons, tags, the project picker's names). CI once clicked where a bar had been.
@@ -274,9 +275,7 @@ test('a bar opens its own day and model after the chart moved with no scroll or 
 }, 60_000);
 
 test("the largest bars of the range's first and last days, drawn half at the chart's edges, open their own day and model", async () => {
-  const first = october.from.slice(0, 10);
-  const last = new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10);
-  for (const edge of [first, last]) {
+  for (const edge of [october.first, october.last]) {
     const page = await admin();
     const { dayOf, model, point } = await largestBar(page, (keys) => keys[0] === edge);
     await page.locator('[data-testid=chart-USD] .u-over').click({ position: point });
@@ -295,9 +294,7 @@ test('the overview shows once its early warning answered too: nothing arrives la
     if (/query Early\b/.test(route.request().postData() ?? '')) await new Promise((r) => setTimeout(r, 1500));
     await route.continue();
   });
-  await page.goto(
-    `${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
-  );
+  await page.goto(`${gw.url}/console/#/overview?from=${october.first}&to=${october.last}`);
   await page.waitForSelector('[data-testid=chart-USD][data-drawn=yes]');
   expect(await page.$('[data-testid=early-warning] [data-testid=at-risk]')).not.toBeNull();
   const top = () => page.$eval('[data-testid=chart-USD]', (e) => e.getBoundingClientRect().top);
@@ -309,9 +306,7 @@ test('the overview shows once its early warning answered too: nothing arrives la
 
 test('a top list row opens its tasks; a key shows its name beside its prefix; the API refuses hostile filters with a 400', async () => {
   const page = await admin();
-  await page.goto(
-    `${gw.url}/console/#/overview?from=${october.from.slice(0, 10)}&to=${new Date(Date.parse(october.to) - 86_400_000).toISOString().slice(0, 10)}`,
-  );
+  await page.goto(`${gw.url}/console/#/overview?from=${october.first}&to=${october.last}`);
   await page.waitForSelector('[data-ready=overview]');
   const first = page.locator('[data-testid=top-projects] tr[data-key] a').first();
   const name = await first.textContent();

@@ -87,12 +87,13 @@ export async function checkMoney(
       commandsArb(options.databaseFaults ? options.server : null, options.maxCommands, after, options.replayPath),
       async (commands) => {
         // Past its time a run passes untried: no new sequence, and shrinking keeps what it has.
-        if (Date.now() > ((failed ? options.shrinkDeadline : options.deadline) ?? Infinity)) return;
+        const pastDeadline = () => Date.now() > ((failed ? options.shrinkDeadline : options.deadline) ?? Infinity);
+        if (pastDeadline()) return;
         const wait = waitForDayTurn(Date.now());
         if (wait > 0) {
           process.stderr.write(`waiting ${Math.round(wait / 1000)} s for the UTC day to turn before a sequence\n`);
           await new Promise((r) => setTimeout(r, wait));
-          if (Date.now() > ((failed ? options.shrinkDeadline : options.deadline) ?? Infinity)) return;
+          if (pastDeadline()) return;
         }
         // Read per sequence: a run that went past a month's end builds the next sequence for the new month.
         const { current, previous } = months();

@@ -17,7 +17,7 @@ import { call, expectStatus, gql, type Real } from './real.js';
  * taken in either side's zone instead of UTC's (§16) splits the statement's days at any hour a run
  * starts. Three, so that the same statement is often sent again.
  */
-const LINE_MINUTES = [0, 11 * 60 + 15, 23 * 60 + 40];
+export const LINE_MINUTES = [0, 11 * 60 + 15, 23 * 60 + 40];
 
 /**
  * A vendor statement of some settled tasks (each at its net, or off by a cent), maybe one not ours; a re-send is the
@@ -28,24 +28,15 @@ export class ImportStatement implements Cmd {
     readonly picks: number[],
     readonly deltas: number[],
     readonly foreign: boolean,
-    readonly slot: number,
+    /** minutes into today's UTC day (one of LINE_MINUTES) */
+    readonly minute: number,
   ) {}
   check = (env: Readonly<Env>) => env.model.tasks.some((t) => /^\d+$/.test(t.ref));
   async run(env: Env, real: Real) {
     const m = env.model;
     const ours = m.tasks.filter((t) => /^\d+$/.test(t.ref));
     const chosen = [...new Set(this.picks.map((i) => pickOf(ours, i)))];
-    const at = new Date(
-      Date.UTC(
-        Number(m.current.slice(0, 4)),
-        Number(m.current.slice(5)) - 1,
-        new Date().getUTCDate(),
-        0,
-        LINE_MINUTES[this.slot]!,
-      ),
-    )
-      .toISOString()
-      .replace('.000', '');
+    const at = new Date(Date.parse(`${today()}T00:00:00Z`) + this.minute * 60_000).toISOString().replace('.000', '');
     const lines = chosen.map((t, i) => ({
       vendorTaskId: t.ref,
       at,
@@ -55,7 +46,7 @@ export class ImportStatement implements Cmd {
     await sendStatement(env, real, 0, lines, String(this));
   }
   toString = () =>
-    `statement(#${this.picks.join(',')}, ${this.deltas.join('/')}¢${this.foreign ? ', one not ours' : ''}, at minute ${LINE_MINUTES[this.slot]})`;
+    `statement(#${this.picks.join(',')}, ${this.deltas.join('/')}¢${this.foreign ? ', one not ours' : ''}, at minute ${this.minute})`;
 }
 
 /** A line of an earlier statement billed again, as a corrected re-send or a second month's file would (§14). */

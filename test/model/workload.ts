@@ -42,6 +42,7 @@ import {
   Decide,
   HostileStatement,
   ImportStatement,
+  LINE_MINUTES,
   Rebill,
   StatementOfArchivedMonth,
 } from './statement-commands.js';
@@ -275,9 +276,9 @@ export function commandsArb(
         fc.array(pick, { minLength: 1, maxLength: 5 }),
         fc.array(fc.constantFrom(0, 0, 1, -1), { minLength: 1, maxLength: 5 }),
         fc.boolean(),
-        fc.integer({ min: 0, max: 2 }),
+        fc.constantFrom(...LINE_MINUTES),
       )
-      .map(([p, d, f, slot]) => new ImportStatement(p, d, f, slot)),
+      .map(([p, d, f, minute]) => new ImportStatement(p, d, f, minute)),
     fc.tuple(pick, fc.constantFrom(0, 0, 1, -1)).map(([i, c]) => new Rebill(i, c)),
     fc.tuple(pick, pick).map(([a, b]) => new BilledLater(a, b)),
     fc.tuple(pick, fc.constantFrom(1, -1, 3), fc.constantFrom(1, -2, 5)).map(([i, a, b]) => new DisputeTwice(i, a, b)),

@@ -42,9 +42,10 @@ export function exactMoney(amount: string, unit: Unit): string {
   return `${negative && /[1-9]/.test(amount) ? '−' : ''}$${text}`;
 }
 
-/** "1 task", "2 tasks": a count and its noun. */
-export function plural(count: number, noun: string, many = `${noun}s`): string {
-  return `${count.toLocaleString('en-US')} ${count === 1 ? noun : many}`;
+/** "1 task", "2 tasks": a count and its noun; a count in digits (a `…Exact` field) is shown exactly at any size. */
+export function plural(count: number | string, noun: string, many = `${noun}s`): string {
+  const n = typeof count === 'string' ? BigInt(count) : count;
+  return `${n.toLocaleString('en-US')} ${n === 1 || n === 1n ? noun : many}`;
 }
 
 /** "a" or "an" before a word ("an image route"). */

@@ -26,7 +26,7 @@ export class ConvertedSpendController {
     );
     const lines = [
       csvLine([...groupBy, 'unit', 'amount', 'tasks', `converted_${report.currency}`]),
-      ...report.rows.map((r) => csvLine([...r.keys, r.unit, r.amount, r.tasks, r.converted ?? ''])),
+      ...report.rows.map((r) => csvLine([...r.keys, r.unit, r.amount, r.tasksExact, r.converted ?? ''])),
       csvLine([...groupBy.map(() => ''), 'converted total', '', '', report.amount ?? '']),
       csvLine([report.label, ...(report.missing.length ? [report.missing.join('; ')] : [])]),
     ];

@@ -4,6 +4,7 @@
  * month's spend converts at that month's rates; the rows' exact amounts are the report's own.
  */
 import { Injectable } from '@nestjs/common';
+import { cappedInt } from '../common/counts.js';
 import { dec, ZERO, type Decimal, type Unit } from '../pricing/money.js';
 import { ReportsService } from '../reports/reports.service.js';
 import type { ReportQuery } from '../reports/spend-report.js';
@@ -14,7 +15,9 @@ export interface ConvertedRow {
   keys: string[];
   unit: Unit;
   amount: string;
+  /** Capped at GraphQL's Int; tasksExact in digits (common/counts.ts). */
   tasks: number;
+  tasksExact: string;
   /** null: a rate it needs is missing (see `missing`). */
   converted: string | null;
 }
@@ -77,7 +80,8 @@ export class ConvertedSpendService {
         keys: r.keys,
         unit: r.unit,
         amount: r.amount.toFixed(),
-        tasks: r.tasks,
+        tasks: cappedInt(r.tasks),
+        tasksExact: String(r.tasks),
         converted: r.converted?.toFixed() ?? null,
       })),
     };

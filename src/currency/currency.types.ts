@@ -1,5 +1,6 @@
 /** GraphQL shapes of converted figures and rate versions (decisions §19). */
 import { Field, Int, ObjectType } from '@nestjs/graphql';
+import { CAPPED } from '../common/counts.js';
 import { UnitEnum } from '../graphql/graphql.types.js';
 import { DateTimeScalar, DecimalValue } from '../graphql/scalars.js';
 
@@ -30,7 +31,8 @@ export class ConvertedSpendRow {
   @Field(() => [String]) keys!: string[];
   @Field(() => UnitEnum) unit!: UnitEnum;
   @Field(() => DecimalValue, { description: 'exact, in its unit' }) amount!: string;
-  @Field(() => Int) tasks!: number;
+  @Field(() => Int, { description: CAPPED('tasksExact') }) tasks!: number;
+  @Field({ description: 'tasks, exactly, in digits' }) tasksExact!: string;
   @Field(() => DecimalValue, { nullable: true, description: 'converted; null when a rate is missing' })
   converted!: string | null;
 }

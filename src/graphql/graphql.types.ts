@@ -1,5 +1,6 @@
 /** GraphQL object types (code-first). Money fields are Decimal (exact strings). */
 import { Field, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { CAPPED } from '../common/counts.js';
 import type { Decimal } from '../pricing/money.js';
 import { DecimalValue, DateTimeScalar } from './scalars.js';
 
@@ -175,11 +176,14 @@ export class SpendRow {
   @Field(() => [String], { description: 'the group, in the order of groupBy' }) keys!: string[];
   @Field(() => [MoneyAmount], { description: 'one total per unit; credits and USD are never summed' })
   totals!: MoneyAmount[];
-  @Field(() => Int) tasks!: number;
-  @Field(() => Int) unpricedTasks!: number;
+  @Field(() => Int, { description: CAPPED('tasksExact') }) tasks!: number;
+  @Field({ description: 'tasks, exactly, in digits' }) tasksExact!: string;
+  @Field(() => Int, { description: CAPPED('unpricedTasksExact') }) unpricedTasks!: number;
+  @Field({ description: 'unpricedTasks, exactly, in digits' }) unpricedTasksExact!: string;
   @Field(() => TokenSums) tokens!: TokenSums;
   @Field(() => DecimalValue) videoSeconds!: string;
-  @Field(() => Int) images!: number;
+  @Field(() => Int, { description: CAPPED('imagesExact') }) images!: number;
+  @Field({ description: 'images, exactly, in digits' }) imagesExact!: string;
   @Field(() => String, { nullable: true, description: "grouped by apiKey: the key's name, beside its prefix in keys" })
   apiKeyName!: string | null;
 }
@@ -189,7 +193,8 @@ export class RankedSpend {
   @Field() key!: string;
   @Field(() => UnitEnum) unit!: UnitEnum;
   @Field(() => DecimalValue) amount!: string;
-  @Field(() => Int) tasks!: number;
+  @Field(() => Int, { description: CAPPED('tasksExact') }) tasks!: number;
+  @Field({ description: 'tasks, exactly, in digits' }) tasksExact!: string;
 }
 
 @ObjectType()

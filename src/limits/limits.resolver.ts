@@ -22,6 +22,7 @@ import { actorOf } from '../auth/access.js';
 import { Callers, type CallContext } from '../auth/callers.js';
 import { TargetLookups } from '../auth/target-lookups.js';
 import { ApiError } from '../common/api-error.js';
+import { CAPPED, cappedInt } from '../common/counts.js';
 import { requireUuid } from '../common/ids.js';
 import { requirePageSize } from '../common/paging.js';
 import { BudgetScopeEnum } from '../graphql/graphql.types.js';
@@ -39,13 +40,10 @@ registerEnumType(LimitKindEnum, {
     'what a limit counts (decisions §20): requests admitted in a UTC minute, tasks in flight, or chat tokens in a UTC minute (estimated at admission, corrected at settlement)',
 });
 
-/** GraphQL's Int is 32 bits; a count is never negative. */
-const INT_MAX = 2 ** 31 - 1;
-
 @ObjectType({ description: "a subject's use of a limit now: this minute's count, or its tasks in flight" })
 export class LimitUseView {
   @Field({ description: "the end user of an EACH_USER limit; '' for every other scope" }) subject!: string;
-  @Field(() => Int, { description: `the count, at most ${INT_MAX} (GraphQL's Int): usedExact past that` })
+  @Field(() => Int, { description: CAPPED('usedExact') })
   used!: number;
   @Field({ description: "the count exactly, in digits (a vendor's token count can pass GraphQL's Int)" })
   usedExact!: string;
@@ -90,7 +88,7 @@ export class LimitsResolver {
   async use(@Parent() limit: LimitRow, @Args('first', { type: () => Int, defaultValue: 20 }) first: number) {
     requirePageSize(first, MAX_USE_PAGE);
     const use = await this.service.useNow(limit, first);
-    return use.map((u) => ({ subject: u.subject, used: Math.min(Number(u.used), INT_MAX), usedExact: u.used }));
+    return use.map((u) => ({ subject: u.subject, used: cappedInt(u.used), usedExact: u.used }));
   }
 
   @Mutation(() => ID, { description: "creates the project's limit of this kind and scope, or changes its amount" })

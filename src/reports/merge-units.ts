@@ -1,3 +1,4 @@
+import { cappedInt } from '../common/counts.js';
 import { dec, ZERO } from '../pricing/money.js';
 import type { SpendRow, UnitEnum } from '../graphql/graphql.types.js';
 import type { SpendRow as ReportRow } from './spend-report.js';
@@ -6,7 +7,8 @@ import type { SpendRow as ReportRow } from './spend-report.js';
  * One GraphQL row per group: the SQL's per-unit rows become `totals`, one Money per unit. The
  * report is sorted by keys then unit, so a group's rows are adjacent. Most groups have a single
  * unit: their figures pass through as the exact strings they are, with no intermediate arrays
- * (a 9,000-group report is answered many times a minute by dashboards).
+ * (a 9,000-group report is answered many times a minute by dashboards). Counts are answered capped
+ * and exact (common/counts.ts).
  */
 export function mergeUnits(rows: ReportRow[]): SpendRow[] {
   const out: SpendRow[] = [];
@@ -23,8 +25,10 @@ function oneUnit(r: ReportRow): SpendRow {
   return {
     keys: r.keys,
     totals: [{ unit: r.unit as UnitEnum, amount: r.amount }],
-    tasks: r.tasks,
-    unpricedTasks: r.unpricedTasks,
+    tasks: cappedInt(r.tasks),
+    tasksExact: String(r.tasks),
+    unpricedTasks: cappedInt(r.unpricedTasks),
+    unpricedTasksExact: String(r.unpricedTasks),
     tokens: {
       input: r.inputTokens,
       output: r.outputTokens,
@@ -34,7 +38,8 @@ function oneUnit(r: ReportRow): SpendRow {
       cacheWrite: r.cacheWriteTokens,
     },
     videoSeconds: r.videoSeconds,
-    images: r.images,
+    images: cappedInt(r.images),
+    imagesExact: String(r.images),
     apiKeyName: r.apiKeyName ?? null,
   };
 }
@@ -43,11 +48,14 @@ function oneUnit(r: ReportRow): SpendRow {
 function severalUnits(parts: ReportRow[]): SpendRow {
   const total = (pick: (r: ReportRow) => string) => parts.reduce((s, p) => s.plus(dec(pick(p))), ZERO).toFixed();
   const count = (pick: (r: ReportRow) => number) => parts.reduce((n, p) => n + pick(p), 0);
+  const [tasks, unpriced, images] = [count((r) => r.tasks), count((r) => r.unpricedTasks), count((r) => r.images)];
   return {
     keys: parts[0]!.keys,
     totals: parts.map((p) => ({ unit: p.unit as UnitEnum, amount: p.amount })),
-    tasks: count((r) => r.tasks),
-    unpricedTasks: count((r) => r.unpricedTasks),
+    tasks: cappedInt(tasks),
+    tasksExact: String(tasks),
+    unpricedTasks: cappedInt(unpriced),
+    unpricedTasksExact: String(unpriced),
     tokens: {
       input: total((r) => r.inputTokens),
       output: total((r) => r.outputTokens),
@@ -57,7 +65,8 @@ function severalUnits(parts: ReportRow[]): SpendRow {
       cacheWrite: total((r) => r.cacheWriteTokens),
     },
     videoSeconds: total((r) => r.videoSeconds),
-    images: count((r) => r.images),
+    images: cappedInt(images),
+    imagesExact: String(images),
     apiKeyName: parts[0]!.apiKeyName ?? null,
   };
 }

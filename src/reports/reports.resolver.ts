@@ -36,9 +36,9 @@ function measuresSelected(info: GraphQLResolveInfo): Measure[] {
   };
   for (const node of info.fieldNodes) visit(node.selectionSet);
   const measures: Measure[] = [];
-  if (fields.has('unpricedTasks')) measures.push('unpriced');
+  if (fields.has('unpricedTasks') || fields.has('unpricedTasksExact')) measures.push('unpriced');
   if (fields.has('tokens')) measures.push('tokens');
-  if (fields.has('videoSeconds') || fields.has('images')) measures.push('media');
+  if (fields.has('videoSeconds') || fields.has('images') || fields.has('imagesExact')) measures.push('media');
   return measures;
 }
 

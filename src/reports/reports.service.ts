@@ -5,6 +5,7 @@
  */
 import type { Unit } from '../pricing/money.js';
 import { Inject, Injectable } from '@nestjs/common';
+import { cappedInt } from '../common/counts.js';
 import { CONFIG, type Config } from '../config/config.js';
 import { Database, REPORTS_DATABASE } from '../database/database.js';
 import { focusCsv, type FocusOptions } from './focus-export.js';
@@ -20,7 +21,9 @@ export interface Ranked {
   key: string;
   unit: Unit;
   amount: string;
+  /** Capped at GraphQL's Int; tasksExact in digits (common/counts.ts). */
   tasks: number;
+  tasksExact: string;
 }
 
 interface BudgetUse {
@@ -105,16 +108,16 @@ export class ReportsService {
         .then((r) => r.rows);
     const top = (key: string, join = '') =>
       this.db
-        .query<Ranked>(
+        .query<Omit<Ranked, 'tasks'>>(
           // ORDER BY names r's columns: the output column amount is text, and "9.1" > "10.40" as text.
-          `SELECT r.key, r.unit, r.amount::text AS amount, r.tasks FROM (
-             SELECT ${key} AS key, s.unit, sum(s.amount) AS amount, sum(s.tasks)::int AS tasks,
+          `SELECT r.key, r.unit, r.amount::text AS amount, r.tasks::text AS "tasksExact" FROM (
+             SELECT ${key} AS key, s.unit, sum(s.amount) AS amount, sum(s.tasks) AS tasks,
                     row_number() OVER (PARTITION BY s.unit ORDER BY sum(s.amount) DESC, ${key}) AS rank
              FROM spend_rollup_total s ${join} WHERE s.day >= $1::date ${scope} GROUP BY ${key}, s.unit) r
            WHERE r.rank <= ${TOP} ORDER BY r.unit, r.amount DESC, r.key`,
           [month.toISOString().slice(0, 10), projectIds],
         )
-        .then((r) => r.rows);
+        .then((r) => r.rows.map((row): Ranked => ({ ...row, tasks: cappedInt(row.tasksExact) })));
     const [t, m, models, projects, budgets] = await Promise.all([
       totals(today),
       totals(month),

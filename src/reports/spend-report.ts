@@ -63,13 +63,16 @@ function keySql(key: GroupKey, day: string): { inner: string; outer: (col: strin
   }
 }
 
-/** The measures as [roll-up column, output alias]; int columns stay int when summed. */
-const MEASURE_COLUMNS: Record<'base' | Measure, Array<[string, string, string?]>> = {
+/**
+ * The measures as [roll-up column, output alias]. Counts are summed as PostgreSQL sums an int, to a
+ * bigint, and never cast back: a year's tasks can pass 2^31 (common/counts.ts).
+ */
+const MEASURE_COLUMNS: Record<'base' | Measure, Array<[string, string]>> = {
   base: [
     ['amount', 'amount'],
-    ['tasks', 'tasks', 'int'],
+    ['tasks', 'tasks'],
   ],
-  unpriced: [['unpriced_tasks', 'unpriced', 'int']],
+  unpriced: [['unpriced_tasks', 'unpriced']],
   tokens: [
     ['input_tokens', 'input'],
     ['output_tokens', 'output'],
@@ -80,7 +83,7 @@ const MEASURE_COLUMNS: Record<'base' | Measure, Array<[string, string, string?]>
   ],
   media: [
     ['video_seconds', 'seconds'],
-    ['images', 'images', 'int'],
+    ['images', 'images'],
   ],
 };
 
@@ -137,9 +140,7 @@ async function readRows(
   const inner = keys.map((k, i) => `${k.inner} AS g${i}`);
   const outer = keys.map((k, i) => `${k.outer(`g.g${i}`)} AS k${i}`);
   const days = groupBy.flatMap((k, i) => (k === 'day' ? [i] : []));
-  const values = columns.map(([col, alias, cast]) =>
-    perRow ? `s.${col} AS ${alias}` : `sum(s.${col})${cast ? `::${cast}` : ''} AS ${alias}`,
-  );
+  const values = columns.map(([col, alias]) => (perRow ? `s.${col} AS ${alias}` : `sum(s.${col}) AS ${alias}`));
   const dimensionValues = dimension?.values?.map((v) => (v === NONE ? '' : v)) ?? null;
   const tagPrefix = dimension?.kind === 'tag' && dimension.name ? `${dimension.name}=` : null;
   // The top `first` by amount, cut in the database (a month's top 100 of 100,000 users), unless a
@@ -226,7 +227,7 @@ function tieOrder(key: GroupKey, outer: string, inner: string): string {
  * project). `perRow`: every row read is a group already (its top N are its amount index's first
  * entries); `oneMonth`: the range is one calendar month, read by equality so that index applies.
  */
-function userSource(q: ReportQuery, groupBy: GroupKey[], columns: Array<[string, string, string?]>) {
+function userSource(q: ReportQuery, groupBy: GroupKey[], columns: Array<[string, string]>) {
   const next = new Date(Date.UTC(q.from.getUTCFullYear(), q.from.getUTCMonth() + 1, 1));
   const oneMonth = q.to.getTime() === next.getTime();
   const overProjects = !groupBy.includes('project') && !q.projectIds;
@@ -238,7 +239,7 @@ function userSource(q: ReportQuery, groupBy: GroupKey[], columns: Array<[string,
   const source = overProjects
     ? `(SELECT period, value, unit, ${cols} FROM spend_rollup_user_all
         UNION ALL
-        SELECT period, '' AS value, unit, ${columns.map(([col, , cast]) => `sum(${col})${cast ? `::${cast}` : ''} AS ${col}`).join(', ')}
+        SELECT period, '' AS value, unit, ${columns.map(([col]) => `sum(${col}) AS ${col}`).join(', ')}
         FROM spend_rollup_user WHERE value = '' GROUP BY period, unit)`
     : 'spend_rollup_user';
   return { source, perRow, oneMonth, overProjects };

@@ -36,7 +36,7 @@ interface StatementRow {
 
 const CLOSES = `query Closes { closedMonths { month closedAt closedBy carriedTasks statements reopenedAt reopenedBy reopenReason version inForce } monthToClose ${ARCHIVED_FIELDS} }`;
 const STATEMENTS = `query Statements($month: String!) { statements(month: $month) { projectId projectName version totals { unit amount } csvPath pdfPath } }`;
-const PRIOR = `query Prior($from: DateTime!, $to: DateTime!) { spendReport(from: $from, to: $to, groupBy: ["project"], statuses: ["prior_period"]) { keys totals { unit amount } tasks } }`;
+const PRIOR = `query Prior($from: DateTime!, $to: DateTime!) { spendReport(from: $from, to: $to, groupBy: ["project"], statuses: ["prior_period"]) { keys totals { unit amount } tasksExact } }`;
 
 /** The last twelve months, newest first, as YYYY-MM. */
 function lastMonths(now = new Date()): string[] {
@@ -230,7 +230,7 @@ function Statements({ month }: { month: string }) {
 /** The prior-period items the first open month received: movements of closed months' tasks. */
 function PriorPeriod({ month }: { month: string }) {
   const [{ data }] = useQuery<{
-    spendReport: { keys: string[]; totals: { unit: Unit; amount: string }[]; tasks: number }[];
+    spendReport: { keys: string[]; totals: { unit: Unit; amount: string }[]; tasksExact: string }[];
   }>({ query: PRIOR, variables: bounds(month) });
   if (!data || data.spendReport.length === 0) return null;
   return (
@@ -242,7 +242,7 @@ function PriorPeriod({ month }: { month: string }) {
             <tr>
               <td>{r.keys[0]}</td>
               <td class="num">{r.totals.map((t) => exactMoney(t.amount, t.unit)).join(' · ')}</td>
-              <td class="num">{plural(r.tasks, 'task')}</td>
+              <td class="num">{plural(r.tasksExact, 'task')}</td>
             </tr>
           ))}
         </tbody>

@@ -27,12 +27,13 @@ import { usePrevious, type Dimension } from '../parts/previous-tops';
 
 interface Row {
   keys: string[];
-  tasks: number;
+  /** In digits: a year's tasks can pass GraphQL's Int (tasks is capped there). */
+  tasksExact: string;
   totals: Money[];
 }
 
 const TOP = (alias: string, dim: string, unit: Unit, range = '$from, to: $to') =>
-  `${alias}${unit}: spendReport(from: ${range}, projectIds: $projects, groupBy: ["${dim}"], unit: ${unit}, orderBy: AMOUNT_DESC, first: 5) { keys tasks totals { unit amount } }`;
+  `${alias}${unit}: spendReport(from: ${range}, projectIds: $projects, groupBy: ["${dim}"], unit: ${unit}, orderBy: AMOUNT_DESC, first: 5) { keys tasksExact totals { unit amount } }`;
 
 const OVERVIEW = `query Overview($from: DateTime!, $to: DateTime!, $pfrom: DateTime!, $pto: DateTime!, $today: DateTime!, $tomorrow: DateTime!, $month: DateTime!, $ufrom: DateTime!, $uto: DateTime!, $projects: [ID!], $stack: [String!]!) {
   today: spendReport(from: $today, to: $tomorrow, projectIds: $projects, first: 1) { tasks totals { unit amount } }
@@ -45,7 +46,7 @@ const OVERVIEW = `query Overview($from: DateTime!, $to: DateTime!, $pfrom: DateT
 }`;
 
 const TAGS = `query TopTags($from: DateTime!, $to: DateTime!, $projects: [ID!], $tag: [String!]!) {
-  ${UNITS.map((u) => `tag${u}: spendReport(from: $from, to: $to, projectIds: $projects, groupBy: $tag, unit: ${u}, orderBy: AMOUNT_DESC, first: 5) { keys tasks totals { unit amount } }`).join('\n  ')}
+  ${UNITS.map((u) => `tag${u}: spendReport(from: $from, to: $to, projectIds: $projects, groupBy: $tag, unit: ${u}, orderBy: AMOUNT_DESC, first: 5) { keys tasksExact totals { unit amount } }`).join('\n  ')}
 }`;
 
 /** The users' range: user reports are month-aligned, so the range itself when it is whole months, else this month. */
@@ -141,7 +142,7 @@ export function Overview() {
       return {
         key,
         label: label(key),
-        tasks: r.tasks,
+        tasks: r.tasksExact,
         money,
         href: link(key),
         previous: before.amountOf(name, key, money.unit),

@@ -8,7 +8,8 @@ export interface Ranked {
   key: string;
   /** what people read for the key (a key's name beside its prefix); the key itself by default */
   label?: string;
-  tasks: number;
+  /** In digits (spendReport's tasksExact). */
+  tasks: string;
   money: Money;
   /** the same key's spend in the previous period (undefined: not compared) */
   previous?: string | undefined;

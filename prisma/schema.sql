@@ -632,8 +632,8 @@ CREATE TABLE spend_rollup_user (
   project_id uuid NOT NULL,
   value text NOT NULL,
   unit "Unit" NOT NULL,
-  tasks integer NOT NULL DEFAULT 0,
-  unpriced_tasks integer NOT NULL DEFAULT 0,
+  tasks bigint NOT NULL DEFAULT 0,
+  unpriced_tasks bigint NOT NULL DEFAULT 0,
   amount numeric NOT NULL DEFAULT 0,
   input_tokens bigint NOT NULL DEFAULT 0,
   output_tokens bigint NOT NULL DEFAULT 0,
@@ -642,7 +642,7 @@ CREATE TABLE spend_rollup_user (
   cache_write_1h_tokens bigint NOT NULL DEFAULT 0,
   cache_write_tokens bigint NOT NULL DEFAULT 0,
   video_seconds numeric NOT NULL DEFAULT 0,
-  images integer NOT NULL DEFAULT 0,
+  images bigint NOT NULL DEFAULT 0,
   CONSTRAINT spend_rollup_user_pkey PRIMARY KEY (period, project_id, value, unit)
 );
 
@@ -650,8 +650,8 @@ CREATE TABLE spend_rollup_user_all (
   period date NOT NULL,
   value text NOT NULL,
   unit "Unit" NOT NULL,
-  tasks integer NOT NULL DEFAULT 0,
-  unpriced_tasks integer NOT NULL DEFAULT 0,
+  tasks bigint NOT NULL DEFAULT 0,
+  unpriced_tasks bigint NOT NULL DEFAULT 0,
   amount numeric NOT NULL DEFAULT 0,
   input_tokens bigint NOT NULL DEFAULT 0,
   output_tokens bigint NOT NULL DEFAULT 0,
@@ -660,7 +660,7 @@ CREATE TABLE spend_rollup_user_all (
   cache_write_1h_tokens bigint NOT NULL DEFAULT 0,
   cache_write_tokens bigint NOT NULL DEFAULT 0,
   video_seconds numeric NOT NULL DEFAULT 0,
-  images integer NOT NULL DEFAULT 0,
+  images bigint NOT NULL DEFAULT 0,
   CONSTRAINT spend_rollup_user_all_pkey PRIMARY KEY (period, value, unit),
   CONSTRAINT spend_rollup_user_all_named CHECK ((value <> ''::text))
 );

@@ -11,6 +11,7 @@ import type { Browser } from 'playwright-core';
 import { openBrowser, signIn } from '../../bench/browser.js';
 import type { Gateway } from '../../src/bootstrap.js';
 import { INT_MAX } from '../../src/common/counts.js';
+import { acceptedTask, settleReady } from '../support/builders.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, projectWithKey, sql } from '../support/harness.js';
 
 const BILLIONS = 2_000_000_000;
@@ -141,4 +142,46 @@ test("the console's top projects show the exact count", async () => {
   const usd = page.locator('[data-testid=top-projects] tr[data-key]').filter({ has: page.locator('[data-unit=USD]') });
   await usd.waitFor();
   expect(await usd.locator('td').nth(1).textContent()).toBe('4,000,000,000 tasks');
+});
+
+// Last: its project's settlement would join the lists the tests above read whole.
+test("a month's roll-up by end user counts past 2^31: the settlement that takes it there settles", async () => {
+  // The monthly roll-ups by end user (one row a month for a project's tasks without a user, one for a user
+  // over projects) held int counts: a project settling 828 tasks a second for a month (83 a second of
+  // ten-image tasks) reached the bound, and every later settlement of that month failed on "integer out of range".
+  const { projectId } = await projectWithKey(gw);
+  const month = `${today.slice(0, 7)}-01`;
+  await sql(
+    gw,
+    `INSERT INTO spend_rollup_user (period, project_id, value, unit, tasks, unpriced_tasks, images)
+     VALUES ($1, $2, 'heavy-user', 'USD', $3, $3, $3), ($1, $2, '', 'USD', $3, $3, $3)`,
+    [month, projectId, INT_MAX],
+  );
+  await sql(
+    gw,
+    `INSERT INTO spend_rollup_user_all (period, value, unit, tasks, unpriced_tasks, images) VALUES ($1, 'heavy-user', 'USD', $2, $2, $2)`,
+    [month, INT_MAX],
+  );
+  for (const [n, endUser] of [
+    ['1', 'heavy-user'],
+    ['2', undefined],
+  ] as const) {
+    const upstream = `99000000${n}`;
+    await acceptedTask(gw, { projectId, upstreamTaskId: upstream, ...(endUser ? { endUser } : {}) });
+    expect(await settleReady(gw, projectId, upstream)).toBe(true);
+  }
+  const next = new Date(Date.UTC(Number(today.slice(0, 4)), Number(today.slice(5, 7)), 1)).toISOString();
+  const byUser = await graphql(
+    gw,
+    ADMIN,
+    `{ own: spendReport(from: "${month}T00:00:00Z", to: "${next}", projectIds: ["${projectId}"], groupBy: ["user"]) { keys tasks tasksExact imagesExact }
+       all: spendReport(from: "${month}T00:00:00Z", to: "${next}", groupBy: ["user"], users: ["heavy-user"]) { keys tasksExact imagesExact } }`,
+  );
+  expect(byUser.body.errors).toBeUndefined();
+  const past = String(INT_MAX + 1);
+  expect(byUser.body.data!.own).toEqual([
+    { keys: ['(none)'], tasks: INT_MAX, tasksExact: past, imagesExact: past },
+    { keys: ['heavy-user'], tasks: INT_MAX, tasksExact: past, imagesExact: past },
+  ]);
+  expect(byUser.body.data!.all).toEqual([{ keys: ['heavy-user'], tasksExact: past, imagesExact: past }]);
 });

@@ -6,7 +6,7 @@
  * in TypeScript, never by a function in the database.
  */
 import type { Database } from '../database/database.js';
-import { digested } from './statement-data.js';
+import { entriesDigest } from './statement-data.js';
 import { parseMonth, type Month } from '../common/month.js';
 import { checkSeal, ENTRY_COLUMNS, GENESIS, type EntryRow, type StoredSeal } from '../ledger/ledger-seal.js';
 
@@ -72,13 +72,8 @@ export async function verifyLedger(
 const WITH_ARCHIVED = '(SELECT * FROM ledger_entry UNION ALL SELECT * FROM pg_temp.archived_entries)';
 
 /** statement-data's monthDigest, over the ledger with archived months' entries. */
-async function monthDigestWithArchived(db: Database, projectId: string, month: Month) {
-  return digested(
-    await db.queryArrays(
-      `SELECT ${ENTRY_COLUMNS} FROM ${WITH_ARCHIVED} e WHERE e.project_id = $1 AND e.effective_at >= $2 AND e.effective_at < $3 ORDER BY e.id`,
-      [projectId, month.start, month.end],
-    ),
-  );
+function monthDigestWithArchived(db: Database, projectId: string, month: Month) {
+  return entriesDigest(db, WITH_ARCHIVED, projectId, month);
 }
 
 /**

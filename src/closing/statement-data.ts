@@ -8,7 +8,7 @@
 import { Decimal, type AmountText, type Unit } from '../pricing/money.js';
 import { MODEL_ROUTES } from '../catalog/catalog.js';
 import type { Database } from '../database/database.js';
-import { digestOf, ENTRY_COLUMNS, entryDigest, type EntryRow } from '../ledger/ledger-seal.js';
+import { ENTRY_COLUMNS, ledgerDigester, type EntryRow } from '../ledger/ledger-seal.js';
 import type { Month } from '../common/month.js';
 
 export interface OpenItem {
@@ -58,25 +58,30 @@ export interface StatementData {
 }
 
 const KIND = new Map(MODEL_ROUTES.map((r) => [r.id, r.kind]));
-type Db = Pick<Database, 'query' | 'queryArrays'>;
+type Db = Pick<Database, 'query' | 'eachPage'>;
 
 /** SHA-256 over the digests of a project's ledger entries of the month, in id order, and how many. */
-export async function monthDigest(
-  db: Db,
+export function monthDigest(db: Pick<Database, 'eachPage'>, projectId: string, month: Month) {
+  return entriesDigest(db, 'ledger_entry', projectId, month);
+}
+
+/**
+ * The same digest over `entries` (the ledger, or a union with archived months' entries), read a
+ * page at a time: a month of millions of entries in bounded memory (Database.eachPage).
+ */
+export async function entriesDigest(
+  db: Pick<Database, 'eachPage'>,
+  entries: string,
   projectId: string,
   month: Month,
 ): Promise<{ digest: Buffer; entries: number }> {
-  return digested(
-    await db.queryArrays(
-      `SELECT ${ENTRY_COLUMNS} FROM ledger_entry e WHERE e.project_id = $1 AND e.effective_at >= $2 AND e.effective_at < $3 ORDER BY e.id`,
-      [projectId, month.start, month.end],
-    ),
+  const digester = ledgerDigester();
+  const count = await db.eachPage(
+    `SELECT ${ENTRY_COLUMNS} FROM ${entries} e WHERE e.project_id = $1 AND e.effective_at >= $2 AND e.effective_at < $3 ORDER BY e.id`,
+    [projectId, month.start, month.end],
+    (rows) => digester.add(rows as EntryRow[]),
   );
-}
-
-/** A month's entries, as rows of ENTRY_COLUMNS, digested as a statement holds them. */
-export function digested(rows: unknown[][]): { digest: Buffer; entries: number } {
-  return { digest: digestOf((rows as EntryRow[]).map(entryDigest)), entries: rows.length };
+  return { digest: digester.digest(), entries: count };
 }
 
 export async function statementData(

@@ -51,11 +51,18 @@ export function sealHash(prevHash: Buffer, digests: Buffer): Buffer {
   return createHash('sha256').update(prevHash).update(digests).digest();
 }
 
-/** SHA-256 over digests in id order: a statement's "digest of the ledger it covers". */
-export function digestOf(digests: Buffer[]): Buffer {
+/**
+ * SHA-256 over entries' digests in id order: a statement's "digest of the ledger it covers", given
+ * the entries a page at a time (a month can be millions of them).
+ */
+export function ledgerDigester(): { add(rows: EntryRow[]): void; digest(): Buffer } {
   const hash = createHash('sha256');
-  for (const d of digests) hash.update(d);
-  return hash.digest();
+  return {
+    add: (rows) => {
+      for (const row of rows) hash.update(entryDigest(row));
+    },
+    digest: () => hash.digest(),
+  };
 }
 
 export interface StoredSeal {

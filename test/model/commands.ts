@@ -74,21 +74,32 @@ export class Submit implements Cmd {
     // What the key is bound to: the body and the attribution (decisions §4, §7).
     const bodyText = JSON.stringify([request(this.body), user, sent]);
     const bound = this.key ? env.keys.get(`${p.id}:${this.key}`) : undefined;
+    const killed = bound?.ref.startsWith('gw-') ? env.model.byRef(bound.ref) : undefined;
     const candidate = { model: this.body.model, unit, user, tags, hold: amount };
     const { res, answer, minute } = await submitOnce(env, real, p.id, candidate, () =>
-      call(real, this.at, 'POST', '/api-platform/v1/generations', {
-        key: p.key,
-        body: request(this.body),
-        headers: {
-          ...(user ? { 'x-spendgate-user': user } : {}),
-          ...(sent.length ? { 'x-spendgate-tags': sent.join(',') } : {}),
-          ...(this.key ? { 'idempotency-key': this.key } : {}),
+      call(
+        real,
+        this.at,
+        'POST',
+        '/api-platform/v1/generations',
+        {
+          key: p.key,
+          body: request(this.body),
+          headers: {
+            ...(user ? { 'x-spendgate-user': user } : {}),
+            ...(sent.length ? { 'x-spendgate-tags': sent.join(',') } : {}),
+            ...(this.key ? { 'idempotency-key': this.key } : {}),
+          },
         },
-      }),
+        killed ? [504] : [],
+      ),
     );
     if (bound) {
       // The same key: the first answer again (same body), or refused (another body); never a second task (§4).
       if (bound.body !== bodyText) return expectStatus(res, 409, `${this}: another request under a used key`);
+      // Its first request's instance died before the vendor answered it (kill-commands.ts): in
+      // progress until swept, then of unknown outcome, for good (§10).
+      if (killed) return expectStatus(res, killed.state === 'held' ? 409 : 504, `${this}: a retry of ${bound.ref}`);
       expectStatus(res, 200, `${this}: a replay`);
       expectEqual(
         String((res.body as { data: { taskId: number } }).data.taskId),

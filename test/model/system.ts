@@ -125,6 +125,8 @@ export async function startSystem(server: Server): Promise<System> {
     UPSTREAM_API_KEY: VENDOR_KEY,
     UPSTREAM_TIMEOUT_MS: '2000',
     UPSTREAM_CONNECT_TIMEOUT_MS: '500',
+    // A submission is abandoned 2.5 s after its gateway's last sign of life (kill-commands.ts waits that out).
+    SUBMIT_GRACE_MS: '0',
     POLLER_ENABLED: 'false',
     POLL_INTERVAL_MS: '600000', // a task polled in a round is not due again in it (poller-commands.ts)
     TASK_NOT_FOUND_AFTER_MS: '0', // three "not found" polls make a task unknown, however quick

@@ -58,6 +58,7 @@ import {
   RepricedWhileRunning,
   ReviewedChat,
 } from './scenarios.js';
+import { KillMidSubmission } from './kill-commands.js';
 import type { Server } from './system.js';
 
 const PARTS: Part[] = [
@@ -291,6 +292,9 @@ export function commandsArb(
       .tuple(fc.constantFrom('FINANCE' as const, 'LEAD' as const, 'VIEWER' as const), guarded)
       .map(([r, c]) => new AsRole(r, c)),
     fc.constant(new RestartGateway()),
+    fc
+      .tuple(project, bodyArb, fc.boolean(), fc.constantFrom('k1' as const, 'k2' as const))
+      .map(([p, b, v, k]) => new KillMidSubmission(p, b, v, k)),
   ];
   if (server) ops.push(fc.constant(new RestartDatabase(server)));
   return fc.commands(

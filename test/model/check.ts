@@ -7,8 +7,7 @@
  */
 import fc from 'fast-check';
 import { monthBefore } from './catalog-model.js';
-import { MoneyModel } from './money-model.js';
-import type { Env } from './commands.js';
+import { newEnv, type Env } from './commands.js';
 import { commandsArb } from './workload.js';
 import { checkAtEnd, checkInvariants } from './invariants.js';
 import { Real } from './real.js';
@@ -102,14 +101,7 @@ export async function checkMoney(
         trace(`sequence ${stats.sequences}`);
         const sys = await startSystem(options.server);
         const real = new Real(sys);
-        const env: Env = {
-          model: new MoneyModel(current, previous),
-          keys: new Map(),
-          files: new Set(),
-          frozen: new Map(),
-          refused: 0,
-          chat: new Map(),
-        };
+        const env = newEnv(current, previous);
         try {
           await fc.asyncModelRun(() => ({ model: env, real }), commands);
           await checkAtEnd(real);

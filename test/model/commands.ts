@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { startGateway } from '../../src/bootstrap.js';
 import { priceOf, type Submission } from './catalog-model.js';
 import type { Contract } from './contract-model.js';
-import type { MoneyModel } from './money-model.js';
+import { MoneyModel } from './money-model.js';
 import type { Server } from './system.js';
 import { acceptedMinute, adoptMinuteCounts, minuteNow, submitOnce } from './clock.js';
 import { call, expectStatus, type Real } from './real.js';
@@ -32,6 +32,18 @@ export interface Env {
 }
 
 export type Cmd = fc.AsyncCommand<Env, Real>;
+
+/** A sequence's start: the model of `current` and `previous` months, nothing done yet. */
+export function newEnv(current: string, previous: string): Env {
+  return {
+    model: new MoneyModel(current, previous),
+    keys: new Map(),
+    files: new Set(),
+    frozen: new Map(),
+    refused: 0,
+    chat: new Map(),
+  };
+}
 
 export const USERS = [null, 'u1', 'u2'] as const;
 

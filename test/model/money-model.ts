@@ -75,6 +75,12 @@ export interface Task {
   vendor: 'processing' | 'ready' | 'failed' | 'stalled' | 'forgotten' | 'none';
   /** polls the vendor answered "not found" while the task was held */
   missingPolls?: number;
+  /**
+   * Its next poll by the poller is at least POLL_INTERVAL_MS away (ten minutes in the model): a
+   * poll round polled it, or the vendor answered a client's poll "not found". Until then, a task in
+   * flight is first polled a second after its acceptance.
+   */
+  pollLater?: boolean;
   /** a chat task's charge as the vendor's usage prices it (null: no usage, settled at its estimate) */
   chatCharge?: Decimal | null;
   /** a chat's tokens: estimated at admission (the prompt's estimate + max_tokens), and as its usage counts them */
@@ -317,6 +323,7 @@ export class MoneyModel {
   notFound(task: Task): void {
     if (task.state !== 'held' || task.vendor !== 'forgotten') return;
     task.missingPolls = (task.missingPolls ?? 0) + 1;
+    task.pollLater = true; // counted with the next poll a poll interval away, whoever polled (§10)
     if (task.missingPolls >= MISSING_POLLS) task.state = 'unknown';
   }
 

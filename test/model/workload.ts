@@ -33,7 +33,7 @@ import {
   RestoreOlder,
   type Which,
 } from './month-commands.js';
-import { PollerRound } from './poller-commands.js';
+import { PollerRound, TimerRound } from './poller-commands.js';
 import { StreamedChat, type StreamEnd } from './stream-commands.js';
 import { SetRate } from './rate-commands.js';
 import type { LimitKind, LimitScope } from './limits-model.js';
@@ -207,6 +207,7 @@ export function commandsArb(
     fc.tuple(pick, fc.integer({ min: 1, max: 4 }), at).map(([i, n, a]) => new ForgottenTask(i, n, a)),
     at.map((a) => new PollerRound(a)),
     at.map((a) => new PollerRound(a)),
+    at.map((a) => new TimerRound(a)),
     fc.tuple(at, project, bodyArb).map(([a, p, b]) => new LostAnswer(a, p, b)),
     fc.tuple(at, project, bodyArb).map(([a, p, b]) => new VendorRefuses(a, p, b)),
     resolve,

@@ -8,7 +8,9 @@
  *    posts after the close (a prior-period item);
  * 3. carries every hold still open in the month to the next month's first instant
  *    (spendgate_carry_open_holds), so the month keeps only what was settled in it;
- * 4. writes the close and each project's statement (data, CSV, PDF, ledger digest), kept as made.
+ * 4. writes the close.
+ * Then, in a transaction of their own (close-statements.ts), each project's statement (data, CSV,
+ * PDF, ledger digest), kept as made.
  * Months close in order; only the latest closed month can be reopened, by an owner, with a reason.
  */
 import { CommitmentsService } from '../commitments/commitments.service.js';
@@ -20,9 +22,8 @@ import { ApiError } from '../common/api-error.js';
 import { Database, DATABASE } from '../database/database.js';
 import { ledgerHead, type LedgerHead } from './ledger-verify.js';
 import { monthOf, parseMonth, type Month } from '../common/month.js';
-import { statementCsv } from './statement-csv.js';
-import { statementData, type OpenItem } from './statement-data.js';
-import { statementPdf } from './statement-pdf.js';
+import { writeStatements } from './close-statements.js';
+import type { OpenItem } from './statement-data.js';
 
 /** How long a close waits for transactions begun inside the month before it gives up. */
 const OLD_TRANSACTIONS_WAIT_MS = 30_000;
@@ -68,7 +69,18 @@ export class MonthCloseService {
       throw ApiError.badRequest(
         `month: ${month.label} is not over yet: it can be closed from ${month.end.toISOString()}`,
       );
-    return this.changes.run(
+    // Two transactions. The close itself, audited, under month_close's EXCLUSIVE lock: every
+    // movement of a past month and every project whose holds it carries waits for it, so it does
+    // only what decides the month (the carry, the true-ups, the close's row). Then the statements,
+    // from a month no movement can reach any more: read and rendered under a lock that only a
+    // close, a reopening or an archive waits for. Done under the first lock, a close of 3 million
+    // entries kept settlements and the carried projects' submissions waiting ~46 s, and with them
+    // the connections they held (bench/FINDINGS.md, "A month's close beside the traffic").
+    const pending: { carried: Array<OpenItem & { projectId: string }>; projects: string[] } = {
+      carried: [],
+      projects: [],
+    };
+    const close = await this.changes.run(
       actor,
       client,
       (c: MonthCloseRow) => ({
@@ -88,7 +100,7 @@ export class MonthCloseService {
         // ROW SHARE to finish), then the lock, which waits for movements begun since.
         await this.waitForTransactionsBegunBefore(month.end);
         await this.db.query('LOCK TABLE month_close IN EXCLUSIVE MODE');
-        if (await this.active(month)) throw ApiError.conflict(`month: ${month.label} is already closed`);
+        if (await this.active(month)) throw await this.alreadyClosed(month);
         await this.requireEarlierClosed(month);
         // The commitments' shortfalls (decisions §19) are the month's last entries, in its statements.
         const trueUps = await this.commitments.trueUp(month.label, this.db);
@@ -97,44 +109,39 @@ export class MonthCloseService {
            FROM spendgate_carry_open_holds($1::date)`,
           [month.day],
         );
-        const { rows: closes } = await this.db.query<{ id: string; closed_at: Date; version: number }>(
+        const { rows: closes } = await this.db.query<{ id: string }>(
           `INSERT INTO month_close (month, closed_by, last_entry_id, carried_tasks)
-           SELECT $1::date, $2, coalesce((SELECT max(id) FROM ledger_entry), 0), $3
-           RETURNING id::text, closed_at, (SELECT count(*)::int + 1 FROM month_close p WHERE p.month = $1::date) AS version`,
+           SELECT $1::date, $2, coalesce((SELECT max(id) FROM ledger_entry), 0), $3 RETURNING id::text`,
           [month.day, who, carried.length],
         );
-        const close = closes[0]!;
         // The ledger's newest seal, printed on every statement and kept in the audit record: an
         // anchor outside the database for `ledger verify --head` (decisions §13).
         const head = await ledgerHead(this.db);
-        for (const projectId of await this.projectsWithActivity(month)) {
-          const open = carried
-            .filter((c) => c.projectId === projectId)
-            .map(({ projectId: _p, ...item }) => ({ ...item, acceptedAt: new Date(item.acceptedAt).toISOString() }));
-          const data = await statementData(
-            this.db,
-            projectId,
-            month,
-            { closedAt: close.closed_at, closedBy: who, version: close.version, ledgerHead: head },
-            open,
-          );
-          await this.db.query(
-            `INSERT INTO statement (close_id, project_id, month, ledger_digest, entries, body, csv, pdf) VALUES ($1, $2, $3::date, $4, $5, $6::jsonb, $7, $8)`,
-            [
-              close.id,
-              projectId,
-              month.day,
-              Buffer.from(data.ledgerDigest, 'hex'),
-              data.entries,
-              JSON.stringify(data),
-              statementCsv(data),
-              await statementPdf(data),
-            ],
-          );
-        }
-        return { ...(await this.byId(close.id))!, ledgerHead: head, trueUps };
+        pending.carried = carried;
+        pending.projects = await this.projectsWithActivity(month);
+        const row = (await this.byId(closes[0]!.id))!;
+        return { ...row, statements: pending.projects.length, ledgerHead: head, trueUps };
       },
     );
+    await writeStatements(this.db, month, close, pending.projects, pending.carried);
+    return { ...(await this.byId(close.id))!, ledgerHead: close.ledgerHead ?? null, trueUps: close.trueUps ?? [] };
+  }
+
+  /**
+   * A month closed already; or closed by a close whose statements were never written (its process
+   * ended between the two transactions): an owner reopens it and closes it again.
+   */
+  private async alreadyClosed(month: Month): Promise<ApiError> {
+    const { rows } = await this.db.query<{ statements: number }>(
+      `SELECT (SELECT count(*)::int FROM statement s WHERE s.close_id = c.id) AS statements FROM month_close c
+       WHERE c.month = $1::date AND c.reopened_at IS NULL`,
+      [month.day],
+    );
+    if (rows[0]?.statements === 0 && (await this.projectsWithActivity(month)).length > 0)
+      return ApiError.conflict(
+        `month: ${month.label} is closed, but its statements were not written (the close was interrupted): an owner reopens it (reopenMonth) and closes it again`,
+      );
+    return ApiError.conflict(`month: ${month.label} is already closed`);
   }
 
   /**

@@ -267,9 +267,11 @@ test('a task of the archived month settles late, as a prior-period item; restore
 });
 
 test('refusals: an open month, a month archived twice, a reopened archived month, no ARCHIVE_DIR', async () => {
-  expect(await cli('archive', '2026-11')).toEqual({
+  // This month: a month is archived a week after it ends (it was 2026-11, refused only until 2026-12-08).
+  const thisMonth = new Date().toISOString().slice(0, 7);
+  expect(await cli('archive', thisMonth)).toEqual({
     code: 1,
-    out: expect.stringMatching(/2026-11: it can be archived from/),
+    out: expect.stringMatching(new RegExp(`${thisMonth}: it can be archived from`)),
   });
   expect((await cli('archive', '2026-10')).code).toBe(0);
   expect(await cli('archive', '2026-10')).toEqual({ code: 1, out: 'spendgate: month 2026-10: already archived\n' });

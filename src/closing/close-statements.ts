@@ -4,15 +4,24 @@
  */
 import type { Database } from '../database/database.js';
 import type { Month } from '../common/month.js';
-import type { MonthCloseRow } from './month-close.service.js';
+import type { LedgerHead } from './ledger-verify.js';
 import { statementCsv } from './statement-csv.js';
 import { statementData, type OpenItem } from './statement-data.js';
 import { statementPdf } from './statement-pdf.js';
 
+/** What a statement says of its close (month-close.service.ts's MonthCloseRow has it). */
+interface Close {
+  id: string;
+  closedAt: Date;
+  closedBy: string;
+  version: number;
+  ledgerHead?: LedgerHead | null;
+}
+
 export async function writeStatements(
   db: Database,
   month: Month,
-  close: MonthCloseRow,
+  close: Close,
   projects: string[],
   carried: Array<OpenItem & { projectId: string }>,
 ): Promise<void> {

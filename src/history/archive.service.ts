@@ -126,14 +126,23 @@ export class ArchiveService {
   private async requireArchivable(month: Month): Promise<void> {
     // Text the same in every session: the files of a month are the same bytes every time.
     await this.db.query("SELECT set_config('TimeZone', 'UTC', true), set_config('DateStyle', 'ISO, YMD', true)");
-    const { rows } = await this.db.query<{ closed: boolean; archived: boolean }>(
+    const { rows } = await this.db.query<{ closed: boolean; archived: boolean; unwritten: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM month_close WHERE month = $1::date AND reopened_at IS NULL) AS closed,
-              EXISTS (SELECT 1 FROM archived_month WHERE month = $1::date) AS archived`,
-      [month.day],
+              EXISTS (SELECT 1 FROM archived_month WHERE month = $1::date) AS archived,
+              EXISTS (SELECT 1 FROM month_close c WHERE c.month = $1::date AND c.reopened_at IS NULL
+                        AND NOT EXISTS (SELECT 1 FROM statement s WHERE s.close_id = c.id))
+                AND EXISTS (SELECT 1 FROM ledger_entry e WHERE e.effective_at >= $2 AND e.effective_at < $3) AS unwritten`,
+      [month.day, month.start, month.end],
     );
     if (rows[0]!.archived) throw ApiError.conflict(`month ${month.label}: already archived`);
     if (!rows[0]!.closed)
       throw ApiError.conflict(`month ${month.label}: only a closed month is archived (close it first)`);
+    // Its statements are written after its close commits (closing/close-statements.ts); archived
+    // without them, its entries would be gone before they were.
+    if (rows[0]!.unwritten)
+      throw ApiError.conflict(
+        `month ${month.label}: its close was interrupted before its statements were written: an owner reopens it and closes it again first`,
+      );
     const { rows: unsealed } = await this.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ledger_entry
        WHERE effective_at >= $1 AND effective_at < $2 AND id > coalesce((SELECT max(last_id) FROM ledger_seal), 0)`,

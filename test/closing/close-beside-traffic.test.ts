@@ -9,6 +9,10 @@
  * the statement table), and a submission of a carried project and a settlement must be answered
  * meanwhile; then the close completes with its statement.
  */
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import type { Gateway } from '../../src/bootstrap.js';
 import { holdFor } from '../support/builders.js';
@@ -24,6 +28,7 @@ import {
   type HttpResult,
 } from '../support/harness.js';
 
+let url: string;
 let gw: Gateway;
 let side: pg.Client;
 const now = new Date();
@@ -32,7 +37,7 @@ const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1,
 const IMAGE = { model: 'seedream-4.0', prompt: 'a fox', resolution: '1K' };
 
 beforeAll(async () => {
-  const url = await freshDatabase();
+  url = await freshDatabase();
   gw = await gateway(url);
   side = new pg.Client({ connectionString: url });
   await side.connect();
@@ -140,6 +145,25 @@ test('a close whose statements were never written (its process ended between its
     `month: ${label} is closed, but its statements were not written (the close was interrupted): an owner reopens it (reopenMonth) and closes it again`,
   );
   expect(again.body.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+  // Nor is it archived so: its entries would be gone before its statements were written.
+  const archived = await new Promise<{ code: number; out: string }>((resolve) =>
+    execFile(
+      process.execPath,
+      ['dist/src/cli/main.js', 'archive', label],
+      {
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: url,
+          ARCHIVE_DIR: mkdtempSync(path.join(tmpdir(), 'spendgate-archive-')),
+        },
+      },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? -1) : 0, out: `${stdout}${stderr}` }),
+    ),
+  );
+  expect(archived.out).toContain(
+    `month ${label}: its close was interrupted before its statements were written: an owner reopens it and closes it again first`,
+  );
+  expect(archived.code).not.toBe(0);
   // The way out it names: reopened (the latest closed month is a later one: it goes first), closed again.
   const ask = (query: string) =>
     graphql(gw, ADMIN, query, { m: label, l: lastMonth, r: 'its statements were not written' });

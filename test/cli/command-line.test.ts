@@ -3,11 +3,11 @@
  * the usage (exit 2), a refusal of the books one line (exit 1); never a stack trace, never a row or a
  * directory left behind. And the upload's column mapping and the command line's are read by one rule.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Gateway } from '../../src/bootstrap.js';
+import { spendgate } from '../support/cli.js';
 import { ADMIN, freshDatabase, gateway, http, sql } from '../support/harness.js';
 
 let url: string;
@@ -22,17 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-/** Without blocking this process, whose gateway would time out its idle connections meanwhile. */
-function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) =>
-    execFile(
-      process.execPath,
-      ['dist/src/cli/main.js', ...args],
-      { env: { PATH: process.env.PATH, DATABASE_URL: url, ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? -1) : 0, out: `${stdout}${stderr}` }),
-    ),
-  );
-}
+const cli = (env: Record<string, string>, ...args: string[]) => spendgate({ DATABASE_URL: url, ...env }, ...args);
 
 const statements = async () => Number((await sql(gw, 'SELECT count(*)::int AS n FROM vendor_statement'))[0]!.n);
 

@@ -9,13 +9,13 @@
  * the statement table), and a submission of a carried project and a settlement must be answered
  * meanwhile; then the close completes with its statement.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { Gateway } from '../../src/bootstrap.js';
 import { holdFor } from '../support/builders.js';
+import { spendgate } from '../support/cli.js';
 import {
   ADMIN,
   eventually,
@@ -146,20 +146,8 @@ test('a close whose statements were never written (its process ended between its
   );
   expect(again.body.errors?.[0]?.extensions?.code).toBe('CONFLICT');
   // Nor is it archived so: its entries would be gone before its statements were written.
-  const archived = await new Promise<{ code: number; out: string }>((resolve) =>
-    execFile(
-      process.execPath,
-      ['dist/src/cli/main.js', 'archive', label],
-      {
-        env: {
-          PATH: process.env.PATH,
-          DATABASE_URL: url,
-          ARCHIVE_DIR: mkdtempSync(path.join(tmpdir(), 'spendgate-archive-')),
-        },
-      },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? -1) : 0, out: `${stdout}${stderr}` }),
-    ),
-  );
+  const archiveDir = mkdtempSync(path.join(tmpdir(), 'spendgate-archive-'));
+  const archived = await spendgate({ DATABASE_URL: url, ARCHIVE_DIR: archiveDir }, 'archive', label);
   expect(archived.out).toContain(
     `month ${label}: its close was interrupted before its statements were written: an owner reopens it and closes it again first`,
   );

@@ -6,7 +6,6 @@
  * task of October says it is archived; two left open settle afterwards as prior-period items.
  * Restored, October is back; archived again, its files are the same bytes.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,6 +14,7 @@ import type { Gateway } from '../../src/bootstrap.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
 import { reconcile } from '../../src/ledger/reconcile.js';
 import { Decimal } from '../../src/pricing/money.js';
+import { spendgate } from '../support/cli.js';
 import { acceptedTask, holdFor, settleAsImage } from '../support/builders.js';
 import { ADMIN, freshDatabase, gateway, graphql, http, pollTask, projectWithKey, sql } from '../support/harness.js';
 
@@ -27,24 +27,7 @@ let projectId: string;
 let key: string;
 const tasks: Array<{ taskId: string; upstream: string; user: string }> = [];
 
-/**
- * The CLI, run without blocking this process: the gateway under test lives here, and a blocked event
- * loop lets its idle keep-alive connections time out under the next request (ECONNRESET).
- */
-function cli(...args: string[]): Promise<{ code: number; out: string }> {
-  return cliWith({ DATABASE_URL: url, ARCHIVE_DIR }, ...args);
-}
-
-function cliWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) =>
-    execFile(
-      process.execPath,
-      ['dist/src/cli/main.js', ...args],
-      { env: { PATH: process.env.PATH, ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? -1) : 0, out: `${stdout}${stderr}` }),
-    ),
-  );
-}
+const cli = (...args: string[]) => spendgate({ DATABASE_URL: url, ARCHIVE_DIR }, ...args);
 
 const settle = (taskId: string) => settleAsImage(gw, taskId);
 
@@ -277,7 +260,7 @@ test('refusals: an open month, a month archived twice, a reopened archived month
   expect(await cli('archive', '2026-10')).toEqual({ code: 1, out: 'spendgate: month 2026-10: already archived\n' });
   const reopen = await graphql(gw, ADMIN, 'mutation { reopenMonth(month: "2026-10", reason: "late invoice") }');
   expect(reopen.body.errors?.[0]?.message).toMatch(/2026-10 is archived: restore it first/);
-  const noDir = await cliWith({ DATABASE_URL: url }, 'archive', 'restore', '2026-10');
+  const noDir = await spendgate({ DATABASE_URL: url }, 'archive', 'restore', '2026-10');
   expect(noDir).toEqual({ code: 1, out: expect.stringMatching(/ARCHIVE_DIR is not set/) });
   expect(await cli('archive', 'bogus')).toMatchObject({ code: 2 });
   expect(

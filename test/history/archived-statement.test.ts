@@ -4,7 +4,6 @@
  * the tasks the vendor did not bill. The import is refused with a 409 naming the month and the way
  * back, and nothing is written. Restored, the same statement matches task by task.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import { Database } from '../../src/database/database.js';
 import { lockArchivedMonths } from '../../src/tasks/archived-tasks.js';
 import { LedgerSealer } from '../../src/ledger/ledger-sealer.js';
 import { acceptedTask, settleAsImage } from '../support/builders.js';
+import { spendgate } from '../support/cli.js';
 import { ADMIN, eventually, freshDatabase, gateway, graphql, projectWithKey, sql } from '../support/harness.js';
 import { accept, postStatement } from '../support/statements.js';
 
@@ -25,17 +25,7 @@ const OCTOBER = `${HEADER}920000,seedream-4.0,2026-10-05T00:00:00Z,0.04,USD\n920
 let url: string;
 let gw: Gateway;
 
-/** The CLI without blocking this process (its gateway's idle connections would time out meanwhile). */
-function cli(...args: string[]): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) =>
-    execFile(
-      process.execPath,
-      ['dist/src/cli/main.js', ...args],
-      { env: { PATH: process.env.PATH, DATABASE_URL: url, ARCHIVE_DIR } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? -1) : 0, out: `${stdout}${stderr}` }),
-    ),
-  );
-}
+const cli = (...args: string[]) => spendgate({ DATABASE_URL: url, ARCHIVE_DIR }, ...args);
 
 const written = async () =>
   (
